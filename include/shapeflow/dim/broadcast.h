@@ -1,0 +1,33 @@
+// Broadcasting (seed 001): none, numpy, PDPD and bidirectional, on partial shapes with
+// intervals and symbols. Rules for the dynamic cases (each is a test):
+//   equal dims (same expression)        -> that dim
+//   1 against d                          -> d
+//   c (static, != 1) against d           -> c; d must admit 1 or c, and if d cannot be 1 then d == c
+//   d1 against d2, neither can be 1      -> d1 == d2 (recorded when a SymbolTable is given)
+//   d1 against d2, either may be 1       -> max(d1, d2) (exact: the valid cases are 1, or equal)
+//   dynamic rank on either side          -> dynamic rank
+// Errors name the clashing dims and both shapes.
+#pragma once
+
+#include "shapeflow/dim/partial_shape.h"
+
+#include <cstdint>
+
+namespace sf {
+
+class SymbolTable;
+
+enum class BroadcastKind { None, Numpy, Pdpd, Bidirectional };
+
+struct BroadcastSpec {
+  BroadcastKind kind = BroadcastKind::Numpy;
+  int64_t axis = -1; // PDPD only: start axis of B in A; -1 means rank(A) - rank(B)
+};
+
+/// Broadcast of two dims under numpy rules; `table` (optional) records learned equalities.
+Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTable *table = nullptr);
+
+Result<PartialShape> broadcastShapes(const PartialShape &a, const PartialShape &b,
+                                     BroadcastSpec spec = {}, SymbolTable *table = nullptr);
+
+} // namespace sf

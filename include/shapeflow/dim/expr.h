@@ -1,0 +1,103 @@
+// Symbolic integer expressions over named or anonymous symbols, in canonical form and hash-consed
+// process-wide, so that two equal expressions are the same pointer.
+//
+// Canonical form: a constant; an atom (symbol, floor division or modulo by a positive constant,
+// min, max); a product of two or more atoms; or a sum `c0 + sum(ci * monomial_i)` with integer
+// coefficients. Symbols are immutable (name, range), so every node caches its bounds when it is
+// created and range-dependent simplifications (min(N, 512) with N <= 100 is N) happen at once.
+// An expression that grows past kMaxExprSize nodes becomes a fresh anonymous symbol bounded by
+// the expression's bounds (counted in exprCapHits()).
+#pragma once
+
+#include "shapeflow/dim/interval.h"
+#include "shapeflow/support/result.h"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sf {
+
+using SymbolId = uint32_t;
+
+enum class ExprKind : uint8_t { Const, Sym, Add, Mul, FloorDiv, Mod, Min, Max };
+
+struct ExprNode;
+/// An expression: a pointer to an interned, immutable node. Equality is pointer equality.
+using Expr = const ExprNode *;
+
+struct ExprNode {
+  ExprKind kind;
+  uint32_t size;         // nodes in the tree (for the size cap)
+  int64_t value;         // Const: the value; Add: the constant term; FloorDiv/Mod: the divisor
+  SymbolId sym;          // Sym only
+  bool hasAnonymous;     // mentions an anonymous symbol somewhere
+  Interval bounds;       // derived from the symbols' ranges; never unsound
+  size_t hash;
+  std::vector<Expr> ops;         // Add: monomials; Mul: atoms (sorted, repeats allowed);
+                                 // FloorDiv/Mod: the dividend; Min/Max: the arguments (sorted)
+  std::vector<int64_t> coefs;    // Add only: one coefficient per monomial
+};
+
+inline constexpr uint32_t kMaxExprSize = 48;
+
+// ---- symbols (process-wide registry; a symbol never changes once made) ----
+struct SymbolInfo {
+  std::string name; // empty for an anonymous symbol
+  Interval range;
+};
+/// A new symbol. Names need not be unique in the registry (a narrowed copy of `N` is still `N`);
+/// uniqueness of names within one graph is SymbolTable's job.
+SymbolId newSymbol(std::string name, Interval range = {0, kInf});
+SymbolId newAnonymousSymbol(Interval range = {0, kInf});
+const SymbolInfo &symbolInfo(SymbolId id);
+size_t symbolCount();
+
+// ---- construction (all return canonical, interned nodes) ----
+Expr constant(int64_t v);
+Expr symbol(SymbolId id);
+/// Arithmetic fails only when a constant overflows int64 (checked, never wraps).
+Result<Expr> add(Expr a, Expr b);
+Result<Expr> sub(Expr a, Expr b);
+Result<Expr> mul(Expr a, Expr b);
+Result<Expr> neg(Expr a);
+/// floor(a / c), c > 0.
+Result<Expr> floorDiv(Expr a, int64_t c);
+/// ceil(a / c), c > 0; expressed as (a - 1)//c + 1 style canonical form.
+Result<Expr> ceilDiv(Expr a, int64_t c);
+/// a mod c, c > 0 (Python convention).
+Result<Expr> mod(Expr a, int64_t c);
+Result<Expr> min(Expr a, Expr b);
+Result<Expr> max(Expr a, Expr b);
+/// Exact division: returns the quotient when `b` divides `a` as polynomials
+/// (N*3*H*W / (3*H) is N*W; (2*N + 2) / 2 is N + 1); nullopt-like error otherwise.
+Result<Expr> divExact(Expr a, Expr b);
+/// floor(a / b) for any b: exact division when possible, a constant fold, or a//c for constant c.
+/// Fails (caller keeps the result loose) when it cannot be expressed.
+Result<Expr> floorDivExpr(Expr a, Expr b);
+
+inline bool isConst(Expr e) { return e->kind == ExprKind::Const; }
+inline bool isSymbol(Expr e) { return e->kind == ExprKind::Sym; }
+inline Interval bounds(Expr e) { return e->bounds; }
+
+/// Replaces symbols through `lookup` (which returns nullptr to keep a symbol).
+Result<Expr> substitute(Expr e, const std::function<Expr(SymbolId)> &lookup);
+/// Value at a point; fails on overflow, division trouble, or a symbol `value` does not know.
+Result<int64_t> evaluate(Expr e, const std::function<std::optional<int64_t>(SymbolId)> &value);
+/// Every symbol the expression mentions (sorted, unique).
+std::vector<SymbolId> symbolsOf(Expr e);
+/// Total order for canonical sorting: constants first, then symbols by id, then by structure.
+int compareExpr(Expr a, Expr b);
+
+/// Python-compatible text: `N`, `2*S + 1`, `(H - 1)//2 + 1`, `min(T, 512)`. Anonymous symbols
+/// print through `anon` (default: `?`).
+std::string toString(Expr e);
+std::string toString(Expr e, const std::function<std::string(SymbolId)> &anon);
+
+/// How many times the size cap turned an expression into a fresh symbol in this process.
+uint64_t exprCapHits();
+
+} // namespace sf

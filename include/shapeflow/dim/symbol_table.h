@@ -1,0 +1,49 @@
+// SymbolTable: the symbols of one graph (or one inference run). It gives names to symbols
+// (one symbol per name), and records what inference learns: two symbols are equal, a symbol equals
+// a constant or an expression, a symbol's range narrows. Each fact is a substitution (union-find
+// with path compression); resolve() applies them so every tensor sharing a symbol sees it.
+#pragma once
+
+#include "shapeflow/dim/dimension.h"
+#include "shapeflow/dim/partial_shape.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sf {
+
+class SymbolTable {
+public:
+  /// The symbol of that name, made with `range` on first use.
+  SymbolId named(const std::string &name, Interval range = {0, kInf});
+  /// Lookup only.
+  std::optional<SymbolId> find(const std::string &name) const;
+  /// Sets the range of a named symbol (before use: --dim N=1..64). Later uses see the new symbol.
+  Result<SymbolId> bound(const std::string &name, Interval range);
+  SymbolId fresh(Interval range = {0, kInf}) { return newAnonymousSymbol(range); }
+  /// A fresh data-dependent symbol with a readable unique name (`nonzero_0`, ...).
+  SymbolId freshNamed(const std::string &stem, Interval range);
+
+  /// Records a == b. Fails when they cannot be equal (disjoint bounds). Equal constants are fine.
+  Result<void> equate(const Dimension &a, const Dimension &b);
+  /// Applies every recorded substitution.
+  Dimension resolve(const Dimension &d) const;
+  PartialShape resolve(const PartialShape &s) const;
+  /// Substitution target of a symbol (itself when none).
+  Expr resolveSymbol(SymbolId s) const;
+
+  /// Named symbols in order of first use, with their current (narrowed) range.
+  std::vector<std::pair<std::string, Interval>> namedSymbols() const;
+  uint64_t version() const { return version_; }
+
+private:
+  Result<void> bind(SymbolId s, Expr to);
+  std::unordered_map<std::string, SymbolId> byName_;
+  std::vector<std::string> order_;
+  mutable std::unordered_map<SymbolId, Expr> subst_;
+  std::unordered_map<std::string, int> stems_;
+  uint64_t version_ = 0;
+};
+
+} // namespace sf
