@@ -42,6 +42,7 @@ private:
   std::unordered_map<std::string, SymbolId> byName_;
   std::vector<std::string> order_;
   mutable std::unordered_map<SymbolId, Expr> subst_;
+  mutable std::unordered_map<Expr, Expr> cache_; // resolved expressions, cleared on bind
   std::unordered_map<std::string, int> stems_;
   uint64_t version_ = 0;
 };

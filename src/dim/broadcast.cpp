@@ -1,0 +1,127 @@
+// Broadcasting rules of seed 001 on partial shapes (see broadcast.h for the dynamic cases).
+#include "shapeflow/dim/broadcast.h"
+
+#include "shapeflow/dim/symbol_table.h"
+
+namespace sf {
+namespace {
+Error clash(const Dimension &a, const Dimension &b) {
+  return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be broadcast");
+}
+bool canBeOne(const Dimension &d) { return d.interval().contains(1); }
+} // namespace
+
+Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTable *table) {
+  if (a.expr() && a.expr() == b.expr()) {
+    auto m = Dimension::merge(a, b);
+    if (!m) return clash(a, b);
+    return *m;
+  }
+  if (a.isStatic() && a.length() == 1) return b;
+  if (b.isStatic() && b.length() == 1) return a;
+  if (a.isStatic() || b.isStatic()) {
+    const Dimension &c = a.isStatic() ? a : b;
+    const Dimension &d = a.isStatic() ? b : a;
+    if (d.isStatic() && d.length() != c.length()) return clash(a, b);
+    if (!d.interval().contains(c.length()) && !canBeOne(d)) return clash(a, b);
+    if (table && !canBeOne(d)) SF_TRY(table->equate(d, c));
+    return c;
+  }
+  bool a1 = canBeOne(a), b1 = canBeOne(b);
+  if (!a1 && !b1) {
+    auto m = Dimension::merge(a, b);
+    if (!m) return clash(a, b);
+    if (table) SF_TRY(table->equate(a, b));
+    return *m;
+  }
+  // One side cannot be 1: the result is that side (the other is 1 or equal to it).
+  if (!a1) return a;
+  if (!b1) return b;
+  return Dimension::max(a, b);
+}
+
+namespace {
+Error shapeClash(const Error &e, size_t axis, const PartialShape &a, const PartialShape &b) {
+  return makeError(e.message + " at output axis " + std::to_string(axis) + " (" + a.toString() +
+                   " vs " + b.toString() + ")");
+}
+
+Result<PartialShape> broadcastNumpy(const PartialShape &a, const PartialShape &b,
+                                    SymbolTable *table) {
+  if (!a.rankIsStatic() || !b.rankIsStatic()) return PartialShape::dynamic();
+  size_t ra = a.size(), rb = b.size(), r = std::max(ra, rb);
+  std::vector<Dimension> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    Dimension da = i < r - ra ? Dimension(1) : a[i - (r - ra)];
+    Dimension db = i < r - rb ? Dimension(1) : b[i - (r - rb)];
+    auto d = broadcastDim(da, db, table);
+    if (!d.ok()) return shapeClash(d.error(), i, a, b);
+    out[i] = *d;
+  }
+  return PartialShape(std::move(out));
+}
+
+Result<PartialShape> broadcastPdpd(const PartialShape &a, const PartialShape &b, int64_t axis,
+                                   SymbolTable *table) {
+  if (!a.rankIsStatic()) return PartialShape::dynamic();
+  if (!b.rankIsStatic()) return a;
+  int64_t ra = int64_t(a.size()), rb = int64_t(b.size());
+  if (rb > ra)
+    return makeError("PDPD broadcast needs rank(B) <= rank(A) (" + a.toString() + " vs " +
+                     b.toString() + ")");
+  if (axis == -1) axis = ra - rb;
+  if (axis < 0 || axis + rb > ra)
+    return makeError("PDPD broadcast axis " + std::to_string(axis) + " is out of range for " +
+                     a.toString() + " and " + b.toString());
+  // Trailing 1s of B are ignored when matching B as a subsequence of A.
+  int64_t used = rb;
+  while (used > 0 && b[used - 1].isStatic() && b[used - 1].length() == 1) --used;
+  PartialShape out = a;
+  for (int64_t i = 0; i < used; ++i) {
+    const Dimension &da = a[axis + i], &db = b[i];
+    if (db.isStatic() && db.length() == 1) continue;
+    if (da.isStatic() && da.length() == 1 && !(db.isStatic() && db.length() == 1)) {
+      if (db.isStatic() || !canBeOne(db))
+        return makeError("dimensions " + da.toString() + " and " + db.toString() +
+                         " cannot be broadcast at axis " + std::to_string(axis + i) +
+                         ": PDPD broadcasts only B onto A (" + a.toString() + " vs " +
+                         b.toString() + ")");
+      continue;
+    }
+    if (!da.compatible(db) && !canBeOne(db))
+      return makeError("dimensions " + da.toString() + " and " + db.toString() +
+                       " cannot be broadcast at axis " + std::to_string(axis + i) + " (" +
+                       a.toString() + " vs " + b.toString() + ")");
+    if (!canBeOne(db)) {
+      auto m = Dimension::merge(da, db);
+      if (m) out[axis + i] = *m;
+      if (table) SF_TRY(table->equate(da, db));
+    }
+  }
+  return out;
+}
+} // namespace
+
+Result<PartialShape> broadcastShapes(const PartialShape &a, const PartialShape &b,
+                                     BroadcastSpec spec, SymbolTable *table) {
+  switch (spec.kind) {
+  case BroadcastKind::None: {
+    if (a.rankIsStatic() && b.rankIsStatic() && a.size() != b.size())
+      return makeError("shapes must be equal without broadcasting: ranks differ (" + a.toString() +
+                       " vs " + b.toString() + ")");
+    auto m = PartialShape::merge(a, b);
+    if (!m)
+      return makeError("shapes must be equal without broadcasting (" + a.toString() + " vs " +
+                       b.toString() + ")");
+    if (table && a.rankIsStatic() && b.rankIsStatic())
+      for (size_t i = 0; i < a.size(); ++i) SF_TRY(table->equate(a[i], b[i]));
+    return *m;
+  }
+  case BroadcastKind::Numpy:
+  case BroadcastKind::Bidirectional: return broadcastNumpy(a, b, table);
+  case BroadcastKind::Pdpd: return broadcastPdpd(a, b, spec.axis, table);
+  }
+  return makeError("unknown broadcast kind");
+}
+
+} // namespace sf

@@ -1,0 +1,177 @@
+// Dimension: interval semantics of seed 000 plus symbolic expressions.
+#include "shapeflow/dim/dimension.h"
+
+#include "shapeflow/dim/broadcast.h"
+
+namespace sf {
+namespace {
+Interval clampDim(Interval i) {
+  if (i.lo < 0) i.lo = 0;
+  if (i.hi < 0) i.hi = 0;
+  return i;
+}
+/// How much a dimension's expression tells: a constant beats a named expression, which beats
+/// an expression with anonymous parts, which beats none.
+int informativeness(Expr e) {
+  if (!e) return 0;
+  if (isConst(e)) return 3;
+  return e->hasAnonymous ? 1 : 2;
+}
+} // namespace
+
+Dimension::Dimension(int64_t v) {
+  if (v < 0) return;
+  expr_ = constant(v);
+  range_ = Interval::point(v);
+}
+
+Dimension::Dimension(int64_t lo, int64_t hi) {
+  if (lo < 0) lo = 0;
+  if (hi < 0) hi = kInf;
+  if (lo > hi) std::swap(lo, hi);
+  range_ = {lo, hi};
+  if (lo == hi) expr_ = constant(lo);
+}
+
+Dimension::Dimension(Expr e) : Dimension(e, Interval{0, kInf}) {}
+
+Dimension::Dimension(Expr e, Interval within) {
+  Interval r = clampDim(e->bounds).intersect(clampDim(within));
+  if (r.empty()) r = clampDim(within); // callers check emptiness; never produce an empty dim
+  range_ = r;
+  expr_ = r.isPoint() ? constant(r.lo) : e;
+}
+
+Dimension Dimension::fromInterval(Interval i) {
+  i = clampDim(i);
+  if (i.lo > i.hi) std::swap(i.lo, i.hi);
+  Dimension d;
+  d.range_ = i;
+  if (i.isPoint()) d.expr_ = constant(i.lo);
+  return d;
+}
+
+Result<int64_t> Dimension::getLength() const {
+  if (!isStatic()) return makeError("dimension " + toString() + " is not static");
+  return range_.lo;
+}
+
+std::optional<Dimension> Dimension::merge(const Dimension &a, const Dimension &b) {
+  Interval r = a.range_.intersect(b.range_);
+  if (r.empty()) return std::nullopt;
+  if (r.isPoint()) return Dimension(r.lo);
+  Expr e = a.expr_;
+  if (a.expr_ != b.expr_) {
+    int ia = informativeness(a.expr_), ib = informativeness(b.expr_);
+    if (ib > ia || (ib == ia && b.expr_ && a.expr_ && b.expr_->size < a.expr_->size)) e = b.expr_;
+  }
+  if (!e) return fromInterval(r);
+  return Dimension(e, r);
+}
+
+bool Dimension::compatible(const Dimension &o) const { return !range_.intersect(o.range_).empty(); }
+
+bool Dimension::sameScheme(const Dimension &o) const {
+  return (isStatic() && o.isStatic() && length() == o.length()) || (isDynamic() && o.isDynamic());
+}
+
+bool Dimension::relaxes(const Dimension &o) const { return range_.contains(o.range_); }
+
+std::optional<Dimension> Dimension::broadcastMerge(const Dimension &a, const Dimension &b) {
+  auto r = broadcastDim(a, b);
+  if (!r.ok()) return std::nullopt;
+  return *r;
+}
+
+namespace {
+template <class ExprOp>
+Result<Dimension> combine(const Dimension &a, const Dimension &b, Interval range, ExprOp op) {
+  if (a.expr() && b.expr()) {
+    SF_ASSIGN(Expr e, op(a.expr(), b.expr()));
+    return Dimension(e, range);
+  }
+  return Dimension::fromInterval(range);
+}
+} // namespace
+
+Result<Dimension> operator+(const Dimension &a, const Dimension &b) {
+  if (a.isStatic() && b.isStatic()) {
+    auto s = checkedAdd(a.length(), b.length());
+    if (!s) return makeError("dimension overflow: " + a.toString() + " + " + b.toString());
+    return Dimension(*s);
+  }
+  return combine(a, b, add(a.interval(), b.interval()),
+                 [](Expr x, Expr y) { return add(x, y); });
+}
+
+Result<Dimension> operator-(const Dimension &a, const Dimension &b) {
+  if (a.isStatic() && b.isStatic()) {
+    auto s = checkedSub(a.length(), b.length());
+    if (!s) return makeError("dimension overflow: " + a.toString() + " - " + b.toString());
+    return Dimension::fromInterval(Interval::point(*s));
+  }
+  return combine(a, b, add(a.interval(), neg(b.interval())),
+                 [](Expr x, Expr y) { return sub(x, y); });
+}
+
+Result<Dimension> operator*(const Dimension &a, const Dimension &b) {
+  if (a.isStatic() && b.isStatic()) {
+    auto s = checkedMul(a.length(), b.length());
+    if (!s) return makeError("dimension overflow: " + a.toString() + " * " + b.toString());
+    return Dimension(*s);
+  }
+  return combine(a, b, mul(a.interval(), b.interval()),
+                 [](Expr x, Expr y) { return mul(x, y); });
+}
+
+Result<Dimension> Dimension::floorDiv(int64_t c) const {
+  if (c <= 0) return makeError("division of dimension " + toString() + " by " + std::to_string(c));
+  Interval r = sf::floorDiv(range_, c);
+  if (!expr_) return fromInterval(r);
+  SF_ASSIGN(Expr e, sf::floorDiv(expr_, c));
+  return Dimension(e, r);
+}
+
+Result<Dimension> Dimension::ceilDiv(int64_t c) const {
+  if (c <= 0) return makeError("division of dimension " + toString() + " by " + std::to_string(c));
+  Interval r = sf::floorDiv(add(range_, Interval::point(c - 1)), c);
+  if (!expr_) return fromInterval(r);
+  SF_ASSIGN(Expr e, sf::ceilDiv(expr_, c));
+  return Dimension(e, r);
+}
+
+Result<Dimension> Dimension::floorDiv(const Dimension &b) const {
+  if (b.isStatic()) {
+    if (b.length() == 0) return makeError("division of dimension " + toString() + " by 0");
+    return floorDiv(b.length());
+  }
+  Interval r{b.range_.hi == kInf ? 0 : sf::floorDiv(range_, std::max<int64_t>(b.range_.hi, 1)).lo,
+             b.range_.lo <= 0 ? kInf : sf::floorDiv(range_, b.range_.lo).hi};
+  if (expr_ && b.expr_) {
+    auto e = floorDivExpr(expr_, b.expr_);
+    if (e.ok()) return Dimension(*e, r);
+  }
+  return fromInterval(r);
+}
+
+Result<Dimension> Dimension::min(const Dimension &a, const Dimension &b) {
+  return combine(a, b, sf::min(a.interval(), b.interval()),
+                 [](Expr x, Expr y) { return sf::min(x, y); });
+}
+
+Result<Dimension> Dimension::max(const Dimension &a, const Dimension &b) {
+  return combine(a, b, sf::max(a.interval(), b.interval()),
+                 [](Expr x, Expr y) { return sf::max(x, y); });
+}
+
+std::string Dimension::toString() const {
+  if (isStatic()) return std::to_string(range_.lo);
+  if (expr_ && !expr_->hasAnonymous) return sf::toString(expr_);
+  if (range_.lo == 0 && range_.hi == kInf) return "?";
+  return "?{" + std::to_string(range_.lo) + ".." +
+         (range_.hi == kInf ? std::string() : std::to_string(range_.hi)) + "}";
+}
+
+std::string toString(const Dimension &d) { return d.toString(); }
+
+} // namespace sf

@@ -1,0 +1,183 @@
+// SymbolTable: names, and equalities learned during inference recorded as substitutions.
+#include "shapeflow/dim/symbol_table.h"
+
+#include <algorithm>
+
+namespace sf {
+
+SymbolId SymbolTable::named(const std::string &name, Interval range) {
+  auto it = byName_.find(name);
+  if (it != byName_.end()) return it->second;
+  SymbolId s = newSymbol(name, range);
+  byName_.emplace(name, s);
+  order_.push_back(name);
+  return s;
+}
+
+std::optional<SymbolId> SymbolTable::find(const std::string &name) const {
+  auto it = byName_.find(name);
+  if (it == byName_.end()) return std::nullopt;
+  Expr e = resolveSymbol(it->second);
+  if (isSymbol(e)) return e->sym;
+  return it->second;
+}
+
+Result<SymbolId> SymbolTable::bound(const std::string &name, Interval range) {
+  auto it = byName_.find(name);
+  if (it == byName_.end()) return named(name, range);
+  Interval cur = bounds(resolveSymbol(it->second));
+  Interval r = cur.intersect(range);
+  if (r.empty())
+    return makeError("symbol " + name + " cannot be in " + toString(range) + ": it is in " +
+                     toString(cur));
+  SymbolId s = newSymbol(name, r);
+  SF_TRY(bind(it->second, symbol(s)));
+  it->second = s;
+  return s;
+}
+
+SymbolId SymbolTable::freshNamed(const std::string &stem, Interval range) {
+  for (;;) {
+    std::string name = stem + "_" + std::to_string(stems_[stem]++);
+    if (!byName_.count(name)) return named(name, range);
+  }
+}
+
+Expr SymbolTable::resolveSymbol(SymbolId s) const {
+  auto it = subst_.find(s);
+  if (it == subst_.end()) return symbol(s);
+  Expr target = it->second;
+  // Path compression: targets may mention symbols bound after them.
+  auto r = substitute(target, [this](SymbolId t) -> Expr {
+    return subst_.count(t) ? resolveSymbol(t) : nullptr;
+  });
+  if (r.ok() && *r != target) subst_[s] = *r, target = *r;
+  return target;
+}
+
+Result<void> SymbolTable::bind(SymbolId s, Expr to) {
+  if (isSymbol(to) && to->sym == s) return success();
+  auto syms = symbolsOf(to);
+  if (std::binary_search(syms.begin(), syms.end(), s)) return success(); // would be circular
+  subst_[s] = to;
+  cache_.clear();
+  ++version_;
+  return success();
+}
+
+namespace {
+/// Which of two symbols to eliminate: anonymous before named, later before earlier.
+bool preferEliminate(SymbolId a, SymbolId b) {
+  bool anonA = symbolInfo(a).name.empty(), anonB = symbolInfo(b).name.empty();
+  if (anonA != anonB) return anonA;
+  return a > b;
+}
+} // namespace
+
+Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
+  Dimension a = resolve(a0), b = resolve(b0);
+  Interval r = a.interval().intersect(b.interval());
+  if (r.empty())
+    return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
+  Expr ea = a.expr(), eb = b.expr();
+  if (!ea || !eb || ea == eb) return success();
+  if (isSymbol(ea) && isSymbol(eb)) {
+    SymbolId sa = ea->sym, sb = eb->sym;
+    Interval ra = bounds(ea), rb = bounds(eb);
+    Interval both = ra.intersect(rb).intersect(r);
+    SymbolId keep = preferEliminate(sa, sb) ? sb : sa;
+    SymbolId drop = keep == sa ? sb : sa;
+    if (bounds(symbol(keep)) != both) {
+      const SymbolInfo &info = symbolInfo(keep);
+      SymbolId narrowed = newSymbol(info.name, both);
+      SF_TRY(bind(keep, symbol(narrowed)));
+      if (!info.name.empty() && byName_.count(info.name)) byName_[info.name] = narrowed;
+      keep = narrowed;
+    }
+    return bind(drop, symbol(keep));
+  }
+  // Solve ea - eb == 0 for a symbol that appears once, linearly, with coefficient +-1.
+  SF_ASSIGN(Expr d, sub(ea, eb));
+  if (isConst(d)) {
+    if (d->value != 0)
+      return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
+    return success();
+  }
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t c = 0;
+  if (d->kind == ExprKind::Add) {
+    c = d->value;
+    for (size_t i = 0; i < d->ops.size(); ++i) terms.push_back({d->ops[i], d->coefs[i]});
+  } else {
+    terms.push_back({d, 1});
+  }
+  std::optional<size_t> pick;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    auto [m, k] = terms[i];
+    if (!isSymbol(m) || (k != 1 && k != -1)) continue;
+    bool elsewhere = false;
+    for (size_t j = 0; j < terms.size() && !elsewhere; ++j) {
+      if (j == i) continue;
+      auto syms = symbolsOf(terms[j].first);
+      elsewhere = std::binary_search(syms.begin(), syms.end(), m->sym);
+    }
+    if (elsewhere) continue;
+    if (!pick || preferEliminate(m->sym, terms[*pick].first->sym)) pick = i;
+  }
+  if (!pick) return success(); // cannot be recorded; nothing wrong was learned either
+  // k*s + rest == 0  =>  s == -rest / k
+  auto [s, k] = terms[*pick];
+  Expr rest = constant(c);
+  for (size_t j = 0; j < terms.size(); ++j) {
+    if (j == *pick) continue;
+    SF_ASSIGN(Expr t, mul(constant(terms[j].second), terms[j].first));
+    SF_ASSIGN(rest, add(rest, t));
+  }
+  SF_ASSIGN(Expr value, k == 1 ? neg(rest) : Result<Expr>(rest));
+  Interval vb = bounds(value).intersect(bounds(s));
+  if (vb.empty())
+    return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
+  return bind(s->sym, value);
+}
+
+Dimension SymbolTable::resolve(const Dimension &d) const {
+  Expr e = d.expr();
+  if (!e || subst_.empty() || isConst(e)) return d;
+  Expr out;
+  auto it = cache_.find(e);
+  if (it != cache_.end()) {
+    out = it->second;
+  } else {
+    if (isSymbol(e)) {
+      out = resolveSymbol(e->sym);
+    } else {
+      auto r = substitute(e, [this](SymbolId t) -> Expr {
+        return subst_.count(t) ? resolveSymbol(t) : nullptr;
+      });
+      out = r.ok() ? *r : e;
+    }
+    cache_.emplace(e, out);
+  }
+  if (out == e) return d;
+  Interval r = bounds(out).intersect(d.interval());
+  if (r.empty()) return d;
+  return Dimension(out, r);
+}
+
+PartialShape SymbolTable::resolve(const PartialShape &s) const {
+  if (!s.rankIsStatic() || subst_.empty()) return s;
+  PartialShape out = s;
+  for (auto &d : out.dims()) d = resolve(d);
+  return out;
+}
+
+std::vector<std::pair<std::string, Interval>> SymbolTable::namedSymbols() const {
+  std::vector<std::pair<std::string, Interval>> out;
+  for (const auto &name : order_) {
+    Expr e = resolveSymbol(byName_.at(name));
+    out.push_back({name, bounds(e)});
+  }
+  return out;
+}
+
+} // namespace sf
