@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds shapeflow (Release-ish, with tests) and runs every test with ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build
+ctest --test-dir build --output-on-failure -j2
