@@ -36,14 +36,20 @@ Dimension::Dimension(int64_t lo, int64_t hi) {
 Dimension::Dimension(Expr e) : Dimension(e, Interval{0, kInf}) {}
 
 Dimension::Dimension(Expr e, Interval within) {
-  Interval r = clampDim(e->bounds).intersect(clampDim(within));
-  if (r.empty()) r = clampDim(within); // callers check emptiness; never produce an empty dim
+  Interval r = e->bounds.intersect(within);
+  if (r.empty()) r = within; // callers check emptiness; never produce an empty dim
   range_ = r;
   expr_ = r.isPoint() ? constant(r.lo) : e;
 }
 
+Dimension Dimension::nonNegative() const {
+  if (range_.lo >= 0) return *this;
+  Interval r = clampDim(range_);
+  if (!expr_) return fromInterval(r);
+  return Dimension(expr_, r);
+}
+
 Dimension Dimension::fromInterval(Interval i) {
-  i = clampDim(i);
   if (i.lo > i.hi) std::swap(i.lo, i.hi);
   Dimension d;
   d.range_ = i;
@@ -59,7 +65,7 @@ Result<int64_t> Dimension::getLength() const {
 std::optional<Dimension> Dimension::merge(const Dimension &a, const Dimension &b) {
   Interval r = a.range_.intersect(b.range_);
   if (r.empty()) return std::nullopt;
-  if (r.isPoint()) return Dimension(r.lo);
+  if (r.isPoint()) return constantValue(r.lo);
   Expr e = a.expr_;
   if (a.expr_ != b.expr_) {
     int ia = informativeness(a.expr_), ib = informativeness(b.expr_);
@@ -98,7 +104,7 @@ Result<Dimension> operator+(const Dimension &a, const Dimension &b) {
   if (a.isStatic() && b.isStatic()) {
     auto s = checkedAdd(a.length(), b.length());
     if (!s) return makeError("dimension overflow: " + a.toString() + " + " + b.toString());
-    return Dimension(*s);
+    return Dimension::constantValue(*s);
   }
   return combine(a, b, add(a.interval(), b.interval()),
                  [](Expr x, Expr y) { return add(x, y); });
@@ -118,7 +124,7 @@ Result<Dimension> operator*(const Dimension &a, const Dimension &b) {
   if (a.isStatic() && b.isStatic()) {
     auto s = checkedMul(a.length(), b.length());
     if (!s) return makeError("dimension overflow: " + a.toString() + " * " + b.toString());
-    return Dimension(*s);
+    return Dimension::constantValue(*s);
   }
   return combine(a, b, mul(a.interval(), b.interval()),
                  [](Expr x, Expr y) { return mul(x, y); });
@@ -168,7 +174,8 @@ std::string Dimension::toString() const {
   if (isStatic()) return std::to_string(range_.lo);
   if (expr_ && !expr_->hasAnonymous) return sf::toString(expr_);
   if (range_.lo == 0 && range_.hi == kInf) return "?";
-  return "?{" + std::to_string(range_.lo) + ".." +
+  std::string lo = range_.lo == -kInf ? std::string() : std::to_string(range_.lo);
+  return "?{" + lo + ".." +
          (range_.hi == kInf ? std::string() : std::to_string(range_.hi)) + "}";
 }
 

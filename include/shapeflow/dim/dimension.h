@@ -31,7 +31,14 @@ public:
   Dimension(Expr e, Interval within);
 
   static Dimension dynamic() { return Dimension(); }
+  /// An interval as is (flipped ends swapped). Unlike the seed's {lo, hi} constructor, negative
+  /// ends are kept: the elements of shape tensors (`-1` in a Reshape target) use this.
   static Dimension fromInterval(Interval i);
+  /// An exact integer, negative values included (for shape-tensor elements; a dim of a tensor
+  /// shape uses Dimension(v), where -1 means dynamic).
+  static Dimension constantValue(int64_t v) { return fromInterval(Interval::point(v)); }
+  /// Intersected with [0, inf): what a tensor dimension can be.
+  Dimension nonNegative() const;
   static Dimension symbol(SymbolId s) { return Dimension(sf::symbol(s)); }
 
   bool isStatic() const { return range_.isPoint(); }
