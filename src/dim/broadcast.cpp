@@ -37,7 +37,13 @@ Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTab
   // One side cannot be 1: the result is that side (the other is 1 or equal to it).
   if (!a1) return a;
   if (!b1) return b;
-  return Dimension::max(a, b);
+  // Both may be 1. The valid pairs are (1, d), (d, 1) and (d, d), so the result is max(a, b),
+  // except that 1 against 0 gives 0: when either may be 0, max(a, b) * min(a, b, 1) is exact.
+  SF_ASSIGN(Dimension m, Dimension::max(a, b));
+  if (a.minLength() >= 1 && b.minLength() >= 1) return m;
+  SF_ASSIGN(Dimension lo, Dimension::min(a, b));
+  SF_ASSIGN(lo, Dimension::min(lo, Dimension(1)));
+  return m * lo;
 }
 
 namespace {
@@ -110,9 +116,16 @@ Result<PartialShape> broadcastShapes(const PartialShape &a, const PartialShape &
       return makeError("shapes must be equal without broadcasting: ranks differ (" + a.toString() +
                        " vs " + b.toString() + ")");
     auto m = PartialShape::merge(a, b);
-    if (!m)
+    if (!m) {
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!a[i].compatible(b[i]))
+          return makeError("dimensions " + a[i].toString() + " and " + b[i].toString() +
+                           " at axis " + std::to_string(i) +
+                           " must be equal without broadcasting (" + a.toString() + " vs " +
+                           b.toString() + ")");
       return makeError("shapes must be equal without broadcasting (" + a.toString() + " vs " +
                        b.toString() + ")");
+    }
     if (table && a.rankIsStatic() && b.rankIsStatic())
       for (size_t i = 0; i < a.size(); ++i) SF_TRY(table->equate(a[i], b[i]));
     return *m;

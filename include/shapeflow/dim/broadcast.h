@@ -4,7 +4,10 @@
 //   1 against d                          -> d
 //   c (static, != 1) against d           -> c; d must admit 1 or c, and if d cannot be 1 then d == c
 //   d1 against d2, neither can be 1      -> d1 == d2 (recorded when a SymbolTable is given)
-//   d1 against d2, either may be 1       -> max(d1, d2) (exact: the valid cases are 1, or equal)
+//   d1 against d2, one cannot be 1       -> that one (the other is 1 or equal to it)
+//   d1 against d2, both may be 1         -> max(d1, d2) when both are >= 1 (the valid cases are
+//                                           1, or equal); max(d1, d2)*min(d1, d2, 1) when either
+//                                           may be 0 (numpy broadcasts 1 against 0 to 0)
 //   dynamic rank on either side          -> dynamic rank
 // Errors name the clashing dims and both shapes.
 #pragma once
