@@ -1,0 +1,433 @@
+// Canonical symbolic expressions: equal expressions are the same pointer; simplification tables
+// (sums, floor division, ceil division, exact division, modulo, min/max with symbol ranges);
+// bounds (exact for monotone, sound for the rest); checked constants; the size cap; substitute and
+// evaluate; printing.
+#include "test_util.h"
+
+#include <random>
+
+namespace sf {
+namespace {
+
+using test::evalAt;
+using test::Point;
+
+class ExprTest : public ::testing::Test {
+protected:
+  // Made in this order, so that canonical (creation) order is N, M, K, H, W, T, ...
+  SymbolId n = newSymbol("N"), m = newSymbol("M"), k = newSymbol("K"), h = newSymbol("H"),
+           w = newSymbol("W"), t = newSymbol("T");
+  SymbolId s = newSymbol("S", {1, 8}), p = newSymbol("P", {1, 100}), u = newSymbol("U", {2, 3});
+  Expr N = symbol(n), M = symbol(m), K = symbol(k), H = symbol(h), W = symbol(w), T = symbol(t);
+  Expr S = symbol(s), P = symbol(p), U = symbol(u);
+  static Expr c(int64_t v) { return constant(v); }
+};
+
+#define E(x) GET(x)
+
+TEST_F(ExprTest, HashConsing) {
+  EXPECT_EQ(c(3), c(3));
+  EXPECT_NE(c(3), c(4));
+  EXPECT_EQ(symbol(n), N);
+  EXPECT_NE(N, M);
+  EXPECT_EQ(E(add(N, c(1))), E(add(N, c(1))));
+  EXPECT_TRUE(isConst(c(0)));
+  EXPECT_TRUE(isSymbol(N));
+  EXPECT_FALSE(isSymbol(E(add(N, c(1)))));
+  EXPECT_EQ(c(7)->value, 7);
+  EXPECT_EQ(N->sym, n);
+  // A same-named symbol made separately is a different symbol (SymbolTable keeps names unique).
+  EXPECT_NE(symbol(newSymbol("N")), N);
+  EXPECT_EQ(symbolInfo(s).name, "S");
+  EXPECT_EQ(symbolInfo(s).range, (Interval{1, 8}));
+  EXPECT_TRUE(symbolInfo(newAnonymousSymbol()).name.empty());
+  EXPECT_GT(symbolCount(), size_t(s));
+}
+
+// Each row: two ways to build an expression that must give the very same node.
+TEST_F(ExprTest, CanonicalFormTable) {
+  struct Case {
+    const char *what;
+    Result<Expr> a, b;
+  } cases[] = {
+      {"a + b == b + a", add(N, M), add(M, N)},
+      {"a * b == b * a", mul(N, M), mul(M, N)},
+      {"N - N == 0", sub(N, N), c(0)},
+      {"(N + 1) - N == 1", sub(E(add(N, c(1))), N), c(1)},
+      {"2*N//2 == N", floorDiv(E(mul(c(2), N)), 2), N},
+      {"(2*N + 1)//2 == N", floorDiv(E(add(E(mul(c(2), N)), c(1))), 2), N},
+      {"(2*N + 3)//2 == N + 1", floorDiv(E(add(E(mul(c(2), N)), c(3))), 2), add(N, c(1))},
+      {"(4*N + 6)//4 == N + 1", floorDiv(E(add(E(mul(c(4), N)), c(6))), 4), add(N, c(1))},
+      {"(N + 2)//2 == N//2 + 1", floorDiv(E(add(N, c(2))), 2), add(E(floorDiv(N, 2)), c(1))},
+      {"N//2//3 == N//6", floorDiv(E(floorDiv(N, 2)), 3), floorDiv(N, 6)},
+      {"N//1 == N", floorDiv(N, 1), N},
+      {"7//2 == 3", floorDiv(c(7), 2), c(3)},
+      {"-7//2 == -4", floorDiv(c(-7), 2), c(-4)},
+      {"(a + b) + c == a + (b + c)", add(E(add(N, M)), K), add(N, E(add(M, K)))},
+      {"(a * b) * c == a * (b * c)", mul(E(mul(N, M)), K), mul(N, E(mul(M, K)))},
+      {"N * (M + 1) == N*M + N", mul(N, E(add(M, c(1)))), add(E(mul(N, M)), N)},
+      {"2 * (N + 1) == 2*N + 2", mul(c(2), E(add(N, c(1)))), add(E(mul(c(2), N)), c(2))},
+      {"N*M - M*N == 0", sub(E(mul(N, M)), E(mul(M, N))), c(0)},
+      {"-(-N) == N", neg(E(neg(N))), N},
+      {"N - M == N + (-M)", sub(N, M), add(N, E(neg(M)))},
+      {"0 * N == 0", mul(c(0), N), c(0)},
+      {"1 * N == N", mul(c(1), N), N},
+      {"N + 0 == N", add(N, c(0)), N},
+      {"(N + M)^2 expanded", mul(E(add(N, M)), E(add(N, M))),
+       add(E(add(E(mul(N, N)), E(mul(c(2), E(mul(N, M)))))), E(mul(M, M)))},
+      {"(N - 1)(N + 1) == N*N - 1", mul(E(sub(N, c(1))), E(add(N, c(1)))),
+       sub(E(mul(N, N)), c(1))},
+      {"ceilDiv(H, 2) == (H - 1)//2 + 1", ceilDiv(H, 2),
+       add(E(floorDiv(E(sub(H, c(1))), 2)), c(1))},
+      {"Conv: (H + 2 - 3)//2 + 1 == ceilDiv(H, 2)",
+       add(E(floorDiv(E(sub(E(add(H, c(2))), c(3))), 2)), c(1)), ceilDiv(H, 2)},
+      {"ceilDiv(2*N, 2) == N", ceilDiv(E(mul(c(2), N)), 2), N},
+      {"ceilDiv(7, 2) == 4", ceilDiv(c(7), 2), c(4)},
+  };
+  for (auto &cs : cases) {
+    SCOPED_TRACE(cs.what);
+    ASSERT_TRUE(cs.a.ok()) << cs.a.error().message;
+    ASSERT_TRUE(cs.b.ok()) << cs.b.error().message;
+    EXPECT_EQ(*cs.a, *cs.b) << toString(*cs.a) << " vs " << toString(*cs.b);
+  }
+}
+
+TEST_F(ExprTest, PrintingTable) {
+  struct Case {
+    Result<Expr> e;
+    const char *printed;
+  } cases[] = {
+      {c(5), "5"},
+      {c(-5), "-5"},
+      {N, "N"},
+      {add(E(mul(c(2), S)), c(1)), "2*S + 1"},
+      {add(E(floorDiv(E(sub(E(add(H, c(2))), c(3))), 2)), c(1)), "(H - 1)//2 + 1"},
+      {ceilDiv(H, 2), "(H - 1)//2 + 1"},
+      {min(T, c(512)), "min(T, 512)"},
+      {min(c(512), T), "min(T, 512)"},
+      {max(N, M), "max(N, M)"},
+      {max(M, N), "max(N, M)"},
+      {sub(N, c(1)), "N - 1"},
+      {mul(E(mul(E(mul(N, c(3))), H)), W), "3*N*H*W"},
+      {mul(E(mul(W, H)), E(mul(c(3), N))), "3*N*H*W"},
+      {mul(N, W), "N*W"},
+      {add(N, M), "N + M"},
+      {sub(N, M), "N - M"},
+      {mod(N, 4), "N % 4"},
+      {floorDiv(N, 2), "N//2"},
+      {mul(c(2), E(mod(N, 4))), "2*(N % 4)"}, // Python reads 2*N % 4 as (2*N) % 4
+      {mul(c(3), E(floorDiv(N, 2))), "3*(N//2)"},
+  };
+  for (auto &cs : cases) {
+    ASSERT_TRUE(cs.e.ok()) << cs.printed;
+    EXPECT_EQ(toString(*cs.e), cs.printed);
+  }
+}
+
+TEST_F(ExprTest, AnonymousSymbolsPrintThroughTheCallback) {
+  SymbolId a = newAnonymousSymbol({1, 8});
+  Expr e = E(add(symbol(a), N));
+  EXPECT_TRUE(e->hasAnonymous);
+  EXPECT_FALSE(N->hasAnonymous);
+  EXPECT_EQ(toString(symbol(a)), "?");
+  std::string printed = toString(e, [&](SymbolId id) { return "_" + std::to_string(id); });
+  EXPECT_NE(printed.find("_" + std::to_string(a)), std::string::npos) << printed;
+  EXPECT_NE(printed.find("N"), std::string::npos) << printed;
+}
+
+// ---------------------------------------------------------------------------------- division
+TEST_F(ExprTest, ExactDivision) {
+  Expr nchw = E(mul(E(mul(E(mul(N, c(3))), H)), W));
+  EXPECT_EQ(E(divExact(nchw, E(mul(c(3), H)))), E(mul(N, W)));
+  EXPECT_EQ(E(divExact(nchw, nchw)), c(1));
+  EXPECT_EQ(E(divExact(E(add(E(mul(c(2), N)), c(2))), c(2))), E(add(N, c(1))));
+  EXPECT_EQ(E(divExact(c(12), c(4))), c(3));
+  EXPECT_EQ(E(divExact(E(mul(c(6), N)), c(-3))), E(mul(c(-2), N)));
+  // Polynomial division: N*N - 1 == (N - 1)(N + 1).
+  EXPECT_EQ(E(divExact(E(sub(E(mul(N, N)), c(1))), E(sub(N, c(1))))), E(add(N, c(1))));
+  // N*M + N == N*(M + 1)
+  EXPECT_EQ(E(divExact(E(add(E(mul(N, M)), N)), E(add(M, c(1))))), N);
+
+  // Inexact: an error, not a wrong quotient.
+  EXPECT_FALSE(divExact(E(mul(N, W)), H).ok());
+  EXPECT_FALSE(divExact(E(add(E(mul(c(2), N)), c(1))), c(2)).ok());
+  EXPECT_FALSE(divExact(c(7), c(2)).ok());
+  EXPECT_FALSE(divExact(N, E(mul(N, M))).ok());
+  EXPECT_FALSE(divExact(E(add(N, c(1))), N).ok());
+  EXPECT_FALSE(divExact(N, c(0)).ok());
+}
+
+TEST_F(ExprTest, FloorDivExpr) {
+  EXPECT_EQ(E(floorDivExpr(E(mul(N, W)), W)), N);
+  EXPECT_EQ(E(floorDivExpr(c(7), c(2))), c(3));
+  EXPECT_EQ(E(floorDivExpr(c(-7), c(2))), c(-4));
+  EXPECT_EQ(E(floorDivExpr(c(7), c(-2))), c(-4));
+  EXPECT_EQ(E(floorDivExpr(N, c(2))), E(floorDiv(N, 2)));
+  EXPECT_FALSE(floorDivExpr(N, M).ok()); // cannot be expressed: the caller keeps it loose
+  EXPECT_FALSE(floorDivExpr(N, c(0)).ok());
+  EXPECT_FALSE(floorDiv(N, 0).ok());
+  EXPECT_FALSE(floorDiv(N, -2).ok());
+  EXPECT_FALSE(ceilDiv(N, 0).ok());
+  EXPECT_FALSE(mod(N, 0).ok());
+  EXPECT_FALSE(mod(N, -3).ok());
+}
+
+// ---------------------------------------------------------------------------------- modulo
+TEST_F(ExprTest, ModCanonicalForms) {
+  SymbolId small = newSymbol("Q", {0, 5});
+  Expr Q = symbol(small);
+  struct Case {
+    const char *what;
+    Result<Expr> a, b;
+  } cases[] = {
+      {"(N + 4) % 4 == N % 4", mod(E(add(N, c(4))), 4), mod(N, 4)},
+      {"(4*N) % 4 == 0", mod(E(mul(c(4), N)), 4), c(0)},
+      {"(4*N + 6) % 4 == 2", mod(E(add(E(mul(c(4), N)), c(6))), 4), c(2)},
+      {"(N - 1) % 4 == (N + 3) % 4", mod(E(sub(N, c(1))), 4), mod(E(add(N, c(3))), 4)},
+      {"Q{0..5} % 8 == Q", mod(Q, 8), Q},
+      {"N % 4 % 4 == N % 4", mod(E(mod(N, 4)), 4), mod(N, 4)},
+      {"N % 1 == 0", mod(N, 1), c(0)},
+      {"-7 % 3 == 2", mod(c(-7), 3), c(2)},
+      {"7 % 3 == 1", mod(c(7), 3), c(1)},
+      {"(N + 8*M) % 8 == N % 8", mod(E(add(N, E(mul(c(8), M)))), 8), mod(N, 8)},
+  };
+  for (auto &cs : cases) {
+    SCOPED_TRACE(cs.what);
+    ASSERT_TRUE(cs.a.ok() && cs.b.ok());
+    EXPECT_EQ(*cs.a, *cs.b) << toString(*cs.a) << " vs " << toString(*cs.b);
+  }
+  // Forms without a fixed shape still evaluate like Python's %.
+  Expr e = E(mod(E(add(E(mul(c(2), N)), c(2))), 4)); // (2*N + 2) % 4
+  for (int64_t v = 0; v < 12; ++v)
+    EXPECT_EQ(E(evalAt(e, {{n, v}})), (2 * v + 2) % 4) << v;
+  Expr neg1 = E(mod(E(sub(c(0), N)), 4)); // (-N) % 4
+  for (int64_t v = 0; v < 12; ++v) EXPECT_EQ(E(evalAt(neg1, {{n, v}})), ((-v % 4) + 4) % 4) << v;
+  Interval b = bounds(E(mod(N, 4)));
+  EXPECT_TRUE((Interval{0, 3}).contains(b)) << toString(b);
+}
+
+// ---------------------------------------------------------------------------------- min / max
+TEST_F(ExprTest, MinMaxSimplification) {
+  struct Case {
+    const char *what;
+    Result<Expr> a, b;
+  } cases[] = {
+      {"min(P{1..100}, 512) == P", min(P, c(512)), P},
+      {"min(512, P{1..100}) == P", min(c(512), P), P},
+      {"max(P{1..100}, 512) == 512", max(P, c(512)), c(512)},
+      {"max(P{1..100}, 0) == P", max(P, c(0)), P},
+      {"min(P{1..100}, 1) == 1", min(P, c(1)), c(1)},
+      {"min(N, N) == N", min(N, N), N},
+      {"max(N, N) == N", max(N, N), N},
+      {"min(N, M) == min(M, N)", min(N, M), min(M, N)},
+      {"max(N, M) == max(M, N)", max(N, M), max(M, N)},
+      {"max(N, N + 1) == N + 1", max(N, E(add(N, c(1)))), add(N, c(1))},
+      {"min(N, N + 1) == N", min(N, E(add(N, c(1)))), N},
+      {"min(min(N, M), K) == min(N, min(M, K))", min(E(min(N, M)), K), min(N, E(min(M, K)))},
+      {"max(max(N, M), N) == max(N, M)", max(E(max(N, M)), N), max(N, M)},
+      {"min(S{1..8}, P{1..100}) stays", min(S, P), min(P, S)},
+      {"min(3, 5) == 3", min(c(3), c(5)), c(3)},
+      {"max(3, 5) == 5", max(c(3), c(5)), c(5)},
+      {"min(S{1..8}, 8) == S", min(S, c(8)), S},
+      {"max(S{1..8}, 1) == S", max(S, c(1)), S},
+  };
+  for (auto &cs : cases) {
+    SCOPED_TRACE(cs.what);
+    ASSERT_TRUE(cs.a.ok() && cs.b.ok());
+    EXPECT_EQ(*cs.a, *cs.b) << toString(*cs.a) << " vs " << toString(*cs.b);
+  }
+  EXPECT_EQ(E(min(T, c(512)))->kind, ExprKind::Min);
+  EXPECT_EQ(bounds(E(min(T, c(512)))), (Interval{0, 512}));
+  EXPECT_EQ(bounds(E(max(T, c(512)))), (Interval{512, kInf}));
+  EXPECT_EQ(bounds(E(min(S, P))), (Interval{1, 8}));
+}
+
+// ---------------------------------------------------------------------------------- bounds
+TEST_F(ExprTest, BoundsExactForMonotone) {
+  struct Case {
+    const char *what;
+    Result<Expr> e;
+    Interval expected;
+  } cases[] = {
+      {"2*S + 1, S in [1,8]", add(E(mul(c(2), S)), c(1)), {3, 17}},
+      {"(S - 1)//2 + 1", ceilDiv(S, 2), {1, 4}},
+      {"S*U, U in [2,3]", mul(S, U), {2, 24}},
+      {"10 - S", sub(c(10), S), {2, 9}},
+      {"S + P", add(S, P), {2, 108}},
+      {"S//3", floorDiv(S, 3), {0, 2}},
+      {"min(S, U)", min(S, U), {1, 3}},
+      {"max(S, U)", max(S, U), {2, 8}},
+      {"2*N + 1, N open", add(E(mul(c(2), N)), c(1)), {1, kInf}},
+      {"N - 1, N open", sub(N, c(1)), {-1, kInf}},
+      {"-N", neg(N), {-kInf, 0}},
+      {"N*M", mul(N, M), {0, kInf}},
+      {"constant", c(-4), {-4, -4}},
+  };
+  for (auto &cs : cases) {
+    SCOPED_TRACE(cs.what);
+    ASSERT_TRUE(cs.e.ok());
+    EXPECT_EQ(bounds(*cs.e), cs.expected) << toString(bounds(*cs.e));
+  }
+}
+
+// Non-monotone expressions: bounds need not be tight, but they contain every value.
+TEST_F(ExprTest, BoundsSoundForNonMonotone) {
+  SymbolId v = newSymbol("V", {0, 6});
+  Expr V = symbol(v);
+  Result<Expr> exprs[] = {
+      sub(E(mul(S, S)), E(mul(c(4), S))),   // S*S - 4*S: minimum inside the range
+      mul(S, E(sub(c(9), S))),              // S*(9 - S): maximum inside
+      sub(S, U),                            // mixed signs
+      mul(E(sub(S, c(4))), E(sub(U, c(3)))), // product of mixed-sign factors
+      mod(E(add(E(mul(c(3), S)), U)), 5),
+      floorDiv(E(sub(E(mul(S, U)), c(10))), 3),
+      min(E(sub(S, U)), E(sub(U, S))),
+      max(E(mul(c(-2), S)), E(sub(c(3), U))),
+      mul(E(sub(V, c(3))), E(sub(V, c(3)))),
+      sub(E(mul(V, S)), E(mul(c(5), E(add(V, S))))),
+  };
+  for (auto &r : exprs) {
+    ASSERT_TRUE(r.ok());
+    Expr e = *r;
+    Interval b = bounds(e);
+    for (int64_t sv = 1; sv <= 8; ++sv)
+      for (int64_t uv = 2; uv <= 3; ++uv)
+        for (int64_t vv = 0; vv <= 6; ++vv) {
+          int64_t x = E(evalAt(e, {{s, sv}, {u, uv}, {v, vv}}));
+          ASSERT_TRUE(b.contains(x)) << toString(e) << " = " << x << " at S=" << sv << " U=" << uv
+                                     << " V=" << vv << " outside " << toString(b);
+        }
+  }
+}
+
+// ---------------------------------------------------------------------------------- overflow
+TEST_F(ExprTest, ConstantOverflowIsAnError) {
+  const int64_t maxv = std::numeric_limits<int64_t>::max();
+  const int64_t minv = std::numeric_limits<int64_t>::min();
+  EXPECT_FALSE(mul(c(kInf), c(2)).ok());
+  EXPECT_FALSE(mul(c(kInf - 1), c(2)).ok());
+  EXPECT_FALSE(mul(c(maxv / 2 + 1), c(2)).ok());
+  EXPECT_EQ(E(mul(c(maxv / 2), c(2))), c(maxv - 1));
+  EXPECT_FALSE(add(c(maxv), c(1)).ok());
+  EXPECT_FALSE(sub(c(minv), c(1)).ok());
+  EXPECT_FALSE(neg(c(minv)).ok());
+  // Coefficients are checked as well.
+  Expr big = E(mul(N, c(int64_t(1) << 62)));
+  EXPECT_FALSE(mul(big, c(4)).ok());
+  EXPECT_FALSE(add(big, big).ok());
+  EXPECT_FALSE(add(E(add(c(maxv), N)), c(1)).ok()); // the constant term of a sum
+  EXPECT_FALSE(mul(E(add(N, c(int64_t(1) << 40))), E(add(M, c(int64_t(1) << 40)))).ok());
+  // Big but representable is fine; its bounds saturate instead of wrapping.
+  Expr b2 = E(mul(N, c(kInf)));
+  EXPECT_EQ(bounds(b2).lo, 0);
+  EXPECT_EQ(bounds(b2).hi, kInf);
+  // Evaluating past int64 is an error too.
+  EXPECT_FALSE(evalAt(E(mul(c(2), N)), {{n, int64_t(1) << 62}}).ok());
+  EXPECT_FALSE(evalAt(E(mul(N, M)), {{n, int64_t(1) << 32}, {m, int64_t(1) << 32}}).ok());
+}
+
+// ---------------------------------------------------------------------------------- size cap
+TEST_F(ExprTest, SizeCapTurnsARunawaySumIntoABoundedSymbol) {
+  uint64_t before = exprCapHits();
+  Expr sum = c(0);
+  Interval exact = Interval::point(0);
+  for (int i = 0; i < 60; ++i) {
+    SymbolId x = newSymbol("X" + std::to_string(i), {1, 2});
+    sum = E(add(sum, symbol(x)));
+    exact = add(exact, Interval{1, 2});
+    ASSERT_LE(sum->size, kMaxExprSize) << i;
+  }
+  EXPECT_GT(exprCapHits(), before);
+  // A sum of independent symbols is monotone: its bounds stay exact through the cap.
+  EXPECT_EQ(bounds(sum), exact) << toString(bounds(sum));
+  EXPECT_EQ(exact, (Interval{60, 120}));
+  EXPECT_TRUE(sum->hasAnonymous);
+}
+
+TEST_F(ExprTest, SizeCapTurnsARunawayProductIntoABoundedSymbol) {
+  uint64_t before = exprCapHits();
+  Expr prod = c(1);
+  Interval exact = Interval::point(1);
+  for (int i = 0; i < 12; ++i) {
+    SymbolId x = newSymbol("Y" + std::to_string(i), {0, 1});
+    prod = E(mul(prod, E(add(symbol(x), c(1))))); // (Y0 + 1)(Y1 + 1)... expands to 2^i terms
+    exact = mul(exact, Interval{1, 2});
+    ASSERT_LE(prod->size, kMaxExprSize) << i;
+  }
+  EXPECT_GT(exprCapHits(), before);
+  EXPECT_TRUE(bounds(prod).contains(exact)) << toString(bounds(prod));
+  EXPECT_EQ(exact, (Interval{1, 4096}));
+  // The capped part is a fresh anonymous symbol.
+  EXPECT_TRUE(prod->hasAnonymous);
+}
+
+// ---------------------------------------------------------------------------------- substitute
+TEST_F(ExprTest, Substitute) {
+  Expr e = E(add(E(mul(c(2), N)), c(1))); // 2*N + 1
+  auto to = [](SymbolId from, Expr target) {
+    return [from, target](SymbolId id) -> Expr { return id == from ? target : nullptr; };
+  };
+  EXPECT_EQ(E(substitute(e, to(n, E(add(M, c(1)))))), E(add(E(mul(c(2), M)), c(3))));
+  EXPECT_EQ(E(substitute(e, to(n, c(3)))), c(7));
+  EXPECT_EQ(E(substitute(e, to(m, c(3)))), e); // N untouched
+  EXPECT_EQ(E(substitute(e, [](SymbolId) -> Expr { return nullptr; })), e);
+  // The result is canonical again: (N - 1)//2 + 1 with N = 2*M + 1 is M + 1.
+  EXPECT_EQ(E(substitute(E(ceilDiv(N, 2)), to(n, E(add(E(mul(c(2), M)), c(1)))))),
+            E(add(M, c(1))));
+  // Ranges apply after substitution: min(N, 512) with N = P{1..100} is P.
+  EXPECT_EQ(E(substitute(E(min(N, c(512))), to(n, P))), P);
+  // N*M with M = N is N*N; N - M with M = N is 0.
+  EXPECT_EQ(E(substitute(E(mul(N, M)), to(m, N))), E(mul(N, N)));
+  EXPECT_EQ(E(substitute(E(sub(N, M)), to(m, N))), c(0));
+  EXPECT_EQ(E(substitute(E(mod(E(add(N, M)), 4)), to(m, E(sub(c(4), N))))), c(0));
+}
+
+// ---------------------------------------------------------------------------------- evaluate
+TEST_F(ExprTest, Evaluate) {
+  struct Case {
+    Result<Expr> e;
+    Point at;
+    int64_t expected;
+  } cases[] = {
+      {add(E(mul(c(2), N)), c(1)), {{n, 5}}, 11},
+      {ceilDiv(H, 2), {{h, 7}}, 4},
+      {ceilDiv(H, 2), {{h, 8}}, 4},
+      {ceilDiv(H, 2), {{h, 0}}, 0}, // (0 - 1)//2 + 1 == 0 with Python's floor division
+      {mod(N, 4), {{n, 10}}, 2},
+      {min(T, c(512)), {{t, 1000}}, 512},
+      {min(T, c(512)), {{t, 10}}, 10},
+      {max(N, M), {{n, 3}, {m, 9}}, 9},
+      {mul(E(mul(E(mul(N, c(3))), H)), W), {{n, 2}, {h, 5}, {w, 7}}, 210},
+      {sub(N, M), {{n, 2}, {m, 5}}, -3},
+      {floorDiv(E(sub(N, M)), 2), {{n, 2}, {m, 5}}, -2},
+      {mod(E(sub(N, M)), 4), {{n, 2}, {m, 5}}, 1},
+      {c(42), {}, 42},
+  };
+  for (auto &cs : cases) {
+    ASSERT_TRUE(cs.e.ok());
+    EXPECT_EQ(E(evalAt(*cs.e, cs.at)), cs.expected) << toString(*cs.e);
+  }
+  EXPECT_FALSE(evalAt(E(add(N, M)), {{n, 1}}).ok()); // M has no value
+}
+
+TEST_F(ExprTest, SymbolsOfAndCompare) {
+  EXPECT_EQ(symbolsOf(E(add(E(mul(M, N)), E(mod(N, 3))))), (std::vector<SymbolId>{n, m}));
+  EXPECT_TRUE(symbolsOf(c(3)).empty());
+  EXPECT_EQ(symbolsOf(E(min(K, E(add(N, c(1)))))), (std::vector<SymbolId>{n, k}));
+  // Constants first, then symbols by id; a total order.
+  EXPECT_LT(compareExpr(c(100), N), 0);
+  EXPECT_GT(compareExpr(N, c(100)), 0);
+  EXPECT_LT(compareExpr(N, M), 0);
+  EXPECT_GT(compareExpr(M, N), 0);
+  EXPECT_EQ(compareExpr(N, N), 0);
+  Expr xs[] = {c(1), N, M, E(add(N, M)), E(mul(N, M)), E(floorDiv(N, 2)), E(mod(N, 3)),
+               E(min(N, M)), E(max(N, M)), c(-1)};
+  for (Expr a : xs)
+    for (Expr b : xs) {
+      EXPECT_EQ(compareExpr(a, b) == 0, a == b);
+      EXPECT_EQ(compareExpr(a, b) < 0, compareExpr(b, a) > 0);
+    }
+}
+
+} // namespace
+} // namespace sf
