@@ -1,0 +1,750 @@
+// The ONNX ModelProto reader: one function per message of onnx.proto, walking the wire format
+// with WireReader and filling the views of wire.h. Field numbers are those of onnx.proto (IR
+// version 10 and earlier; newer fields the importer does not need are skipped like unknown ones,
+// but their wire types are still checked).
+#include "shapeflow/onnx/wire.h"
+
+#include "wire_internal.h"
+#include "wire_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <filesystem>
+
+namespace sf::onnx {
+
+namespace detail {
+namespace {
+
+constexpr uint32_t bit(uint32_t n) { return 1u << n; }
+
+bool parseDecimal(std::string_view s, int64_t &out) {
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && out >= 0;
+}
+
+class Parser {
+public:
+  Parser(std::string_view bytes, std::string_view label, const ReadLimits &limits)
+      : r_(bytes, label, limits) {}
+
+  WireReader &reader() { return r_; }
+
+  bool model(ModelView &m) {
+    bool hasGraph = false;
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.int64(f, "ir_version", m.irVersion); break;
+      case 2: ok = r_.bytes(f, "producer_name", m.producerName); break;
+      case 3: ok = r_.bytes(f, "producer_version", m.producerVersion); break;
+      case 4: ok = r_.bytes(f, "domain", m.domain); break;
+      case 5: ok = r_.int64(f, "model_version", m.modelVersion); break;
+      case 6: ok = r_.ignore(f, "doc_string", kLen); break;
+      case 7:
+        hasGraph = true;
+        ok = graph(f, "graph", -1, m.graph);
+        break;
+      case 8: ok = opsetImport(f, m.opsets); break;
+      case 14:
+        ok = r_.message(f, "metadata_props", [&] { return stringPair(m.metadata.emplace_back()); });
+        break;
+      case 20: ok = r_.ignore(f, "training_info", kLen); break;
+      case 25:
+        ok = r_.item(f, "functions", Scope::Function, static_cast<int64_t>(m.functions.size()),
+                     [&] { return function(m.functions.emplace_back()); });
+        break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    if (r_.failed()) return false;
+    if (!hasGraph) return r_.fail("model has no graph (field 7)");
+    return true;
+  }
+
+  bool tensor(TensorView &t);
+
+private:
+  bool graph(const Field &f, const char *name, int64_t index, GraphView &g) {
+    if (++graphDepth_ > r_.limits().maxGraphDepth)
+      return r_.fail("subgraphs nested deeper than " + std::to_string(r_.limits().maxGraphDepth) +
+                     " levels");
+    bool ok = r_.item(f, name, Scope::Graph, index, [&] { return graphBody(g); });
+    --graphDepth_;
+    return ok;
+  }
+
+  bool graphBody(GraphView &g) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = node(f, g.nodes); break;
+      case 2: ok = r_.bytes(f, "name", g.name); break;
+      case 5:
+        ok = r_.item(f, "initializer", Scope::Initializer,
+                     static_cast<int64_t>(g.initializers.size()),
+                     [&] { return tensor(g.initializers.emplace_back()); });
+        break;
+      case 10: ok = r_.ignore(f, "doc_string", kLen); break;
+      case 11: ok = valueInfo(f, "input", Scope::Input, g.inputs); break;
+      case 12: ok = valueInfo(f, "output", Scope::Output, g.outputs); break;
+      case 13: ok = valueInfo(f, "value_info", Scope::ValueInfo, g.valueInfo); break;
+      case 14: ok = r_.ignore(f, "quantization_annotation", kLen); break;
+      case 15:
+        ok = r_.item(f, "sparse_initializer", Scope::SparseInitializer,
+                     static_cast<int64_t>(g.sparseInitializers.size()),
+                     [&] { return sparseTensor(g.sparseInitializers.emplace_back()); });
+        break;
+      case 16: ok = r_.ignore(f, "metadata_props", kLen); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed() && checkInitializerNames(g);
+  }
+
+  // Initializers and sparse initializers share one namespace; sort the names once instead of
+  // hashing each.
+  bool checkInitializerNames(const GraphView &g) {
+    size_t n = g.initializers.size() + g.sparseInitializers.size();
+    if (n == 0) return true;
+    struct Entry {
+      std::string_view name;
+      size_t index;
+      bool sparse;
+    };
+    std::vector<Entry> names;
+    names.reserve(n);
+    auto describe = [](const Entry &e) {
+      return std::string(e.sparse ? "sparse_initializer " : "initializer ") +
+             std::to_string(e.index);
+    };
+    for (size_t i = 0; i < g.initializers.size(); ++i)
+      names.push_back({g.initializers[i].name, i, false});
+    for (size_t i = 0; i < g.sparseInitializers.size(); ++i)
+      names.push_back({g.sparseInitializers[i].values.name, i, true});
+    for (const Entry &e : names)
+      if (e.name.empty()) return r_.failAt(r_.itemBegin(), describe(e) + " has no name");
+    std::sort(names.begin(), names.end(), [](const Entry &a, const Entry &b) {
+      if (a.name != b.name) return a.name < b.name;
+      return a.sparse != b.sparse ? !a.sparse : a.index < b.index;
+    });
+    for (size_t i = 1; i < names.size(); ++i)
+      if (names[i].name == names[i - 1].name)
+        return r_.failAt(r_.itemBegin(), "duplicate initializer name '" +
+                                             std::string(names[i].name) + "' (" +
+                                             describe(names[i - 1]) + " and " +
+                                             describe(names[i]) + ")");
+    return true;
+  }
+
+  bool node(const Field &f, std::vector<NodeView> &nodes) {
+    if (++nodeCount_ > r_.limits().maxNodes)
+      return r_.fail("more than " + std::to_string(r_.limits().maxNodes) + " nodes");
+    return r_.item(f, "node", Scope::Node, static_cast<int64_t>(nodes.size()),
+                   [&] { return nodeBody(nodes.emplace_back()); });
+  }
+
+  bool nodeBody(NodeView &n) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.bytes(f, "input", n.inputs.emplace_back()); break;
+      case 2: ok = r_.bytes(f, "output", n.outputs.emplace_back()); break;
+      case 3: ok = r_.bytes(f, "name", n.name); break;
+      case 4: ok = r_.bytes(f, "op_type", n.opType); break;
+      case 5: ok = attribute(f, n.attributes); break;
+      case 6: ok = r_.ignore(f, "doc_string", kLen); break;
+      case 7: ok = r_.bytes(f, "domain", n.domain); break;
+      case 8: ok = r_.bytes(f, "overload", n.overload); break;
+      case 9: ok = r_.ignore(f, "metadata_props", kLen); break;
+      case 10: ok = r_.ignore(f, "device_configurations", kLen); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool attribute(const Field &f, std::vector<AttributeView> &attributes) {
+    return r_.item(f, "attribute", Scope::Attribute, static_cast<int64_t>(attributes.size()),
+                   [&] { return attributeBody(attributes.emplace_back()); });
+  }
+
+  bool attributeBody(AttributeView &a) {
+    uint32_t seen = 0; // value fields present, by field number, to infer a missing type
+    size_t limit = r_.limits().maxListElements;
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.bytes(f, "name", a.name); break;
+      case 2: ok = r_.float32(f, "f", a.f); break;
+      case 3: ok = r_.int64(f, "i", a.i); break;
+      case 4: ok = r_.bytes(f, "s", a.s); break;
+      case 5:
+        a.t = std::make_shared<TensorView>();
+        ok = r_.item(f, "t", Scope::Tensor, -1, [&] { return tensor(*a.t); });
+        break;
+      case 6:
+        a.g = std::make_shared<GraphView>();
+        ok = graph(f, "g", -1, *a.g);
+        break;
+      case 7:
+        ok = r_.repeatedFixed32(f, "floats", [&](uint32_t bits) {
+          float v;
+          std::memcpy(&v, &bits, 4);
+          a.floats.push_back(v);
+        });
+        if (ok && a.floats.size() > limit) ok = failList("floats", limit);
+        break;
+      case 8:
+        ok = r_.repeatedVarint(f, "ints",
+                               [&](uint64_t v) { a.ints.push_back(static_cast<int64_t>(v)); });
+        if (ok && a.ints.size() > limit) ok = failList("ints", limit);
+        break;
+      case 9:
+        ok = r_.bytes(f, "strings", a.strings.emplace_back());
+        if (ok && a.strings.size() > limit) ok = failList("strings", limit);
+        break;
+      case 10:
+        ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.tensors.size()),
+                     [&] { return tensor(a.tensors.emplace_back()); });
+        break;
+      case 11:
+        a.graphs.push_back(std::make_shared<GraphView>());
+        ok = graph(f, "graphs", static_cast<int64_t>(a.graphs.size() - 1), *a.graphs.back());
+        break;
+      case 13: ok = r_.ignore(f, "doc_string", kLen); break;
+      case 14:
+        a.tp = std::make_shared<TypeView>();
+        ok = r_.message(f, "tp", [&] { return type(*a.tp); });
+        break;
+      case 15:
+        ok = r_.message(f, "type_protos", [&] { return type(a.typeProtos.emplace_back()); });
+        break;
+      case 20: ok = r_.int32(f, "type", a.type); break;
+      case 21: ok = r_.bytes(f, "ref_attr_name", a.refAttrName); break;
+      case 22:
+        a.sparseTensor = std::make_shared<SparseTensorView>();
+        ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*a.sparseTensor); });
+        break;
+      case 23:
+        ok = r_.message(f, "sparse_tensors",
+                        [&] { return sparseTensor(a.sparseTensors.emplace_back()); });
+        break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+      if (f.number < 32) seen |= bit(f.number);
+    }
+    if (r_.failed()) return false;
+    if (a.type < 0 || a.type > static_cast<int32_t>(AttributeType::TypeProtos))
+      return r_.failAt(r_.itemBegin(), "unknown attribute type " + std::to_string(a.type));
+    if (a.type == 0) a.type = inferAttributeType(seen);
+    return true;
+  }
+
+  // IR version 1 files have no `type`: take the one value field present (ambiguous: keep 0).
+  static int32_t inferAttributeType(uint32_t seen) {
+    static constexpr std::pair<uint32_t, AttributeType> kFields[] = {
+        {2, AttributeType::Float},         {3, AttributeType::Int},
+        {4, AttributeType::String},        {5, AttributeType::Tensor},
+        {6, AttributeType::Graph},         {7, AttributeType::Floats},
+        {8, AttributeType::Ints},          {9, AttributeType::Strings},
+        {10, AttributeType::Tensors},      {11, AttributeType::Graphs},
+        {14, AttributeType::TypeProto},    {15, AttributeType::TypeProtos},
+        {22, AttributeType::SparseTensor}, {23, AttributeType::SparseTensors},
+    };
+    int32_t found = 0;
+    for (auto [field, type] : kFields) {
+      if (!(seen & bit(field))) continue;
+      if (found != 0) return 0;
+      found = static_cast<int32_t>(type);
+    }
+    return found;
+  }
+
+  bool failList(const char *name, size_t limit) {
+    return r_.fail(std::string("more than ") + std::to_string(limit) + " values in '" + name +
+                   "'");
+  }
+
+  bool valueInfo(const Field &f, const char *name, Scope scope, std::vector<ValueInfoView> &list) {
+    return r_.item(f, name, scope, static_cast<int64_t>(list.size()),
+                   [&] { return valueInfoBody(list.emplace_back()); });
+  }
+
+  bool valueInfoBody(ValueInfoView &v) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.bytes(f, "name", v.name); break;
+      case 2:
+        v.hasType = true;
+        ok = r_.message(f, "type", [&] { return type(v.type); });
+        break;
+      case 3: ok = r_.ignore(f, "doc_string", kLen); break;
+      case 4: ok = r_.ignore(f, "metadata_props", kLen); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  // TypeProto: a oneof; a later member replaces an earlier one, as protobuf merges.
+  bool type(TypeView &t) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1:
+        t.kind = TypeView::Tensor;
+        ok = r_.message(f, "tensor_type", [&] { return tensorType(t); });
+        break;
+      case 4:
+        t.kind = TypeView::Sequence;
+        t.inner = std::make_shared<TypeView>();
+        ok = r_.message(f, "sequence_type", [&] { return elementType(*t.inner); });
+        break;
+      case 5:
+        t.kind = TypeView::Map;
+        ok = r_.message(f, "map_type", [&] { return mapType(t); });
+        break;
+      case 6: ok = r_.ignore(f, "denotation", kLen); break;
+      case 7:
+        t.kind = TypeView::Opaque;
+        ok = r_.ignore(f, "opaque_type", kLen);
+        break;
+      case 8:
+        t.kind = TypeView::SparseTensor;
+        ok = r_.message(f, "sparse_tensor_type", [&] { return tensorType(t); });
+        break;
+      case 9:
+        t.kind = TypeView::Optional;
+        t.inner = std::make_shared<TypeView>();
+        ok = r_.message(f, "optional_type", [&] { return elementType(*t.inner); });
+        break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool checkElemType(int32_t elemType) {
+    if (elemType == 0 || isKnownDataType(elemType)) return true;
+    return r_.fail("unknown elem_type " + std::to_string(elemType));
+  }
+
+  bool tensorType(TypeView &t) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.int32(f, "elem_type", t.elemType) && checkElemType(t.elemType); break;
+      case 2:
+        t.hasShape = true;
+        ok = r_.message(f, "shape", [&] { return shape(t); });
+        break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  // Sequence and Optional: one field, elem_type (a TypeProto).
+  bool elementType(TypeView &inner) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok = f.number == 1 ? r_.message(f, "elem_type", [&] { return type(inner); })
+                              : r_.skip(f);
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool mapType(TypeView &t) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.int32(f, "key_type", t.keyType) && checkElemType(t.keyType); break;
+      case 2:
+        t.inner = std::make_shared<TypeView>();
+        ok = r_.message(f, "value_type", [&] { return type(*t.inner); });
+        break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool shape(TypeView &t) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      if (f.number == 1) {
+        if (t.dims.size() >= r_.limits().maxListElements) return failList("dim", r_.limits().maxListElements);
+        ok = r_.message(f, "dim", [&] { return dim(t.dims.emplace_back()); });
+      } else {
+        ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool dim(DimView &d) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1:
+        ok = r_.int64(f, "dim_value", d.value);
+        d.hasValue = true;
+        d.param = {};
+        break;
+      case 2:
+        ok = r_.bytes(f, "dim_param", d.param);
+        d.hasValue = false;
+        d.value = 0;
+        break;
+      case 3: ok = r_.ignore(f, "denotation", kLen); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool opsetImport(const Field &f, std::vector<OpsetImport> &opsets) {
+    return r_.item(f, "opset_import", Scope::OpsetImport, static_cast<int64_t>(opsets.size()),
+                   [&] {
+                     OpsetImport &o = opsets.emplace_back();
+                     Field g;
+                     while (r_.next(g)) {
+                       bool ok;
+                       switch (g.number) {
+                       case 1: ok = r_.bytes(g, "domain", o.domain); break;
+                       case 2: ok = r_.int64(g, "version", o.version); break;
+                       default: ok = r_.skip(g);
+                       }
+                       if (!ok) return false;
+                     }
+                     return !r_.failed();
+                   });
+  }
+
+  bool stringPair(StringPairView &p) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.bytes(f, "key", p.key); break;
+      case 2: ok = r_.bytes(f, "value", p.value); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool sparseTensor(SparseTensorView &s) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1:
+        ok = r_.item(f, "values", Scope::Tensor, -1, [&] { return tensor(s.values); });
+        break;
+      case 2:
+        ok = r_.item(f, "indices", Scope::Tensor, -1, [&] { return tensor(s.indices); });
+        break;
+      case 3:
+        ok = r_.repeatedVarint(f, "dims",
+                               [&](uint64_t v) { s.dims.push_back(static_cast<int64_t>(v)); });
+        if (ok && s.dims.size() > r_.limits().maxListElements)
+          ok = failList("dims", r_.limits().maxListElements);
+        break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    if (r_.failed()) return false;
+    for (size_t i = 0; i < s.dims.size(); ++i)
+      if (s.dims[i] < 0)
+        return r_.failAt(r_.itemBegin(), "negative dim " + std::to_string(s.dims[i]) +
+                                             " in dims " + formatDims(s.dims));
+    return true;
+  }
+
+  bool function(FunctionView &fn) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.bytes(f, "name", fn.name); break;
+      case 4: ok = r_.bytes(f, "input", fn.inputs.emplace_back()); break;
+      case 5: ok = r_.bytes(f, "output", fn.outputs.emplace_back()); break;
+      case 6: ok = r_.bytes(f, "attribute", fn.attributes.emplace_back()); break;
+      case 7: ok = node(f, fn.nodes); break;
+      case 8: ok = r_.ignore(f, "doc_string", kLen); break;
+      case 9: ok = opsetImport(f, fn.opsets); break;
+      case 10: ok = r_.bytes(f, "domain", fn.domain); break;
+      case 11: ok = attribute(f, fn.attributeDefaults); break;
+      case 12: ok = valueInfo(f, "value_info", Scope::ValueInfo, fn.valueInfo); break;
+      case 13: ok = r_.bytes(f, "overload", fn.overload); break;
+      case 14: ok = r_.ignore(f, "metadata_props", kLen); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  // One occurrence of a fixed-width value field (float_data, double_data).
+  bool fixedData(const Field &f, const char *name, uint32_t width, bool first, std::string_view &run,
+                 int64_t &count, TensorView &t) {
+    uint32_t unpacked = width == 4 ? kFixed32 : kFixed64;
+    if (f.wireType == unpacked) {
+      t.scattered = true;
+      run = {};
+      ++count;
+      return r_.skip(f);
+    }
+    if (f.wireType != kLen) return r_.ignore(f, name, kLen); // reports the wire type
+    std::string_view payload;
+    if (!r_.packedFixedView(f, name, static_cast<int>(width), payload)) return false;
+    count += static_cast<int64_t>(payload.size() / width);
+    keepRun(first, payload, run, t);
+    return true;
+  }
+
+  // One occurrence of a varint value field (int32_data, int64_data, uint64_data).
+  bool varintData(const Field &f, const char *name, bool first, std::string_view &run,
+                  int64_t &count, TensorView &t) {
+    if (f.wireType == kVarint) {
+      t.scattered = true;
+      run = {};
+      ++count;
+      return r_.skip(f);
+    }
+    std::string_view payload;
+    if (!r_.packedVarintView(f, name, payload, count)) return false;
+    keepRun(first, payload, run, t);
+    return true;
+  }
+
+  static void keepRun(bool first, std::string_view payload, std::string_view &run,
+                      TensorView &t) {
+    if (first && !t.scattered) {
+      run = payload;
+    } else {
+      t.scattered = true;
+      run = {};
+    }
+  }
+
+  bool externalEntry(TensorView &t, const StringPairView &kv) {
+    if (kv.key == "location") {
+      t.external.location = kv.value;
+    } else if (kv.key == "offset" || kv.key == "length") {
+      int64_t v;
+      if (!parseDecimal(kv.value, v))
+        return r_.fail("external_data '" + std::string(kv.key) + "' is '" +
+                       std::string(kv.value.substr(0, 40)) + "', not a non-negative integer");
+      (kv.key == "offset" ? t.external.offset : t.external.length) = v;
+    }
+    return true; // "checksum" and unknown keys: not needed to read the data
+  }
+
+  bool segment(TensorView &t) {
+    Field f;
+    while (r_.next(f)) {
+      bool ok;
+      switch (f.number) {
+      case 1: ok = r_.int64(f, "begin", t.segmentBegin); break;
+      case 2: ok = r_.int64(f, "end", t.segmentEnd); break;
+      default: ok = r_.skip(f);
+      }
+      if (!ok) return false;
+    }
+    return !r_.failed();
+  }
+
+  bool validateTensor(TensorView &t, uint32_t present, int32_t location);
+
+  WireReader r_;
+  size_t nodeCount_ = 0;
+  int graphDepth_ = 0;
+};
+
+bool Parser::tensor(TensorView &t) {
+  int begin = r_.position();
+  uint32_t present = 0; // value fields seen, by field number
+  int32_t location = 0;
+  size_t limit = r_.limits().maxListElements;
+  Field f;
+  while (r_.next(f)) {
+    bool ok;
+    bool first = f.number < 32 && !(present & bit(f.number));
+    switch (f.number) {
+    case 1:
+      ok = r_.repeatedVarint(f, "dims",
+                             [&](uint64_t v) { t.dims.push_back(static_cast<int64_t>(v)); });
+      if (ok && t.dims.size() > limit) ok = failList("dims", limit);
+      break;
+    case 2: ok = r_.int32(f, "data_type", t.dataType); break;
+    case 3:
+      t.hasSegment = true;
+      ok = r_.message(f, "segment", [&] { return segment(t); });
+      break;
+    case kFloatData: ok = fixedData(f, "float_data", 4, first, t.floatData, t.floatCount, t); break;
+    case kInt32Data: ok = varintData(f, "int32_data", first, t.int32Data, t.int32Count, t); break;
+    case kStringData: ok = r_.bytes(f, "string_data", t.stringData.emplace_back()); break;
+    case kInt64Data: ok = varintData(f, "int64_data", first, t.int64Data, t.int64Count, t); break;
+    case 8: ok = r_.bytes(f, "name", t.name); break;
+    case kRawData:
+      t.hasRawData = true;
+      ok = r_.bytes(f, "raw_data", t.rawData);
+      break;
+    case kDoubleData:
+      ok = fixedData(f, "double_data", 8, first, t.doubleData, t.doubleCount, t);
+      break;
+    case kUInt64Data:
+      ok = varintData(f, "uint64_data", first, t.uint64Data, t.uint64Count, t);
+      break;
+    case 12: ok = r_.ignore(f, "doc_string", kLen); break;
+    case 13: {
+      StringPairView kv;
+      ok = r_.message(f, "external_data", [&] { return stringPair(kv); }) && externalEntry(t, kv);
+      break;
+    }
+    case 14: ok = r_.int32(f, "data_location", location); break;
+    case 16: ok = r_.ignore(f, "metadata_props", kLen); break;
+    default: ok = r_.skip(f);
+    }
+    if (!ok) return false;
+    if (f.number < 32) present |= bit(f.number);
+  }
+  if (r_.failed()) return false;
+  t.encoded = r_.bytesBetween(begin, r_.position());
+  return validateTensor(t, present, location);
+}
+
+bool Parser::validateTensor(TensorView &t, uint32_t present, int32_t location) {
+  auto failHere = [&](const std::string &message) { return r_.failAt(r_.itemBegin(), message); };
+  if (!isKnownDataType(t.dataType))
+    return failHere(t.dataType == 0 ? std::string("data_type is missing (UNDEFINED)")
+                                    : "unknown data_type " + std::to_string(t.dataType));
+  int64_t count = 1;
+  for (int64_t d : t.dims) {
+    if (d < 0) return failHere("negative dim " + std::to_string(d) + " in dims " + formatDims(t.dims));
+    if (__builtin_mul_overflow(count, d, &count))
+      return failHere("dims " + formatDims(t.dims) + " overflow int64 as an element count");
+  }
+  if (location != 0 && location != 1)
+    return failHere("unknown data_location " + std::to_string(location));
+  t.isExternal = location == 1;
+  if (t.isExternal && t.external.location.empty())
+    return failHere("data_location is EXTERNAL but external_data has no 'location'");
+
+  static constexpr uint32_t kValueFields[] = {kRawData,   kFloatData,  kInt32Data, kStringData,
+                                              kInt64Data, kDoubleData, kUInt64Data};
+  std::string fields;
+  int nFields = t.isExternal ? 1 : 0;
+  if (t.isExternal) fields = "external data";
+  for (uint32_t field : kValueFields) {
+    if (!(present & bit(field))) continue;
+    if (nFields++ > 0) fields += " and ";
+    fields += tensorFieldName(field);
+  }
+  if (nFields > 1) return failHere("more than one value field: " + fields);
+  if (t.hasSegment) return true; // the fields hold one segment: sizes are not those of dims
+
+  if (t.hasRawData) {
+    if (t.dataType == static_cast<int32_t>(DataType::String))
+      return failHere("raw_data is not allowed for STRING tensors");
+    auto expected = rawByteSize(t);
+    if (!expected.ok()) return failHere(expected.error().message);
+    if (static_cast<int64_t>(t.rawData.size()) != *expected)
+      return failHere("raw_data has " + std::to_string(t.rawData.size()) + " bytes, expected " +
+                      std::to_string(*expected) + " for " + describeTensorType(t));
+    return true;
+  }
+  uint32_t wanted = typedFieldFor(t.dataType);
+  for (uint32_t field : kValueFields) {
+    if (field == kRawData || !(present & bit(field))) continue;
+    if (field != wanted)
+      return failHere(std::string(tensorFieldName(field)) + " cannot hold values of a " +
+                      dataTypeName(t.dataType) + " tensor");
+    int64_t have = field == kFloatData    ? t.floatCount
+                   : field == kInt32Data  ? t.int32Count
+                   : field == kInt64Data  ? t.int64Count
+                   : field == kDoubleData ? t.doubleCount
+                   : field == kUInt64Data ? t.uint64Count
+                                          : static_cast<int64_t>(t.stringData.size());
+    auto expected = typedEntries(t.dataType, count);
+    if (!expected) return failHere("dims " + formatDims(t.dims) + " overflow int64");
+    if (have != *expected)
+      return failHere(std::string(tensorFieldName(field)) + " has " + std::to_string(have) +
+                      " values, expected " + std::to_string(*expected) + " for " +
+                      describeTensorType(t));
+  }
+  return true;
+}
+
+Result<void> checkSize(std::string_view bytes, std::string_view label) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return makeError(std::string(label) + ": " + std::to_string(bytes.size()) +
+                     " bytes is more than the 2 GiB protobuf allows for one message "
+                     "(keep the weights as external data)");
+  return success();
+}
+
+} // namespace
+} // namespace detail
+
+Result<ModelView> readModelBuffer(std::string_view bytes, const ReadLimits &limits,
+                                  std::string_view label) {
+  SF_TRY(detail::checkSize(bytes, label));
+  ModelView m;
+  m.storage = std::make_shared<ModelStorage>();
+  detail::Parser parser(bytes, label, limits);
+  if (!parser.model(m)) return makeError(parser.reader().error());
+  return m;
+}
+
+Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits) {
+  SF_ASSIGN(auto file, MappedFile::open(path, MappedFile::Access::Random));
+  SF_ASSIGN(ModelView m, readModelBuffer(file->bytes(), limits, path));
+  m.storage->file = std::move(file);
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  auto absolute = std::filesystem::absolute(dir, ec);
+  m.directory = ec ? dir.string() : absolute.lexically_normal().string();
+  return m;
+}
+
+Result<TensorView> readTensorBuffer(std::string_view bytes, std::string_view label) {
+  SF_TRY(detail::checkSize(bytes, label));
+  TensorView t;
+  detail::Parser parser(bytes, label, ReadLimits{});
+  parser.reader().pushTopFrame(detail::Scope::Tensor);
+  if (!parser.tensor(t)) return makeError(parser.reader().error());
+  return t;
+}
+
+} // namespace sf::onnx
