@@ -182,9 +182,8 @@ TEST(Seed001None, RequiresEqualShapes) {
   const BroadcastSpec none{BroadcastKind::None, -1};
   EXPECT_EQ(GET(broadcastShapes(S({2, 3}), S({2, 3}), none)), S({2, 3}));
   EXPECT_EQ(GET(broadcastShapes(kScalar, kScalar, none)), kScalar);
-  // BUG: the None error names both shapes but not the clashing dims (broadcast.h: "Errors name
-  // the clashing dims and both shapes"): broadcastShapes([2,3], [2,1], None) says only
-  // "shapes must be equal without broadcasting ([2,3] vs [2,1])".
+  // The error names the clashing dims too (broadcast.h: "Errors name the clashing dims and both
+  // shapes"); it did not at first.
   Example e{"None: no implicit broadcast", S({2, 3}), S({2, 1}), none, std::nullopt, "3", "1"};
   check(e);
   EXPECT_FALSE(broadcastShapes(S({2, 3}), S({3}), none).ok()); // no implicit rank extension
@@ -237,9 +236,8 @@ TEST_F(BroadcastRules, SameSymbol) {
   EXPECT_EQ(GET(broadcastShapes(PartialShape{n, 3}, PartialShape{n, 3})).toString(), "[N,3]");
 }
 
-// "d1 against d2, either may be 1 -> max(d1, d2) (exact: the valid cases are 1, or equal)":
-// `N` against `M` -> max(N, M)
-// With both symbols >= 1 the result is max(N, M); where 0 is possible see the next test.
+// "d1 against d2, both may be 1 -> max(d1, d2) when both are >= 1 (the valid cases are 1, or
+//  equal)": `N` against `M` -> max(N, M)
 TEST_F(BroadcastRules, TwoSymbolsThatMayBeOne) {
   Dimension n = named("N", {1, kInf}), m = named("M", {1, kInf});
   Dimension r = GET(broadcastDim(n, m));
@@ -255,10 +253,9 @@ TEST_F(BroadcastRules, TwoSymbolsThatMayBeOne) {
   }
 }
 
-// Formerly a BUG (fixed): "either may be 1 -> max(d1, d2) (exact: the valid cases are 1, or equal)" misses the
-// valid case 1 against 0: numpy broadcasts (1,) with (0,) to (0,), but max(N, M) at N = 1, M = 0
-// is 1. The interval [0, inf) still contains 0, so only the expression is wrong (an empty tensor
-// is claimed to have one element). An exact form is e.g. max(N, M) * min(N, M, 1).
+// "... max(d1, d2)*min(d1, d2, 1) when either may be 0 (numpy broadcasts 1 against 0 to 0)".
+// (The first version of the rule said max(d1, d2) here, which claims one element where numpy's
+// (1,) against (0,) gives an empty tensor; found by this test, fixed in the implementation.)
 TEST_F(BroadcastRules, TwoSymbolsThatMayBeOneAgainstZero) {
   Dimension n = named("N"), m = named("M");
   Dimension r = GET(broadcastDim(n, m));
@@ -267,11 +264,30 @@ TEST_F(BroadcastRules, TwoSymbolsThatMayBeOneAgainstZero) {
   EXPECT_TRUE(r.interval().contains(0));
   EXPECT_EQ(GET(test::evalAt(r.expr(), {{sn, 1}, {sm, 0}})), 0);
   EXPECT_EQ(GET(test::evalAt(r.expr(), {{sn, 0}, {sm, 1}})), 0);
+  // Exact on every valid case, 0 included.
+  for (int64_t v = 0; v < 6; ++v) {
+    EXPECT_EQ(GET(test::evalAt(r.expr(), {{sn, 1}, {sm, v}})), v);
+    EXPECT_EQ(GET(test::evalAt(r.expr(), {{sn, v}, {sm, 1}})), v);
+    EXPECT_EQ(GET(test::evalAt(r.expr(), {{sn, v}, {sm, v}})), v);
+  }
+  EXPECT_EQ(GET(broadcastDim(m, n)), r);
   // Concretely: numpy's rule gives 0 for 1 against 0.
   EXPECT_EQ(GET(broadcastDim(Dimension(1), Dimension(0))), Dimension(0));
   // Nothing is recorded: either may be 1.
   EXPECT_EQ(GET(broadcastDim(n, m, &table)), r);
   EXPECT_NE(table.resolve(n), table.resolve(m));
+}
+
+// "d1 against d2, one cannot be 1 -> that one (the other is 1 or equal to it)"
+TEST_F(BroadcastRules, OneSideCannotBeOne) {
+  Dimension n = named("N"), t = named("T", {2, 9});
+  EXPECT_EQ(GET(broadcastDim(n, t)), t);
+  EXPECT_EQ(GET(broadcastDim(t, n)), t);
+  EXPECT_EQ(GET(broadcastDim(Dimension::dynamic(), t)), t);
+  EXPECT_EQ(GET(broadcastDim(Dimension(0, 4), Dimension(3, 8))), Dimension(3, 8));
+  // Nothing to record: N may still be 1.
+  EXPECT_EQ(GET(broadcastDim(n, t, &table)), t);
+  EXPECT_EQ(table.resolve(n), n);
 }
 
 // "dynamic rank on either side -> dynamic rank"

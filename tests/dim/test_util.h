@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <ostream>
 #include <stdexcept>
 #include <string>
