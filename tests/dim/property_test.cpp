@@ -4,6 +4,7 @@
 // A few thousand cases each; the whole file runs well under a second.
 #include "test_util.h"
 
+#include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -260,6 +261,61 @@ TEST(Property, BroadcastContainsEveryConcreteBroadcastWithEmptyDims) {
   checkBroadcastContainsConcrete(0xb0ad0002, /*minValue=*/0);
 }
 
+// PDPD: B broadcasts onto A from `axis`; the output is A. Every concrete pair that PDPD accepts
+// (here without needing the trailing-1 rule: B fits inside A) must be accepted, with A's concrete
+// shape contained in the result.
+TEST(Property, PdpdBroadcastContainsEveryConcreteBroadcast) {
+  Rng rng(0xb0ad0003);
+  BroadcastWorld world;
+  int checked = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    PartialShape a = world.shape(rng, 0), b = world.shape(rng, 0);
+    if (!a.rankIsStatic() || !b.rankIsStatic() || b.size() > a.size()) continue;
+    int64_t ra = int64_t(a.size()), rb = int64_t(b.size());
+    int64_t axis = rng.chance(40) ? -1 : rng.between(0, ra - rb);
+    int64_t start = axis == -1 ? ra - rb : axis;
+    auto r = broadcastShapes(a, b, {BroadcastKind::Pdpd, axis});
+    for (int sample = 0; sample < 12; ++sample) {
+      Point point;
+      for (SymbolId s : world.symbols) point[s] = sampleIn(rng, symbolInfo(s).range, 6);
+      Shape ca, cb;
+      bool member = true;
+      for (const auto &d : a.dims()) {
+        auto v = concreteDim(rng, d, point, 0);
+        member = member && v;
+        ca.push_back(v.value_or(0));
+      }
+      for (const auto &d : b.dims()) {
+        auto v = concreteDim(rng, d, point, 0);
+        member = member && v;
+        cb.push_back(v.value_or(0));
+      }
+      if (!member) continue;
+      bool valid = true;
+      for (int64_t i = 0; i < rb; ++i)
+        valid = valid && (cb[size_t(i)] == 1 || cb[size_t(i)] == ca[size_t(start + i)]);
+      if (!valid) continue;
+      ++checked;
+      std::string where = a.toString() + " <- " + b.toString() + " axis " + std::to_string(axis) +
+                          " at " + toString(ca) + " <- " + toString(cb);
+      ASSERT_TRUE(r.ok()) << "rejected: " << r.error().message << "; but " << where;
+      ASSERT_TRUE(r->rankIsStatic()) << where;
+      ASSERT_EQ(r->size(), ca.size()) << where;
+      for (size_t i = 0; i < ca.size(); ++i) {
+        ASSERT_TRUE((*r)[i].interval().contains(ca[i]))
+            << "dim " << i << " = " << (*r)[i].toString() << " misses " << ca[i] << ": " << where;
+        if ((*r)[i].expr()) {
+          auto v = evalAt((*r)[i].expr(), point);
+          if (v.ok()) {
+            ASSERT_EQ(*v, ca[i]) << "dim " << i << " = " << (*r)[i].toString() << ": " << where;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 3000);
+}
+
 // ============================================================================================
 // expressions: canonical result vs the naive tree
 // ============================================================================================
@@ -454,6 +510,155 @@ TEST(Property, CanonicalFormIsOrderFreeAndRoundTrips) {
     ASSERT_EQ(*sub, constant(*want)) << toString(*e) << " substituted: " << toString(*sub);
   }
   EXPECT_GT(roundTrips, 2000);
+}
+
+// ============================================================================================
+// interval and dimension arithmetic
+// ============================================================================================
+
+Interval randomInterval(Rng &rng) {
+  int64_t lo = rng.chance(10) ? -kInf : rng.between(-8, 8);
+  int64_t hi = rng.chance(15) ? kInf : std::max(lo, int64_t(0)) + rng.between(0, 8);
+  if (lo != -kInf && hi < lo) hi = lo;
+  return {lo, hi};
+}
+
+int64_t sampleInterval(Rng &rng, Interval i) {
+  int64_t lo = i.lo == -kInf ? (i.hi == kInf ? -40 : i.hi - 40) : i.lo;
+  int64_t hi = i.hi == kInf ? lo + 40 : i.hi;
+  if (rng.chance(10)) return rng.chance(50) ? lo : hi; // the ends
+  return rng.between(lo, hi);
+}
+
+// Interval operations contain every pointwise result (interval.h: "always sound").
+TEST(Property, IntervalArithmeticIsSound) {
+  Rng rng(0x1a7e0001);
+  for (int i = 0; i < 5000; ++i) {
+    Interval a = randomInterval(rng), b = randomInterval(rng);
+    int64_t c = rng.between(1, 6), k = rng.between(-4, 4);
+    Interval sum = add(a, b), prod = mul(a, b), na = neg(a), sc = scale(a, k);
+    Interval fd = floorDiv(a, c), md = mod(a, c), mn = min(a, b), mx = max(a, b);
+    for (int j = 0; j < 8; ++j) {
+      int64_t x = sampleInterval(rng, a), y = sampleInterval(rng, b);
+      std::string where = toString(a) + ", " + toString(b) + " at " + std::to_string(x) + ", " +
+                          std::to_string(y) + " c=" + std::to_string(c);
+      ASSERT_TRUE(sum.contains(x + y)) << "add " << toString(sum) << ": " << where;
+      ASSERT_TRUE(prod.contains(x * y)) << "mul " << toString(prod) << ": " << where;
+      ASSERT_TRUE(na.contains(-x)) << "neg " << toString(na) << ": " << where;
+      ASSERT_TRUE(sc.contains(k * x)) << "scale " << k << " " << toString(sc) << ": " << where;
+      ASSERT_TRUE(fd.contains(floorDivUnchecked(x, c))) << "floorDiv " << toString(fd) << ": " << where;
+      ASSERT_TRUE(md.contains(*checkedMod(x, c))) << "mod " << toString(md) << ": " << where;
+      ASSERT_TRUE(mn.contains(std::min(x, y))) << "min " << toString(mn) << ": " << where;
+      ASSERT_TRUE(mx.contains(std::max(x, y))) << "max " << toString(mx) << ": " << where;
+    }
+  }
+}
+
+/// Dimensions over a small world: static values (negative ones too: shape-tensor elements),
+/// intervals, dynamic, named symbols with ranges, and expressions of them.
+struct ArithWorld {
+  SymbolTable table;
+  std::vector<SymbolId> symbols;
+  std::vector<Dimension> dims;
+  ArithWorld() {
+    for (auto [name, r] : std::initializer_list<std::pair<const char *, Interval>>{
+             {"N", {0, kInf}}, {"S", {1, 8}}, {"T", {2, 5}}, {"Z", {0, 1}}}) {
+      symbols.push_back(table.named(name, r));
+      dims.push_back(Dimension::symbol(symbols.back()));
+    }
+    Expr s = symbol(symbols[1]), t = symbol(symbols[2]);
+    dims.push_back(Dimension(*add(*mul(constant(2), s), constant(1))));
+    dims.push_back(Dimension(*mul(s, t)));
+    dims.push_back(Dimension(*floorDiv(*add(s, t), 2)));
+  }
+  Dimension pick(Rng &rng, bool allowNegative) {
+    switch (rng.between(0, 4)) {
+    case 0: {
+      int64_t v = rng.between(allowNegative ? -6 : 0, 8);
+      return Dimension::constantValue(v);
+    }
+    case 1: {
+      int64_t lo = rng.between(allowNegative ? -6 : 0, 6);
+      return Dimension::fromInterval({lo, rng.chance(20) ? kInf : lo + rng.between(0, 6)});
+    }
+    case 2: return Dimension::dynamic();
+    default: return dims[size_t(rng.between(0, int64_t(dims.size()) - 1))];
+    }
+  }
+};
+
+std::optional<int64_t> memberAt(Rng &rng, const Dimension &d, const Point &p) {
+  if (d.expr()) {
+    auto v = evalAt(d.expr(), p);
+    if (!v.ok() || !d.interval().contains(*v)) return std::nullopt;
+    return *v;
+  }
+  return sampleInterval(rng, d.interval());
+}
+
+void checkDimArithmetic(uint64_t seed, bool allowNegative) {
+  Rng rng(seed);
+  ArithWorld world;
+  for (int i = 0; i < 4000; ++i) {
+    Dimension a = world.pick(rng, allowNegative), b = world.pick(rng, allowNegative);
+    int64_t c = rng.between(1, 5);
+    struct Op {
+      const char *name;
+      Result<Dimension> r;
+      std::function<std::optional<int64_t>(int64_t, int64_t)> f;
+    } ops[] = {
+        {"+", a + b, [](int64_t x, int64_t y) { return checkedAdd(x, y); }},
+        {"-", a - b, [](int64_t x, int64_t y) { return checkedSub(x, y); }},
+        {"*", a * b, [](int64_t x, int64_t y) { return checkedMul(x, y); }},
+        {"//c", a.floorDiv(c), [c](int64_t x, int64_t) { return checkedFloorDiv(x, c); }},
+        {"ceil/c", a.ceilDiv(c),
+         [c](int64_t x, int64_t) { return std::optional<int64_t>(-floorDivUnchecked(-x, c)); }},
+        {"min", Dimension::min(a, b), [](int64_t x, int64_t y) { return std::optional(std::min(x, y)); }},
+        {"max", Dimension::max(a, b), [](int64_t x, int64_t y) { return std::optional(std::max(x, y)); }},
+        {"//dim", b.minLength() > 0 ? a.floorDiv(b) : Result<Dimension>(makeError("skip")),
+         [](int64_t x, int64_t y) { return checkedFloorDiv(x, y); }},
+    };
+    for (int j = 0; j < 6; ++j) {
+      Point p;
+      for (SymbolId s : world.symbols) p[s] = sampleIn(rng, symbolInfo(s).range, 12);
+      auto x = memberAt(rng, a, p), y = memberAt(rng, b, p);
+      if (!x || !y) continue;
+      for (auto &op : ops) {
+        if (!op.r.ok()) continue; // overflow cannot happen here; "skip" rows are skipped
+        auto want = op.f(*x, *y);
+        if (!want) continue;
+        std::string where = a.toString() + " " + op.name + " " + b.toString() + " (c=" +
+                            std::to_string(c) + ") at " + std::to_string(*x) + ", " +
+                            std::to_string(*y) + " = " + std::to_string(*want);
+        ASSERT_TRUE(op.r->interval().contains(*want))
+            << op.r->toString() << " " << toString(op.r->interval()) << " misses: " << where;
+        if (op.r->expr()) {
+          auto got = evalAt(op.r->expr(), p);
+          if (got.ok() && a.expr() && b.expr()) {
+            ASSERT_EQ(*got, *want) << op.r->toString() << ": " << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Arithmetic on tensor dimensions (all values >= 0): intervals contain every concrete result and
+// expressions evaluate to it.
+TEST(Property, DimensionArithmeticIsSound) { checkDimArithmetic(0xa417001, false); }
+
+// The same with negative values, which shape-tensor elements may have (Dimension::constantValue,
+// fromInterval keep them).
+// BUG: Dimension::floorDiv(const Dimension &b) computes its bounds as if the dividend were
+// non-negative: fromInterval({-10, -5}).floorDiv(Dimension(2, 3)) gives [-4, -3], but -10//2 is
+// -5 and -5//3 is -2. With an open b, fromInterval({-10, -5}).floorDiv(Dimension(2, -1)) gives
+// [-3, 0] (the lower end is set to 0), but -10//2 is -5 and -5//1000 is -1.
+TEST(Property, DimensionArithmeticIsSoundWithNegativeValues) {
+  checkDimArithmetic(0xa417002, true);
+  Dimension q = GET(Dimension::fromInterval({-10, -5}).floorDiv(Dimension(2, 3)));
+  EXPECT_TRUE(q.interval().contains(Interval{-5, -2})) << toString(q.interval());
+  Dimension open = GET(Dimension::fromInterval({-10, -5}).floorDiv(Dimension(2, -1)));
+  EXPECT_TRUE(open.interval().contains(Interval{-5, -1})) << toString(open.interval());
 }
 
 // ============================================================================================

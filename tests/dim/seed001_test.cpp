@@ -143,6 +143,16 @@ TEST(Seed001Pdpd, TrailingOnesOfBAreIgnored) {
   EXPECT_FALSE(broadcastShapes(a, S({3, 1}), pdpd(-1)).ok());
 }
 
+// Rule 5 also lets the ignored trailing 1s hang past A's end: B = (3, 1) "=> (3)" fits A = (2, 3)
+// at axis 1 (OpenVINO checks only the trimmed length against A).
+// BUG: broadcastShapes([2,3], [3,1], PDPD axis=1) fails with "axis 1 is out of range": the range
+// check uses rank(B) before the trailing 1s are dropped.
+TEST(Seed001Pdpd, TrailingOnesMayPassTheEndOfA) {
+  EXPECT_EQ(GET(broadcastShapes(S({2, 3}), S({3, 1}), pdpd(1))), S({2, 3}));
+  EXPECT_EQ(GET(broadcastShapes(S({2, 3, 4, 5}), S({5, 1, 1}), pdpd(3))), S({2, 3, 4, 5}));
+  EXPECT_FALSE(broadcastShapes(S({2, 3}), S({3, 2}), pdpd(1)).ok()); // a non-1 may not
+}
+
 // "1. First input tensor A is of any rank, second input B has rank smaller or equal to the first
 //  input."  "4. ... Except (-1) for default value, no other negative values are allowed for axis."
 TEST(Seed001Pdpd, RankAndAxisRestrictions) {
