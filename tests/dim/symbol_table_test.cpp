@@ -142,5 +142,39 @@ TEST_F(SymbolTableTest, LinearSolveKeepsRanges) {
       << table.resolve(b).toString() << " vs " << table.resolve(a2).toString();
 }
 
+// BUG: bound() after an equality forgets it. After equate(A, B), bound("B", {2, 5}) rebinds B to a
+// fresh narrowed symbol, overwriting B's substitution; then A resolves to A in [0, inf) and B to B
+// in [2, 5]: no longer equal, and A's range did not narrow. Expected: both resolve to the same
+// symbol in [2, 5] (and a further bound("A", {3, 9}) narrows both to [3, 5]).
+TEST_F(SymbolTableTest, BoundAfterEquateKeepsTheEquality) {
+  Dimension a = named("A"), b = named("B");
+  ASSERT_TRUE(table.equate(a, b).ok());
+  ASSERT_TRUE(table.bound("B", {2, 5}).ok());
+  EXPECT_EQ(table.resolve(a).expr(), table.resolve(b).expr())
+      << table.resolve(a).toString() << " vs " << table.resolve(b).toString();
+  EXPECT_EQ(table.resolve(a).interval(), (Interval{2, 5}));
+  ASSERT_TRUE(table.bound("A", {3, 9}).ok());
+  EXPECT_EQ(table.resolve(a).expr(), table.resolve(b).expr());
+  EXPECT_EQ(table.resolve(b).interval(), (Interval{3, 5}));
+  EXPECT_FALSE(table.bound("A", {6, 9}).ok()); // [3, 5] and [6, 9] do not meet
+}
+
+// "records what inference learns: ... a symbol's range narrows": equating a symbol with an
+// anonymous interval narrows the symbol, so every tensor sharing it knows.
+// BUG: equate(N, {2,5}) (an interval without expression) records nothing: resolve(N) stays in
+// [0, inf). The same happens through broadcastDim(N{2..10}, {4,8}, &table) (neither can be 1, so
+// N must be in [4, 8]). Sound, but what one op learns is lost for the others.
+TEST_F(SymbolTableTest, EquateWithIntervalNarrowsTheSymbol) {
+  Dimension n = named("N");
+  ASSERT_TRUE(table.equate(n, Dimension(2, 5)).ok());
+  EXPECT_EQ(table.resolve(n).interval(), (Interval{2, 5}));
+  EXPECT_EQ(table.resolve(n).toString(), "N");
+  EXPECT_FALSE(table.equate(n, Dimension(7, 9)).ok());
+
+  Dimension m = named("M", {2, 10});
+  ASSERT_TRUE(broadcastDim(m, Dimension(4, 8), &table).ok());
+  EXPECT_EQ(table.resolve(m).interval(), (Interval{4, 8}));
+}
+
 } // namespace
 } // namespace sf
