@@ -186,7 +186,17 @@ bool WireReader::failAt(int position, std::string_view message) {
   if (failed_) return false;
   failed_ = true;
   error_.assign(label_);
-  for (const Frame &frame : frames_) error_ += ": " + describeFrame(frame);
+  // A path through dozens of nested subgraphs says no more than its two ends.
+  constexpr size_t kHead = 4, kTail = 4;
+  size_t n = frames_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (n > kHead + kTail + 1 && i == kHead) {
+      error_ += ": ... (" + std::to_string(n - kHead - kTail) + " more levels)";
+      i = n - kTail - 1;
+      continue;
+    }
+    error_ += ": " + describeFrame(frames_[i]);
+  }
   error_ += ": ";
   error_ += message;
   error_ += " (at byte " + std::to_string(position) + ")";
