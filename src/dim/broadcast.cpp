@@ -76,12 +76,13 @@ Result<PartialShape> broadcastPdpd(const PartialShape &a, const PartialShape &b,
     return makeError("PDPD broadcast needs rank(B) <= rank(A) (" + a.toString() + " vs " +
                      b.toString() + ")");
   if (axis == -1) axis = ra - rb;
-  if (axis < 0 || axis + rb > ra)
-    return makeError("PDPD broadcast axis " + std::to_string(axis) + " is out of range for " +
-                     a.toString() + " and " + b.toString());
-  // Trailing 1s of B are ignored when matching B as a subsequence of A.
+  // Trailing 1s of B are ignored when matching B as a subsequence of A, so they may run past
+  // the end of A: (3, 1) counts as (3).
   int64_t used = rb;
   while (used > 0 && b[used - 1].isStatic() && b[used - 1].length() == 1) --used;
+  if (axis < 0 || axis + used > ra)
+    return makeError("PDPD broadcast axis " + std::to_string(axis) + " is out of range for " +
+                     a.toString() + " and " + b.toString());
   PartialShape out = a;
   for (int64_t i = 0; i < used; ++i) {
     const Dimension &da = a[axis + i], &db = b[i];

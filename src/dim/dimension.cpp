@@ -3,6 +3,8 @@
 
 #include "shapeflow/dim/broadcast.h"
 
+#include <algorithm>
+
 namespace sf {
 namespace {
 Interval clampDim(Interval i) {
@@ -69,7 +71,12 @@ std::optional<Dimension> Dimension::merge(const Dimension &a, const Dimension &b
   Expr e = a.expr_;
   if (a.expr_ != b.expr_) {
     int ia = informativeness(a.expr_), ib = informativeness(b.expr_);
-    if (ib > ia || (ib == ia && b.expr_ && a.expr_ && b.expr_->size < a.expr_->size)) e = b.expr_;
+    // Ties are broken by the canonical order, so that merge is commutative.
+    if (ib > ia ||
+        (ib == ia && b.expr_ && a.expr_ &&
+         (b.expr_->size < a.expr_->size ||
+          (b.expr_->size == a.expr_->size && compareExpr(b.expr_, a.expr_) < 0))))
+      e = b.expr_;
   }
   if (!e) return fromInterval(r);
   return Dimension(e, r);
@@ -151,8 +158,20 @@ Result<Dimension> Dimension::floorDiv(const Dimension &b) const {
     if (b.length() == 0) return makeError("division of dimension " + toString() + " by 0");
     return floorDiv(b.length());
   }
-  Interval r{b.range_.hi == kInf ? 0 : sf::floorDiv(range_, std::max<int64_t>(b.range_.hi, 1)).lo,
-             b.range_.lo <= 0 ? kInf : sf::floorDiv(range_, b.range_.lo).hi};
+  Interval r{-kInf, kInf};
+  if (b.range_.lo > 0) {
+    // floor(x / y) is monotone in x, and in y for a fixed sign of x: the extremes are at corners.
+    auto fd = [](int64_t x, int64_t y) -> int64_t {
+      if (x == kInf || x == -kInf) return x;
+      if (y == kInf) return x >= 0 ? 0 : -1;
+      return floorDivUnchecked(x, y);
+    };
+    int64_t c[4] = {fd(range_.lo, b.range_.lo), fd(range_.lo, b.range_.hi),
+                    fd(range_.hi, b.range_.lo), fd(range_.hi, b.range_.hi)};
+    r = {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+  } else if (range_.lo >= 0) {
+    r = {0, kInf};
+  }
   if (expr_ && b.expr_) {
     auto e = floorDivExpr(expr_, b.expr_);
     if (e.ok()) return Dimension(*e, r);

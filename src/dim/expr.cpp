@@ -319,7 +319,7 @@ const Term *leadingTerm(const Lin &l) {
 
 // ---------------------------------------------------------------- symbols
 SymbolId newSymbol(std::string name, Interval range) {
-  if (range.lo < 0) range.lo = 0;
+  // Ranges are kept as given (a capped expression may be negative); dims clamp at their level.
   if (range.hi < range.lo) range.hi = range.lo;
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -398,7 +398,7 @@ Result<Expr> floorDiv(Expr a, int64_t c) {
       // floor(floor(x / a) / c) == floor(x / (a*c)) for positive a, c.
       auto ac = checkedMul(inner->value, c);
       if (!ac) return overflow();
-      atom = makeNode(ExprKind::FloorDiv, *ac, {inner->ops[0]});
+      SF_ASSIGN(atom, floorDiv(inner->ops[0], *ac)); // canonical again (gcd, constant)
     } else {
       atom = makeNode(ExprKind::FloorDiv, c, {inner});
     }
@@ -727,6 +727,8 @@ std::string print(Expr e, const AnonFn &anon) {
       // `a + b//2` needs no parentheses; `3*(b//2)` does.
       Expr m = e->ops[i];
       bool bare = std::abs(e->coefs[i]) == 1 && m->kind != ExprKind::Mul;
+      // A leading minus binds tighter than // and % in Python: `-N//2` is `(-N)//2`.
+      if (bare && first && e->coefs[i] < 0) bare = m->kind != ExprKind::FloorDiv && m->kind != ExprKind::Mod;
       emit(e->coefs[i], bare ? print(m, anon) : printMono(m, anon));
     }
     if (e->value != 0) emit(e->value, "");

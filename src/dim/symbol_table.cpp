@@ -25,15 +25,62 @@ std::optional<SymbolId> SymbolTable::find(const std::string &name) const {
 Result<SymbolId> SymbolTable::bound(const std::string &name, Interval range) {
   auto it = byName_.find(name);
   if (it == byName_.end()) return named(name, range);
-  Interval cur = bounds(resolveSymbol(it->second));
-  Interval r = cur.intersect(range);
-  if (r.empty())
+  // Narrow what the name stands for now (it may have been equated with another symbol).
+  Expr cur = resolveSymbol(it->second);
+  if (!bounds(cur).intersect(range).empty() || isConst(cur)) {
+    auto r = narrow(cur, range);
+    if (!r.ok())
+      return makeError("symbol " + name + " cannot be in " + toString(range) + ": it is " +
+                       sf::toString(cur) + " in " + toString(bounds(cur)));
+  } else {
     return makeError("symbol " + name + " cannot be in " + toString(range) + ": it is in " +
-                     toString(cur));
-  SymbolId s = newSymbol(name, r);
-  SF_TRY(bind(it->second, symbol(s)));
-  it->second = s;
-  return s;
+                     toString(bounds(cur)));
+  }
+  Expr now = resolveSymbol(it->second);
+  return isSymbol(now) ? now->sym : it->second;
+}
+
+Result<void> SymbolTable::narrow(Expr e0, Interval r) {
+  Expr e = e0;
+  if (!subst_.empty()) {
+    auto res = substitute(e0, [this](SymbolId t) -> Expr {
+      return subst_.count(t) ? resolveSymbol(t) : nullptr;
+    });
+    if (res.ok()) e = *res;
+  }
+  Interval b = bounds(e);
+  if (r.contains(b)) return success();
+  if (b.intersect(r).empty())
+    return makeError(sf::toString(e) + " cannot be in " + toString(r) + ": it is in " + toString(b));
+  // e == k*t + c for one symbol t: narrow t to (r - c) / k.
+  Expr t = nullptr;
+  int64_t k = 1, c = 0;
+  if (isSymbol(e)) {
+    t = e;
+  } else if (e->kind == ExprKind::Add && e->ops.size() == 1 && isSymbol(e->ops[0])) {
+    t = e->ops[0], k = e->coefs[0], c = e->value;
+  }
+  if (!t) return success(); // cannot be recorded precisely; nothing wrong is learned either
+  auto divFloor = [](int64_t x, int64_t y) { return (x == kInf || x == -kInf) ? x : floorDivUnchecked(x, y); };
+  auto divCeil = [&](int64_t x, int64_t y) {
+    return (x == kInf || x == -kInf) ? x : -floorDivUnchecked(-x, y);
+  };
+  Interval shifted = add(r, Interval::point(-c));
+  Interval tr = k > 0 ? Interval{divCeil(shifted.lo, k), divFloor(shifted.hi, k)}
+                      : Interval{divCeil(neg(shifted).lo, -k), divFloor(neg(shifted).hi, -k)};
+  Interval nr = bounds(t).intersect(tr);
+  if (nr.empty())
+    return makeError(sf::toString(e) + " cannot be in " + toString(r) + ": it is in " + toString(b));
+  if (nr == bounds(t)) return success();
+  const SymbolInfo &info = symbolInfo(t->sym);
+  std::string nm = info.name;
+  SymbolId narrowed = newSymbol(nm, nr);
+  SF_TRY(bind(t->sym, symbol(narrowed)));
+  if (!nm.empty()) {
+    auto it = byName_.find(nm);
+    if (it != byName_.end()) it->second = narrowed;
+  }
+  return success();
 }
 
 SymbolId SymbolTable::freshNamed(const std::string &stem, Interval range) {
@@ -80,7 +127,8 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
   if (r.empty())
     return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
   Expr ea = a.expr(), eb = b.expr();
-  if (!ea || !eb || ea == eb) return success();
+  if (!ea && !eb) return success();
+  if (!ea || !eb || ea == eb) return narrow(ea ? ea : eb, r);
   if (isSymbol(ea) && isSymbol(eb)) {
     SymbolId sa = ea->sym, sb = eb->sym;
     Interval ra = bounds(ea), rb = bounds(eb);
@@ -124,7 +172,11 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
     if (elsewhere) continue;
     if (!pick || preferEliminate(m->sym, terms[*pick].first->sym)) pick = i;
   }
-  if (!pick) return success(); // cannot be recorded; nothing wrong was learned either
+  if (!pick) {
+    // Cannot be solved for a symbol; the ranges still narrow.
+    SF_TRY(narrow(ea, r));
+    return narrow(eb, r);
+  }
   // k*s + rest == 0  =>  s == -rest / k
   auto [s, k] = terms[*pick];
   Expr rest = constant(c);
@@ -134,10 +186,12 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
     SF_ASSIGN(rest, add(rest, t));
   }
   SF_ASSIGN(Expr value, k == 1 ? neg(rest) : Result<Expr>(rest));
-  Interval vb = bounds(value).intersect(bounds(s));
-  if (vb.empty())
+  if (bounds(value).intersect(bounds(s)).empty())
     return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
-  return bind(s->sym, value);
+  SF_TRY(bind(s->sym, value));
+  // s's range now constrains the symbols of its value, and both sides lie in r.
+  SF_TRY(narrow(value, bounds(s)));
+  return narrow(ea, r);
 }
 
 Dimension SymbolTable::resolve(const Dimension &d) const {

@@ -126,7 +126,7 @@ TEST_F(ExprTest, PrintingTable) {
 
 // The printed form is Python: reading it back (our parser uses Python's precedence, where unary
 // minus binds tighter than // and %) gives the same expression.
-// BUG: a leading negated floor division or modulo prints without parentheses:
+// Regression (was a bug, fixed): a leading negated floor division or modulo prints without parentheses:
 // toString(neg(floorDiv(N, 2)) + 5) is "-N//2 + 5", which Python (and parseDimension) reads as
 // (-N)//2 + 5: at N = 1 that is 4, the expression is 5. Likewise "-N % 3 + 5". It needs
 // "-(N//2) + 5". (Not first, " - N//2" is fine: binary minus binds looser.)
@@ -393,7 +393,7 @@ TEST_F(ExprTest, SizeCapTurnsARunawayProductIntoABoundedSymbol) {
   EXPECT_TRUE(prod->hasAnonymous);
 }
 
-// BUG: the size cap loses negative bounds. The fresh symbol is made with newSymbol(), which
+// Regression (was a bug, fixed): the size cap loses negative bounds. The fresh symbol is made with newSymbol(), which
 // clamps a range's lower end to 0, so a capped expression that can be negative gets bounds that
 // exclude its own values: -(X0 + ... + X47) with Xi in [0, 1] (bounds [-48, 0]) becomes `?` in
 // [0, 0]; the full -(X0 + ... + X59) then claims [-12, 0] but is -60 at Xi = 1. Dimension values

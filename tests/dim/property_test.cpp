@@ -112,7 +112,7 @@ TEST(Property, MergeWithSymbolsIsIdempotentAndSound) {
   }
 }
 
-// BUG: Dimension::merge is not commutative for two different expressions of the same
+// Regression (was a bug, fixed): Dimension::merge is not commutative for two different expressions of the same
 // informativeness: merge(N, M) keeps N, merge(M, N) keeps M (dimension.cpp breaks the tie by
 // argument order). Minimal reproduction:
 //   SymbolTable t; Dimension n = Dimension::symbol(t.named("N")), m = Dimension::symbol(t.named("M"));
@@ -255,7 +255,7 @@ TEST(Property, BroadcastContainsEveryConcreteBroadcast) {
   checkBroadcastContainsConcrete(0xb0ad0001, /*minValue=*/1);
 }
 
-// BUG: with empty dims in play the symbolic result max(N, M) is wrong for N = 1, M = 0 (numpy
+// Regression (was a bug, fixed): with empty dims in play the symbolic result max(N, M) is wrong for N = 1, M = 0 (numpy
 // gives 0); see BroadcastRules.TwoSymbolsThatMayBeOneAgainstZero for the minimal reproduction.
 TEST(Property, BroadcastContainsEveryConcreteBroadcastWithEmptyDims) {
   checkBroadcastContainsConcrete(0xb0ad0002, /*minValue=*/0);
@@ -437,7 +437,7 @@ struct ExprWorld {
   }
 };
 
-// BUG (found here): capped expressions with negative values get bounds clamped to >= 0, e.g.
+// Regression (found here, fixed): capped expressions with negative values get bounds clamped to >= 0, e.g.
 // (((max(D, D) + (1 - B))*((D) % 2 - (C + D)))*min((4 - A), B)) is capped to `?` in [0, 220] but
 // is -7 at some points. Minimal reproduction: ExprTest.SizeCapKeepsNegativeBounds.
 TEST(Property, CanonicalExpressionsEvaluateLikeTheNaiveTree) {
@@ -472,7 +472,7 @@ TEST(Property, CanonicalExpressionsEvaluateLikeTheNaiveTree) {
 
 // Canonical form: the same tree with commutative operands swapped is the same node; the printed
 // form parses back to the same node; substituting every symbol by its value gives the constant.
-// BUG (found here): a sum whose first term is a negated floor division or modulo prints as
+// Regression (found here, fixed): a sum whose first term is a negated floor division or modulo prints as
 // `-x//c` / `-x % c`, which Python (and parseDimension) reads as (-x)//c, e.g.
 // `-(-max(B, D) + 1) % 3 + 9` reads back as `(max(B, D) + 2) % 3 + 9`, and inside a call
 // `max(D, -C*D//5 + min(E, max(A, D)))` reads back with (-C*D)//5. Minimal reproduction:
@@ -649,7 +649,7 @@ TEST(Property, DimensionArithmeticIsSound) { checkDimArithmetic(0xa417001, false
 
 // The same with negative values, which shape-tensor elements may have (Dimension::constantValue,
 // fromInterval keep them).
-// BUG: Dimension::floorDiv(const Dimension &b) computes its bounds as if the dividend were
+// Regression (was a bug, fixed): Dimension::floorDiv(const Dimension &b) computes its bounds as if the dividend were
 // non-negative: fromInterval({-10, -5}).floorDiv(Dimension(2, 3)) gives [-4, -3], but -10//2 is
 // -5 and -5//3 is -2. With an open b, fromInterval({-10, -5}).floorDiv(Dimension(2, -1)) gives
 // [-3, 0] (the lower end is set to 0), but -10//2 is -5 and -5//1000 is -1.
@@ -734,7 +734,7 @@ struct EqualityOracle {
 
 // equate succeeds exactly when the equality is possible (checked against the oracle above), and
 // then the two sides resolve to the same expression, now and after later equalities.
-// BUG: SymbolTable::equate accepts impossible equalities once a linear solve is involved: solving
+// Regression (was a bug, fixed): SymbolTable::equate accepts impossible equalities once a linear solve is involved: solving
 // `B == A + 2` binds B := A + 2 without narrowing A to B's range shifted by -2, so a later
 // `A == 0` is accepted although it makes B = 2, outside B's range; resolve() then refuses to
 // apply the substitution to B (the bounds do not meet) and returns B unchanged, so B and A + 2 no

@@ -145,7 +145,7 @@ TEST(Seed001Pdpd, TrailingOnesOfBAreIgnored) {
 
 // Rule 5 also lets the ignored trailing 1s hang past A's end: B = (3, 1) "=> (3)" fits A = (2, 3)
 // at axis 1 (OpenVINO checks only the trimmed length against A).
-// BUG: broadcastShapes([2,3], [3,1], PDPD axis=1) fails with "axis 1 is out of range": the range
+// Regression (was a bug, fixed): broadcastShapes([2,3], [3,1], PDPD axis=1) fails with "axis 1 is out of range": the range
 // check uses rank(B) before the trailing 1s are dropped.
 TEST(Seed001Pdpd, TrailingOnesMayPassTheEndOfA) {
   EXPECT_EQ(GET(broadcastShapes(S({2, 3}), S({3, 1}), pdpd(1))), S({2, 3}));

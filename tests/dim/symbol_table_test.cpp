@@ -126,7 +126,7 @@ TEST_F(SymbolTableTest, AnonymousIsEliminatedBeforeNamed) {
   EXPECT_EQ(table.resolve(anon).interval(), (Interval{2, 50}));
 }
 
-// BUG: a linear solve does not carry ranges over. equate(B, A + 2) binds B := A + 2 but leaves A
+// Regression (was a bug, fixed): a linear solve does not carry ranges over. equate(B, A + 2) binds B := A + 2 but leaves A
 // in [0, 10] although B in [5, 10] means A in [3, 8]; so equate(A, 0) is accepted, making B = 2
 // outside its range, and resolve(B) then silently keeps B (the bounds do not meet) while
 // resolve(A + 2) is 2: the recorded equality B == A + 2 is lost.
@@ -142,7 +142,7 @@ TEST_F(SymbolTableTest, LinearSolveKeepsRanges) {
       << table.resolve(b).toString() << " vs " << table.resolve(a2).toString();
 }
 
-// BUG: bound() after an equality forgets it. After equate(A, B), bound("B", {2, 5}) rebinds B to a
+// Regression (was a bug, fixed): bound() after an equality forgets it. After equate(A, B), bound("B", {2, 5}) rebinds B to a
 // fresh narrowed symbol, overwriting B's substitution; then A resolves to A in [0, inf) and B to B
 // in [2, 5]: no longer equal, and A's range did not narrow. Expected: both resolve to the same
 // symbol in [2, 5] (and a further bound("A", {3, 9}) narrows both to [3, 5]).
@@ -161,7 +161,7 @@ TEST_F(SymbolTableTest, BoundAfterEquateKeepsTheEquality) {
 
 // "records what inference learns: ... a symbol's range narrows": equating a symbol with an
 // anonymous interval narrows the symbol, so every tensor sharing it knows.
-// BUG: equate(N, {2,5}) (an interval without expression) records nothing: resolve(N) stays in
+// Regression (was a bug, fixed): equate(N, {2,5}) (an interval without expression) records nothing: resolve(N) stays in
 // [0, inf). The same happens through broadcastDim(N{2..10}, {4,8}, &table) (neither can be 1, so
 // N must be in [4, 8]). Sound, but what one op learns is lost for the others.
 TEST_F(SymbolTableTest, EquateWithIntervalNarrowsTheSymbol) {

@@ -27,6 +27,9 @@ public:
 
   /// Records a == b. Fails when they cannot be equal (disjoint bounds). Equal constants are fine.
   Result<void> equate(const Dimension &a, const Dimension &b);
+  /// Records that `e` lies within `r`: narrows the symbol of `e` when it is `k*s + c`; fails
+  /// when it cannot lie there.
+  Result<void> narrow(Expr e, Interval r);
   /// Applies every recorded substitution.
   Dimension resolve(const Dimension &d) const;
   PartialShape resolve(const PartialShape &s) const;
