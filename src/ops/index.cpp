@@ -1,0 +1,569 @@
+// Indexing and data-dependent ops: GatherElements, GatherND, ScatterND, ScatterElements, Scatter,
+// OneHot, TopK, NonZero, Unique, Compress, NonMaxSuppression, Trilu, ReverseSequence, EyeLike,
+// DepthToSpace, SpaceToDepth, Det. A size that depends on data (NonZero's count, TopK's k when it
+// is not known) is a fresh named symbol with the tightest bound the inputs allow, so that every
+// tensor downstream shares it.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace sf {
+namespace {
+
+using Facts = std::vector<Fact>;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// Range of the element count of a shape of static rank (open when a dim is unbounded).
+Interval elementCountRange(const PartialShape &s) {
+  int64_t lo = 1, hi = 1;
+  for (const auto &d : s.dims()) {
+    lo = satMul(lo, d.minLength());
+    hi = satMul(hi, d.maxLength());
+  }
+  return {lo, hi};
+}
+
+/// Error unless `f` has rank `r` (when its rank is known).
+Result<void> requireRank(const Fact &f, size_t index, int64_t r, const char *what) {
+  if (f.shape.rankIsStatic() && int64_t(f.shape.size()) != r)
+    return makeError("input " + str(int64_t(index)) + " (" + what + ") has rank " +
+                     str(int64_t(f.shape.size())) + ", expected " + str(r) + " (" + describe(f) +
+                     ")");
+  return success();
+}
+
+/// Elements of a known constant as doubles (for counting data-dependent sizes exactly).
+std::optional<std::vector<double>> constantElements(const Fact &f, size_t budget) {
+  if (!f.constant) return std::nullopt;
+  auto v = f.constant->toDoubles(budget);
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+/// Scatters known updates into a known 1-D value vector at known positions.
+std::optional<std::vector<Dimension>> scatterValues(const Fact &data,
+                                                    const std::vector<int64_t> &positions,
+                                                    const Fact &updates) {
+  auto dv = dimValues(data);
+  auto uv = dimValues(updates);
+  if (!dv || !uv || uv->size() != positions.size()) return std::nullopt;
+  int64_t n = int64_t(dv->size());
+  std::vector<Dimension> v = *dv;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    int64_t p = positions[i] < 0 ? positions[i] + n : positions[i];
+    if (p < 0 || p >= n) return std::nullopt;
+    v[p] = (*uv)[i];
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------- GatherElements
+Result<Facts> gatherElements(InferContext &ctx) {
+  const Fact &data = ctx.input(0), &idx = ctx.input(1);
+  int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
+  Fact out = makeFact(data.type, idx.shape);
+  if (data.shape.rankIsStatic()) {
+    int64_t r = int64_t(data.shape.size());
+    if (r == 0) return makeError("cannot gather from a scalar (" + describe(data) + ")");
+    SF_TRY(normalizeAxis(axis, r));
+    SF_TRY(requireRank(idx, 1, r, "indices"));
+    if (!idx.shape.rankIsStatic()) out.shape = PartialShape::dynamic(r);
+  }
+  // Values: picking elements of a known vector.
+  auto dv = dimValues(data);
+  auto iv = constInts(idx);
+  if (dv && iv && idx.shape.rankIsStatic() && idx.shape.size() == 1) {
+    int64_t n = int64_t(dv->size());
+    std::vector<Dimension> v;
+    for (int64_t i : *iv) {
+      int64_t j = i < 0 ? i + n : i;
+      if (j < 0 || j >= n)
+        return makeError("index " + str(i) + " is out of range for " + describe(data));
+      v.push_back((*dv)[j]);
+    }
+    out.value = std::move(v);
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- GatherND
+Result<Facts> gatherND(InferContext &ctx) {
+  const Fact &data = ctx.input(0), &idx = ctx.input(1);
+  int64_t b = ctx.attrs().getInt("batch_dims", 0).valueOr(0);
+  Fact out = makeFact(data.type, PartialShape::dynamic());
+  if (b < 0) return makeError("batch_dims " + str(b) + " is negative");
+  if (idx.type != ElementType::Undefined && !isInteger(idx.type))
+    return makeError("indices must be integers, got " + describe(idx));
+  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return Facts{out};
+  int64_t r = int64_t(data.shape.size()), q = int64_t(idx.shape.size());
+  if (r < 1 || q < 1)
+    return makeError("data and indices must have rank >= 1 (" + describe(data) + ", " +
+                     describe(idx) + ")");
+  if (b >= std::min(r, q))
+    return makeError("batch_dims " + str(b) + " must be less than both ranks (" + describe(data) +
+                     ", " + describe(idx) + ")");
+  std::vector<Dimension> dims;
+  for (int64_t i = 0; i < b; ++i) {
+    auto m = ctx.mergeDims(data.shape[i], idx.shape[i]);
+    if (!m.ok())
+      return makeError("batch dimension " + str(i) + " differs: " + data.shape[i].toString() +
+                       " vs " + idx.shape[i].toString() + " (" + describe(data) + ", " +
+                       describe(idx) + ")");
+  }
+  const Dimension &kd = idx.shape[q - 1];
+  if (!kd.isStatic()) return Facts{out};
+  int64_t k = kd.length();
+  if (k < 1 || k > r - b)
+    return makeError("the last dimension of indices (" + str(k) + ") must be in 1.." +
+                     str(r - b) + " (" + describe(data) + ", " + describe(idx) + ")");
+  for (int64_t i = 0; i < q - 1; ++i) dims.push_back(idx.shape[i]);
+  for (int64_t i = b + k; i < r; ++i) dims.push_back(data.shape[i]);
+  out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- ScatterND
+Result<Facts> scatterND(InferContext &ctx) {
+  const Fact &data = ctx.input(0), &idx = ctx.input(1), &upd = ctx.input(2);
+  if (data.type != ElementType::Undefined && upd.type != ElementType::Undefined &&
+      data.type != upd.type)
+    return makeError("updates type differs from data: " + describe(upd) + " vs " + describe(data));
+  Fact out = makeFact(data.type != ElementType::Undefined ? data.type : upd.type, data.shape);
+  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return Facts{out};
+  int64_t r = int64_t(data.shape.size()), q = int64_t(idx.shape.size());
+  if (r < 1 || q < 1)
+    return makeError("data and indices must have rank >= 1 (" + describe(data) + ", " +
+                     describe(idx) + ")");
+  const Dimension &kd = idx.shape[q - 1];
+  if (!kd.isStatic()) return Facts{out};
+  int64_t k = kd.length();
+  if (k > r)
+    return makeError("the last dimension of indices (" + str(k) + ") exceeds the data rank " +
+                     str(r) + " (" + describe(data) + ", " + describe(idx) + ")");
+  std::vector<Dimension> expect(idx.shape.dims().begin(), idx.shape.dims().end() - 1);
+  expect.insert(expect.end(), data.shape.dims().begin() + k, data.shape.dims().end());
+  if (upd.shape.rankIsStatic()) {
+    auto m = ctx.mergeShapes(upd.shape, PartialShape(expect));
+    if (!m.ok())
+      return makeError("updates " + describe(upd) + " do not match the expected shape " +
+                       PartialShape(expect).toString() + " (" + m.error().message + ")");
+  }
+  out.shape = ctx.symbols().resolve(data.shape);
+  // Values: writing known elements into a known vector (1-D data, k = 1, no reduction).
+  std::string reduction = ctx.attrs().has("reduction")
+                              ? ctx.attrs().getString("reduction").valueOr("none")
+                              : "none";
+  if (r == 1 && k == 1 && reduction == "none" && isInteger(out.type)) {
+    if (auto pos = constInts(idx)) out.value = scatterValues(data, *pos, upd);
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- ScatterElements, Scatter
+Result<Facts> scatterElements(InferContext &ctx) {
+  const Fact &data = ctx.input(0), &idx = ctx.input(1), &upd = ctx.input(2);
+  int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
+  if (data.type != ElementType::Undefined && upd.type != ElementType::Undefined &&
+      data.type != upd.type)
+    return makeError("updates type differs from data: " + describe(upd) + " vs " + describe(data));
+  Fact out = makeFact(data.type != ElementType::Undefined ? data.type : upd.type, data.shape);
+  if (idx.shape.rankIsStatic() && upd.shape.rankIsStatic()) {
+    auto m = ctx.mergeShapes(idx.shape, upd.shape);
+    if (!m.ok())
+      return makeError("indices and updates must have the same shape (" + describe(idx) +
+                       " vs " + describe(upd) + ")");
+  }
+  if (data.shape.rankIsStatic()) {
+    int64_t r = int64_t(data.shape.size());
+    if (r == 0) return makeError("cannot scatter into a scalar (" + describe(data) + ")");
+    SF_TRY(normalizeAxis(axis, r));
+    SF_TRY(requireRank(idx, 1, r, "indices"));
+    SF_TRY(requireRank(upd, 2, r, "updates"));
+    out.shape = ctx.symbols().resolve(data.shape);
+    std::string reduction = ctx.attrs().has("reduction")
+                                ? ctx.attrs().getString("reduction").valueOr("none")
+                                : "none";
+    if (r == 1 && reduction == "none" && isInteger(out.type)) {
+      if (auto pos = constInts(idx)) out.value = scatterValues(data, *pos, upd);
+    }
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- OneHot
+Result<Facts> oneHot(InferContext &ctx) {
+  const Fact &idx = ctx.input(0), &depthFact = ctx.input(1), &values = ctx.input(2);
+  int64_t axis = ctx.attrs().getInt("axis", -1).valueOr(-1);
+  if (depthFact.shape.rankIsStatic()) {
+    auto n = elementCountRange(depthFact.shape);
+    if (depthFact.shape.size() > 1 || (n.isPoint() && n.lo != 1))
+      return makeError("'depth' must be a scalar or have one element, got " +
+                       describe(depthFact));
+  }
+  if (values.shape.rankIsStatic()) {
+    if (values.shape.size() != 1 || !values.shape[0].compatible(Dimension(2)))
+      return makeError("'values' must have shape [2], got " + describe(values));
+  }
+  std::optional<Dimension> depth = scalarDim(depthFact);
+  if (!depth) {
+    auto f = constFloats(depthFact, 1);
+    if (f && f->size() == 1 && std::isfinite((*f)[0]) && std::fabs((*f)[0]) < 9.0e18)
+      depth = Dimension::constantValue(int64_t(std::trunc((*f)[0])));
+  }
+  if (depth && depth->isStatic() && depth->length() < 1)
+    return makeError("'depth' must be positive, got " + str(depth->length()));
+  Fact out = makeFact(values.type, PartialShape::dynamic());
+  if (!idx.shape.rankIsStatic()) return Facts{out};
+  int64_t r = int64_t(idx.shape.size());
+  if (axis < -(r + 1) || axis > r)
+    return makeError("axis " + str(axis) + " is out of range for output rank " + str(r + 1));
+  if (axis < 0) axis += r + 1;
+  std::vector<Dimension> dims = idx.shape.dims();
+  dims.insert(dims.begin() + axis, depth ? depth->nonNegative() : Dimension::dynamic());
+  out.shape = PartialShape(std::move(dims));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- TopK
+Result<Facts> topK(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  int64_t axis = ctx.attrs().getInt("axis", -1).valueOr(-1);
+  bool kFromInput = ctx.opset() == 0 ? ctx.numInputs() >= 2 : ctx.opset() >= 10;
+  std::optional<Dimension> k;
+  if (kFromInput) {
+    const Fact &kf = ctx.input(1);
+    if (!ctx.hasInput(1)) return makeError("input 1 ('K') is required");
+    if (kf.type != ElementType::Undefined && !isInteger(kf.type))
+      return makeError("'K' must be an integer, got " + describe(kf));
+    if (kf.shape.rankIsStatic()) {
+      auto n = elementCountRange(kf.shape);
+      if (kf.shape.size() > 1 || (n.isPoint() && n.lo != 1))
+        return makeError("'K' must have one element, got " + describe(kf));
+    }
+    k = scalarDim(kf);
+  } else {
+    auto a = ctx.attrs().getInt("k");
+    if (!a.ok()) return makeError("attribute 'k' is required");
+    k = Dimension::constantValue(*a);
+  }
+  if (k && k->isStatic() && k->length() < 0)
+    return makeError("k must be non-negative, got " + str(k->length()));
+  Fact values = makeFact(x.type, PartialShape::dynamic());
+  Fact indices = makeFact(ElementType::I64, PartialShape::dynamic());
+  if (!x.shape.rankIsStatic()) return Facts{values, indices};
+  int64_t r = int64_t(x.shape.size());
+  SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
+  const Dimension &d = x.shape[a];
+  Interval valid{0, d.maxLength()};
+  Dimension kd;
+  if (k && k->isStatic()) {
+    if (k->length() > d.maxLength())
+      return makeError("k = " + str(k->length()) + " is larger than axis " + str(a) + " of " +
+                       describe(x));
+    kd = Dimension(k->length());
+  } else if (k && k->isNamedExpr()) {
+    Interval in = k->interval().intersect(valid);
+    if (in.empty())
+      return makeError("k = " + k->toString() + " cannot fit axis " + str(a) + " of " +
+                       describe(x));
+    kd = Dimension(k->expr(), in);
+  } else {
+    Interval in = k ? k->interval().intersect(valid) : valid;
+    if (in.empty())
+      return makeError("k = " + k->toString() + " cannot fit axis " + str(a) + " of " +
+                       describe(x));
+    kd = ctx.freshDim("topk_k", in);
+  }
+  std::vector<Dimension> dims = x.shape.dims();
+  dims[a] = kd;
+  values.shape = PartialShape(dims);
+  indices.shape = PartialShape(std::move(dims));
+  return Facts{values, indices};
+}
+
+// ---------------------------------------------------------------- NonZero
+Result<Facts> nonZero(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  // A scalar counts as a 1-element vector (numpy's nonzero and onnxruntime): [1, nnz].
+  Dimension rank = x.shape.rankIsStatic() ? Dimension(std::max<int64_t>(x.shape.size(), 1))
+                                          : Dimension();
+  Interval count{0, kInf};
+  if (x.shape.rankIsStatic()) count = {0, elementCountRange(x.shape).hi};
+  if (auto v = constantElements(x, ctx.valueBudget())) {
+    int64_t n = 0;
+    for (double e : *v) n += e != 0;
+    count = Interval::point(n);
+  } else if (x.value && x.shape.rankIsStatic() && x.shape.size() <= 1) {
+    // Propagated integers: some are surely nonzero, some surely zero.
+    int64_t sure = 0, maybe = 0;
+    for (const auto &d : *x.value) {
+      if (!d.interval().contains(0)) ++sure, ++maybe;
+      else if (!(d.isStatic() && d.length() == 0)) ++maybe;
+    }
+    count = Interval{sure, maybe}.intersect(count);
+  }
+  Dimension nnz = ctx.freshDim("nonzero", count);
+  return Facts{makeFact(ElementType::I64, PartialShape{rank, nnz})};
+}
+
+// ---------------------------------------------------------------- Unique
+Result<Facts> unique(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  Facts outs(4, makeFact(ElementType::I64, PartialShape::dynamic(1)));
+  outs[0] = makeFact(x.type, PartialShape::dynamic());
+  bool hasAxis = ctx.attrs().has("axis");
+  if (!x.shape.rankIsStatic()) {
+    if (!hasAxis) outs[0].shape = PartialShape::dynamic(1);
+    Dimension u = ctx.freshDim("unique", {0, kInf});
+    for (size_t i : {size_t(0), size_t(1), size_t(3)})
+      if (i != 0 || !hasAxis) outs[i].shape = PartialShape{u};
+    return outs;
+  }
+  if (!hasAxis) {
+    Interval n = elementCountRange(x.shape);
+    Interval range{std::min<int64_t>(n.lo, 1), n.hi};
+    if (auto v = constantElements(x, ctx.valueBudget())) {
+      std::set<double> distinct;
+      int64_t nans = 0;
+      for (double e : *v) std::isnan(e) ? ++nans : (distinct.insert(e), 0);
+      range = Interval::point(int64_t(distinct.size()) + nans);
+    }
+    Dimension u = ctx.freshDim("unique", range);
+    SF_ASSIGN(Dimension numel, x.shape.elementCount());
+    outs[0].shape = PartialShape{u};
+    outs[1].shape = PartialShape{u};
+    outs[2].shape = PartialShape{numel};
+    outs[3].shape = PartialShape{u};
+    return outs;
+  }
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis"));
+  SF_ASSIGN(int64_t a, normalizeAxis(axis, int64_t(x.shape.size())));
+  const Dimension &d = x.shape[a];
+  Interval range{std::min<int64_t>(d.minLength(), 1), d.maxLength()};
+  auto v = constantElements(x, ctx.valueBudget());
+  auto shape = x.shape.toShape();
+  if (v && shape.ok()) {
+    // Distinct slices along the axis.
+    int64_t outer = 1, inner = 1, n = (*shape)[a];
+    for (int64_t i = 0; i < a; ++i) outer *= (*shape)[i];
+    for (size_t i = a + 1; i < shape->size(); ++i) inner *= (*shape)[i];
+    std::set<std::vector<double>> slices;
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<double> s;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) s.push_back((*v)[(o * n + j) * inner + i]);
+      slices.insert(std::move(s));
+    }
+    range = Interval::point(int64_t(slices.size()));
+  }
+  Dimension u = ctx.freshDim("unique", range);
+  std::vector<Dimension> y = x.shape.dims();
+  y[a] = u;
+  outs[0].shape = PartialShape(std::move(y));
+  outs[1].shape = PartialShape{u};
+  outs[2].shape = PartialShape{d};
+  outs[3].shape = PartialShape{u};
+  return outs;
+}
+
+// ---------------------------------------------------------------- Compress
+Result<Facts> compress(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &cond = ctx.input(1);
+  if (cond.type != ElementType::Undefined && cond.type != ElementType::Bool)
+    return makeError("condition must be bool, got " + describe(cond));
+  SF_TRY(requireRank(cond, 1, 1, "condition"));
+  bool hasAxis = ctx.attrs().has("axis");
+  Fact out = makeFact(x.type, hasAxis ? PartialShape::dynamic() : PartialShape::dynamic(1));
+  if (hasAxis && !x.shape.rankIsStatic()) return Facts{out};
+  // The selectable length: the flattened input, or the axis.
+  Dimension len;
+  int64_t a = 0;
+  if (hasAxis) {
+    SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis"));
+    SF_ASSIGN(a, normalizeAxis(axis, int64_t(x.shape.size())));
+    len = x.shape[a];
+  } else if (x.shape.rankIsStatic()) {
+    len = Dimension::fromInterval(elementCountRange(x.shape));
+  }
+  Dimension condLen = cond.shape.rankIsStatic() ? cond.shape[0] : Dimension();
+  Interval range{0, std::min(len.maxLength(), condLen.maxLength())};
+  if (auto v = constantElements(cond, ctx.valueBudget())) {
+    // Trues within what the input surely has, and within what it may have.
+    int64_t sure = 0, maybe = 0;
+    for (size_t i = 0; i < v->size(); ++i) {
+      if ((*v)[i] == 0) continue;
+      if (int64_t(i) < len.minLength()) ++sure;
+      if (int64_t(i) < len.maxLength()) ++maybe;
+    }
+    range = {sure, maybe};
+  }
+  Dimension c = ctx.freshDim("compress", range);
+  if (hasAxis) {
+    std::vector<Dimension> dims = x.shape.dims();
+    dims[a] = c;
+    out.shape = PartialShape(std::move(dims));
+  } else {
+    out.shape = PartialShape{c};
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- NonMaxSuppression
+Result<Facts> nonMaxSuppression(InferContext &ctx) {
+  const Fact &boxes = ctx.input(0), &scores = ctx.input(1);
+  SF_TRY(requireRank(boxes, 0, 3, "boxes"));
+  SF_TRY(requireRank(scores, 1, 3, "scores"));
+  Dimension batches, classes, count;
+  if (boxes.shape.rankIsStatic()) {
+    if (!boxes.shape[2].compatible(Dimension(4)))
+      return makeError("boxes must have 4 coordinates in the last dimension, got " +
+                       describe(boxes));
+    SF_TRY(ctx.mergeDims(boxes.shape[2], Dimension(4)));
+    batches = boxes.shape[0];
+    count = boxes.shape[1];
+  }
+  if (scores.shape.rankIsStatic()) {
+    auto b = ctx.mergeDims(batches, scores.shape[0]);
+    auto n = ctx.mergeDims(count, scores.shape[2]);
+    if (!b.ok() || !n.ok())
+      return makeError("boxes and scores disagree on batches or boxes (" + describe(boxes) +
+                       " vs " + describe(scores) + ")");
+    batches = *b;
+    count = *n;
+    classes = scores.shape[1];
+  }
+  // Absent max_output_boxes_per_class means 0: nothing is selected.
+  int64_t perClass = count.maxLength();
+  if (!ctx.hasInput(2)) {
+    perClass = 0;
+  } else if (auto m = scalarDim(ctx.input(2))) {
+    perClass = std::min(perClass, std::max<int64_t>(m->maxLength(), 0));
+  }
+  int64_t hi = satMul(satMul(batches.maxLength(), classes.maxLength()), perClass);
+  Dimension n = ctx.freshDim("nms", {0, hi});
+  return Facts{makeFact(ElementType::I64, PartialShape{n, Dimension(3)})};
+}
+
+// ---------------------------------------------------------------- Trilu, ReverseSequence, EyeLike
+Result<Facts> trilu(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  if (x.shape.rankIsStatic() && x.shape.size() < 2)
+    return makeError("input must have rank >= 2, got " + describe(x));
+  if (ctx.hasInput(1)) {
+    const Fact &k = ctx.input(1);
+    if (k.shape.rankIsStatic() && k.shape.size() > 0)
+      return makeError("'k' must be a scalar, got " + describe(k));
+  }
+  return Facts{makeFact(x.type, x.shape)};
+}
+
+Result<Facts> reverseSequence(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &lens = ctx.input(1);
+  int64_t batchAxis = ctx.attrs().getInt("batch_axis", 1).valueOr(1);
+  int64_t timeAxis = ctx.attrs().getInt("time_axis", 0).valueOr(0);
+  if ((batchAxis != 0 && batchAxis != 1) || (timeAxis != 0 && timeAxis != 1) ||
+      batchAxis == timeAxis)
+    return makeError("batch_axis (" + str(batchAxis) + ") and time_axis (" + str(timeAxis) +
+                     ") must be 0 and 1 in some order");
+  SF_TRY(requireRank(lens, 1, 1, "sequence_lens"));
+  if (x.shape.rankIsStatic() && x.shape.size() < 2)
+    return makeError("input must have rank >= 2, got " + describe(x));
+  if (x.shape.rankIsStatic() && lens.shape.rankIsStatic()) {
+    auto m = ctx.mergeDims(x.shape[batchAxis], lens.shape[0]);
+    if (!m.ok())
+      return makeError("sequence_lens has " + lens.shape[0].toString() +
+                       " elements but the batch axis has " + x.shape[batchAxis].toString() +
+                       " (" + describe(x) + ", " + describe(lens) + ")");
+  }
+  return Facts{makeFact(x.type, ctx.symbols().resolve(x.shape))};
+}
+
+Result<Facts> eyeLike(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(requireRank(x, 0, 2, "input"));
+  ElementType t = x.type;
+  if (ctx.attrs().has("dtype")) {
+    SF_ASSIGN(int64_t dt, ctx.attrs().getInt("dtype"));
+    auto known = elementTypeFromOnnx(dt);
+    if (!known || *known == ElementType::Undefined)
+      return makeError("attribute 'dtype' (" + str(dt) + ") is not a known element type");
+    t = *known;
+  }
+  return Facts{makeFact(t, x.shape.rankIsStatic() ? x.shape : PartialShape::dynamic(2))};
+}
+
+// ---------------------------------------------------------------- DepthToSpace, SpaceToDepth
+Result<Facts> depthSpace(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_ASSIGN(int64_t b, ctx.attrs().getInt("blocksize"));
+  if (b <= 0) return makeError("blocksize must be positive, got " + str(b));
+  SF_TRY(requireRank(x, 0, 4, "input"));
+  if (ctx.attrs().has("mode")) {
+    std::string mode = ctx.attrs().getString("mode").valueOr("");
+    if (mode != "DCR" && mode != "CRD") return makeError("unknown mode '" + mode + "'");
+  }
+  Fact out = makeFact(x.type, PartialShape::dynamic(4));
+  if (!x.shape.rankIsStatic()) return Facts{out};
+  auto bb = checkedMul(b, b);
+  if (!bb) return makeError("blocksize " + str(b) + " overflows");
+  const auto &d = x.shape.dims();
+  auto divisible = [&](const Dimension &dim, int64_t by, const char *name) -> Result<Dimension> {
+    if (dim.isStatic() && dim.length() % by != 0)
+      return makeError(std::string(name) + " (" + dim.toString() + ") is not divisible by " +
+                       str(by) + " (" + describe(x) + ", blocksize " + str(b) + ")");
+    return dim.floorDiv(by);
+  };
+  Dimension bd(b);
+  if (ctx.opType() == "DepthToSpace") {
+    SF_ASSIGN(Dimension c, divisible(d[1], *bb, "channels"));
+    SF_ASSIGN(Dimension h, d[2] * bd);
+    SF_ASSIGN(Dimension w, d[3] * bd);
+    out.shape = PartialShape{d[0], c, h, w};
+  } else {
+    SF_ASSIGN(Dimension c, d[1] * Dimension(*bb));
+    SF_ASSIGN(Dimension h, divisible(d[2], b, "height"));
+    SF_ASSIGN(Dimension w, divisible(d[3], b, "width"));
+    out.shape = PartialShape{d[0], c, h, w};
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Det
+Result<Facts> det(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  Fact out = makeFact(x.type, PartialShape::dynamic());
+  if (!x.shape.rankIsStatic()) return Facts{out};
+  size_t r = x.shape.size();
+  if (r < 2) return makeError("input must have rank >= 2, got " + describe(x));
+  auto m = ctx.mergeDims(x.shape[r - 2], x.shape[r - 1]);
+  if (!m.ok()) return makeError("matrices must be square, got " + describe(x));
+  std::vector<Dimension> dims(x.shape.dims().begin(), x.shape.dims().end() - 2);
+  out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
+  return Facts{out};
+}
+
+} // namespace
+
+void registerIndexOps(OpRegistry &r) {
+  r.addAll({"GatherElements"}, gatherElements);
+  r.addAll({"GatherND"}, gatherND);
+  r.addAll({"ScatterND"}, scatterND);
+  r.addAll({"ScatterElements", "Scatter"}, scatterElements);
+  r.addAll({"OneHot"}, oneHot);
+  r.addAll({"TopK"}, topK);
+  r.addAll({"NonZero"}, nonZero);
+  r.addAll({"Unique"}, unique);
+  r.addAll({"Compress"}, compress);
+  r.addAll({"NonMaxSuppression"}, nonMaxSuppression);
+  r.addAll({"Trilu"}, trilu);
+  r.addAll({"ReverseSequence"}, reverseSequence);
+  r.addAll({"EyeLike"}, eyeLike);
+  r.addAll({"DepthToSpace", "SpaceToDepth"}, depthSpace);
+  r.addAll({"Det"}, det);
+}
+
+} // namespace sf

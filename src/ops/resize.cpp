@@ -1,0 +1,426 @@
+// Resampling ops: Resize (scales or sizes; opset 10's two inputs, 11+'s four, 18's axes and
+// keep_aspect_ratio_policy), Upsample, GridSample, AffineGrid, CenterCropPad, Col2Im.
+// `sizes` usually comes from a shape subgraph (torch's F.interpolate(size=...) exports
+// Shape -> Slice -> Concat), so it is read from propagated values and stays symbolic; an integer
+// scale on a symbolic dim gives `2*H`.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace sf {
+namespace {
+
+using Facts = std::vector<Fact>;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+std::string fmtScale(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+/// Element count interval of a shape of static rank.
+Interval elementCountRange(const PartialShape &s) {
+  int64_t lo = 1, hi = 1;
+  for (const auto &d : s.dims()) {
+    lo = satMul(lo, d.minLength());
+    hi = satMul(hi, d.maxLength());
+  }
+  return {lo, hi};
+}
+
+/// Static length of a 1-D fact, when known.
+std::optional<int64_t> vectorLength(const Fact &f) {
+  if (f.constant) return f.constant->elementCount();
+  if (f.shape.rankIsStatic() && f.shape.size() == 1 && f.shape[0].isStatic())
+    return f.shape[0].length();
+  return std::nullopt;
+}
+
+/// floor(float(in) * scale), computed in float as onnxruntime and ONNX's shape inference do.
+int64_t scaleStatic(int64_t in, float s) {
+  double v = std::floor(double(float(in) * s));
+  if (!(v < 9.2e18)) return kInf;
+  return int64_t(v);
+}
+
+/// Output size for one axis under a float scale: exact (and symbolic) when the scale is an
+/// integer or a fraction with a small power-of-two denominator (0.5, 1.5, 0.25), else bounded.
+Result<Dimension> scaledDim(const Dimension &in, double scale) {
+  float s = float(scale);
+  if (!std::isfinite(s) || !(s > 0))
+    return makeError("scale " + fmtScale(scale) + " must be positive and finite");
+  if (in.isStatic()) {
+    int64_t v = scaleStatic(in.length(), s);
+    if (v == kInf) return makeError("scaling " + in.toString() + " by " + fmtScale(scale) + " overflows");
+    return Dimension(v);
+  }
+  // s = num / 2^m exactly for some small m.
+  for (int64_t den = 1; den <= 256; den *= 2) {
+    double num = double(s) * double(den);
+    if (num != std::floor(num) || num > double(1 << 20)) continue;
+    if (!in.expr()) break;
+    SF_ASSIGN(Dimension scaled, in * Dimension(int64_t(num)));
+    return den == 1 ? scaled : scaled.floorDiv(den);
+  }
+  Interval r = in.interval();
+  int64_t lo = scaleStatic(r.lo, s);
+  int64_t hi = r.hi == kInf ? kInf : scaleStatic(r.hi, s);
+  return Dimension::fromInterval({lo == kInf ? 0 : lo, hi});
+}
+
+/// Present and non-empty (1), absent or empty (0), or present with an unknown length (2):
+/// opset 11-12 models pass an empty name or an empty tensor for the scales they do not use.
+int presence(InferContext &ctx, size_t i) {
+  if (!ctx.hasInput(i)) return 0;
+  const Fact &f = ctx.input(i);
+  if (auto n = vectorLength(f)) return *n == 0 ? 0 : 1;
+  if (f.shape.rankIsStatic()) {
+    Interval n = elementCountRange(f.shape);
+    if (n.hi == 0) return 0;
+    if (n.lo > 0) return 1;
+  }
+  return 2;
+}
+
+/// Axes listed by attribute (opset 18+), normalised, or every axis.
+Result<std::vector<int64_t>> resizeAxes(InferContext &ctx, int64_t rank) {
+  if (!ctx.attrs().has("axes")) {
+    std::vector<int64_t> all(rank);
+    for (int64_t i = 0; i < rank; ++i) all[i] = i;
+    return all;
+  }
+  SF_ASSIGN(auto axes, ctx.attrs().getInts("axes"));
+  return normalizeAxes(axes, rank);
+}
+
+/// keep_aspect_ratio_policy other than stretch: one scale for every listed axis.
+Result<void> keepAspect(std::vector<Dimension> &dims, const std::vector<int64_t> &axes,
+                        const std::vector<Dimension> &sizes, const std::string &policy) {
+  bool notLarger = policy == "not_larger";
+  bool allStatic = true;
+  for (size_t i = 0; i < axes.size(); ++i)
+    allStatic = allStatic && dims[axes[i]].isStatic() && sizes[i].isStatic();
+  if (allStatic) {
+    float scale = notLarger ? INFINITY : 0.0f;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t in = dims[axes[i]].length();
+      if (in == 0) return makeError("cannot keep the aspect ratio of an empty axis");
+      float s = float(sizes[i].length()) / float(in);
+      scale = notLarger ? std::min(scale, s) : std::max(scale, s);
+    }
+    for (int64_t a : axes) dims[a] = Dimension(int64_t(std::round(scale * float(dims[a].length()))));
+    return success();
+  }
+  // The axis that sets the scale gets its size; the others stay within it (not_larger) or reach
+  // beyond it (not_smaller).
+  for (size_t i = 0; i < axes.size(); ++i) {
+    Interval s = sizes[i].nonNegative().interval();
+    dims[axes[i]] = Dimension::fromInterval(notLarger ? Interval{0, s.hi} : Interval{s.lo, kInf});
+  }
+  return success();
+}
+
+// ---------------------------------------------------------------- Resize
+Result<Facts> resize(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  bool v10 = ctx.opset() != 0 && ctx.opset() < 11;
+  size_t iScales = v10 ? 1 : 2, iSizes = 3;
+  int ps = presence(ctx, iScales), pz = v10 ? 0 : presence(ctx, iSizes);
+  if (ps == 1 && pz == 1) return makeError("only one of 'scales' and 'sizes' may be given");
+  if (ps == 0 && pz == 0) return makeError("one of 'scales' and 'sizes' is required");
+  bool useSizes = pz == 1 || (pz == 2 && ps == 0);
+  bool useScales = ps == 1 || (ps == 2 && pz == 0);
+  const Fact &param = ctx.input(useSizes ? iSizes : iScales);
+  std::optional<int64_t> paramLen;
+  if (useSizes || useScales) paramLen = vectorLength(param);
+  std::string policy = ctx.attrs().has("keep_aspect_ratio_policy")
+                           ? ctx.attrs().getString("keep_aspect_ratio_policy").valueOr("stretch")
+                           : "stretch";
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return makeError("unknown keep_aspect_ratio_policy '" + policy + "'");
+  Fact out = makeFact(x.type, PartialShape::dynamic());
+  if (!x.shape.rankIsStatic()) {
+    // Without axes, sizes give the whole output shape.
+    if (ctx.attrs().has("axes") || !paramLen) return Facts{out};
+    out.shape = PartialShape::dynamic(*paramLen);
+    if (useSizes && policy == "stretch") {
+      if (auto sv = dimValues(param)) {
+        std::vector<Dimension> d;
+        for (const auto &v : *sv) d.push_back(v.nonNegative());
+        out.shape = PartialShape(std::move(d));
+      }
+    }
+    return Facts{out};
+  }
+  int64_t r = int64_t(x.shape.size());
+  SF_ASSIGN(auto axes, resizeAxes(ctx, r));
+  const char *what = useSizes ? "'sizes'" : "'scales'";
+  if (paramLen && *paramLen != int64_t(axes.size()))
+    return makeError(std::string(what) + " has " + str(*paramLen) + " elements, expected " +
+                     str(int64_t(axes.size())) + " (" + describe(x) + ")");
+  std::vector<Dimension> dims = x.shape.dims();
+  auto loosen = [&] {
+    for (int64_t a : axes) dims[a] = Dimension::dynamic();
+  };
+  if (useSizes) {
+    auto sv = dimValues(param);
+    if (!sv) {
+      loosen();
+    } else {
+      for (const auto &v : *sv)
+        if (v.maxLength() < 0)
+          return makeError("'sizes' has a negative element " + v.toString());
+      if (policy == "stretch") {
+        for (size_t i = 0; i < axes.size(); ++i) dims[axes[i]] = (*sv)[i].nonNegative();
+      } else {
+        SF_TRY(keepAspect(dims, axes, *sv, policy));
+      }
+    }
+  } else if (useScales) {
+    auto sc = constFloats(param);
+    if (!sc) {
+      loosen();
+    } else {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        auto d = scaledDim(dims[axes[i]], (*sc)[i]);
+        if (!d.ok())
+          return makeError("axis " + str(axes[i]) + ": " + d.error().message + " (" +
+                           describe(x) + ")");
+        dims[axes[i]] = *d;
+      }
+    }
+  } else {
+    loosen();
+  }
+  out.shape = PartialShape(std::move(dims));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Upsample
+Result<Facts> upsample(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  std::optional<std::vector<double>> scales;
+  int64_t opset = ctx.opset();
+  if (ctx.attrs().has("scales") || (opset != 0 && opset < 9 && opset >= 7)) {
+    auto v = ctx.attrs().getFloats("scales");
+    if (!v.ok()) return makeError("attribute 'scales' is required");
+    scales = std::vector<double>(v->begin(), v->end());
+  } else if (ctx.attrs().has("height_scale") || ctx.attrs().has("width_scale") ||
+             (opset != 0 && opset < 7)) {
+    double h = ctx.attrs().getFloat("height_scale").valueOr(1.0);
+    double w = ctx.attrs().getFloat("width_scale").valueOr(1.0);
+    scales = std::vector<double>{1.0, 1.0, h, w};
+  } else {
+    if (!ctx.hasInput(1)) return makeError("input 1 ('scales') is required");
+    scales = constFloats(ctx.input(1));
+  }
+  Fact out = makeFact(x.type, PartialShape::dynamic());
+  if (scales)
+    for (double s : *scales)
+      if (!(s >= 1.0)) return makeError("scale " + fmtScale(s) + " is less than 1");
+  if (!x.shape.rankIsStatic()) {
+    if (scales) out.shape = PartialShape::dynamic(int64_t(scales->size()));
+    else if (auto n = vectorLength(ctx.input(1))) out.shape = PartialShape::dynamic(*n);
+    return Facts{out};
+  }
+  int64_t r = int64_t(x.shape.size());
+  if (!scales) {
+    out.shape = PartialShape::dynamic(r);
+    return Facts{out};
+  }
+  if (int64_t(scales->size()) != r)
+    return makeError("'scales' has " + str(int64_t(scales->size())) + " elements, expected " +
+                     str(r) + " (" + describe(x) + ")");
+  std::vector<Dimension> dims;
+  for (int64_t i = 0; i < r; ++i) {
+    SF_ASSIGN(Dimension d, scaledDim(x.shape[i], (*scales)[i]));
+    dims.push_back(d);
+  }
+  out.shape = PartialShape(std::move(dims));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- GridSample
+Result<Facts> gridSample(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &grid = ctx.input(1);
+  if (grid.type != ElementType::Undefined && !isFloat(grid.type))
+    return makeError("grid must be floating point, got " + describe(grid));
+  Fact out = makeFact(x.type, PartialShape::dynamic());
+  std::optional<int64_t> rank;
+  if (x.shape.rankIsStatic()) rank = int64_t(x.shape.size());
+  if (grid.shape.rankIsStatic()) {
+    int64_t g = int64_t(grid.shape.size());
+    if (rank && *rank != g)
+      return makeError("grid has rank " + str(g) + ", expected " + str(*rank) + " (" +
+                       describe(x) + " vs " + describe(grid) + ")");
+    rank = g;
+  }
+  if (!rank) return Facts{out};
+  if (*rank < 3)
+    return makeError("input must have rank >= 3, got " + describe(x) + " and grid " +
+                     describe(grid));
+  std::vector<Dimension> dims(*rank);
+  if (x.shape.rankIsStatic()) {
+    dims[0] = x.shape[0];
+    dims[1] = x.shape[1];
+  }
+  if (grid.shape.rankIsStatic()) {
+    const Dimension &last = grid.shape[*rank - 1];
+    if (!last.compatible(Dimension(*rank - 2)))
+      return makeError("grid's last dimension is " + last.toString() + ", expected " +
+                       str(*rank - 2) + " (" + describe(grid) + ")");
+    SF_TRY(ctx.mergeDims(last, Dimension(*rank - 2)));
+    auto n = ctx.mergeDims(dims[0], grid.shape[0]);
+    if (!n.ok())
+      return makeError("batch sizes differ (" + describe(x) + " vs " + describe(grid) + ")");
+    dims[0] = *n;
+    for (int64_t i = 1; i < *rank - 1; ++i) dims[i + 1] = grid.shape[i];
+  }
+  out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- AffineGrid
+Result<Facts> affineGrid(InferContext &ctx) {
+  const Fact &theta = ctx.input(0), &sizeFact = ctx.input(1);
+  Fact out = makeFact(theta.type, PartialShape::dynamic());
+  std::optional<int64_t> n = vectorLength(sizeFact);
+  if (n && *n != 4 && *n != 5)
+    return makeError("'size' must have 4 or 5 elements (N, C, [D,] H, W), got " +
+                     describe(sizeFact));
+  if (theta.shape.rankIsStatic()) {
+    if (theta.shape.size() != 3)
+      return makeError("theta must have rank 3, got " + describe(theta));
+    if (n) {
+      int64_t sp = *n - 2;
+      if (!theta.shape[1].compatible(Dimension(sp)) || !theta.shape[2].compatible(Dimension(sp + 1)))
+        return makeError("theta must be [N, " + str(sp) + ", " + str(sp + 1) + "] for a " +
+                         str(sp) + "-D grid, got " + describe(theta));
+    }
+  }
+  if (!n) {
+    if (theta.shape.rankIsStatic() && theta.shape[1].isStatic()) {
+      int64_t sp = theta.shape[1].length();
+      if (sp == 2 || sp == 3) n = sp + 2;
+    }
+    if (!n) return Facts{out};
+  }
+  int64_t sp = *n - 2;
+  std::vector<Dimension> dims(sp + 2);
+  auto sv = dimValues(sizeFact);
+  if (sv && int64_t(sv->size()) == *n) {
+    dims[0] = (*sv)[0].nonNegative();
+    for (int64_t i = 0; i < sp; ++i) dims[1 + i] = (*sv)[2 + i].nonNegative();
+  }
+  if (theta.shape.rankIsStatic()) {
+    auto m = ctx.mergeDims(dims[0], theta.shape[0]);
+    if (!m.ok())
+      return makeError("batch sizes differ (" + describe(theta) + " vs size " +
+                       dims[0].toString() + ")");
+    dims[0] = *m;
+  }
+  dims[sp + 1] = Dimension(sp);
+  out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- CenterCropPad
+Result<Facts> centerCropPad(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &shapeFact = ctx.input(1);
+  Fact out = makeFact(x.type, PartialShape::dynamic());
+  if (!x.shape.rankIsStatic()) return Facts{out};
+  int64_t r = int64_t(x.shape.size());
+  SF_ASSIGN(auto axes, resizeAxes(ctx, r));
+  auto n = vectorLength(shapeFact);
+  if (n && *n != int64_t(axes.size()))
+    return makeError("'shape' has " + str(*n) + " elements, expected " +
+                     str(int64_t(axes.size())) + " (" + describe(x) + ")");
+  std::vector<Dimension> dims = x.shape.dims();
+  auto sv = dimValues(shapeFact);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (!sv) {
+      dims[axes[i]] = Dimension::dynamic();
+      continue;
+    }
+    if ((*sv)[i].maxLength() < 0)
+      return makeError("'shape' has a negative element " + (*sv)[i].toString());
+    dims[axes[i]] = (*sv)[i].nonNegative();
+  }
+  out.shape = PartialShape(std::move(dims));
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Col2Im
+Result<Facts> col2Im(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &image = ctx.input(1), &block = ctx.input(2);
+  if (x.shape.rankIsStatic() && x.shape.size() != 3)
+    return makeError("input must have rank 3 (N, C*prod(block_shape), L), got " + describe(x));
+  auto iv = dimValues(image);
+  auto bv = constInts(block);
+  std::optional<int64_t> sp = vectorLength(image);
+  if (!sp) sp = vectorLength(block);
+  Fact out = makeFact(x.type, PartialShape::dynamic());
+  if (!sp) return Facts{out};
+  if (auto bn = vectorLength(block); bn && *bn != *sp)
+    return makeError("image_shape and block_shape lengths differ (" + describe(image) + " vs " +
+                     describe(block) + ")");
+  std::vector<Dimension> dims(*sp + 2);
+  if (iv)
+    for (int64_t i = 0; i < *sp; ++i) dims[2 + i] = (*iv)[i].nonNegative();
+  if (!x.shape.rankIsStatic()) {
+    out.shape = PartialShape(std::move(dims));
+    return Facts{out};
+  }
+  dims[0] = x.shape[0];
+  if (bv) {
+    SF_ASSIGN(Dimension prod, productOf(std::vector<Dimension>(bv->begin(), bv->end())));
+    for (int64_t b : *bv)
+      if (b <= 0) return makeError("block_shape must be positive, got " + str(b));
+    const Dimension &cb = x.shape[1];
+    if (cb.isStatic() && cb.length() % prod.length() != 0)
+      return makeError("input channels " + cb.toString() + " are not divisible by the block size " +
+                       prod.toString() + " (" + describe(x) + ")");
+    SF_ASSIGN(dims[1], cb.floorDiv(prod.length()));
+    // L must be the number of block positions.
+    auto attrInts = [&](const char *name, int64_t n, int64_t dflt) -> Result<std::vector<int64_t>> {
+      if (!ctx.attrs().has(name)) return std::vector<int64_t>(n, dflt);
+      return ctx.attrs().getInts(name);
+    };
+    SF_ASSIGN(auto strides, attrInts("strides", *sp, 1));
+    SF_ASSIGN(auto dil, attrInts("dilations", *sp, 1));
+    SF_ASSIGN(auto pads, attrInts("pads", 2 * *sp, 0));
+    if (int64_t(strides.size()) != *sp || int64_t(dil.size()) != *sp ||
+        int64_t(pads.size()) != 2 * *sp)
+      return makeError("strides, dilations and pads must match " + str(*sp) + " spatial axes");
+    if (iv) {
+      Dimension blocks(1);
+      for (int64_t i = 0; i < *sp; ++i) {
+        SF_ASSIGN(Dimension n, windowOutputDim(dims[2 + i], (*bv)[i], strides[i], dil[i],
+                                               pads[i], pads[i + *sp], false));
+        SF_ASSIGN(blocks, blocks * n);
+      }
+      if (!blocks.compatible(x.shape[2]))
+        return makeError("input has " + x.shape[2].toString() + " blocks, expected " +
+                         blocks.toString() + " (" + describe(x) + ")");
+    }
+  }
+  out.shape = PartialShape(std::move(dims));
+  return Facts{out};
+}
+
+} // namespace
+
+void registerResizeOps(OpRegistry &r) {
+  r.addAll({"Resize"}, resize);
+  r.addAll({"Upsample"}, upsample);
+  r.addAll({"GridSample"}, gridSample);
+  r.addAll({"AffineGrid"}, affineGrid);
+  r.addAll({"CenterCropPad"}, centerCropPad);
+  r.addAll({"Col2Im"}, col2Im);
+}
+
+} // namespace sf
