@@ -1,0 +1,33 @@
+// The ONNX importer: translates a wire-level ModelView into the graph IR and stops there.
+// Graph inputs become Parameters (a dim_param becomes the symbol of that name, an empty dim an
+// anonymous symbol, a dim_value a number); initializers and Constant nodes become Constants
+// holding lazily decoded tensors; subgraph attributes become IR graphs whose outer reads are made
+// explicit; nodes carry the opset version of their domain.
+#pragma once
+
+#include "shapeflow/ir/graph.h"
+#include "shapeflow/onnx/wire.h"
+#include "shapeflow/support/diagnostic.h"
+
+#include <string>
+
+namespace sf::onnx {
+
+struct ImportOptions {
+  /// Integer initializers up to this many elements are decoded at import (shape math needs
+  /// them); larger tensors stay views of the file.
+  size_t decodeBudget = 1 << 12;
+  /// Fill graph-output facts declared in the file (checked after inference).
+  bool keepDeclaredOutputs = true;
+};
+
+/// Errors that make the model unusable (dangling names, duplicate outputs, cycles) fail the
+/// import; softer problems become warnings in `diags`.
+Result<Graph> importModel(const ModelView &model, Diagnostics &diags,
+                          const ImportOptions &options = {});
+
+/// Reads and imports a model file.
+Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags,
+                            const ImportOptions &options = {});
+
+} // namespace sf::onnx

@@ -1,0 +1,21 @@
+// One registration function per op family (DESIGN.md): registerAllOps() calls each explicitly.
+#pragma once
+
+namespace sf {
+
+class OpRegistry;
+
+void registerElementwiseOps(OpRegistry &r); // elementwise.cpp: unary, binary, variadic, Where, Cast
+void registerMatmulOps(OpRegistry &r);      // matmul.cpp: MatMul, Gemm, Einsum, quantized matmul
+void registerConvPoolOps(OpRegistry &r);    // conv_pool.cpp: Conv, ConvTranspose, pools, RoI ops
+void registerNormOps(OpRegistry &r);        // norm.cpp: BatchNorm, LayerNorm, Softmax, LRN, ...
+void registerShapeOps(OpRegistry &r);       // shape_ops.cpp: Shape, Reshape, Concat, Slice, ...
+void registerIndexOps(OpRegistry &r);       // index.cpp: Gather*, Scatter*, TopK, NonZero, ...
+void registerReduceOps(OpRegistry &r);      // reduce.cpp: Reduce*, ArgMax/ArgMin, CumSum
+void registerResizeOps(OpRegistry &r);      // resize.cpp: Resize, Upsample, GridSample, ...
+void registerControlFlowOps(OpRegistry &r); // control_flow.cpp: If, Loop, Scan
+void registerSequenceOps(OpRegistry &r);    // sequence.cpp: Sequence*, SplitToSequence, ...
+void registerRnnOps(OpRegistry &r);         // rnn.cpp: RNN, GRU, LSTM
+void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, DFT, windows, ...
+
+} // namespace sf

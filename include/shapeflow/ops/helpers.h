@@ -1,0 +1,50 @@
+// Helpers that carry the weight of op rules: axis normalisation, reading integer inputs (from
+// constants or from propagated values), output-size formulas, and fact constructors.
+#pragma once
+
+#include "shapeflow/ops/op.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sf {
+
+/// Axis in [-rank, rank) to [0, rank); the error says `axis 3 is out of range for rank 2`.
+Result<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+/// Each of `axes` normalised; duplicates are an error.
+Result<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t> &axes, int64_t rank);
+
+/// Elements of an integer fact when every one is a known constant (from its constant tensor or
+/// its propagated value), under the context's budget.
+std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget = 1 << 16);
+/// Elements of a float fact when it is a known constant.
+std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget = 1 << 16);
+/// Elements of an integer fact as dimensions (numbers, symbols, expressions, intervals), when
+/// its element count is known: from the constant, from the propagated value.
+std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = 1 << 16);
+/// The single element of a scalar or 1-element integer fact.
+std::optional<Dimension> scalarDim(const Fact &f);
+
+/// Output size of a sliding window (Conv, Pool): floor or ceil of
+/// (in + padBegin + padEnd - dilation*(kernel - 1) - 1) / stride + 1. Error when it is < 1 for a
+/// static input.
+Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t stride,
+                                  int64_t dilation, int64_t padBegin, int64_t padEnd,
+                                  bool ceilMode);
+/// SAME_UPPER / SAME_LOWER output size: ceil(in / stride).
+Result<Dimension> sameOutputDim(const Dimension &in, int64_t stride);
+
+/// `f32[N,3,224,224]`: the printed form of a fact for messages.
+std::string describe(const Fact &f);
+/// A fact with a known type and shape.
+Fact makeFact(ElementType t, PartialShape s);
+/// An integer fact (1-D i64) whose elements are the given dims (the value of Shape, etc.).
+Fact makeShapeValueFact(ElementType t, std::vector<Dimension> dims, bool scalar = false);
+/// Fact with everything unknown.
+inline Fact unknownFact() { return Fact{}; }
+
+/// Product of dims (symbolic where possible).
+Result<Dimension> productOf(const std::vector<Dimension> &dims);
+
+} // namespace sf

@@ -1,0 +1,130 @@
+// Text and JSON reports of a graph's inferred facts.
+#include "report.h"
+
+#include "shapeflow/dim/expr.h"
+
+#include <iomanip>
+
+namespace sf::cli {
+namespace {
+
+std::string producerName(const Graph &g, const Node &n) { return n.name; }
+
+std::string exprText(const Dimension &d) {
+  if (!d.expr() || d.expr()->hasAnonymous) return "?";
+  return toString(d.expr());
+}
+
+} // namespace
+
+nlohmann::json dimJson(const Dimension &d) {
+  if (d.isStatic()) return d.length();
+  nlohmann::json j;
+  j["expr"] = exprText(d);
+  j["min"] = d.minLength() == -kInf ? nlohmann::json(nullptr) : nlohmann::json(d.minLength());
+  j["max"] = d.hasUpperBound() ? nlohmann::json(d.maxLength()) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json toJson(const Report &r) {
+  const Graph &g = *r.graph;
+  nlohmann::json j;
+  j["model"] = r.model;
+  nlohmann::json syms = nlohmann::json::object();
+  for (const auto &[name, range] : g.symbols.namedSymbols()) {
+    syms[name] = {{"min", range.lo},
+                  {"max", range.hi == kInf ? nlohmann::json(nullptr) : nlohmann::json(range.hi)}};
+  }
+  j["symbols"] = syms;
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  for (const OutletId &o : g.inputs) inputs.push_back(g.nodes[o.node].outputs[o.slot].name);
+  for (const OutletId &o : g.outputs) outputs.push_back(g.nodes[o.node].outputs[o.slot].name);
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const Node &n : g.nodes) {
+    if (n.opType == "Parameter" || n.opType == "Constant") continue;
+    for (const Outlet &o : n.outputs) {
+      if (o.name.empty()) continue;
+      nlohmann::json t;
+      const Fact &f = o.fact;
+      t["dtype"] = f.type == ElementType::Undefined ? nlohmann::json(nullptr)
+                                                    : nlohmann::json(longName(f.type));
+      if (f.shape.rankIsStatic()) {
+        nlohmann::json s = nlohmann::json::array();
+        for (const auto &d : f.shape.dims()) s.push_back(dimJson(d));
+        t["shape"] = s;
+      } else {
+        t["shape"] = nullptr;
+      }
+      if (f.value) {
+        nlohmann::json v = nlohmann::json::array();
+        for (const auto &d : *f.value) v.push_back(dimJson(d));
+        t["value"] = v;
+      }
+      t["producer"] = producerName(g, n);
+      t["op"] = n.opType;
+      tensors[o.name] = t;
+    }
+  }
+  j["tensors"] = tensors;
+  nlohmann::json diags = nlohmann::json::array();
+  for (const Diagnostic &d : r.diags->list()) {
+    if (d.severity == Severity::Note) continue;
+    diags.push_back({{"severity", toString(d.severity)},
+                     {"node", d.node},
+                     {"op", d.op},
+                     {"message", d.message}});
+  }
+  j["diagnostics"] = diags;
+  return j;
+}
+
+void printText(const Report &r, std::ostream &os) {
+  const Graph &g = *r.graph;
+  os << "model: " << r.model << "\n";
+  auto syms = g.symbols.namedSymbols();
+  if (!syms.empty()) {
+    os << "symbols:";
+    for (const auto &[name, range] : syms) {
+      os << " " << name;
+      if (range.lo != 0 || range.hi != kInf) os << "{" << toString(range) << "}";
+    }
+    os << "\n";
+  }
+  os << "inputs:\n";
+  for (const OutletId &o : g.inputs) {
+    const Outlet &out = g.nodes[o.node].outputs[o.slot];
+    os << "  " << out.name << ": " << toString(out.fact) << "\n";
+  }
+  size_t width = 0;
+  for (const Node &n : g.nodes)
+    if (n.opType != "Parameter" && n.opType != "Constant")
+      for (const Outlet &o : n.outputs) width = std::max(width, o.name.size());
+  width = std::min<size_t>(width, 48);
+  os << "tensors:\n";
+  for (const Node &n : g.nodes) {
+    if (n.opType == "Parameter" || n.opType == "Constant") continue;
+    for (const Outlet &o : n.outputs) {
+      if (o.name.empty()) continue;
+      os << "  " << std::left << std::setw(int(width)) << o.name << "  "
+         << toString(o.fact) << "    # " << n.opType << "\n";
+    }
+  }
+  os << "outputs:\n";
+  for (const OutletId &o : g.outputs) {
+    const Outlet &out = g.nodes[o.node].outputs[o.slot];
+    os << "  " << out.name << ": " << toString(out.fact) << "\n";
+  }
+  size_t errors = 0, warnings = 0;
+  for (const Diagnostic &d : r.diags->list()) {
+    if (d.severity == Severity::Note) continue;
+    os << toString(d.severity) << ": " << format(d) << "\n";
+    (d.severity == Severity::Error ? errors : warnings)++;
+  }
+  os << r.stats.nodes << " nodes, " << errors << " errors, " << warnings << " warnings";
+  if (exprCapHits()) os << ", " << exprCapHits() << " expressions capped to fresh symbols";
+  os << "\n";
+}
+
+} // namespace sf::cli

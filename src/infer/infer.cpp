@@ -1,0 +1,162 @@
+// The forward inference driver.
+#include "shapeflow/infer/infer.h"
+
+#include "shapeflow/ops/helpers.h"
+
+#include <unordered_set>
+
+namespace sf {
+namespace {
+
+Fact resolveFact(const Fact &f, const SymbolTable &t) {
+  Fact out = f;
+  out.shape = t.resolve(f.shape);
+  if (out.value)
+    for (auto &d : *out.value) d = t.resolve(d);
+  return out;
+}
+
+class NodeContext final : public InferContext {
+public:
+  NodeContext(Graph &g, const Node &n, SymbolTable &symbols, Diagnostics &diags,
+              const InferOptions &options, int depth)
+      : n_(n), symbols_(symbols), diags_(diags), options_(options), depth_(depth) {
+    inputs_.reserve(n.inputs.size());
+    for (const OutletId &o : n.inputs) {
+      if (!o.valid() || o.node >= g.nodes.size() || o.slot >= g.nodes[o.node].outputs.size()) {
+        inputs_.push_back(std::nullopt);
+        continue;
+      }
+      inputs_.push_back(resolveFact(g.nodes[o.node].outputs[o.slot].fact, symbols));
+    }
+  }
+  size_t numInputs() const override { return inputs_.size(); }
+  bool hasInput(size_t i) const override { return i < inputs_.size() && inputs_[i].has_value(); }
+  const Fact &input(size_t i) const override {
+    static const Fact unknown;
+    return hasInput(i) ? *inputs_[i] : unknown;
+  }
+  size_t numOutputs() const override { return n_.outputs.size(); }
+  const Attributes &attrs() const override { return n_.attrs; }
+  int64_t opset() const override { return n_.opsetVersion; }
+  const std::string &opType() const override { return n_.opType; }
+  const std::string &nodeName() const override { return n_.name; }
+  SymbolTable &symbols() override { return symbols_; }
+  void warn(std::string message) override { diags_.warning(n_.name, n_.opType, std::move(message)); }
+
+  Result<std::vector<Fact>> inferSubgraph(const Graph &body,
+                                          const std::vector<Fact> &formals) override {
+    if (depth_ + 1 > options_.maxSubgraphDepth)
+      return makeError("subgraphs nested deeper than " + std::to_string(options_.maxSubgraphDepth));
+    Graph copy = body.clone();
+    // Formal inputs take the caller's facts (merged with what the body declares); captured
+    // Parameters take the owning node's extra input they name.
+    size_t formalIndex = 0;
+    for (const OutletId &in : copy.inputs) {
+      Node &p = copy.nodes[in.node];
+      Fact &f = p.outputs[0].fact;
+      if (p.isCaptured()) {
+        auto idx = p.attrs.getInt("captured");
+        if (!idx.ok() || !hasInput(size_t(*idx)))
+          return makeError("subgraph '" + body.name + "': captured value '" + p.outputs[0].name +
+                           "' has no matching input on the owning node");
+        f = input(size_t(*idx));
+        continue;
+      }
+      if (formalIndex < formals.size()) {
+        const Fact &given = formals[formalIndex];
+        Fact merged = given;
+        if (merged.type == ElementType::Undefined) merged.type = f.type;
+        if (!merged.shape.rankIsStatic()) merged.shape = f.shape;
+        f = merged;
+      }
+      ++formalIndex;
+    }
+    Diagnostics inner;
+    inferGraph(copy, symbols_, inner, options_, depth_ + 1);
+    for (const auto &d : inner.list()) {
+      Diagnostic nd = d;
+      nd.message = "in subgraph '" + body.name + "': " + format(d);
+      nd.node = n_.name;
+      nd.op = n_.opType;
+      diags_.add(nd);
+    }
+    std::vector<Fact> out;
+    for (const OutletId &o : copy.outputs) out.push_back(copy.fact(o));
+    return out;
+  }
+
+private:
+  const Node &n_;
+  SymbolTable &symbols_;
+  Diagnostics &diags_;
+  const InferOptions &options_;
+  int depth_;
+  std::vector<std::optional<Fact>> inputs_;
+};
+
+std::string inputSummary(const NodeContext &ctx) {
+  std::string s;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    if (i) s += ", ";
+    s += ctx.hasInput(i) ? describe(ctx.input(i)) : "-";
+  }
+  return s;
+}
+
+} // namespace
+
+InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
+  return inferGraph(g, g.symbols, diags, options, 0);
+}
+
+InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
+                      const InferOptions &options, int depth) {
+  InferStats stats;
+  const OpRegistry &reg = options.registry ? *options.registry : defaultRegistry();
+  auto order = g.topologicalOrder();
+  if (!order.ok()) {
+    diags.error("", "", order.error().message);
+    return stats;
+  }
+  std::unordered_set<std::string> reported;
+  for (uint32_t id : *order) {
+    Node &n = g.nodes[id];
+    if (n.removed) continue;
+    ++stats.nodes;
+    if (n.opType == "Parameter") continue;
+    if (n.opType == "Constant" && n.domain.empty() && n.attrs.has("value")) {
+      auto t = n.attrs.getTensor("value");
+      if (t.ok() && !n.outputs.empty()) n.outputs[0].fact = Fact::fromTensor(*t);
+      continue;
+    }
+    const OpDef *def = reg.find(n.domain, n.opType);
+    if (!def) {
+      ++stats.withoutRule;
+      std::string key = n.domain + "::" + n.opType;
+      if (reported.insert(key).second) {
+        stats.opsWithoutRule.push_back(n.domain.empty() ? n.opType : n.domain + "." + n.opType);
+        diags.warning(n.name, n.opType,
+                      "no shape rule for op '" + (n.domain.empty() ? n.opType : n.domain + "." + n.opType) +
+                          "': its outputs are left unknown (reported once per op type)");
+      }
+      continue;
+    }
+    NodeContext ctx(g, n, symbols, diags, options, depth);
+    auto facts = def->infer(ctx);
+    if (!facts.ok()) {
+      ++stats.failed;
+      diags.error(n.name, n.opType, facts.error().message + " (inputs: " + inputSummary(ctx) + ")");
+      for (auto &o : n.outputs) o.fact = Fact{};
+      continue;
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      n.outputs[i].fact = i < facts->size() ? std::move((*facts)[i]) : Fact{};
+  }
+  for (auto &n : g.nodes)
+    for (auto &o : n.outputs) o.fact = resolveFact(o.fact, symbols);
+
+  return stats;
+}
+
+} // namespace sf

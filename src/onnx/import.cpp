@@ -1,0 +1,383 @@
+// The ONNX importer: ModelView (wire level) -> Graph (IR).
+//
+// Names resolve through a chain of scopes: a subgraph (If/Loop/Scan body) that reads a name of an
+// enclosing graph gets a Parameter marked "captured" (its value: the outer name) and the node
+// that owns the subgraph gets the outer value as an extra input after its declared ones, so the
+// dependency is visible to topological ordering in the outer graph.
+#include "shapeflow/onnx/import.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sf::onnx {
+namespace {
+
+using OpsetMap = std::map<std::string, int64_t, std::less<>>;
+
+std::string str(std::string_view s) { return std::string(s); }
+
+std::string normDomain(std::string_view d) {
+  if (d == "ai.onnx") return "";
+  return str(d);
+}
+
+ElementType toElementType(int32_t t) {
+  auto e = elementTypeFromOnnx(t);
+  return e ? *e : ElementType::Undefined;
+}
+
+struct Importer;
+
+Result<TensorPtr> share(Result<Tensor> t) {
+  if (!t.ok()) return t.takeError();
+  return TensorPtr(std::make_shared<const Tensor>(std::move(*t)));
+}
+
+/// One graph being imported, with its name scope and a link to the enclosing one.
+struct Scope {
+  Graph *graph = nullptr;
+  Scope *parent = nullptr;
+  std::unordered_map<std::string, OutletId> names;
+  std::vector<std::string> captured; // outer names this graph reads, in order of first use
+
+  /// The outlet for `name` in this graph, capturing it from an enclosing scope if needed.
+  std::optional<OutletId> resolve(const std::string &name) {
+    auto it = names.find(name);
+    if (it != names.end()) return it->second;
+    if (!parent || !parent->lookupOnly(name)) return std::nullopt;
+    // Capture: a Parameter inside, the outer value an extra input of the owning node.
+    Fact f = parent->factOf(name);
+    // The owner's input index is patched once all of the owner's subgraphs are read
+    // (Importer::patchCaptures).
+    auto p = graph->addCapturedParameter(name, f, 0);
+    if (!p.ok()) return std::nullopt;
+    names[name] = *p;
+    captured.push_back(name);
+    return *p;
+  }
+  bool lookupOnly(const std::string &name) const {
+    if (names.count(name)) return true;
+    return parent && parent->lookupOnly(name);
+  }
+  Fact factOf(const std::string &name) const {
+    auto it = names.find(name);
+    if (it != names.end()) return graph->nodes[it->second.node].outputs[it->second.slot].fact;
+    return parent ? parent->factOf(name) : Fact{};
+  }
+};
+
+struct Importer {
+  Importer(const ModelView &m, Diagnostics &d, const ImportOptions &o)
+      : model(m), diags(d), options(o) {}
+  const ModelView &model;
+  Diagnostics &diags;
+  const ImportOptions &options;
+  OpsetMap opsets;
+  SymbolTable *symbols = nullptr; // the main graph's table: one namespace for every subgraph
+  int depth = 0;
+
+  int64_t opsetOf(std::string_view domain) const {
+    auto it = opsets.find(normDomain(domain));
+    return it == opsets.end() ? 0 : it->second;
+  }
+
+  Fact factFromType(const TypeView &t) {
+    Fact f;
+    if (t.kind == TypeView::Sequence || t.kind == TypeView::Optional) {
+      if (t.inner) return factFromType(*t.inner);
+      return f;
+    }
+    if (t.kind != TypeView::Tensor && t.kind != TypeView::SparseTensor) return f;
+    f.type = toElementType(t.elemType);
+    if (!t.hasShape) return f;
+    std::vector<Dimension> dims;
+    for (const DimView &d : t.dims) {
+      if (d.hasValue && d.value >= 0) dims.push_back(Dimension(d.value));
+      else if (!d.param.empty()) dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
+      else dims.push_back(Dimension::symbol(symbols->fresh()));
+    }
+    f.shape = PartialShape(std::move(dims));
+    return f;
+  }
+
+  Result<std::shared_ptr<const Tensor>> tensorFrom(const TensorView &t) {
+    SF_ASSIGN(int64_t count, elementCount(t));
+    ElementType type = toElementType(t.dataType);
+    if (type == ElementType::Undefined)
+      return makeError("tensor '" + str(t.name) + "' has unsupported element type " +
+                       dataTypeName(t.dataType));
+    Shape shape(t.dims.begin(), t.dims.end());
+    if (type == ElementType::String) {
+      std::vector<std::string> v;
+      if (size_t(count) <= options.decodeBudget)
+        for (auto s : t.stringData) v.push_back(str(s));
+      if (int64_t(v.size()) == count) return share(Tensor::fromStrings(shape, v));
+      return share(Tensor::withoutData(type, shape));
+    }
+    if (size_t(count) <= options.decodeBudget) {
+      if (isInteger(type) || type == ElementType::Bool) {
+        SF_ASSIGN(auto v, decodeInts(t, model, options.decodeBudget));
+        return share(Tensor::fromInt64s(shape, v, type));
+      }
+      if (isFloat(type)) {
+        SF_ASSIGN(auto v, decodeFloats(t, model, options.decodeBudget));
+        return share(Tensor::fromDoubles(type, shape, v));
+      }
+    }
+    // Large: a view of the file's bytes when they are in raw layout, else type and shape only.
+    if (t.hasRawData || t.isExternal) {
+      auto bytes = tensorBytes(t, model);
+      if (bytes.ok())
+        return share(Tensor::view(
+            type, shape,
+            std::span<const std::byte>(reinterpret_cast<const std::byte *>(bytes->data()), bytes->size()),
+            std::shared_ptr<const void>(model.storage)));
+    }
+    return share(Tensor::withoutData(type, shape));
+  }
+
+  Result<Attribute> attributeFrom(const AttributeView &a, Scope &scope) {
+    switch (AttributeType(a.type)) {
+    case AttributeType::Float: return Attribute(double(a.f));
+    case AttributeType::Int: return Attribute(a.i);
+    case AttributeType::String: return Attribute(str(a.s));
+    case AttributeType::Floats: return Attribute(std::vector<double>(a.floats.begin(), a.floats.end()));
+    case AttributeType::Ints: return Attribute(a.ints);
+    case AttributeType::Strings: {
+      std::vector<std::string> v;
+      for (auto s : a.strings) v.push_back(str(s));
+      return Attribute(v);
+    }
+    case AttributeType::Tensor: {
+      if (!a.t) return makeError("attribute '" + str(a.name) + "' has no tensor");
+      SF_ASSIGN(auto t, tensorFrom(*a.t));
+      return Attribute(t);
+    }
+    case AttributeType::Tensors: {
+      std::vector<TensorPtr> v;
+      for (const auto &t : a.tensors) {
+        SF_ASSIGN(auto x, tensorFrom(t));
+        v.push_back(x);
+      }
+      return Attribute(v);
+    }
+    case AttributeType::Graph: {
+      if (!a.g) return makeError("attribute '" + str(a.name) + "' has no graph");
+      SF_ASSIGN(auto g, importSubgraph(*a.g, scope));
+      return Attribute(g);
+    }
+    case AttributeType::Graphs: {
+      std::vector<GraphPtr> v;
+      for (const auto &g : a.graphs) {
+        SF_ASSIGN(auto x, importSubgraph(*g, scope));
+        v.push_back(x);
+      }
+      return Attribute(v);
+    }
+    default:
+      return makeError("attribute '" + str(a.name) + "' of type " + std::to_string(a.type) +
+                       " is not supported");
+    }
+  }
+
+  Result<GraphPtr> importSubgraph(const GraphView &gv, Scope &outer) {
+    if (++depth > 64) return makeError("subgraphs nested deeper than 64");
+    auto g = std::make_shared<Graph>();
+    Scope inner;
+    inner.graph = g.get();
+    inner.parent = &outer;
+    auto r = importInto(gv, *g, inner);
+    --depth;
+    if (!r.ok()) return r.takeError();
+    // The owning node will read these outer names: make sure the outer scope has them (it may
+    // itself capture them from further out).
+    for (const auto &name : inner.captured) outer.resolve(name);
+    lastCaptured = inner.captured;
+    return g;
+  }
+  std::vector<std::string> lastCaptured;
+
+  /// Each captured Parameter in the node's subgraphs names the owner's extra input it reads:
+  /// declared inputs first, then `captured` in order.
+  static void patchCaptures(Attributes &attrs, const std::vector<std::string> &captured,
+                            size_t declared) {
+    auto patch = [&](Graph &body) {
+      for (const OutletId &in : body.inputs) {
+        Node &p = body.nodes[in.node];
+        if (!p.isCaptured()) continue;
+        auto it = std::find(captured.begin(), captured.end(), p.outputs[0].name);
+        if (it != captured.end())
+          p.attrs.set("captured", Attribute(int64_t(declared + (it - captured.begin()))));
+      }
+    };
+    for (auto &item : attrs) {
+      Attribute &a = item.second;
+      if (auto *g = a.get<GraphPtr>()) patch(**g);
+      if (auto *gs = a.get<std::vector<GraphPtr>>())
+        for (auto &g : *gs) patch(*g);
+    }
+  }
+
+  /// A Constant node's value from whichever value_* attribute it has.
+  Result<std::shared_ptr<const Tensor>> constantValue(const NodeView &n) {
+    for (const auto &a : n.attributes) {
+      std::string name = str(a.name);
+      if (name == "value" && a.t) return tensorFrom(*a.t);
+      if (name == "value_float") return share(Tensor::fromDoubles(ElementType::F32, {}, {double(a.f)}));
+      if (name == "value_int") return share(Tensor::fromInt64s(Shape{}, std::vector<int64_t>{a.i}));
+      if (name == "value_floats")
+        return share(Tensor::fromDoubles(ElementType::F32, {int64_t(a.floats.size())},
+                                         std::vector<double>(a.floats.begin(), a.floats.end())));
+      if (name == "value_ints")
+        return share(Tensor::fromInt64s(Shape{int64_t(a.ints.size())}, a.ints));
+      if (name == "value_string") return share(Tensor::fromStrings({}, {str(a.s)}));
+      if (name == "value_strings") {
+        std::vector<std::string> v;
+        for (auto s : a.strings) v.push_back(str(s));
+        return share(Tensor::fromStrings({int64_t(v.size())}, v));
+      }
+      if (name == "sparse_value") return makeError("sparse Constant values are not supported");
+    }
+    return makeError("Constant has no value attribute");
+  }
+
+  Result<void> importInto(const GraphView &gv, Graph &g, Scope &scope) {
+    g.name = str(gv.name);
+    std::unordered_set<std::string> initNames;
+    for (const auto &t : gv.initializers) initNames.insert(str(t.name));
+    // Graph inputs (those that are not also initializers: old exporters list weights as inputs).
+    for (const auto &in : gv.inputs) {
+      std::string name = str(in.name);
+      if (initNames.count(name)) continue;
+      if (scope.names.count(name))
+        return makeError("graph '" + g.name + "': input '" + name + "' is declared twice");
+      SF_ASSIGN(OutletId o, g.addParameter(name, factFromType(in.type)));
+      scope.names[name] = o;
+    }
+    for (const auto &t : gv.initializers) {
+      std::string name = str(t.name);
+      auto tensor = tensorFrom(t);
+      if (!tensor.ok())
+        return makeError("graph '" + g.name + "': initializer '" + name + "': " + tensor.error().message);
+      SF_ASSIGN(OutletId o, g.addConstant(name, *tensor));
+      scope.names[name] = o;
+    }
+    // Nodes: create them all, then connect by name (files are not always in topological order).
+    struct Pending {
+      uint32_t id;
+      const NodeView *view;
+    };
+    std::vector<Pending> pending;
+    std::unordered_map<uint32_t, std::vector<std::string>> capturedInputs;
+    std::unordered_map<std::string, const ValueInfoView *> declared;
+    for (const auto &vi : gv.valueInfo) declared[str(vi.name)] = &vi;
+    for (const auto &vi : gv.outputs) declared[str(vi.name)] = &vi;
+    size_t index = 0;
+    for (const auto &n : gv.nodes) {
+      std::string nodeName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
+      ++index;
+      uint32_t id;
+      if (n.opType == "Constant" && normDomain(n.domain).empty()) {
+        auto v = constantValue(n);
+        if (!v.ok())
+          return makeError("node '" + nodeName + "' (Constant): " + v.error().message);
+        if (n.outputs.size() != 1)
+          return makeError("node '" + nodeName + "' (Constant): expected one output");
+        auto o = g.addConstant(str(n.outputs[0]), *v);
+        if (!o.ok()) return makeError("node '" + nodeName + "' (Constant): " + o.error().message);
+        g.nodes[o->node].name = nodeName;
+        id = o->node;
+      } else {
+        Attributes attrs;
+        std::vector<std::string> captured;
+        for (const auto &a : n.attributes) {
+          lastCaptured.clear();
+          auto attr = attributeFrom(a, scope);
+          if (!attr.ok())
+            return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + attr.error().message);
+          for (const auto &c : lastCaptured)
+            if (std::find(captured.begin(), captured.end(), c) == captured.end()) captured.push_back(c);
+          attrs.set(str(a.name), std::move(*attr));
+        }
+        std::vector<std::string> outNames;
+        for (auto o : n.outputs) outNames.push_back(str(o));
+        patchCaptures(attrs, captured, n.inputs.size());
+        auto added = g.addNode(str(n.opType), nodeName, {}, outNames, std::move(attrs));
+        if (!added.ok())
+          return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + added.error().message);
+        id = *added;
+        Node &node = g.nodes[id];
+        node.domain = normDomain(n.domain);
+        node.opsetVersion = opsetOf(n.domain);
+        for (size_t i = 0; i < n.outputs.size(); ++i) {
+          auto d = declared.find(node.outputs[i].name);
+          if (d != declared.end() && d->second->hasType) node.outputs[i].fact = factFromType(d->second->type);
+        }
+        // Captured outer values, as extra inputs (resolved below with the declared ones).
+        capturedInputs[id] = captured;
+      }
+      for (size_t i = 0; i < g.nodes[id].outputs.size(); ++i) {
+        std::string out = g.nodes[id].outputs[i].name;
+        if (out.empty()) continue;
+        if (scope.names.count(out))
+          return makeError("graph '" + g.name + "': tensor '" + out + "' is produced twice (node '" +
+                           nodeName + "')");
+        scope.names[out] = OutletId{id, uint32_t(i)};
+      }
+      pending.push_back({id, &n});
+    }
+    for (const auto &p : pending) {
+      Node &node = g.nodes[p.id];
+      if (node.opType == "Constant" && node.inputs.empty() && p.view->inputs.empty()) continue;
+      std::vector<std::string> names;
+      for (auto s : p.view->inputs) names.push_back(str(s));
+      size_t declaredCount = names.size();
+      for (const auto &c : capturedInputs[p.id]) names.push_back(c);
+      for (size_t i = 0; i < names.size(); ++i) {
+        OutletId src = OutletId::invalid();
+        if (!names[i].empty()) {
+          auto o = scope.resolve(names[i]);
+          if (!o)
+            return makeError("node '" + node.name + "' (" + node.opType + "): input '" + names[i] +
+                             "' is not produced by any node, initializer or graph input");
+          src = *o;
+        }
+        SF_TRY(g.addInput(p.id, src));
+      }
+      (void)declaredCount;
+    }
+    for (const auto &out : gv.outputs) {
+      std::string name = str(out.name);
+      auto o = scope.resolve(name);
+      if (!o) return makeError("graph '" + g.name + "': output '" + name + "' is not produced by any node");
+      g.outputs.push_back(*o);
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+Result<Graph> importModel(const ModelView &model, Diagnostics &diags, const ImportOptions &options) {
+  Graph g;
+  Importer imp(model, diags, options);
+  for (const auto &o : model.opsets) imp.opsets[normDomain(o.domain)] = o.version;
+  if (!imp.opsets.count("")) imp.opsets[""] = 1;
+  imp.symbols = &g.symbols;
+  Scope scope;
+  scope.graph = &g;
+  SF_TRY(imp.importInto(model.graph, g, scope));
+  SF_TRY(g.verify());
+  return g;
+}
+
+Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags, const ImportOptions &options) {
+  SF_ASSIGN(ModelView model, readModelFile(path));
+  auto g = importModel(model, diags, options);
+  if (!g.ok()) return makeError(path + ": " + g.error().message);
+  return g;
+}
+
+} // namespace sf::onnx

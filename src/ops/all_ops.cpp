@@ -1,0 +1,22 @@
+// registerAllOps: every family, explicitly (no static-initializer registration).
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/op.h"
+
+namespace sf {
+
+void registerAllOps(OpRegistry &r) {
+  registerElementwiseOps(r);
+  registerMatmulOps(r);
+  registerConvPoolOps(r);
+  registerNormOps(r);
+  registerShapeOps(r);
+  registerIndexOps(r);
+  registerReduceOps(r);
+  registerResizeOps(r);
+  registerControlFlowOps(r);
+  registerSequenceOps(r);
+  registerRnnOps(r);
+  registerMiscOps(r);
+}
+
+} // namespace sf

@@ -1,0 +1,284 @@
+// Elementwise ops: unary math, binary ops with numpy broadcasting, variadic Sum/Mean/Max/Min,
+// Where, Cast, Clip, PRelu, Dropout. Integer shape values propagate through the arithmetic ones
+// (Add, Sub, Mul, Div, Mod, Min, Max, Neg, Abs, Equal, Where, Cast, Identity).
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+namespace sf {
+namespace {
+
+/// The broadcast of two value vectors in the 1-D sense (same length, or one of length 1), with
+/// the shape of the broadcast fact. nullopt when either side is unknown.
+template <class Op>
+std::optional<std::vector<Dimension>> combineValues(const Fact &a, const Fact &b, Op op) {
+  auto va = dimValues(a), vb = dimValues(b);
+  if (!va || !vb) return std::nullopt;
+  size_t n = std::max(va->size(), vb->size());
+  if (va->size() != n && va->size() != 1) return std::nullopt;
+  if (vb->size() != n && vb->size() != 1) return std::nullopt;
+  std::vector<Dimension> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Dimension &x = (*va)[va->size() == 1 ? 0 : i];
+    const Dimension &y = (*vb)[vb->size() == 1 ? 0 : i];
+    std::optional<Dimension> r = op(x, y);
+    if (!r) return std::nullopt;
+    out.push_back(*r);
+  }
+  return out;
+}
+
+bool valueShapeOk(const PartialShape &s) { return s.rankIsStatic() && s.size() <= 1; }
+
+Result<std::vector<Fact>> unary(InferContext &ctx) {
+  Fact f = ctx.input(0);
+  f.constant.reset();
+  f.value.reset();
+  return std::vector<Fact>{f};
+}
+
+Result<std::vector<Fact>> unaryBool(InferContext &ctx) {
+  return std::vector<Fact>{makeFact(ElementType::Bool, ctx.input(0).shape)};
+}
+
+Result<std::vector<Fact>> identity(InferContext &ctx) { return std::vector<Fact>{ctx.input(0)}; }
+
+/// Shared by the binary ops: type agreement and the broadcast shape.
+Result<Fact> broadcastBinary(InferContext &ctx, size_t i, size_t j) {
+  const Fact &a = ctx.input(i), &b = ctx.input(j);
+  if (a.type != ElementType::Undefined && b.type != ElementType::Undefined && a.type != b.type &&
+      ctx.opType() != "Pow" && ctx.opType() != "BitShift")
+    return makeError("input types differ: " + describe(a) + " vs " + describe(b));
+  SF_ASSIGN(PartialShape s, ctx.broadcast(a.shape, b.shape));
+  ElementType t = a.type != ElementType::Undefined ? a.type : b.type;
+  return makeFact(t, s);
+}
+
+std::optional<Dimension> opt(Result<Dimension> r) {
+  if (!r.ok()) return std::nullopt;
+  return *r;
+}
+
+template <class ValueOp> InferFn arithmetic(ValueOp valueOp) {
+  return [valueOp](InferContext &ctx) -> Result<std::vector<Fact>> {
+    SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
+    if (isInteger(out.type) && valueShapeOk(out.shape))
+      out.value = combineValues(ctx.input(0), ctx.input(1), valueOp);
+    return std::vector<Fact>{out};
+  };
+}
+
+Result<std::vector<Fact>> comparison(InferContext &ctx) {
+  SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
+  out.type = ElementType::Bool;
+  if (ctx.opType() == "Equal" && valueShapeOk(out.shape) && isInteger(ctx.input(0).type)) {
+    // Equal of known elements: 1 where the same expression, 0 where the ranges are disjoint.
+    out.value = combineValues(ctx.input(0), ctx.input(1),
+                              [](const Dimension &x, const Dimension &y) -> std::optional<Dimension> {
+                                if (x.isStatic() && y.isStatic())
+                                  return Dimension::constantValue(x.length() == y.length());
+                                if (x.expr() && x.expr() == y.expr()) return Dimension::constantValue(1);
+                                if (!x.compatible(y)) return Dimension::constantValue(0);
+                                return Dimension::fromInterval({0, 1});
+                              });
+  }
+  return std::vector<Fact>{out};
+}
+
+Result<std::vector<Fact>> logical(InferContext &ctx) {
+  SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
+  out.type = ElementType::Bool;
+  return std::vector<Fact>{out};
+}
+
+Result<std::vector<Fact>> variadic(InferContext &ctx) {
+  if (ctx.numInputs() == 0) return makeError("needs at least one input");
+  Fact out = ctx.input(0);
+  out.constant.reset();
+  out.value.reset();
+  for (size_t i = 1; i < ctx.numInputs(); ++i) {
+    const Fact &b = ctx.input(i);
+    if (out.type != ElementType::Undefined && b.type != ElementType::Undefined && out.type != b.type)
+      return makeError("input types differ: " + describe(out) + " vs " + describe(b));
+    SF_ASSIGN(out.shape, ctx.broadcast(out.shape, b.shape));
+    if (out.type == ElementType::Undefined) out.type = b.type;
+  }
+  // Max/Min of integer values (e.g. clamping a computed size).
+  std::string op = ctx.opType();
+  if ((op == "Max" || op == "Min") && isInteger(out.type) && valueShapeOk(out.shape)) {
+    Fact acc = ctx.input(0);
+    for (size_t i = 1; i < ctx.numInputs() && acc.value; ++i) {
+      acc.value = combineValues(acc, ctx.input(i), [&](const Dimension &x, const Dimension &y) {
+        return opt(op == "Max" ? Dimension::max(x, y) : Dimension::min(x, y));
+      });
+      acc.constant.reset();
+    }
+    if (ctx.numInputs() > 1 || dimValues(acc)) out.value = acc.value ? acc.value : dimValues(acc);
+  }
+  return std::vector<Fact>{out};
+}
+
+Result<std::vector<Fact>> where(InferContext &ctx) {
+  const Fact &c = ctx.input(0), &x = ctx.input(1), &y = ctx.input(2);
+  if (c.type != ElementType::Undefined && c.type != ElementType::Bool)
+    return makeError("condition must be bool, got " + describe(c));
+  if (x.type != ElementType::Undefined && y.type != ElementType::Undefined && x.type != y.type)
+    return makeError("branch types differ: " + describe(x) + " vs " + describe(y));
+  SF_ASSIGN(PartialShape s, ctx.broadcast(c.shape, x.shape));
+  SF_ASSIGN(s, ctx.broadcast(s, y.shape));
+  Fact out = makeFact(x.type != ElementType::Undefined ? x.type : y.type, s);
+  if (isInteger(out.type) && valueShapeOk(s)) {
+    auto vc = dimValues(c), vx = dimValues(x), vy = dimValues(y);
+    if (vc && vx && vy) {
+      size_t n = std::max({vc->size(), vx->size(), vy->size()});
+      std::vector<Dimension> out_v;
+      bool ok = true;
+      for (size_t i = 0; i < n && ok; ++i) {
+        auto pick = [&](const std::vector<Dimension> &v) -> const Dimension & {
+          return v[v.size() == 1 ? 0 : std::min(i, v.size() - 1)];
+        };
+        const Dimension &ci = pick(*vc);
+        if (ci.isStatic()) {
+          out_v.push_back(ci.length() ? pick(*vx) : pick(*vy));
+        } else {
+          // Either branch: the hull of both.
+          Interval h = pick(*vx).interval().hull(pick(*vy).interval());
+          out_v.push_back(pick(*vx) == pick(*vy) ? pick(*vx) : Dimension::fromInterval(h));
+        }
+      }
+      if (ok) out.value = std::move(out_v);
+    }
+  }
+  return std::vector<Fact>{out};
+}
+
+std::optional<ElementType> castTarget(InferContext &ctx) {
+  auto to = ctx.attrs().getInt("to");
+  if (!to.ok()) return std::nullopt;
+  return elementTypeFromOnnx(*to);
+}
+
+Result<std::vector<Fact>> cast(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  ElementType to = ctx.input(1).type;
+  if (ctx.opType() == "Cast") {
+    auto t = castTarget(ctx);
+    if (!t || *t == ElementType::Undefined)
+      return makeError("attribute 'to' is missing or not a supported element type");
+    to = *t;
+  }
+  Fact out = makeFact(to, in.shape);
+  // Integer values survive a cast between integer types (shape math commonly goes through
+  // i32 or through float and back); a cast to float keeps them too, as the values are exact
+  // small integers, so that Cast(float) -> Cast(int64) round trips.
+  if (in.value && (isInteger(to) || isFloat(to))) out.value = in.value;
+  return std::vector<Fact>{out};
+}
+
+Result<std::vector<Fact>> clip(InferContext &ctx) { return unary(ctx); }
+
+Result<std::vector<Fact>> prelu(InferContext &ctx) {
+  // Slope broadcasts unidirectionally onto X.
+  const Fact &x = ctx.input(0), &slope = ctx.input(1);
+  SF_ASSIGN(PartialShape s, ctx.broadcast(x.shape, slope.shape));
+  if (x.shape.rankIsStatic() && s.rankIsStatic() && s.size() != x.shape.size())
+    return makeError("slope " + describe(slope) + " does not broadcast onto " + describe(x));
+  return std::vector<Fact>{makeFact(x.type, x.shape.rankIsStatic() ? x.shape : s)};
+}
+
+Result<std::vector<Fact>> dropout(InferContext &ctx) {
+  Fact out = ctx.input(0);
+  out.constant.reset();
+  out.value.reset();
+  std::vector<Fact> r{out};
+  if (ctx.numOutputs() > 1) r.push_back(makeFact(ElementType::Bool, out.shape));
+  return r;
+}
+
+Result<std::vector<Fact>> negAbs(InferContext &ctx) {
+  Fact out = ctx.input(0);
+  out.constant.reset();
+  if (out.value && isInteger(out.type)) {
+    bool isNeg = ctx.opType() == "Neg";
+    std::vector<Dimension> v;
+    for (const auto &d : *out.value) {
+      if (isNeg) {
+        auto r = Dimension::constantValue(0) - d;
+        if (!r.ok()) {
+          out.value.reset();
+          break;
+        }
+        v.push_back(*r);
+      } else if (d.minLength() >= 0) {
+        v.push_back(d);
+      } else if (d.isStatic()) {
+        v.push_back(Dimension::constantValue(d.length() < 0 ? -d.length() : d.length()));
+      } else {
+        v.push_back(Dimension::fromInterval({0, std::max(d.maxLength(), d.minLength() == -kInf ? kInf : -d.minLength())}));
+      }
+    }
+    if (out.value) out.value = std::move(v);
+  } else {
+    out.value.reset();
+  }
+  return std::vector<Fact>{out};
+}
+
+/// Integer division as ONNX defines it for integers (truncation toward zero); for the
+/// non-negative values of shape math this is floor division.
+std::optional<Dimension> divValue(const Dimension &x, const Dimension &y) {
+  if (x.isStatic() && y.isStatic()) {
+    if (y.length() == 0) return std::nullopt;
+    if (x.length() == INT64_MIN && y.length() == -1) return std::nullopt;
+    return Dimension::constantValue(x.length() / y.length());
+  }
+  if (x.minLength() < 0 || y.minLength() <= 0) return std::nullopt;
+  return opt(x.floorDiv(y));
+}
+
+std::optional<Dimension> modValue(const Dimension &x, const Dimension &y) {
+  if (x.isStatic() && y.isStatic()) {
+    if (y.length() == 0) return std::nullopt;
+    auto m = checkedMod(x.length(), y.length());
+    if (!m) return std::nullopt;
+    return Dimension::constantValue(*m);
+  }
+  if (y.isStatic() && y.length() > 0 && x.expr()) {
+    auto e = mod(x.expr(), y.length());
+    if (e.ok()) return Dimension(*e);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+void registerElementwiseOps(OpRegistry &r) {
+  r.addAll({"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil",
+            "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+            "Acosh", "Atanh", "Softplus", "Softsign", "Sign", "HardSigmoid", "HardSwish", "Elu",
+            "Selu", "LeakyRelu", "ThresholdedRelu", "Celu", "Mish", "Gelu", "Shrink", "BitwiseNot",
+            "Clip"},
+           unary);
+  r.addAll({"Not", "IsNaN", "IsInf"}, unaryBool);
+  r.addAll({"Identity"}, identity);
+  r.addAll({"Neg", "Abs"}, negAbs);
+  r.addAll({"Add"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x + y); }));
+  r.addAll({"Sub"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x - y); }));
+  r.addAll({"Mul"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x * y); }));
+  r.addAll({"Div"}, arithmetic(divValue));
+  r.addAll({"Mod"}, arithmetic(modValue));
+  r.addAll({"Pow", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
+           arithmetic([](const Dimension &, const Dimension &) -> std::optional<Dimension> {
+             return std::nullopt;
+           }));
+  r.addAll({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, comparison);
+  r.addAll({"And", "Or", "Xor"}, logical);
+  r.addAll({"Sum", "Mean", "Max", "Min"}, variadic);
+  r.addAll({"Where"}, where);
+  r.addAll({"Cast", "CastLike"}, cast);
+  r.addAll({"PRelu"}, prelu);
+  r.addAll({"Dropout"}, dropout);
+  (void)clip;
+}
+
+} // namespace sf

@@ -1,0 +1,135 @@
+// Shared helpers for op rules.
+#include "shapeflow/ops/helpers.h"
+
+#include <set>
+
+namespace sf {
+
+Result<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Result<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t> &axes, int64_t rank) {
+  std::vector<int64_t> out;
+  std::set<int64_t> seen;
+  for (int64_t a : axes) {
+    SF_ASSIGN(int64_t n, normalizeAxis(a, rank));
+    if (!seen.insert(n).second) return makeError("axis " + std::to_string(a) + " is repeated");
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget) {
+  if (f.constant) {
+    auto v = f.constant->toInt64s(budget);
+    if (v.ok()) return *v;
+    return std::nullopt;
+  }
+  if (f.value) {
+    std::vector<int64_t> out;
+    for (const auto &d : *f.value) {
+      if (!d.isStatic()) return std::nullopt;
+      out.push_back(d.length());
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget) {
+  if (f.constant) {
+    auto v = f.constant->toDoubles(budget);
+    if (v.ok()) return *v;
+    return std::nullopt;
+  }
+  if (auto ints = constInts(f, budget)) return std::vector<double>(ints->begin(), ints->end());
+  return std::nullopt;
+}
+
+std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
+  if (f.value) return *f.value;
+  if (f.constant && isInteger(f.constant->type())) {
+    auto v = f.constant->toInt64s(budget);
+    if (!v.ok()) return std::nullopt;
+    std::vector<Dimension> out;
+    out.reserve(v->size());
+    for (int64_t x : *v) out.push_back(Dimension::fromInterval(Interval::point(x)));
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<Dimension> scalarDim(const Fact &f) {
+  auto v = dimValues(f, 1);
+  if (!v || v->size() != 1) return std::nullopt;
+  return (*v)[0];
+}
+
+Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t stride,
+                                  int64_t dilation, int64_t padBegin, int64_t padEnd,
+                                  bool ceilMode) {
+  if (stride <= 0) return makeError("stride must be positive, got " + std::to_string(stride));
+  if (dilation <= 0) return makeError("dilation must be positive, got " + std::to_string(dilation));
+  if (kernel <= 0) return makeError("kernel size must be positive, got " + std::to_string(kernel));
+  auto span = checkedMul(dilation, kernel - 1);
+  auto pads = checkedAdd(padBegin, padEnd);
+  if (!span || !pads) return makeError("window size overflows int64");
+  auto shift = checkedSub(*pads, *span + 1);
+  if (!shift) return makeError("window size overflows int64");
+  // numerator = in + shift; out = floor|ceil(numerator / stride) + 1
+  Dimension shiftD = Dimension::fromInterval(Interval::point(*shift));
+  if (in.isStatic()) {
+    auto num = checkedAdd(in.length(), *shift);
+    if (!num) return makeError("window size overflows int64");
+    if (*num < 0)
+      return makeError("window of " + std::to_string(*span + 1) + " (padded by " +
+                       std::to_string(*pads) + ") does not fit input dimension " + in.toString());
+  }
+  // Build from the expression so the result stays symbolic: (in + shift)//stride + 1.
+  Dimension num;
+  if (in.expr()) {
+    SF_ASSIGN(Expr e, add(in.expr(), constant(*shift)));
+    num = Dimension(e, add(in.interval(), Interval::point(*shift)));
+  } else {
+    Interval r = add(in.interval(), Interval::point(*shift));
+    num = Dimension::fromInterval({std::max<int64_t>(r.lo, 0), r.hi});
+  }
+  SF_ASSIGN(Dimension q, ceilMode ? num.ceilDiv(stride) : num.floorDiv(stride));
+  return q + Dimension(1);
+}
+
+Result<Dimension> sameOutputDim(const Dimension &in, int64_t stride) {
+  if (stride <= 0) return makeError("stride must be positive, got " + std::to_string(stride));
+  return in.ceilDiv(stride);
+}
+
+std::string describe(const Fact &f) { return toString(f); }
+
+Fact makeFact(ElementType t, PartialShape s) {
+  Fact f;
+  f.type = t;
+  f.shape = std::move(s);
+  return f;
+}
+
+Fact makeShapeValueFact(ElementType t, std::vector<Dimension> dims, bool scalar) {
+  Fact f;
+  f.type = t;
+  f.shape = scalar ? PartialShape{} : PartialShape{Dimension(int64_t(dims.size()))};
+  f.value = std::move(dims);
+  return f;
+}
+
+Result<Dimension> productOf(const std::vector<Dimension> &dims) {
+  Dimension n(1);
+  for (const auto &d : dims) {
+    SF_ASSIGN(n, n * d);
+  }
+  return n;
+}
+
+} // namespace sf

@@ -1,0 +1,77 @@
+// OpRegistry and the InferContext helpers shared by every rule.
+#include "shapeflow/ops/op.h"
+
+#include <algorithm>
+
+namespace sf {
+
+Result<Dimension> InferContext::mergeDims(const Dimension &a, const Dimension &b) {
+  auto m = Dimension::merge(a, b);
+  if (!m) return makeError("dimensions " + a.toString() + " and " + b.toString() + " differ");
+  SF_TRY(symbols().equate(a, b));
+  return symbols().resolve(*m);
+}
+
+Result<PartialShape> InferContext::mergeShapes(const PartialShape &a, const PartialShape &b) {
+  if (!a.rankIsStatic()) return b;
+  if (!b.rankIsStatic()) return a;
+  if (a.size() != b.size())
+    return makeError("ranks differ: " + a.toString() + " vs " + b.toString());
+  std::vector<Dimension> out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    auto d = mergeDims(a[i], b[i]);
+    if (!d.ok())
+      return makeError("shapes " + a.toString() + " and " + b.toString() + " differ at axis " +
+                       std::to_string(i));
+    out.push_back(*d);
+  }
+  return PartialShape(std::move(out));
+}
+
+Result<PartialShape> InferContext::broadcast(const PartialShape &a, const PartialShape &b,
+                                             BroadcastSpec spec) {
+  SF_ASSIGN(PartialShape s, broadcastShapes(a, b, spec, &symbols()));
+  return symbols().resolve(s);
+}
+
+Dimension InferContext::freshDim(std::string_view stem, Interval range) {
+  if (range.isPoint()) return Dimension(range.lo);
+  std::string s(stem);
+  for (char &c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "d_" + s;
+  return Dimension::symbol(symbols().freshNamed(s, range));
+}
+
+void OpRegistry::add(OpDef def) {
+  std::string key = def.domain + "::" + def.name;
+  ops_[key] = std::move(def);
+}
+
+void OpRegistry::addAll(std::initializer_list<std::string_view> names, const InferFn &infer) {
+  for (auto n : names) add(OpDef{std::string(n), "", infer});
+}
+
+const OpDef *OpRegistry::find(std::string_view domain, std::string_view name) const {
+  std::string d(domain == "ai.onnx" ? std::string_view() : domain);
+  auto it = ops_.find(d + "::" + std::string(name));
+  return it == ops_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto &[k, v] : ops_) out.push_back(v.domain.empty() ? v.name : v.domain + "::" + v.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const OpRegistry &defaultRegistry() {
+  static const OpRegistry *r = [] {
+    auto *reg = new OpRegistry();
+    registerAllOps(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+} // namespace sf

@@ -1,0 +1,731 @@
+// Shape manipulation ops and the value propagation that makes shape subgraphs symbolic:
+// Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Expand, Tile,
+// ConstantOfShape, Range, Slice, Pad, Gather. `Shape -> Gather -> Concat -> Reshape` must come out
+// symbolic: each op here passes integer elements (as Dimensions) through when it can.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sf {
+namespace {
+
+using Facts = std::vector<Fact>;
+
+bool isSmallVector(const PartialShape &s) { return s.rankIsStatic() && s.size() <= 1; }
+
+/// Reads an integer list from attribute `name` (older opsets) or input `index` (newer).
+/// Returns nullopt when it is an input whose elements are not known.
+std::optional<std::vector<int64_t>> intsFromAttrOrInput(InferContext &ctx, const char *name,
+                                                        size_t index, bool useInput) {
+  if (useInput) {
+    if (!ctx.hasInput(index)) return std::vector<int64_t>{};
+    return constInts(ctx.input(index));
+  }
+  if (!ctx.attrs().has(name)) return std::vector<int64_t>{};
+  auto v = ctx.attrs().getInts(name);
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+// ---------------------------------------------------------------- Shape, Size
+Result<Facts> shapeOf(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  if (!in.shape.rankIsStatic()) return Facts{makeFact(ElementType::I64, PartialShape::dynamic(1))};
+  int64_t r = int64_t(in.shape.size());
+  int64_t start = ctx.attrs().getInt("start", 0).valueOr(0);
+  int64_t end = ctx.attrs().getInt("end", r).valueOr(r);
+  auto clampAxis = [r](int64_t a) { return std::clamp(a < 0 ? a + r : a, int64_t(0), r); };
+  start = clampAxis(start), end = clampAxis(end);
+  std::vector<Dimension> dims;
+  for (int64_t i = start; i < end; ++i) dims.push_back(in.shape[i]);
+  return Facts{makeShapeValueFact(ElementType::I64, std::move(dims))};
+}
+
+Result<Facts> sizeOf(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  Fact out = makeFact(ElementType::I64, PartialShape{});
+  if (in.shape.rankIsStatic()) {
+    SF_ASSIGN(Dimension n, in.shape.elementCount());
+    out.value = std::vector<Dimension>{n};
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Reshape
+Result<Facts> reshape(InferContext &ctx) {
+  const Fact &data = ctx.input(0);
+  std::optional<std::vector<Dimension>> target;
+  PartialShape targetShape = PartialShape::dynamic();
+  if (ctx.opset() != 0 && ctx.opset() < 5) {
+    auto v = ctx.attrs().getInts("shape");
+    if (!v.ok()) return makeError("attribute 'shape' is required");
+    std::vector<Dimension> t;
+    for (int64_t x : *v) t.push_back(Dimension::constantValue(x));
+    target = t;
+  } else {
+    target = dimValues(ctx.input(1));
+    targetShape = ctx.input(1).shape;
+  }
+  bool allowZero = ctx.attrs().getInt("allowzero", 0).valueOr(0) != 0;
+  Fact out = makeFact(data.type, PartialShape::dynamic());
+  if (!target) {
+    if (targetShape.rankIsStatic() && targetShape.size() == 1 && targetShape[0].isStatic())
+      out.shape = PartialShape::dynamic(targetShape[0].length());
+    return Facts{out};
+  }
+  const PartialShape &in = data.shape;
+  std::vector<Dimension> dims(target->size());
+  std::optional<size_t> inferred;
+  bool ambiguous = false;
+  for (size_t i = 0; i < target->size(); ++i) {
+    const Dimension &t = (*target)[i];
+    if (t.isStatic()) {
+      int64_t v = t.length();
+      if (v == -1) {
+        if (inferred) return makeError("more than one -1 in the target shape");
+        inferred = i;
+      } else if (v < -1) {
+        return makeError("target shape has a negative dimension " + std::to_string(v));
+      } else if (v == 0 && !allowZero) {
+        if (in.rankIsStatic() && i >= in.size())
+          return makeError("target shape copies dimension " + std::to_string(i) +
+                           " (a 0) but the input has rank " + std::to_string(in.size()));
+        dims[i] = in.rankIsStatic() ? in[i] : Dimension::dynamic();
+      } else {
+        dims[i] = Dimension(v);
+      }
+      continue;
+    }
+    // A non-constant element: it is itself unless it may be -1, or 0 (copy) with a different
+    // input dim there.
+    bool sameAsInput = in.rankIsStatic() && i < in.size() && t.expr() && t.expr() == in[i].expr();
+    bool mayBeMinusOne = t.interval().contains(-1);
+    bool mayBeZero = !allowZero && t.interval().contains(0) && !sameAsInput;
+    if (mayBeMinusOne || mayBeZero) {
+      ambiguous = true;
+      dims[i] = Dimension::dynamic();
+    } else {
+      dims[i] = t.nonNegative();
+    }
+  }
+  if (inferred && !ambiguous && in.rankIsStatic()) {
+    SF_ASSIGN(Dimension total, in.elementCount());
+    std::vector<Dimension> known;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (i != *inferred) known.push_back(dims[i]);
+    SF_ASSIGN(Dimension rest, productOf(known));
+    if (total.isStatic() && rest.isStatic()) {
+      if (rest.length() == 0 || total.length() % rest.length() != 0)
+        return makeError("cannot reshape " + describe(data) + " to " +
+                         PartialShape(*target).toString() + ": " + std::to_string(total.length()) +
+                         " elements do not divide into " + std::to_string(rest.length()));
+      dims[*inferred] = Dimension(total.length() / rest.length());
+    } else {
+      auto q = total.floorDiv(rest);
+      dims[*inferred] = q.ok() ? q->nonNegative() : Dimension::dynamic();
+    }
+  } else if (inferred) {
+    dims[*inferred] = Dimension::dynamic();
+  }
+  if (!inferred && !ambiguous && in.rankIsStatic()) {
+    SF_ASSIGN(Dimension total, in.elementCount());
+    SF_ASSIGN(Dimension outTotal, productOf(dims));
+    if (!total.compatible(outTotal))
+      return makeError("cannot reshape " + describe(data) + " (" + total.toString() +
+                       " elements) to " + PartialShape(dims).toString() + " (" +
+                       outTotal.toString() + " elements)");
+    SF_TRY(ctx.symbols().equate(total, outTotal));
+  }
+  out.shape = PartialShape(std::move(dims));
+  out.shape = ctx.symbols().resolve(out.shape);
+  if (data.value && isSmallVector(out.shape)) out.value = data.value;
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Flatten
+Result<Facts> flatten(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  int64_t axis = ctx.attrs().getInt("axis", 1).valueOr(1);
+  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic(2))};
+  int64_t r = int64_t(in.shape.size());
+  if (axis < -r || axis > r)
+    return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(r));
+  if (axis < 0) axis += r;
+  const auto &d = in.shape.dims();
+  SF_ASSIGN(Dimension a, productOf({d.begin(), d.begin() + axis}));
+  SF_ASSIGN(Dimension b, productOf({d.begin() + axis, d.end()}));
+  Fact out = makeFact(in.type, PartialShape{a, b});
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Squeeze / Unsqueeze
+Result<Facts> squeeze(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  bool axesAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
+  auto axes = intsFromAttrOrInput(ctx, "axes", 1, axesAsInput);
+  Fact out = makeFact(in.type, PartialShape::dynamic());
+  if (!in.shape.rankIsStatic()) return Facts{out};
+  int64_t r = int64_t(in.shape.size());
+  if (!axes) {
+    if (ctx.input(1).shape.rankIsStatic() && ctx.input(1).shape.size() == 1 &&
+        ctx.input(1).shape[0].isStatic())
+      out.shape = PartialShape::dynamic(r - ctx.input(1).shape[0].length());
+    return Facts{out};
+  }
+  std::vector<bool> drop(r, false);
+  if (axes->empty()) {
+    for (int64_t i = 0; i < r; ++i) {
+      const Dimension &d = in.shape[i];
+      if (d.isStatic() && d.length() == 1) drop[i] = true;
+      else if (d.interval().contains(1)) return Facts{out}; // may or may not be squeezed
+    }
+  } else {
+    SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
+    for (int64_t a : norm) {
+      const Dimension &d = in.shape[a];
+      if (!d.interval().contains(1))
+        return makeError("cannot squeeze axis " + std::to_string(a) + " of size " + d.toString() +
+                         " (" + describe(in) + ")");
+      SF_TRY(ctx.symbols().equate(d, Dimension(1)));
+      drop[a] = true;
+    }
+  }
+  std::vector<Dimension> dims;
+  for (int64_t i = 0; i < r; ++i)
+    if (!drop[i]) dims.push_back(in.shape[i]);
+  out.shape = PartialShape(std::move(dims));
+  if (in.value && isSmallVector(out.shape)) out.value = in.value;
+  return Facts{out};
+}
+
+Result<Facts> unsqueeze(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  bool axesAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
+  auto axes = intsFromAttrOrInput(ctx, "axes", 1, axesAsInput);
+  Fact out = makeFact(in.type, PartialShape::dynamic());
+  if (!axes || !in.shape.rankIsStatic()) {
+    if (!axes && in.shape.rankIsStatic() && ctx.input(1).shape.rankIsStatic() &&
+        ctx.input(1).shape.size() == 1 && ctx.input(1).shape[0].isStatic())
+      out.shape = PartialShape::dynamic(int64_t(in.shape.size()) + ctx.input(1).shape[0].length());
+    else if (axes && !in.shape.rankIsStatic())
+      out.shape = PartialShape::dynamic();
+    return Facts{out};
+  }
+  if (axes->empty()) return makeError("'axes' must not be empty");
+  int64_t r = int64_t(in.shape.size()) + int64_t(axes->size());
+  SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
+  std::vector<bool> isNew(r, false);
+  for (int64_t a : norm) isNew[a] = true;
+  std::vector<Dimension> dims;
+  size_t j = 0;
+  for (int64_t i = 0; i < r; ++i) dims.push_back(isNew[i] ? Dimension(1) : in.shape[j++]);
+  out.shape = PartialShape(std::move(dims));
+  if (in.value && isSmallVector(out.shape)) out.value = in.value;
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Transpose
+Result<Facts> transpose(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  std::optional<std::vector<int64_t>> perm;
+  if (ctx.attrs().has("perm")) {
+    SF_ASSIGN(auto p, ctx.attrs().getInts("perm"));
+    perm = p;
+  }
+  if (!in.shape.rankIsStatic()) {
+    return Facts{makeFact(in.type, perm ? PartialShape::dynamic(int64_t(perm->size()))
+                                        : PartialShape::dynamic())};
+  }
+  int64_t r = int64_t(in.shape.size());
+  if (!perm) {
+    perm = std::vector<int64_t>(r);
+    for (int64_t i = 0; i < r; ++i) (*perm)[i] = r - 1 - i;
+  }
+  if (int64_t(perm->size()) != r)
+    return makeError("perm has " + std::to_string(perm->size()) + " entries for input of rank " +
+                     std::to_string(r) + " (" + describe(in) + ")");
+  std::vector<bool> seen(r, false);
+  std::vector<Dimension> dims;
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= r || seen[p]) {
+      std::string s;
+      for (int64_t x : *perm) s += (s.empty() ? "" : ",") + std::to_string(x);
+      return makeError("perm [" + s + "] is not a permutation of 0.." + std::to_string(r - 1));
+    }
+    seen[p] = true;
+    dims.push_back(in.shape[p]);
+  }
+  return Facts{makeFact(in.type, PartialShape(std::move(dims)))};
+}
+
+// ---------------------------------------------------------------- Concat
+Result<Facts> concat(InferContext &ctx) {
+  if (ctx.numInputs() == 0) return makeError("needs at least one input");
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis"));
+  ElementType type = ElementType::Undefined;
+  std::optional<int64_t> rank;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    const Fact &f = ctx.input(i);
+    if (f.type != ElementType::Undefined) {
+      if (type != ElementType::Undefined && type != f.type)
+        return makeError("input " + std::to_string(i) + " has type " + describe(f) +
+                         ", expected " + std::string(shortName(type)));
+      type = f.type;
+    }
+    if (f.shape.rankIsStatic()) {
+      int64_t r = int64_t(f.shape.size());
+      if (rank && *rank != r) {
+        const Fact &first = ctx.input(0);
+        return makeError("input " + std::to_string(i) + " has rank " + std::to_string(r) +
+                         ", expected " + std::to_string(*rank) + " (" + describe(first) + " vs " +
+                         describe(f) + ")");
+      }
+      rank = r;
+    }
+  }
+  if (!rank) return Facts{makeFact(type, PartialShape::dynamic())};
+  if (*rank == 0) return makeError("cannot concatenate scalars");
+  SF_ASSIGN(int64_t a, normalizeAxis(axis, *rank));
+  std::vector<Dimension> dims(*rank);
+  Dimension sum(0);
+  bool first = true;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    const Fact &f = ctx.input(i);
+    if (!f.shape.rankIsStatic()) {
+      SF_ASSIGN(sum, sum + Dimension::dynamic());
+      continue;
+    }
+    for (int64_t k = 0; k < *rank; ++k) {
+      if (k == a) continue;
+      if (first) {
+        dims[k] = f.shape[k];
+        continue;
+      }
+      auto m = ctx.mergeDims(dims[k], f.shape[k]);
+      if (!m.ok())
+        return makeError("input " + std::to_string(i) + " has dimension " +
+                         f.shape[k].toString() + " at axis " + std::to_string(k) +
+                         ", expected " + dims[k].toString() + " (" + describe(ctx.input(0)) +
+                         " vs " + describe(f) + ")");
+      dims[k] = *m;
+    }
+    first = false;
+    SF_ASSIGN(sum, sum + f.shape[a]);
+  }
+  dims[a] = sum;
+  Fact out = makeFact(type, ctx.symbols().resolve(PartialShape(std::move(dims))));
+  if (isInteger(type) && *rank == 1) {
+    std::vector<Dimension> v;
+    bool all = true;
+    for (size_t i = 0; i < ctx.numInputs() && all; ++i) {
+      auto e = dimValues(ctx.input(i));
+      if (!e) all = false;
+      else v.insert(v.end(), e->begin(), e->end());
+    }
+    if (all) out.value = std::move(v);
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Split
+Result<Facts> split(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
+  size_t n = ctx.numOutputs();
+  bool splitAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
+  auto sizes = intsFromAttrOrInput(ctx, "split", 1, splitAsInput);
+  Facts outs(n, makeFact(in.type, PartialShape::dynamic()));
+  if (!in.shape.rankIsStatic()) return outs;
+  int64_t r = int64_t(in.shape.size());
+  SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
+  const Dimension &d = in.shape[a];
+  std::vector<Dimension> parts(n);
+  if (sizes && !sizes->empty()) {
+    if (sizes->size() != n)
+      return makeError("'split' has " + std::to_string(sizes->size()) + " sizes for " +
+                       std::to_string(n) + " outputs");
+    Dimension total(0);
+    for (size_t i = 0; i < n; ++i) {
+      if ((*sizes)[i] < 0) return makeError("negative split size " + std::to_string((*sizes)[i]));
+      parts[i] = Dimension((*sizes)[i]);
+      SF_ASSIGN(total, total + parts[i]);
+    }
+    if (!d.compatible(total))
+      return makeError("split sizes sum to " + total.toString() + " but axis " +
+                       std::to_string(a) + " has size " + d.toString() + " (" + describe(in) + ")");
+    SF_TRY(ctx.symbols().equate(d, total));
+  } else if (!sizes) {
+    for (auto &p : parts) p = Dimension::dynamic();
+  } else {
+    int64_t k = ctx.attrs().getInt("num_outputs", int64_t(n)).valueOr(int64_t(n));
+    if (k <= 0) return makeError("num_outputs must be positive");
+    if (d.isStatic() && ctx.opset() < 18 && d.length() % k != 0)
+      return makeError("axis " + std::to_string(a) + " of size " + d.toString() +
+                       " does not split evenly into " + std::to_string(k) + " outputs");
+    // Opset 18: the last chunk may be smaller (chunks of ceil(d / k)).
+    SF_ASSIGN(Dimension chunk, d.ceilDiv(k));
+    for (size_t i = 0; i < n; ++i) parts[i] = chunk;
+    if (ctx.opset() >= 18 && n > 0) {
+      SF_ASSIGN(Dimension used, chunk * Dimension(int64_t(n - 1)));
+      SF_ASSIGN(Dimension last, d - used);
+      parts[n - 1] = last.nonNegative();
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Dimension> dims = in.shape.dims();
+    dims[a] = parts[i];
+    outs[i] = makeFact(in.type, PartialShape(std::move(dims)));
+  }
+  return outs;
+}
+
+// ---------------------------------------------------------------- Expand, Tile
+Result<Facts> expand(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  auto target = dimValues(ctx.input(1));
+  Fact out = makeFact(in.type, PartialShape::dynamic());
+  if (!target) {
+    const PartialShape &ts = ctx.input(1).shape;
+    if (in.shape.rankIsStatic() && ts.rankIsStatic() && ts.size() == 1 && ts[0].isStatic())
+      out.shape = PartialShape::dynamic(std::max<int64_t>(in.shape.size(), ts[0].length()));
+    return Facts{out};
+  }
+  std::vector<Dimension> td;
+  for (const auto &t : *target) td.push_back(t.nonNegative());
+  SF_ASSIGN(out.shape, ctx.broadcast(in.shape, PartialShape(td), {BroadcastKind::Bidirectional}));
+  if (in.value && isSmallVector(out.shape) && out.shape.isStatic()) {
+    size_t n = out.shape.size() == 0 ? 1 : size_t(out.shape[0].length());
+    if (in.value->size() == n) out.value = in.value;
+    else if (in.value->size() == 1 && n <= ctx.valueBudget())
+      out.value = std::vector<Dimension>(n, (*in.value)[0]);
+  }
+  return Facts{out};
+}
+
+Result<Facts> tile(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  auto reps = dimValues(ctx.input(1));
+  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  if (!reps) return Facts{makeFact(in.type, PartialShape::dynamic(in.shape.size()))};
+  if (reps->size() != in.shape.size())
+    return makeError("'repeats' has " + std::to_string(reps->size()) + " elements for input " +
+                     describe(in));
+  std::vector<Dimension> dims;
+  for (size_t i = 0; i < reps->size(); ++i) {
+    SF_ASSIGN(Dimension d, in.shape[i] * (*reps)[i].nonNegative());
+    dims.push_back(d);
+  }
+  return Facts{makeFact(in.type, PartialShape(std::move(dims)))};
+}
+
+// ---------------------------------------------------------------- ConstantOfShape, Range
+Result<Facts> constantOfShape(InferContext &ctx) {
+  ElementType t = ElementType::F32;
+  int64_t fillValue = 0;
+  bool fillKnown = true;
+  if (ctx.attrs().has("value")) {
+    SF_ASSIGN(auto v, ctx.attrs().getTensor("value"));
+    t = v->type();
+    fillKnown = false;
+    if (isInteger(t)) {
+      auto ints = v->toInt64s(1);
+      if (ints.ok() && ints->size() == 1) fillValue = (*ints)[0], fillKnown = true;
+    }
+  }
+  auto dims = dimValues(ctx.input(0));
+  Fact out = makeFact(t, PartialShape::dynamic());
+  if (!dims) {
+    const PartialShape &s = ctx.input(0).shape;
+    if (s.rankIsStatic() && s.size() == 1 && s[0].isStatic())
+      out.shape = PartialShape::dynamic(s[0].length());
+    return Facts{out};
+  }
+  std::vector<Dimension> d;
+  for (const auto &x : *dims) {
+    if (x.isStatic() && x.length() < 0)
+      return makeError("shape has a negative dimension " + std::to_string(x.length()));
+    d.push_back(x.nonNegative());
+  }
+  out.shape = PartialShape(d);
+  if (isInteger(t) && fillKnown && d.size() <= 1) {
+    size_t n = d.empty() ? 1 : (d[0].isStatic() ? size_t(d[0].length()) : 0);
+    if ((d.empty() || d[0].isStatic()) && n <= ctx.valueBudget())
+      out.value = std::vector<Dimension>(n, Dimension::constantValue(fillValue));
+  }
+  return Facts{out};
+}
+
+Result<Facts> range(InferContext &ctx) {
+  ElementType t = ctx.input(0).type;
+  auto start = scalarDim(ctx.input(0)), limit = scalarDim(ctx.input(1)),
+       delta = scalarDim(ctx.input(2));
+  Fact out = makeFact(t, PartialShape::dynamic(1));
+  if (!isInteger(t) && t != ElementType::Undefined) {
+    auto s = constFloats(ctx.input(0)), l = constFloats(ctx.input(1)), d = constFloats(ctx.input(2));
+    if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1) {
+      if ((*d)[0] == 0) return makeError("delta is 0");
+      double n = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
+      out.shape = PartialShape{Dimension(int64_t(std::max(n, 0.0)))};
+    } else if (start && limit && delta && delta->isStatic() && delta->length() > 0) {
+      // Integer-valued floats from shape math (Cast of a size to float).
+      auto span = *limit - *start;
+      if (span.ok()) {
+        auto n = span->ceilDiv(delta->length());
+        if (n.ok()) out.shape = PartialShape{n->nonNegative()};
+      }
+    }
+    return Facts{out};
+  }
+  if (!start || !limit || !delta) return Facts{out};
+  if (delta->isStatic() && delta->length() == 0) return makeError("delta is 0");
+  SF_ASSIGN(Dimension span, *limit - *start);
+  Dimension n;
+  if (delta->isStatic() && delta->length() > 0) {
+    SF_ASSIGN(n, span.ceilDiv(delta->length()));
+  } else if (delta->isStatic() && delta->length() < 0) {
+    SF_ASSIGN(Dimension negSpan, Dimension::constantValue(0) - span);
+    SF_ASSIGN(n, negSpan.ceilDiv(-delta->length()));
+  } else {
+    return Facts{out};
+  }
+  if (n.minLength() < 0) {
+    SF_ASSIGN(n, Dimension::max(n, Dimension::constantValue(0)));
+  }
+  out.shape = PartialShape{n.nonNegative()};
+  if (n.isStatic() && size_t(n.length()) <= ctx.valueBudget()) {
+    std::vector<Dimension> v;
+    Dimension cur = *start;
+    for (int64_t i = 0; i < n.length(); ++i) {
+      v.push_back(cur);
+      SF_ASSIGN(cur, cur + *delta);
+    }
+    out.value = std::move(v);
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Slice
+/// Output length of slicing `dim` (ONNX clamping semantics). start and end may be symbolic
+/// (a size computed by a shape subgraph); the common forms stay exact, the rest are bounded.
+Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const Dimension &end,
+                           int64_t step) {
+  if (step == 0) return makeError("slice step is 0");
+  Dimension bounded = Dimension::fromInterval({0, dim.maxLength()});
+  if (dim.isStatic() && start.isStatic() && end.isStatic()) {
+    int64_t d = dim.length();
+    auto clampIdx = [&](int64_t v, int64_t lo, int64_t hi) {
+      if (v < 0) v = v < -d ? -1 : v + d; // keep -1 distinguishable for negative steps
+      return std::clamp(v, lo, hi);
+    };
+    if (step > 0) {
+      int64_t s = clampIdx(start.length(), 0, d), e = clampIdx(end.length(), 0, d);
+      return Dimension(e > s ? (e - s + step - 1) / step : 0);
+    }
+    int64_t s = clampIdx(start.length(), -1, d - 1), e = clampIdx(end.length(), -1, d - 1);
+    return Dimension(s > e ? (s - e + (-step) - 1) / (-step) : 0);
+  }
+  if (step < 0) return bounded;
+  // Clamped index into [0, dim]: v >= 0 gives min(v, dim); v < 0 gives max(dim + v, 0).
+  auto clampToDim = [&](const Dimension &v, bool isEnd) -> Result<std::optional<Dimension>> {
+    if (v.isStatic()) {
+      int64_t x = v.length();
+      if (isEnd && (x == INT64_MAX || x >= dim.maxLength())) return std::optional<Dimension>(dim);
+      if (x >= 0) {
+        SF_ASSIGN(Dimension m, Dimension::min(dim, v));
+        return std::optional<Dimension>(m);
+      }
+      SF_ASSIGN(Dimension sum, dim + v);
+      SF_ASSIGN(Dimension m, Dimension::max(sum, Dimension::constantValue(0)));
+      return std::optional<Dimension>(m);
+    }
+    if (v.minLength() >= 0) {
+      SF_ASSIGN(Dimension m, Dimension::min(dim, v));
+      return std::optional<Dimension>(m);
+    }
+    return std::optional<Dimension>();
+  };
+  SF_ASSIGN(auto s, clampToDim(start, false));
+  SF_ASSIGN(auto e, clampToDim(end, true));
+  if (!s || !e) return bounded;
+  SF_ASSIGN(Dimension len, *e - *s);
+  SF_ASSIGN(len, Dimension::max(len, Dimension::constantValue(0)));
+  if (step != 1) {
+    SF_ASSIGN(len, len.ceilDiv(step));
+  }
+  return len.nonNegative();
+}
+
+Result<Facts> slice(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  std::optional<std::vector<Dimension>> starts, ends;
+  std::optional<std::vector<int64_t>> axes, steps;
+  auto asDims = [](const std::optional<std::vector<int64_t>> &v) {
+    std::optional<std::vector<Dimension>> out;
+    if (!v) return out;
+    out.emplace();
+    for (int64_t x : *v) out->push_back(Dimension::constantValue(x));
+    return out;
+  };
+  if (ctx.opset() != 0 && ctx.opset() < 10) {
+    starts = asDims(intsFromAttrOrInput(ctx, "starts", 0, false));
+    ends = asDims(intsFromAttrOrInput(ctx, "ends", 0, false));
+    axes = intsFromAttrOrInput(ctx, "axes", 0, false);
+    steps = std::vector<int64_t>{};
+  } else {
+    starts = dimValues(ctx.input(1));
+    ends = dimValues(ctx.input(2));
+    axes = ctx.hasInput(3) ? constInts(ctx.input(3)) : std::vector<int64_t>{};
+    steps = ctx.hasInput(4) ? constInts(ctx.input(4)) : std::vector<int64_t>{};
+  }
+  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  int64_t r = int64_t(in.shape.size());
+  Fact out = makeFact(in.type, in.shape);
+  auto boundAxes = [&](const std::vector<int64_t> &which) {
+    for (int64_t a : which) out.shape[a] = Dimension::fromInterval({0, in.shape[a].maxLength()});
+  };
+  if (!axes) {
+    std::vector<int64_t> all(r);
+    for (int64_t i = 0; i < r; ++i) all[i] = i;
+    boundAxes(all);
+    return Facts{out};
+  }
+  size_t count = starts ? starts->size() : ends ? ends->size() : axes->size();
+  if (axes->empty()) {
+    if (!starts && !ends) {
+      std::vector<int64_t> all(r);
+      for (int64_t i = 0; i < r; ++i) all[i] = i;
+      boundAxes(all);
+      return Facts{out};
+    }
+    axes = std::vector<int64_t>(count);
+    for (size_t i = 0; i < count; ++i) (*axes)[i] = int64_t(i);
+  }
+  SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
+  if (!starts || !ends || !steps) {
+    boundAxes(norm);
+    return Facts{out};
+  }
+  if (steps->empty()) steps = std::vector<int64_t>(starts->size(), 1);
+  if (starts->size() != ends->size() || norm.size() != starts->size() ||
+      steps->size() != starts->size())
+    return makeError("starts, ends, axes and steps must have the same length (" +
+                     std::to_string(starts->size()) + ", " + std::to_string(ends->size()) + ", " +
+                     std::to_string(norm.size()) + ", " + std::to_string(steps->size()) + ")");
+  for (size_t i = 0; i < norm.size(); ++i) {
+    SF_ASSIGN(Dimension d, sliceDim(in.shape[norm[i]], (*starts)[i], (*ends)[i], (*steps)[i]));
+    out.shape[norm[i]] = d;
+  }
+  // Values: slicing a known 1-D integer vector with static bounds.
+  if (in.value && r == 1 && out.shape[0].isStatic() && in.shape[0].isStatic() &&
+      (*starts)[0].isStatic()) {
+    int64_t d = in.shape[0].length(), s = (*starts)[0].length(), st = (*steps)[0];
+    if (s < 0) s += d;
+    s = st > 0 ? std::clamp<int64_t>(s, 0, d) : std::clamp<int64_t>(s, -1, d - 1);
+    std::vector<Dimension> v;
+    for (int64_t k = 0, i = s; k < out.shape[0].length(); ++k, i += st)
+      if (i >= 0 && i < int64_t(in.value->size())) v.push_back((*in.value)[i]);
+    if (int64_t(v.size()) == out.shape[0].length()) out.value = std::move(v);
+  }
+  return Facts{out};
+}
+
+// ---------------------------------------------------------------- Pad
+Result<Facts> pad(InferContext &ctx) {
+  const Fact &in = ctx.input(0);
+  std::optional<std::vector<Dimension>> pads;
+  if (ctx.opset() != 0 && ctx.opset() < 11) {
+    auto p = ctx.attrs().getInts(ctx.attrs().has("pads") ? "pads" : "paddings");
+    if (!p.ok()) return makeError("attribute 'pads' is required");
+    std::vector<Dimension> v;
+    for (int64_t x : *p) v.push_back(Dimension::constantValue(x));
+    pads = v;
+  } else {
+    pads = dimValues(ctx.input(1));
+  }
+  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  int64_t r = int64_t(in.shape.size());
+  std::vector<int64_t> axes(r);
+  for (int64_t i = 0; i < r; ++i) axes[i] = i;
+  if (ctx.hasInput(3)) {
+    auto a = constInts(ctx.input(3));
+    if (!a) return Facts{makeFact(in.type, PartialShape::dynamic(r))};
+    SF_ASSIGN(axes, normalizeAxes(*a, r));
+  }
+  if (!pads) return Facts{makeFact(in.type, PartialShape::dynamic(r))};
+  if (pads->size() != 2 * axes.size())
+    return makeError("'pads' has " + std::to_string(pads->size()) + " elements, expected " +
+                     std::to_string(2 * axes.size()) + " for " + describe(in));
+  PartialShape s = in.shape;
+  size_t k = axes.size();
+  for (size_t i = 0; i < k; ++i) {
+    SF_ASSIGN(Dimension d, in.shape[axes[i]] + (*pads)[i]);
+    SF_ASSIGN(d, d + (*pads)[i + k]);
+    if (d.isStatic() && d.length() < 0)
+      return makeError("padding makes axis " + std::to_string(axes[i]) + " negative (" +
+                       describe(in) + ")");
+    s[axes[i]] = d.nonNegative();
+  }
+  return Facts{makeFact(in.type, s)};
+}
+
+// ---------------------------------------------------------------- Gather
+Result<Facts> gather(InferContext &ctx) {
+  const Fact &data = ctx.input(0), &idx = ctx.input(1);
+  int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
+  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic())
+    return Facts{makeFact(data.type, PartialShape::dynamic())};
+  int64_t r = int64_t(data.shape.size());
+  if (r == 0) return makeError("cannot gather from a scalar");
+  SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
+  std::vector<Dimension> dims(data.shape.dims().begin(), data.shape.dims().begin() + a);
+  dims.insert(dims.end(), idx.shape.dims().begin(), idx.shape.dims().end());
+  dims.insert(dims.end(), data.shape.dims().begin() + a + 1, data.shape.dims().end());
+  Fact out = makeFact(data.type, PartialShape(std::move(dims)));
+  // Values: picking elements of a known vector with known indices.
+  auto idxv = constInts(idx);
+  auto dv = dimValues(data);
+  if (r == 1 && dv && idxv && isSmallVector(out.shape)) {
+    int64_t n = int64_t(dv->size());
+    std::vector<Dimension> v;
+    for (int64_t i : *idxv) {
+      int64_t j = i < 0 ? i + n : i;
+      if (j < 0 || j >= n)
+        return makeError("index " + std::to_string(i) + " is out of range for " + describe(data));
+      v.push_back((*dv)[j]);
+    }
+    out.value = std::move(v);
+  } else if (idxv && data.shape[a].isStatic()) {
+    int64_t n = data.shape[a].length();
+    for (int64_t i : *idxv)
+      if (i < -n || i >= n)
+        return makeError("index " + std::to_string(i) + " is out of range for axis " +
+                         std::to_string(a) + " of " + describe(data));
+  }
+  return Facts{out};
+}
+
+} // namespace
+
+void registerShapeOps(OpRegistry &r) {
+  r.addAll({"Shape"}, shapeOf);
+  r.addAll({"Size"}, sizeOf);
+  r.addAll({"Reshape"}, reshape);
+  r.addAll({"Flatten"}, flatten);
+  r.addAll({"Squeeze"}, squeeze);
+  r.addAll({"Unsqueeze"}, unsqueeze);
+  r.addAll({"Transpose"}, transpose);
+  r.addAll({"Concat"}, concat);
+  r.addAll({"Split"}, split);
+  r.addAll({"Expand"}, expand);
+  r.addAll({"Tile"}, tile);
+  r.addAll({"ConstantOfShape"}, constantOfShape);
+  r.addAll({"Range"}, range);
+  r.addAll({"Slice"}, slice);
+  r.addAll({"Pad"}, pad);
+  r.addAll({"Gather"}, gather);
+}
+
+} // namespace sf
