@@ -11,6 +11,8 @@ For each model in scripts/precision_sizes.json (two size sets of its input symbo
   (c) onnxruntime's actual dtype and shape of every node output           (each size set)
   (d) onnx.shape_inference.infer_shapes(data_prop=True), concrete (each set) and symbolic
 and prints per model, over the node outputs onnxruntime reports ("tensors"):
+  const    of which constant folding computes them (Constant nodes and what depends only on
+           initializers): free for any tool; --exclude-constants leaves them out of the scores
   valdep   tensors whose symbolic shape names a symbol that is not an input symbol (data-dependent)
   conc     concrete exact in both size sets: every dim a number equal to the actual one
   sym      symbolic exact: every dim a number or an expression of input symbols that, evaluated at
@@ -72,6 +74,36 @@ def graph_inputs(model):
     from expose_all_outputs import describe_input
     inits = {i.name for i in model.graph.initializer}
     return [describe_input(vi) for vi in model.graph.input if vi.name not in inits]
+
+
+def constant_tensors(model):
+    """Node outputs that constant folding computes: Constant nodes, and nodes (without subgraphs)
+    whose inputs are all initializers or such outputs. Any tool gets their shapes for free."""
+    const = {i.name for i in model.graph.initializer}
+    folded = set()
+    for node in model.graph.node:
+        has_subgraph = any(a.type in (onnx_attr_graph(), onnx_attr_graphs()) for a in node.attribute)
+        ins = [i for i in node.input if i]
+        if node.op_type == "Constant" or (ins and not has_subgraph and all(i in const for i in ins)
+                                          and node.op_type not in NONDETERMINISTIC):
+            for o in node.output:
+                if o:
+                    const.add(o)
+                    folded.add(o)
+    return folded
+
+
+NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial"}
+
+
+def onnx_attr_graph():
+    import onnx
+    return onnx.AttributeProto.GRAPH
+
+
+def onnx_attr_graphs():
+    import onnx
+    return onnx.AttributeProto.GRAPHS
 
 
 def ort_actual(path, specs, cache):
@@ -309,6 +341,7 @@ def measure_model(name, args, size_sets):
     loader = lambda: onnx.load(path)  # noqa: E731 - infer_shapes mutates the model it gets
     model = onnx.load(path, load_external_data=False)
     inputs = graph_inputs(model)
+    consts = constant_tensors(model)
     del model
     input_syms = sorted({d for i in inputs for d in (i["dims"] or []) if isinstance(d, str)})
     missing_syms = [s for s in input_syms for z in size_sets if s not in z]
@@ -319,8 +352,11 @@ def measure_model(name, args, size_sets):
     names = [n for n in actual[0] if n in actual[1]]
     if len(names) != len(actual[0]) or len(names) != len(actual[1]):
         print(f"  note: {name}: size sets report different tensors; scoring the {len(names)} common ones")
+    n_const = sum(n in consts for n in names)
+    if args.exclude_constants:
+        names = [n for n in names if n not in consts]
 
-    res = {}
+    res = {"const": n_const}
     # ONNX's shape inference
     oc = [onnx_inferred(path, sp, args.cache, loader) for sp in specs]
     os_ = onnx_inferred(path, [], args.cache, loader)
@@ -360,6 +396,8 @@ def main():
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "dev_models"))
     ap.add_argument("--sizes", default=os.path.join(HERE, "precision_sizes.json"))
     ap.add_argument("--cache", default=os.path.join(ROOT, ".cache", "precision"))
+    ap.add_argument("--exclude-constants", action="store_true",
+                    help="score only tensors that constant folding does not compute (see the const column)")
     ap.add_argument("--verbose", "-v", action="store_true", help="list value-dependent tensors in full")
     ap.add_argument("--json", dest="json_out", help="also write the figures as JSON here")
     args = ap.parse_args()
@@ -374,13 +412,13 @@ def main():
             raise SystemExit(f"no size sets for {unknown} in {args.sizes}")
 
     tools = (["shapeflow"] if args.shapeflow else []) + ["onnx"]
-    head = f"{'model':<20}{'tensors':>8}{'valdep':>7}"
+    head = f"{'model':<20}{'tensors':>8}{'const':>6}{'valdep':>7}"
     for tool in tools:
         head += f" | {tool[:9]:>9}{'conc':>7}{'sym':>7}{'bounds':>7}{'WRONG':>6}"
     print(head)
     print("-" * len(head))
     totals = {tool: Tally() for tool in tools}
-    report, failures, errors = {}, [], []
+    report, failures, errors, n_const = {}, [], [], 0
     for name in models:
         res, err = measure_model(name, args, sizes[name])
         if err:
@@ -388,7 +426,9 @@ def main():
             print(f"{name:<20} skipped: {err}")
             continue
         first = res[tools[0]]
-        line = f"{name:<20}{first.total:>8}{len(res['shapeflow'].valdep) if 'shapeflow' in res else 0:>7}"
+        n_const += res["const"]
+        line = (f"{name:<20}{first.total:>8}{'-' if args.exclude_constants else res['const']:>6}"
+                f"{len(res['shapeflow'].valdep) if 'shapeflow' in res else 0:>7}")
         for tool in tools:
             t = res[tool]
             totals[tool].add(t)
@@ -399,9 +439,10 @@ def main():
             line += (f" | {'':>9}{pct(t.count['conc'], t.total):>7}{pct(t.count['sym'], t.total):>7}"
                      f"{pct(t.count['bounds'], t.total):>7}{len(t.wrong):>6}")
         print(line, flush=True)
-        report[name] = {tool: {"tensors": res[tool].total, "valdep": res[tool].valdep,
+        report[name] = {"const": res["const"]}
+        report[name].update({tool: {"tensors": res[tool].total, "valdep": res[tool].valdep,
                                "wrong": res[tool].wrong, "missing": res[tool].missing,
-                               "failed": res[tool].failed, **res[tool].count} for tool in tools}
+                               "failed": res[tool].failed, **res[tool].count} for tool in tools})
         if "shapeflow_secs" in res:
             report[name]["shapeflow_secs"] = res["shapeflow_secs"]
         for tool in tools:
@@ -416,11 +457,14 @@ def main():
                 print(f"    ... {len(t.wrong) - 20} more WRONG for {tool}")
         if "shapeflow" in res and res["shapeflow"].valdep:
             dep = res["shapeflow"].valdep
-            shown = dep if args.verbose else dep[:5]
-            print(f"    value-dependent ({len(dep)}): " + "; ".join(shown) + (" ..." if len(shown) < len(dep) else ""))
+            shown = dep if args.verbose else dep[:3]
+            print(f"    value-dependent ({len(dep)}{'' if args.verbose else ', -v lists all'}):")
+            for d in shown:
+                print(f"      {d}")
     print("-" * len(head))
     first = totals[tools[0]]
-    line = f"{'TOTAL':<20}{first.total:>8}{len(totals['shapeflow'].valdep) if 'shapeflow' in totals else 0:>7}"
+    line = (f"{'TOTAL':<20}{first.total:>8}{'-' if args.exclude_constants else n_const:>6}"
+            f"{len(totals['shapeflow'].valdep) if 'shapeflow' in totals else 0:>7}")
     for tool in tools:
         t = totals[tool]
         line += (f" | {'':>9}{pct(t.count['conc'], t.total):>7}{pct(t.count['sym'], t.total):>7}"
