@@ -6,6 +6,7 @@
 #include "shapeflow/dim/parse.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
+#include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
 
 #include <CLI/CLI.hpp>
@@ -84,7 +85,7 @@ Result<void> applyInput(Graph &g, const std::string &spec) {
 }
 
 int runInfer(const std::string &path, const std::vector<std::string> &inputs,
-             const std::vector<std::string> &dimBounds, bool json) {
+             const std::vector<std::string> &dimBounds, bool json, const std::string &outPath) {
   Diagnostics diags;
   auto g = loadAny(path, diags);
   if (!g.ok()) {
@@ -112,6 +113,15 @@ int runInfer(const std::string &path, const std::vector<std::string> &inputs,
   report.diags = &diags;
   if (json) std::cout << toJson(report).dump(1) << "\n";
   else printText(report, std::cout);
+  if (!outPath.empty()) {
+    auto bytes = onnx::annotatedModel(path, *g);
+    std::ofstream out(outPath, std::ios::binary);
+    if (!bytes.ok() || !out.write(bytes->data(), std::streamsize(bytes->size()))) {
+      std::cerr << "shapeflow: cannot write " << outPath << ": "
+                << (bytes.ok() ? std::string("I/O error") : bytes.error().message) << "\n";
+      return 2;
+    }
+  }
   return diags.hasErrors() ? 1 : 0;
 }
 
@@ -126,11 +136,13 @@ int main(int argc, char **argv) {
   std::string model;
   std::vector<std::string> inputs, dims;
   bool json = false;
+  std::string outPath;
   infer->add_option("MODEL", model, "an .onnx model or a text-form graph")->required();
   infer->add_option("--input", inputs,
                     "override an input's shape: x=1,3,224,224 | x=N,3,H,W | x=[1..8,3,?,?] | s=[]");
   infer->add_option("--dim", dims, "bound a symbol: N=1..64");
   infer->add_flag("--json", json, "print one JSON object");
+  infer->add_option("--out", outPath, "write the .onnx model annotated with value_info");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -138,7 +150,7 @@ int main(int argc, char **argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    return sf::cli::runInfer(model, inputs, dims, json);
+    return sf::cli::runInfer(model, inputs, dims, json, outPath);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";
     return 2;

@@ -104,6 +104,25 @@ std::string inputSummary(const NodeContext &ctx) {
   return s;
 }
 
+/// A fact the file declared for an output (value_info) that contradicts the inferred one is
+/// worth a warning: the file or a rule is wrong. Different symbols are not a contradiction.
+void checkDeclared(const Node &n, size_t slot, const Fact &declared, const Fact &inferred,
+                   const SymbolTable &symbols, Diagnostics &diags) {
+  if (declared.isUnknown()) return;
+  std::string why;
+  if (declared.type != ElementType::Undefined && inferred.type != ElementType::Undefined &&
+      declared.type != inferred.type)
+    why = "element type";
+  else if (declared.shape.rankIsStatic() && inferred.shape.rankIsStatic() &&
+           !symbols.resolve(declared.shape).compatible(inferred.shape))
+    why = "shape";
+  if (why.empty()) return;
+  diags.warning(n.name, n.opType,
+                "output " + std::to_string(slot) + " ('" + n.outputs[slot].name + "') is declared " +
+                    toString(declared) + " in the model but inferred " + toString(inferred) +
+                    " (" + why + " differs)");
+}
+
 } // namespace
 
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
@@ -150,8 +169,11 @@ InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
       for (auto &o : n.outputs) o.fact = Fact{};
       continue;
     }
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      n.outputs[i].fact = i < facts->size() ? std::move((*facts)[i]) : Fact{};
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      Fact inferred = i < facts->size() ? std::move((*facts)[i]) : Fact{};
+      checkDeclared(n, i, n.outputs[i].fact, inferred, symbols, diags);
+      n.outputs[i].fact = std::move(inferred);
+    }
   }
   for (auto &n : g.nodes)
     for (auto &o : n.outputs) o.fact = resolveFact(o.fact, symbols);
