@@ -83,10 +83,13 @@ struct Importer {
     return it == opsets.end() ? 0 : it->second;
   }
 
-  Fact factFromType(const TypeView &t) {
+  /// A declared type as a fact. Graph inputs mint named symbols for their dim_params; elsewhere
+  /// (value_info, outputs) a dim_param names a symbol only if an input already did, since
+  /// exporters fill value_info with names of their own (`Addonnx::Gather_522_dim_0`).
+  Fact factFromType(const TypeView &t, bool mintNames = false) {
     Fact f;
     if (t.kind == TypeView::Sequence || t.kind == TypeView::Optional) {
-      if (t.inner) return factFromType(*t.inner);
+      if (t.inner) return factFromType(*t.inner, mintNames);
       return f;
     }
     if (t.kind != TypeView::Tensor && t.kind != TypeView::SparseTensor) return f;
@@ -95,7 +98,8 @@ struct Importer {
     std::vector<Dimension> dims;
     for (const DimView &d : t.dims) {
       if (d.hasValue && d.value >= 0) dims.push_back(Dimension(d.value));
-      else if (!d.param.empty()) dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
+      else if (!d.param.empty() && (mintNames || symbols->find(str(d.param))))
+        dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
       else dims.push_back(Dimension::symbol(symbols->fresh()));
     }
     f.shape = PartialShape(std::move(dims));
@@ -253,7 +257,7 @@ struct Importer {
       if (initNames.count(name)) continue;
       if (scope.names.count(name))
         return makeError("graph '" + g.name + "': input '" + name + "' is declared twice");
-      SF_ASSIGN(OutletId o, g.addParameter(name, factFromType(in.type)));
+      SF_ASSIGN(OutletId o, g.addParameter(name, factFromType(in.type, true)));
       scope.names[name] = o;
     }
     for (const auto &t : gv.initializers) {
