@@ -182,7 +182,16 @@ private:
       v = v.substr(1, v.size() - 2);
       std::vector<Dimension> dims;
       while (!v.empty()) {
-        size_t comma = v.find(',');
+        size_t comma = 0; // the next comma outside parentheses
+        for (int depth = 0; comma < v.size(); ++comma) {
+          if (v[comma] == '(')
+            ++depth;
+          else if (v[comma] == ')')
+            --depth;
+          else if (v[comma] == ',' && depth == 0)
+            break;
+        }
+        if (comma == v.size()) comma = std::string_view::npos;
         std::string item(v.substr(0, comma));
         v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
         char *end = nullptr;
