@@ -294,7 +294,8 @@ void appendIntEntry(DataType dt, uint64_t entry, int64_t n, std::vector<int64_t>
   case DataType::Bool: out.push_back(s32 != 0); return;
   case DataType::Int32: out.push_back(s32); return;
   case DataType::UInt32: out.push_back(static_cast<uint32_t>(entry)); return;
-  case DataType::Int64: out.push_back(static_cast<int64_t>(entry)); return;
+  case DataType::Int64:
+  case DataType::UInt64: out.push_back(static_cast<int64_t>(entry)); return; // range checked
   case DataType::Int4:
   case DataType::UInt4:
   case DataType::Int2:
@@ -306,7 +307,7 @@ void appendIntEntry(DataType dt, uint64_t entry, int64_t n, std::vector<int64_t>
       out.push_back(subByte(&byte, k, bits, isSigned));
     return;
   }
-  default: return;
+  default: return; // not an integer type: rejected before
   }
 }
 

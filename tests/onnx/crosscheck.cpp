@@ -1,6 +1,8 @@
 // Field-by-field comparison of the wire reader's views with libonnx's generated classes.
 #include "crosscheck.h"
 
+#include "test_config.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +27,7 @@ std::vector<std::string> strings(const std::vector<std::string_view> &v) {
 bool referenceValues(const pb::TensorProto &t, std::vector<double> &out) {
   int64_t n = 1;
   for (int64_t d : t.dims()) n *= d;
-  if (n > (1 << 20)) return false;
+  if (n > int64_t(kCrossCheckDecodeLimit)) return false;
   auto fromRaw = [&](auto zero) {
     using T = decltype(zero);
     const std::string &raw = t.raw_data();
@@ -262,7 +264,7 @@ void compareTensor(const pb::TensorProto &e, const TensorView &a, const ModelVie
   if (external) return; // values of external tensors are checked by the tests that own the files
   std::vector<double> reference;
   if (!referenceValues(e, reference)) return;
-  auto decoded = decodeFloats(a, model, 1 << 20);
+  auto decoded = decodeFloats(a, model, kCrossCheckDecodeLimit);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   ASSERT_EQ(reference.size(), decoded->size());
   for (size_t i = 0; i < reference.size(); ++i)

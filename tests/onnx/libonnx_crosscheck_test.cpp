@@ -2,6 +2,7 @@
 // (Debian's libonnx-testdata): node, pytorch-converted, pytorch-operator, simple and real, plus
 // the input/output tensors of the node tests, whose values are decoded both ways.
 #include "crosscheck.h"
+#include "test_config.h"
 
 #include <gtest/gtest.h>
 
@@ -64,7 +65,7 @@ TEST(LibOnnxCrossCheck, DevModels) {
   std::vector<fs::path> models;
   std::error_code ec;
   for (const auto &entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".onnx" && entry.file_size() < (64 << 20))
+    if (entry.path().extension() == ".onnx" && entry.file_size() < kDevModelMaxBytes)
       models.push_back(entry.path());
   if (models.empty()) GTEST_SKIP() << "no models in " << dir;
   std::sort(models.begin(), models.end());

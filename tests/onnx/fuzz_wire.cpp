@@ -1,0 +1,55 @@
+// libFuzzer harness for the wire-level ONNX reader: any bytes must give a view or an error,
+// never a crash, an over-read or an unbounded allocation; decoding what was read must be as safe.
+//
+// Built only with -DSF_FUZZ=ON and clang (the reader is then instrumented too):
+//   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSF_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+//   ninja -C build-fuzz onnx_wire_fuzz
+//   mkdir -p /tmp/fuzz-corpus && cp tests/onnx/data/*.onnx tests/onnx/malformed/*.onnx \
+//       /usr/share/libonnx-testdata/data/node/test_loop11/model.onnx /tmp/fuzz-corpus/
+//   build-fuzz/tests/onnx/onnx_wire_fuzz /tmp/fuzz-corpus -max_len=65536 -rss_limit_mb=1024 \
+//       -max_total_time=600
+// A crash writes crash-<hash>; reproduce with `onnx_wire_fuzz crash-<hash>` and pin the input as
+// a case of tests/onnx/malformed/make_corpus.py.
+#include "shapeflow/onnx/wire.h"
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace sf::onnx;
+
+namespace {
+
+void exercise(const TensorView &t, const ModelView &m) {
+  (void)elementCount(t);
+  (void)rawByteSize(t);
+  (void)tensorBytes(t, m);
+  (void)decodeInts(t, m, 1 << 16);
+  (void)decodeFloats(t, m, 1 << 16);
+}
+
+void exercise(const GraphView &g, const ModelView &m, int depth) {
+  for (const TensorView &t : g.initializers) exercise(t, m);
+  for (const SparseTensorView &s : g.sparseInitializers) {
+    exercise(s.values, m);
+    exercise(s.indices, m);
+  }
+  for (const NodeView &n : g.nodes)
+    for (const AttributeView &a : n.attributes) {
+      if (a.t) exercise(*a.t, m);
+      for (const TensorView &t : a.tensors) exercise(t, m);
+      if (a.g && depth < 16) exercise(*a.g, m, depth + 1);
+      for (const auto &sub : a.graphs)
+        if (depth < 16) exercise(*sub, m, depth + 1);
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char *>(data), size);
+  auto model = readModelBuffer(bytes);
+  if (model.ok()) exercise(model->graph, *model, 0);
+  auto tensor = readTensorBuffer(bytes);
+  if (tensor.ok()) exercise(*tensor, ModelView{});
+  return 0;
+}
