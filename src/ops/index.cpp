@@ -190,6 +190,10 @@ Result<Facts> scatterElements(InferContext &ctx) {
     if (r == 1 && reduction == "none" && isInteger(out.type)) {
       if (auto pos = constInts(idx)) out.value = scatterValues(data, *pos, upd);
     }
+  } else if (idx.shape.rankIsStatic() || upd.shape.rankIsStatic()) {
+    // All three have the same rank.
+    out.shape = PartialShape::dynamic(
+        int64_t(idx.shape.rankIsStatic() ? idx.shape.size() : upd.shape.size()));
   }
   return Facts{out};
 }

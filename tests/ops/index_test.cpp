@@ -122,6 +122,9 @@ TEST(IndexScatterElements, Shapes) {
     t.input("f32[N,5]").input("i64[K,2]").input("f32[K,2]").attr("axis", 1);
     EXPECT_EQ(t.run(), "f32[N,5]") << op;
   }
+  OpTester rank("ScatterElements", 16);
+  rank.input("f32[...]").input("i64[K,2]").input("f32[...]");
+  EXPECT_EQ(rank.run(), "f32[?,?]");
   OpTester v("ScatterElements", 16);
   v.input("i64[4] = [N,C,H,W]").constInts({2}, {-1, 0}).input("i64[2] = [-1,1]");
   EXPECT_EQ(v.run(), "i64[4] = [1,C,H,-1]");
@@ -451,6 +454,9 @@ TEST(IndexDepthToSpace, Shapes) {
   OpTester exact("DepthToSpace", 13);
   exact.input("f32[N,?{8..16},H,?{1..3}]").attr("blocksize", 2);
   EXPECT_EQ(exact.run(), "f32[N,?{2..4},2*H,?{2..6}]");
+  OpTester divides("DepthToSpace", 13);
+  divides.input("f32[N,4*C,H,W]").attr("blocksize", 2);
+  EXPECT_EQ(divides.run(), "f32[N,C,2*H,2*W]");
   OpTester rank("DepthToSpace", 13);
   rank.input("f32[...]").attr("blocksize", 2);
   EXPECT_EQ(rank.run(), "f32[?,?,?,?]");
@@ -481,6 +487,9 @@ TEST(IndexSpaceToDepth, Shapes) {
   OpTester sym("SpaceToDepth", 13);
   sym.input("f32[N,C,H,W]").attr("blocksize", 4);
   EXPECT_EQ(sym.run(), "f32[N,16*C,H//4,W//4]");
+  OpTester divides("SpaceToDepth", 13);
+  divides.input("f32[N,C,2*H,6*W]").attr("blocksize", 2);
+  EXPECT_EQ(divides.run(), "f32[N,4*C,H,3*W]");
   OpTester div("SpaceToDepth", 13);
   div.input("f32[1,2,5,6]").attr("blocksize", 2);
   EXPECT_EQ(div.run(), "error: height (5) is not divisible by 2 (f32[1,2,5,6], blocksize 2)");
