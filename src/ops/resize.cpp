@@ -32,12 +32,15 @@ Interval elementCountRange(const PartialShape &s) {
   return {lo, hi};
 }
 
-/// Static length of a 1-D fact, when known.
+/// Static length of a 1-D fact, when known. The length becomes a rank here, so a length
+/// that no real model has (a malformed file's claim) counts as unknown rather than allocated.
 std::optional<int64_t> vectorLength(const Fact &f) {
-  if (f.constant) return f.constant->elementCount();
-  if (f.shape.rankIsStatic() && f.shape.size() == 1 && f.shape[0].isStatic())
-    return f.shape[0].length();
-  return std::nullopt;
+  std::optional<int64_t> n;
+  if (f.constant) n = f.constant->elementCount();
+  else if (f.shape.rankIsStatic() && f.shape.size() == 1 && f.shape[0].isStatic())
+    n = f.shape[0].length();
+  if (n && *n > int64_t(kValueElementBudget)) return std::nullopt;
+  return n;
 }
 
 /// floor(float(in) * scale), computed in float as onnxruntime and ONNX's shape inference do.

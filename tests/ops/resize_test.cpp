@@ -82,6 +82,16 @@ TEST(ResizeSizes, UnknownRankInput) {
   OpTester scales("Resize", 13);
   scales.input("f32[...]").absent().constFloats({3}, {1, 2, 2});
   EXPECT_EQ(scales.run(), "f32[?,?,?]");
+  // A length no model has is not taken as a rank (nothing is allocated for it).
+  OpTester huge("Resize", 13);
+  huge.input("f32[...]").absent().absent().input("i64[1000000000000]");
+  EXPECT_EQ(huge.run(), "f32[...]");
+  OpTester hugeCol2Im("Col2Im", 18);
+  hugeCol2Im.input("f32[...]").input("i64[1000000000000]").input("i64[1000000000000]");
+  EXPECT_EQ(hugeCol2Im.run(), "f32[...]");
+  OpTester hugeUpsample("Upsample", 9);
+  hugeUpsample.input("f32[...]").input("f32[1000000000000]");
+  EXPECT_EQ(hugeUpsample.run(), "f32[...]");
   OpTester nothing("Resize", 13);
   nothing.input("f32[...]").absent().input("f32[?]");
   EXPECT_EQ(nothing.run(), "f32[...]");
