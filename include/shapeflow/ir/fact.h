@@ -1,0 +1,58 @@
+// Fact: what is known about one outlet (one tensor) before running the graph (seed 004's
+// TypedFact/InferenceFact in one type): the element type (possibly unknown), the shape (rank
+// possibly unknown), and optionally its contents:
+//  - `constant`: the full tensor, when the outlet is a constant;
+//  - `value`: for integer shape-like tensors (rank 0 or 1, few elements), one Dimension per
+//    element in row-major order. This is ONNX's "data propagation": the elements of Shape(x)
+//    are x's dims, possibly symbolic, so Shape -> Gather -> Concat -> Reshape stays symbolic.
+//    Elements may be negative (a Reshape target's -1): see Dimension::constantValue.
+#pragma once
+
+#include "shapeflow/dim/partial_shape.h"
+#include "shapeflow/ir/element_type.h"
+#include "shapeflow/ir/tensor.h"
+#include "shapeflow/support/result.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sf {
+
+/// Integer tensors up to this many elements (rank 0 or 1) get a `value` from their constant.
+inline constexpr size_t kValueElementBudget = 4096;
+
+struct Fact {
+  ElementType type = ElementType::Undefined;
+  PartialShape shape = PartialShape::dynamic();
+  std::shared_ptr<const Tensor> constant;
+  std::optional<std::vector<Dimension>> value;
+
+  /// A fact with a known type and shape and no contents.
+  static Fact known(ElementType t, PartialShape s);
+  /// The fact of a constant tensor: its type, shape and the tensor; plus `value` when it is an
+  /// integer (or bool) tensor of rank <= 1 with data and at most `valueBudget` elements.
+  static Fact fromTensor(std::shared_ptr<const Tensor> t,
+                         size_t valueBudget = kValueElementBudget);
+
+  /// Nothing known at all.
+  bool isUnknown() const {
+    return type == ElementType::Undefined && !shape.rankIsStatic() && !constant && !value;
+  }
+  /// Same type, shape and value; constants equal as tensors (or both absent).
+  bool operator==(const Fact &o) const;
+  bool operator!=(const Fact &o) const { return !(*this == o); }
+};
+
+/// `f32[N,3,224,224]`; `i64[4] = [N,3,H,W]` when the value is known (`i64[] = [N]` for a
+/// scalar); `?[...]` for a fact about which nothing is known.
+std::string toString(const Fact &f);
+std::string toString(const std::vector<Dimension> &value);
+
+/// Both facts at once (seed 000's merge, on facts): types must agree or one be unknown; shapes
+/// merge with PartialShape::merge; values merge element by element; constants must be equal.
+/// The error names both facts: `cannot merge f32[N,3] with i64[2]: element types differ`.
+Result<Fact> merge(const Fact &a, const Fact &b);
+
+} // namespace sf

@@ -1,0 +1,83 @@
+// Facts: construction, printing and merging.
+#include "shapeflow/ir/fact.h"
+
+namespace sf {
+
+Fact Fact::known(ElementType t, PartialShape s) {
+  Fact f;
+  f.type = t;
+  f.shape = std::move(s);
+  return f;
+}
+
+Fact Fact::fromTensor(std::shared_ptr<const Tensor> t, size_t valueBudget) {
+  Fact f;
+  if (!t) return f;
+  f.type = t->type();
+  f.shape = PartialShape(t->shape());
+  if ((isInteger(t->type()) || t->type() == ElementType::Bool) && t->rank() <= 1 &&
+      t->hasData()) {
+    auto v = t->toInt64s(valueBudget);
+    if (v.ok()) {
+      std::vector<Dimension> dims;
+      dims.reserve(v->size());
+      for (int64_t x : *v) dims.push_back(Dimension::constantValue(x));
+      f.value = std::move(dims);
+    }
+  }
+  f.constant = std::move(t);
+  return f;
+}
+
+bool Fact::operator==(const Fact &o) const {
+  if (type != o.type || shape != o.shape || value != o.value) return false;
+  if (!constant || !o.constant) return !constant && !o.constant;
+  return constant == o.constant || *constant == *o.constant;
+}
+
+std::string toString(const std::vector<Dimension> &value) {
+  std::string out = "[";
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (i) out += ",";
+    out += value[i].toString();
+  }
+  return out + "]";
+}
+
+std::string toString(const Fact &f) {
+  std::string out = shortName(f.type) + f.shape.toString();
+  if (f.value) out += " = " + toString(*f.value);
+  return out;
+}
+
+Result<Fact> merge(const Fact &a, const Fact &b) {
+  auto fail = [&](const std::string &why) {
+    return makeError("cannot merge " + toString(a) + " with " + toString(b) + ": " + why);
+  };
+  Fact out;
+  if (a.type != ElementType::Undefined && b.type != ElementType::Undefined && a.type != b.type)
+    return fail("element types differ");
+  out.type = a.type != ElementType::Undefined ? a.type : b.type;
+  auto shape = PartialShape::merge(a.shape, b.shape);
+  if (!shape) return fail("shapes are not compatible");
+  out.shape = std::move(*shape);
+  if (a.constant && b.constant && a.constant != b.constant && !(*a.constant == *b.constant))
+    return fail("constants differ");
+  out.constant = a.constant ? a.constant : b.constant;
+  if (a.value && b.value) {
+    if (a.value->size() != b.value->size()) return fail("values have different lengths");
+    std::vector<Dimension> v;
+    v.reserve(a.value->size());
+    for (size_t i = 0; i < a.value->size(); ++i) {
+      auto d = Dimension::merge((*a.value)[i], (*b.value)[i]);
+      if (!d) return fail("value element " + std::to_string(i) + " differs");
+      v.push_back(*d);
+    }
+    out.value = std::move(v);
+  } else {
+    out.value = a.value ? a.value : b.value;
+  }
+  return out;
+}
+
+} // namespace sf
