@@ -45,9 +45,8 @@ std::optional<std::vector<double>> constantElements(const Fact &f, size_t budget
 }
 
 /// Scatters known updates into a known 1-D value vector at known positions.
-std::optional<std::vector<Dimension>> scatterValues(const Fact &data,
-                                                    const std::vector<int64_t> &positions,
-                                                    const Fact &updates) {
+std::optional<std::vector<Dimension>>
+scatterValues(const Fact &data, const std::vector<int64_t> &positions, const Fact &updates) {
   auto dv = dimValues(data);
   auto uv = dimValues(updates);
   if (!dv || !uv || uv->size() != positions.size()) return std::nullopt;
@@ -118,10 +117,12 @@ Result<Facts> gatherND(InferContext &ctx) {
   if (!kd.isStatic()) return Facts{out};
   int64_t k = kd.length();
   if (k < 1 || k > r - b)
-    return makeError("the last dimension of indices (" + str(k) + ") must be in 1.." +
-                     str(r - b) + " (" + describe(data) + ", " + describe(idx) + ")");
-  for (int64_t i = 0; i < q - 1; ++i) dims.push_back(idx.shape[i]);
-  for (int64_t i = b + k; i < r; ++i) dims.push_back(data.shape[i]);
+    return makeError("the last dimension of indices (" + str(k) + ") must be in 1.." + str(r - b) +
+                     " (" + describe(data) + ", " + describe(idx) + ")");
+  for (int64_t i = 0; i < q - 1; ++i)
+    dims.push_back(idx.shape[i]);
+  for (int64_t i = b + k; i < r; ++i)
+    dims.push_back(data.shape[i]);
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
   return Facts{out};
 }
@@ -154,9 +155,8 @@ Result<Facts> scatterND(InferContext &ctx) {
   }
   out.shape = ctx.symbols().resolve(data.shape);
   // Values: writing known elements into a known vector (1-D data, k = 1, no reduction).
-  std::string reduction = ctx.attrs().has("reduction")
-                              ? ctx.attrs().getString("reduction").valueOr("none")
-                              : "none";
+  std::string reduction =
+      ctx.attrs().has("reduction") ? ctx.attrs().getString("reduction").valueOr("none") : "none";
   if (r == 1 && k == 1 && reduction == "none" && isInteger(out.type)) {
     if (auto pos = constInts(idx)) out.value = scatterValues(data, *pos, upd);
   }
@@ -174,8 +174,8 @@ Result<Facts> scatterElements(InferContext &ctx) {
   if (idx.shape.rankIsStatic() && upd.shape.rankIsStatic()) {
     auto m = ctx.mergeShapes(idx.shape, upd.shape);
     if (!m.ok())
-      return makeError("indices and updates must have the same shape (" + describe(idx) +
-                       " vs " + describe(upd) + ")");
+      return makeError("indices and updates must have the same shape (" + describe(idx) + " vs " +
+                       describe(upd) + ")");
   }
   if (data.shape.rankIsStatic()) {
     int64_t r = int64_t(data.shape.size());
@@ -184,9 +184,8 @@ Result<Facts> scatterElements(InferContext &ctx) {
     SF_TRY(requireRank(idx, 1, r, "indices"));
     SF_TRY(requireRank(upd, 2, r, "updates"));
     out.shape = ctx.symbols().resolve(data.shape);
-    std::string reduction = ctx.attrs().has("reduction")
-                                ? ctx.attrs().getString("reduction").valueOr("none")
-                                : "none";
+    std::string reduction =
+        ctx.attrs().has("reduction") ? ctx.attrs().getString("reduction").valueOr("none") : "none";
     if (r == 1 && reduction == "none" && isInteger(out.type)) {
       if (auto pos = constInts(idx)) out.value = scatterValues(data, *pos, upd);
     }
@@ -205,8 +204,7 @@ Result<Facts> oneHot(InferContext &ctx) {
   if (depthFact.shape.rankIsStatic()) {
     auto n = elementCountRange(depthFact.shape);
     if (depthFact.shape.size() > 1 || (n.isPoint() && n.lo != 1))
-      return makeError("'depth' must be a scalar or have one element, got " +
-                       describe(depthFact));
+      return makeError("'depth' must be a scalar or have one element, got " + describe(depthFact));
   }
   if (values.shape.rankIsStatic()) {
     if (values.shape.size() != 1 || !values.shape[0].compatible(Dimension(2)))
@@ -293,20 +291,23 @@ Result<Facts> topK(InferContext &ctx) {
 Result<Facts> nonZero(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   // A scalar counts as a 1-element vector (numpy's nonzero and onnxruntime): [1, nnz].
-  Dimension rank = x.shape.rankIsStatic() ? Dimension(std::max<int64_t>(x.shape.size(), 1))
-                                          : Dimension();
+  Dimension rank =
+      x.shape.rankIsStatic() ? Dimension(std::max<int64_t>(x.shape.size(), 1)) : Dimension();
   Interval count{0, kInf};
   if (x.shape.rankIsStatic()) count = {0, elementCountRange(x.shape).hi};
   if (auto v = constantElements(x, ctx.valueBudget())) {
     int64_t n = 0;
-    for (double e : *v) n += e != 0;
+    for (double e : *v)
+      n += e != 0;
     count = Interval::point(n);
   } else if (x.value && x.shape.rankIsStatic() && x.shape.size() <= 1) {
     // Propagated integers: some are surely nonzero, some surely zero.
     int64_t sure = 0, maybe = 0;
     for (const auto &d : *x.value) {
-      if (!d.interval().contains(0)) ++sure, ++maybe;
-      else if (!(d.isStatic() && d.length() == 0)) ++maybe;
+      if (!d.interval().contains(0))
+        ++sure, ++maybe;
+      else if (!(d.isStatic() && d.length() == 0))
+        ++maybe;
     }
     count = Interval{sure, maybe}.intersect(count);
   }
@@ -333,7 +334,8 @@ Result<Facts> unique(InferContext &ctx) {
     if (auto v = constantElements(x, ctx.valueBudget())) {
       std::set<double> distinct;
       int64_t nans = 0;
-      for (double e : *v) std::isnan(e) ? ++nans : (distinct.insert(e), 0);
+      for (double e : *v)
+        std::isnan(e) ? ++nans : (distinct.insert(e), 0);
       range = Interval::point(int64_t(distinct.size()) + nans);
     }
     Dimension u = ctx.freshDim("unique", range);
@@ -353,13 +355,16 @@ Result<Facts> unique(InferContext &ctx) {
   if (v && shape.ok()) {
     // Distinct slices along the axis.
     int64_t outer = 1, inner = 1, n = (*shape)[a];
-    for (int64_t i = 0; i < a; ++i) outer *= (*shape)[i];
-    for (size_t i = a + 1; i < shape->size(); ++i) inner *= (*shape)[i];
+    for (int64_t i = 0; i < a; ++i)
+      outer *= (*shape)[i];
+    for (size_t i = a + 1; i < shape->size(); ++i)
+      inner *= (*shape)[i];
     std::set<std::vector<double>> slices;
     for (int64_t j = 0; j < n; ++j) {
       std::vector<double> s;
       for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) s.push_back((*v)[(o * n + j) * inner + i]);
+        for (int64_t i = 0; i < inner; ++i)
+          s.push_back((*v)[(o * n + j) * inner + i]);
       slices.insert(std::move(s));
     }
     range = Interval::point(int64_t(slices.size()));
@@ -480,8 +485,8 @@ Result<Facts> reverseSequence(InferContext &ctx) {
     auto m = ctx.mergeDims(x.shape[batchAxis], lens.shape[0]);
     if (!m.ok())
       return makeError("sequence_lens has " + lens.shape[0].toString() +
-                       " elements but the batch axis has " + x.shape[batchAxis].toString() +
-                       " (" + describe(x) + ", " + describe(lens) + ")");
+                       " elements but the batch axis has " + x.shape[batchAxis].toString() + " (" +
+                       describe(x) + ", " + describe(lens) + ")");
   }
   return Facts{makeFact(x.type, ctx.symbols().resolve(x.shape))};
 }

@@ -56,9 +56,12 @@ Dimension dimOrOne(const Dimension &d) {
 /// The value of reducing a 1-D integer vector to one element, when the op folds.
 std::optional<Dimension> foldValues(const std::string &op, const std::vector<Dimension> &v) {
   std::optional<Dimension> acc;
-  if (op == "ReduceSum") acc = Dimension::constantValue(0);
-  else if (op == "ReduceProd") acc = Dimension::constantValue(1);
-  else if (op != "ReduceMax" && op != "ReduceMin") return std::nullopt;
+  if (op == "ReduceSum")
+    acc = Dimension::constantValue(0);
+  else if (op == "ReduceProd")
+    acc = Dimension::constantValue(1);
+  else if (op != "ReduceMax" && op != "ReduceMin")
+    return std::nullopt;
   for (const auto &d : v) {
     if (!acc) {
       acc = d; // Max/Min start from the first element
@@ -95,16 +98,18 @@ Result<Facts> reduce(InferContext &ctx) {
   if (!spec.axes) {
     if (keep) {
       std::vector<Dimension> d;
-      for (const auto &x : dims) d.push_back(dimOrOne(x));
+      for (const auto &x : dims)
+        d.push_back(dimOrOne(x));
       out.shape = PartialShape(std::move(d));
     } else if (spec.count) {
       if (*spec.count > r)
         return makeError("'axes' has " + std::to_string(*spec.count) +
-                         " elements for input of rank " + std::to_string(r) + " (" +
-                         describe(in) + ")");
+                         " elements for input of rank " + std::to_string(r) + " (" + describe(in) +
+                         ")");
       // Each remaining dim is one of the input's.
       Interval h{kInf, 0};
-      for (const auto &x : dims) h = h.hull(x.interval());
+      for (const auto &x : dims)
+        h = h.hull(x.interval());
       Dimension any = r ? Dimension::fromInterval(h) : Dimension::dynamic();
       out.shape = PartialShape(std::vector<Dimension>(r - *spec.count, any));
     }
@@ -112,11 +117,14 @@ Result<Facts> reduce(InferContext &ctx) {
   }
   SF_ASSIGN(auto norm, normalizeAxes(*spec.axes, r));
   std::vector<bool> reduced(r, norm.empty());
-  for (int64_t a : norm) reduced[a] = true;
+  for (int64_t a : norm)
+    reduced[a] = true;
   std::vector<Dimension> od;
   for (int64_t i = 0; i < r; ++i) {
-    if (!reduced[i]) od.push_back(dims[i]);
-    else if (keep) od.push_back(Dimension(1));
+    if (!reduced[i])
+      od.push_back(dims[i]);
+    else if (keep)
+      od.push_back(Dimension(1));
   }
   out.shape = PartialShape(std::move(od));
   if (in.value && isInteger(in.type)) {
@@ -139,8 +147,10 @@ Result<Facts> argMinMax(InferContext &ctx) {
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
   std::vector<Dimension> od;
   for (int64_t i = 0; i < r; ++i) {
-    if (i != a) od.push_back(in.shape[i]);
-    else if (keep) od.push_back(Dimension(1));
+    if (i != a)
+      od.push_back(in.shape[i]);
+    else if (keep)
+      od.push_back(Dimension(1));
   }
   out.shape = PartialShape(std::move(od));
   return Facts{out};

@@ -36,7 +36,8 @@ Interval elementCountRange(const PartialShape &s) {
 /// that no real model has (a malformed file's claim) counts as unknown rather than allocated.
 std::optional<int64_t> vectorLength(const Fact &f) {
   std::optional<int64_t> n;
-  if (f.constant) n = f.constant->elementCount();
+  if (f.constant)
+    n = f.constant->elementCount();
   else if (f.shape.rankIsStatic() && f.shape.size() == 1 && f.shape[0].isStatic())
     n = f.shape[0].length();
   if (n && *n > int64_t(kValueElementBudget)) return std::nullopt;
@@ -58,7 +59,8 @@ Result<Dimension> scaledDim(const Dimension &in, double scale) {
     return makeError("scale " + fmtScale(scale) + " must be positive and finite");
   if (in.isStatic()) {
     int64_t v = scaleStatic(in.length(), s);
-    if (v == kInf) return makeError("scaling " + in.toString() + " by " + fmtScale(scale) + " overflows");
+    if (v == kInf)
+      return makeError("scaling " + in.toString() + " by " + fmtScale(scale) + " overflows");
     return Dimension(v);
   }
   // s = num / 2^m exactly for some small m.
@@ -93,7 +95,8 @@ int presence(InferContext &ctx, size_t i) {
 Result<std::vector<int64_t>> resizeAxes(InferContext &ctx, int64_t rank) {
   if (!ctx.attrs().has("axes")) {
     std::vector<int64_t> all(rank);
-    for (int64_t i = 0; i < rank; ++i) all[i] = i;
+    for (int64_t i = 0; i < rank; ++i)
+      all[i] = i;
     return all;
   }
   SF_ASSIGN(auto axes, ctx.attrs().getInts("axes"));
@@ -115,7 +118,8 @@ Result<void> keepAspect(std::vector<Dimension> &dims, const std::vector<int64_t>
       float s = float(sizes[i].length()) / float(in);
       scale = notLarger ? std::min(scale, s) : std::max(scale, s);
     }
-    for (int64_t a : axes) dims[a] = Dimension(int64_t(std::round(scale * float(dims[a].length()))));
+    for (int64_t a : axes)
+      dims[a] = Dimension(int64_t(std::round(scale * float(dims[a].length()))));
     return success();
   }
   // The axis that sets the scale gets its size; the others stay within it (not_larger) or reach
@@ -153,7 +157,8 @@ Result<Facts> resize(InferContext &ctx) {
     if (useSizes && policy == "stretch") {
       if (auto sv = dimValues(param)) {
         std::vector<Dimension> d;
-        for (const auto &v : *sv) d.push_back(v.nonNegative());
+        for (const auto &v : *sv)
+          d.push_back(v.nonNegative());
         out.shape = PartialShape(std::move(d));
       }
     }
@@ -167,7 +172,8 @@ Result<Facts> resize(InferContext &ctx) {
                      str(int64_t(axes.size())) + " (" + describe(x) + ")");
   std::vector<Dimension> dims = x.shape.dims();
   auto loosen = [&] {
-    for (int64_t a : axes) dims[a] = Dimension::dynamic();
+    for (int64_t a : axes)
+      dims[a] = Dimension::dynamic();
   };
   if (useSizes) {
     auto sv = dimValues(param);
@@ -175,10 +181,10 @@ Result<Facts> resize(InferContext &ctx) {
       loosen();
     } else {
       for (const auto &v : *sv)
-        if (v.maxLength() < 0)
-          return makeError("'sizes' has a negative element " + v.toString());
+        if (v.maxLength() < 0) return makeError("'sizes' has a negative element " + v.toString());
       if (policy == "stretch") {
-        for (size_t i = 0; i < axes.size(); ++i) dims[axes[i]] = (*sv)[i].nonNegative();
+        for (size_t i = 0; i < axes.size(); ++i)
+          dims[axes[i]] = (*sv)[i].nonNegative();
       } else {
         SF_TRY(keepAspect(dims, axes, *sv, policy));
       }
@@ -191,8 +197,8 @@ Result<Facts> resize(InferContext &ctx) {
       for (size_t i = 0; i < axes.size(); ++i) {
         auto d = scaledDim(dims[axes[i]], (*sc)[i]);
         if (!d.ok())
-          return makeError("axis " + str(axes[i]) + ": " + d.error().message + " (" +
-                           describe(x) + ")");
+          return makeError("axis " + str(axes[i]) + ": " + d.error().message + " (" + describe(x) +
+                           ")");
         dims[axes[i]] = *d;
       }
     }
@@ -226,8 +232,10 @@ Result<Facts> upsample(InferContext &ctx) {
     for (double s : *scales)
       if (!(s >= 1.0)) return makeError("scale " + fmtScale(s) + " is less than 1");
   if (!x.shape.rankIsStatic()) {
-    if (scales) out.shape = PartialShape::dynamic(int64_t(scales->size()));
-    else if (auto n = vectorLength(ctx.input(1))) out.shape = PartialShape::dynamic(*n);
+    if (scales)
+      out.shape = PartialShape::dynamic(int64_t(scales->size()));
+    else if (auto n = vectorLength(ctx.input(1)))
+      out.shape = PartialShape::dynamic(*n);
     return Facts{out};
   }
   int64_t r = int64_t(x.shape.size());
@@ -258,8 +266,8 @@ Result<Facts> gridSample(InferContext &ctx) {
   if (grid.shape.rankIsStatic()) {
     int64_t g = int64_t(grid.shape.size());
     if (rank && *rank != g)
-      return makeError("grid has rank " + str(g) + ", expected " + str(*rank) + " (" +
-                       describe(x) + " vs " + describe(grid) + ")");
+      return makeError("grid has rank " + str(g) + ", expected " + str(*rank) + " (" + describe(x) +
+                       " vs " + describe(grid) + ")");
     rank = g;
   }
   if (!rank) return Facts{out};
@@ -281,7 +289,8 @@ Result<Facts> gridSample(InferContext &ctx) {
     if (!n.ok())
       return makeError("batch sizes differ (" + describe(x) + " vs " + describe(grid) + ")");
     dims[0] = *n;
-    for (int64_t i = 1; i < *rank - 1; ++i) dims[i + 1] = grid.shape[i];
+    for (int64_t i = 1; i < *rank - 1; ++i)
+      dims[i + 1] = grid.shape[i];
   }
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
   return Facts{out};
@@ -296,11 +305,11 @@ Result<Facts> affineGrid(InferContext &ctx) {
     return makeError("'size' must have 4 or 5 elements (N, C, [D,] H, W), got " +
                      describe(sizeFact));
   if (theta.shape.rankIsStatic()) {
-    if (theta.shape.size() != 3)
-      return makeError("theta must have rank 3, got " + describe(theta));
+    if (theta.shape.size() != 3) return makeError("theta must have rank 3, got " + describe(theta));
     if (n) {
       int64_t sp = *n - 2;
-      if (!theta.shape[1].compatible(Dimension(sp)) || !theta.shape[2].compatible(Dimension(sp + 1)))
+      if (!theta.shape[1].compatible(Dimension(sp)) ||
+          !theta.shape[2].compatible(Dimension(sp + 1)))
         return makeError("theta must be [N, " + str(sp) + ", " + str(sp + 1) + "] for a " +
                          str(sp) + "-D grid, got " + describe(theta));
     }
@@ -317,13 +326,14 @@ Result<Facts> affineGrid(InferContext &ctx) {
   auto sv = dimValues(sizeFact);
   if (sv && int64_t(sv->size()) == *n) {
     dims[0] = (*sv)[0].nonNegative();
-    for (int64_t i = 0; i < sp; ++i) dims[1 + i] = (*sv)[2 + i].nonNegative();
+    for (int64_t i = 0; i < sp; ++i)
+      dims[1 + i] = (*sv)[2 + i].nonNegative();
   }
   if (theta.shape.rankIsStatic()) {
     auto m = ctx.mergeDims(dims[0], theta.shape[0]);
     if (!m.ok())
-      return makeError("batch sizes differ (" + describe(theta) + " vs size " +
-                       dims[0].toString() + ")");
+      return makeError("batch sizes differ (" + describe(theta) + " vs size " + dims[0].toString() +
+                       ")");
     dims[0] = *m;
   }
   dims[sp + 1] = Dimension(sp);
@@ -340,8 +350,8 @@ Result<Facts> centerCropPad(InferContext &ctx) {
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
   auto n = vectorLength(shapeFact);
   if (n && *n != int64_t(axes.size()))
-    return makeError("'shape' has " + str(*n) + " elements, expected " +
-                     str(int64_t(axes.size())) + " (" + describe(x) + ")");
+    return makeError("'shape' has " + str(*n) + " elements, expected " + str(int64_t(axes.size())) +
+                     " (" + describe(x) + ")");
   std::vector<Dimension> dims = x.shape.dims();
   auto sv = dimValues(shapeFact);
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -373,7 +383,8 @@ Result<Facts> col2Im(InferContext &ctx) {
                      describe(block) + ")");
   std::vector<Dimension> dims(*sp + 2);
   if (iv)
-    for (int64_t i = 0; i < *sp; ++i) dims[2 + i] = (*iv)[i].nonNegative();
+    for (int64_t i = 0; i < *sp; ++i)
+      dims[2 + i] = (*iv)[i].nonNegative();
   if (!x.shape.rankIsStatic()) {
     out.shape = PartialShape(std::move(dims));
     return Facts{out};
@@ -402,8 +413,8 @@ Result<Facts> col2Im(InferContext &ctx) {
     if (iv) {
       Dimension blocks(1);
       for (int64_t i = 0; i < *sp; ++i) {
-        SF_ASSIGN(Dimension n, windowOutputDim(dims[2 + i], (*bv)[i], strides[i], dil[i],
-                                               pads[i], pads[i + *sp], false));
+        SF_ASSIGN(Dimension n, windowOutputDim(dims[2 + i], (*bv)[i], strides[i], dil[i], pads[i],
+                                               pads[i + *sp], false));
         SF_ASSIGN(blocks, blocks * n);
       }
       if (!blocks.compatible(x.shape[2]))
