@@ -48,7 +48,10 @@ public:
                                           const std::vector<Fact> &formals) override {
     if (depth_ + 1 > options_.maxSubgraphDepth)
       return makeError("subgraphs nested deeper than " + std::to_string(options_.maxSubgraphDepth));
-    Graph copy = body.clone();
+    // A shallow copy: inference writes facts into the copy's own nodes only, and nested bodies
+    // (shared with `body`, never written) keep their identity, which rules memoize on; a deep
+    // clone here would copy every nested body again at every level and every round.
+    Graph copy = body;
     // Formal inputs take the caller's facts (merged with what the body declares); captured
     // Parameters take the owning node's extra input they name.
     size_t formalIndex = 0;
@@ -79,7 +82,15 @@ public:
       nd.message = "in subgraph '" + body.name + "': " + format(d);
       nd.node = n_.name;
       nd.op = n_.opType;
-      diags_.add(nd);
+      // A body inferred in several rounds (a loop's fixed point) says the same thing each time.
+      bool seen = false;
+      for (const auto &e : diags_.list())
+        if (e.severity == nd.severity && e.node == nd.node && e.op == nd.op &&
+            e.message == nd.message) {
+          seen = true;
+          break;
+        }
+      if (!seen) diags_.add(nd);
     }
     std::vector<Fact> out;
     for (const OutletId &o : copy.outputs) out.push_back(copy.fact(o));

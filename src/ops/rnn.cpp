@@ -1,0 +1,145 @@
+// Recurrent layers: RNN, GRU, LSTM. One rule for the three (they differ by their gate count:
+// 1, 3, 4, and LSTM's cell state and peepholes). Dimensions are read from every input that has
+// them and merged: seq_length and batch_size from X (layout 0: [seq, batch, input], layout 1
+// (opset 14): [batch, seq, input]), num_directions from `direction` and the weights, hidden_size
+// from the attribute or the weights (R is [num_dir, gates*hidden, hidden]).
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+namespace sf {
+namespace {
+
+using Facts = std::vector<Fact>;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+int64_t gateCount(const std::string &op) {
+  if (op == "GRU") return 3;
+  if (op == "LSTM") return 4;
+  return 1;
+}
+
+/// Merges the dims of one input, when its rank is known, with the expected ones (an expected dim
+/// may be unknown); the error names the input and both shapes.
+class DimChecker {
+public:
+  explicit DimChecker(InferContext &ctx) : ctx_(ctx) {}
+
+  Result<void> check(size_t i, const char *name, std::vector<Dimension *> dims) {
+    if (!ctx_.hasInput(i)) return success();
+    const Fact &f = ctx_.input(i);
+    if (!f.shape.rankIsStatic()) return success();
+    if (f.shape.size() != dims.size())
+      return makeError("input " + str(int64_t(i)) + " (" + name + ") has rank " +
+                       str(int64_t(f.shape.size())) + ", expected " + str(int64_t(dims.size())) +
+                       " (" + describe(f) + ")");
+    for (size_t k = 0; k < dims.size(); ++k) {
+      auto m = ctx_.mergeDims(*dims[k], f.shape[k]);
+      if (!m.ok())
+        return makeError("input " + str(int64_t(i)) + " (" + name + ") has " +
+                         f.shape[k].toString() + " at axis " + str(int64_t(k)) + ", expected " +
+                         dims[k]->toString() + " (" + describe(f) + ")");
+      *dims[k] = *m;
+    }
+    return success();
+  }
+
+private:
+  InferContext &ctx_;
+};
+
+Result<Facts> inferRecurrent(InferContext &ctx) {
+  const std::string &op = ctx.opType();
+  int64_t gates = gateCount(op);
+  SF_ASSIGN(std::string direction, ctx.attrs().getString("direction", "forward"));
+  int64_t numDir;
+  if (direction == "forward" || direction == "reverse")
+    numDir = 1;
+  else if (direction == "bidirectional")
+    numDir = 2;
+  else
+    return makeError("direction '" + direction +
+                     "' is not one of forward, reverse, bidirectional");
+  int64_t layout = 0;
+  if (ctx.opset() == 0 || ctx.opset() >= 14) {
+    SF_ASSIGN(layout, ctx.attrs().getInt("layout", 0));
+  }
+  if (layout != 0 && layout != 1)
+    return makeError("layout must be 0 or 1, got " + str(layout));
+
+  // Element type: every float input shares X's.
+  ElementType t = ElementType::Undefined;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 7}) {
+    if (!ctx.hasInput(i)) continue;
+    ElementType ti = ctx.input(i).type;
+    if (ti == ElementType::Undefined) continue;
+    if (t != ElementType::Undefined && ti != t)
+      return makeError("input " + str(int64_t(i)) + " is " + describe(ctx.input(i)) +
+                       ", expected element type " + shortName(t) + " like X");
+    t = ti;
+  }
+  if (ctx.hasInput(4)) {
+    ElementType tl = ctx.input(4).type;
+    if (tl != ElementType::Undefined && tl != ElementType::I32)
+      return makeError("sequence_lens (input 4) must be i32, got " + describe(ctx.input(4)));
+  }
+
+  Dimension seq, batch, input, hidden;
+  Dimension dir(numDir);
+  if (ctx.attrs().has("hidden_size")) {
+    SF_ASSIGN(int64_t h, ctx.attrs().getInt("hidden_size"));
+    if (h <= 0) return makeError("hidden_size must be positive, got " + str(h));
+    hidden = Dimension(h);
+  } else if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() &&
+             ctx.input(2).shape.size() == 3) {
+    hidden = ctx.input(2).shape[2];
+  } else if (ctx.hasInput(1) && ctx.input(1).shape.rankIsStatic() &&
+             ctx.input(1).shape.size() == 3 && ctx.input(1).shape[1].isStatic()) {
+    int64_t rows = ctx.input(1).shape[1].length();
+    if (rows % gates != 0)
+      return makeError("W (input 1) has " + str(rows) + " rows, not a multiple of the " +
+                       str(gates) + " gates (" + describe(ctx.input(1)) + ")");
+    hidden = Dimension(rows / gates);
+  }
+
+  DimChecker c(ctx);
+  if (layout == 0)
+    SF_TRY(c.check(0, "X", {&seq, &batch, &input}));
+  else
+    SF_TRY(c.check(0, "X", {&batch, &seq, &input}));
+  // W: [num_dir, gates*hidden, input]; R: [num_dir, gates*hidden, hidden].
+  SF_ASSIGN(Dimension gh, Dimension(gates) * hidden);
+  SF_TRY(c.check(1, "W", {&dir, &gh, &input}));
+  SF_TRY(c.check(2, "R", {&dir, &gh, &hidden}));
+  SF_ASSIGN(Dimension bias, Dimension(2 * gates) * hidden);
+  SF_TRY(c.check(3, "B", {&dir, &bias}));
+  SF_TRY(c.check(4, "sequence_lens", {&batch}));
+  const char *stateNames[] = {"initial_h", "initial_c"};
+  for (size_t i = 5; i <= (op == "LSTM" ? 6u : 5u); ++i) {
+    if (layout == 0)
+      SF_TRY(c.check(i, stateNames[i - 5], {&dir, &batch, &hidden}));
+    else
+      SF_TRY(c.check(i, stateNames[i - 5], {&batch, &dir, &hidden}));
+  }
+  if (op == "LSTM") {
+    SF_ASSIGN(Dimension peep, Dimension(3) * hidden);
+    SF_TRY(c.check(7, "P", {&dir, &peep}));
+  }
+  // What later inputs taught the symbol table reaches the dims read earlier.
+  const SymbolTable &sy = ctx.symbols();
+  seq = sy.resolve(seq), batch = sy.resolve(batch), hidden = sy.resolve(hidden);
+
+  PartialShape y = layout == 0 ? PartialShape{seq, dir, batch, hidden}
+                               : PartialShape{batch, seq, dir, hidden};
+  PartialShape state = layout == 0 ? PartialShape{dir, batch, hidden}
+                                   : PartialShape{batch, dir, hidden};
+  Facts out{makeFact(t, y), makeFact(t, state)};
+  if (op == "LSTM") out.push_back(makeFact(t, state));
+  return out;
+}
+
+} // namespace
+
+void registerRnnOps(OpRegistry &r) { r.addAll({"RNN", "GRU", "LSTM"}, inferRecurrent); }
+
+} // namespace sf
