@@ -115,7 +115,9 @@ std::vector<Case> discoverCases() {
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec))
-    if (it->is_regular_file() && it->path().extension() == ".txt") files.push_back(it->path());
+    if (it->is_regular_file() && it->path().extension() == ".txt" &&
+        it->path().filename() != "CMakeLists.txt")
+      files.push_back(it->path());
   std::sort(files.begin(), files.end());
   for (const fs::path &p : files) {
     std::string text;
