@@ -155,6 +155,7 @@ struct ParsedCase {
 ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t end) {
   ParsedCase pc;
   pc.graphText.assign(begin, '\n');
+  bool inKnownBug = false; // plain comment lines right after a KNOWN-BUG line continue it
   for (size_t i = begin; i < end; ++i) {
     std::string_view l = trim(lines[i]);
     if (startsWith(l, "//")) {
@@ -162,12 +163,19 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
         std::string_view rest = l.substr(kCheck.size());
         if (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
         pc.checks.emplace_back(rest);
+        inKnownBug = false;
       } else if (startsWith(l, kKnownBug)) {
         pc.knownBugs.emplace_back(trim(l.substr(kKnownBug.size())));
+        inKnownBug = true;
+      } else if (inKnownBug && trim(l.substr(2)).size() > 0) {
+        pc.knownBugs.back() += " " + std::string(trim(l.substr(2)));
+      } else {
+        inKnownBug = false;
       }
       pc.graphText += '\n';
       continue;
     }
+    inKnownBug = false;
     if (!l.empty()) pc.hasGraph = true;
     pc.graphText += lines[i];
     pc.graphText += '\n';
@@ -206,10 +214,10 @@ std::string lineDiff(const std::vector<std::string> &a, const std::vector<std::s
     if (i < n && j < m && a[i] == b[j]) {
       out += "  " + a[i++] + "\n";
       ++j;
-    } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      out += "+ " + b[j++] + "\n";
-    } else {
+    } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
       out += "- " + a[i++] + "\n";
+    } else {
+      out += "+ " + b[j++] + "\n";
     }
   }
   return out;
@@ -273,19 +281,29 @@ class GoldenTest : public ::testing::TestWithParam<Case> {};
 TEST_P(GoldenTest, Check) {
   const Case &c = GetParam();
   fs::path path = goldenDir() / c.file;
-  std::string where = c.file + ":" + std::to_string(c.begin + 1);
+  std::string shown = "tests/golden/" + c.file; // as a path from the source root
   std::string text;
   ASSERT_TRUE(readFile(path, text)) << "cannot read " << path;
   auto lines = splitLines(text);
   auto ranges = caseRanges(lines);
-  ASSERT_LT(c.index, ranges.size()) << where << ": the file changed; rebuild to rediscover cases";
-  ParsedCase pc = parseCase(lines, ranges[c.index].first, ranges[c.index].second);
-  where = c.file + ":" + std::to_string(ranges[c.index].first + 1);
-  ASSERT_TRUE(pc.hasGraph) << where << ": case " << c.index << " has no graph";
+  ASSERT_LT(c.index, ranges.size()) << shown << ": the file changed; rebuild to rediscover cases";
+  auto [begin, end] = ranges[c.index];
+  ParsedCase pc = parseCase(lines, begin, end);
+  // Failures point at the case's first line, so that editors and CI annotations jump there.
+  int line = int(begin + 1);
+  std::string where = shown + ":" + std::to_string(line) + ": case " + std::to_string(c.index);
+  if (!pc.hasGraph) {
+    ADD_FAILURE_AT(path.c_str(), line) << where << " has no graph (the file changed?)";
+    return;
+  }
 
   auto g = parseGraph(pc.graphText);
-  ASSERT_TRUE(g.ok()) << c.file << ":" << g.error().message << "\n(case " << c.index
-                      << " does not parse)";
+  if (!g.ok()) {
+    // Comment lines were blanked, not removed: the error's line:column is the file's.
+    ADD_FAILURE_AT(path.c_str(), line)
+        << where << " does not parse:\n  " << shown << ":" << g.error().message;
+    return;
+  }
   Diagnostics diags;
   inferGraph(*g, diags);
   std::vector<std::string> actual = actualLines(*g, diags);
@@ -296,7 +314,7 @@ TEST_P(GoldenTest, Check) {
 
   if (actual == pc.checks) {
     if (!pc.knownBugs.empty())
-      std::cout << "[ NOTE ] " << where << ": KNOWN-BUG case now gives the expected output; "
+      std::cout << "[ NOTE ] " << where << ": a KNOWN-BUG case now gives the expected output; "
                 << "remove its KNOWN-BUG marker\n";
     return;
   }
@@ -304,19 +322,25 @@ TEST_P(GoldenTest, Check) {
   if (!pc.knownBugs.empty()) {
     std::string why;
     for (const auto &b : pc.knownBugs) why += "\n  KNOWN-BUG: " + b;
-    FAIL() << where << ": case " << c.index << " is a known bug (expectation kept" << (update ? ", not updated" : "") << ")" << why
-           << "\n"
-           << diff;
+    ADD_FAILURE_AT(path.c_str(), line)
+        << where << " is a known bug (expectation kept" << (update ? ", not updated" : "")
+        << ")" << why << "\n"
+        << diff;
+    return;
   }
   if (update) {
     std::string err;
-    ASSERT_TRUE(rewriteChecks(path, c.index, actual, err)) << where << ": " << err;
-    std::cout << "[ UPDATED ] " << where << " (case " << c.index << ")\n" << diff;
+    if (!rewriteChecks(path, c.index, actual, err)) {
+      ADD_FAILURE_AT(path.c_str(), line) << where << ": " << err;
+      return;
+    }
+    std::cout << "[ UPDATED ] " << where << "\n" << diff;
     return;
   }
-  FAIL() << where << ": case " << c.index << " differs (rerun with --update or "
-         << "SF_UPDATE_GOLDEN=1 to accept the actual output)\n"
-         << diff;
+  ADD_FAILURE_AT(path.c_str(), line)
+      << where << " differs (rerun with --update or SF_UPDATE_GOLDEN=1 to accept the actual "
+      << "output)\n"
+      << diff;
 }
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) { return info.param.name; }
