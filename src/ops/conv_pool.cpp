@@ -1,0 +1,567 @@
+// Sliding-window ops: Conv (N-D, groups, dilations, strides, pads, auto_pad), ConvInteger,
+// QLinearConv, ConvTranspose, DeformConv, the pools (MaxPool with Indices, AveragePool, LpPool,
+// ceil_mode), the global pools, MaxRoiPool, RoiAlign and MaxUnpool.
+//
+// Output sizes follow seed 003: floor((D + pads - ((K - 1)*dilation + 1)) / stride + 1), or
+// ceil(D / stride) with SAME padding. A symbolic input gives a symbolic output
+// ((H - 1)//2 + 1), and the requirement that the window fits (D + pads >= window) is recorded
+// on D's symbol. With ceil_mode a window must start inside the input or its left padding
+// (PyTorch's rule, and ONNX's since the reference of opset 19), which drops the last window
+// when the stride outruns the kernel.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+#include <numeric>
+
+namespace sf {
+namespace {
+
+constexpr ElementType kUnknownType = ElementType::Undefined;
+
+std::string inputLabel(size_t i, const char *name) {
+  return "input " + std::to_string(i) + " (" + name + ")";
+}
+
+Result<void> expectRank(const Fact &f, size_t i, const char *name, size_t rank) {
+  if (f.shape.rankIsStatic() && f.shape.size() != rank)
+    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
+                     ", expected " + std::to_string(rank) + " (" + describe(f) + ")");
+  return success();
+}
+
+Result<void> expectMinRank(const Fact &f, size_t i, const char *name, size_t rank) {
+  if (f.shape.rankIsStatic() && f.shape.size() < rank)
+    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
+                     ", expected at least " + std::to_string(rank) + " (" + describe(f) + ")");
+  return success();
+}
+
+Dimension dimAt(const Fact &f, size_t axis) {
+  return f.shape.rankIsStatic() && axis < f.shape.size() ? f.shape[axis] : Dimension();
+}
+
+/// Merges two dims an op requires equal; the error says which inputs and shows both facts.
+Result<Dimension> requireEqual(InferContext &ctx, const Dimension &a, const Dimension &b,
+                               const std::string &what, const Fact &fa, const Fact &fb) {
+  auto m = ctx.mergeDims(a, b);
+  if (!m.ok())
+    return makeError(what + ": " + a.toString() + " vs " + b.toString() + " (" + describe(fa) +
+                     " vs " + describe(fb) + ")");
+  return *m;
+}
+
+// ---- window attributes ----
+
+enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
+
+struct Window {
+  size_t spatial = 0;
+  std::vector<Dimension> kernel; // from kernel_shape or the weight; dynamic when unknown
+  std::vector<int64_t> strides, dilations, pads; // pads: begins then ends
+  AutoPad autoPad = AutoPad::NotSet;
+  bool ceilMode = false;
+};
+
+/// The number of spatial axes: from the data's rank, else the weight's, else the attributes.
+std::optional<size_t> spatialRank(const Fact &x, const Fact *w, const Attributes &attrs) {
+  if (x.shape.rankIsStatic() && x.shape.size() >= 2) return x.shape.size() - 2;
+  if (w && w->shape.rankIsStatic() && w->shape.size() >= 2) return w->shape.size() - 2;
+  for (const char *name : {"kernel_shape", "strides", "dilations"}) {
+    auto v = attrs.getInts(name, {});
+    if (v.ok() && !v->empty()) return v->size();
+  }
+  auto pads = attrs.getInts("pads", {});
+  if (pads.ok() && !pads->empty() && pads->size() % 2 == 0) return pads->size() / 2;
+  return std::nullopt;
+}
+
+Result<std::vector<int64_t>> intsOfSize(const Attributes &attrs, const char *name, size_t n,
+                                        int64_t dflt, bool positive) {
+  SF_ASSIGN(std::vector<int64_t> v, attrs.getInts(name, {}));
+  if (v.empty()) return std::vector<int64_t>(n, dflt);
+  if (v.size() != n)
+    return makeError("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) +
+                     " values, expected " + std::to_string(n));
+  for (int64_t x : v)
+    if (positive ? x <= 0 : x < 0)
+      return makeError("attribute '" + std::string(name) + "' has value " + std::to_string(x) +
+                       ", expected " + (positive ? "> 0" : ">= 0"));
+  return v;
+}
+
+/// Reads kernel_shape, strides, dilations, pads, auto_pad (and ceil_mode for pools) for
+/// `spatial` axes. `weightKernel` (possibly empty) are the weight's spatial dims: an explicit
+/// kernel_shape must agree with them.
+Result<Window> readWindow(InferContext &ctx, size_t spatial,
+                          const std::vector<Dimension> &weightKernel, bool kernelRequired) {
+  const Attributes &attrs = ctx.attrs();
+  Window w;
+  w.spatial = spatial;
+  SF_ASSIGN(std::vector<int64_t> ks, attrs.getInts("kernel_shape", {}));
+  if (ks.empty() && kernelRequired && !attrs.has("kernel_shape"))
+    return makeError("attribute 'kernel_shape' is missing");
+  if (!ks.empty() || (kernelRequired && attrs.has("kernel_shape"))) {
+    if (ks.size() != spatial)
+      return makeError("attribute 'kernel_shape' has " + std::to_string(ks.size()) +
+                       " values for " + std::to_string(spatial) + " spatial axes");
+    for (int64_t k : ks)
+      if (k <= 0) return makeError("attribute 'kernel_shape' has value " + std::to_string(k) + ", expected > 0");
+    for (size_t i = 0; i < spatial; ++i) {
+      Dimension k(ks[i]);
+      if (i < weightKernel.size()) {
+        auto m = ctx.mergeDims(weightKernel[i], k);
+        if (!m.ok())
+          return makeError("attribute 'kernel_shape' " + toString(Shape(ks)) +
+                           " disagrees with the weight's spatial dims " +
+                           PartialShape(weightKernel).toString());
+      }
+      w.kernel.push_back(k);
+    }
+  } else {
+    w.kernel = weightKernel;
+    w.kernel.resize(spatial);
+  }
+  SF_ASSIGN(w.strides, intsOfSize(attrs, "strides", spatial, 1, true));
+  SF_ASSIGN(w.dilations, intsOfSize(attrs, "dilations", spatial, 1, true));
+  SF_ASSIGN(w.pads, intsOfSize(attrs, "pads", 2 * spatial, 0, false));
+  SF_ASSIGN(std::string ap, attrs.getString("auto_pad", "NOTSET"));
+  if (ap == "NOTSET" || ap.empty())
+    w.autoPad = AutoPad::NotSet;
+  else if (ap == "SAME_UPPER")
+    w.autoPad = AutoPad::SameUpper;
+  else if (ap == "SAME_LOWER")
+    w.autoPad = AutoPad::SameLower;
+  else if (ap == "VALID")
+    w.autoPad = AutoPad::Valid;
+  else
+    return makeError("attribute 'auto_pad' is '" + ap +
+                     "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+  if (w.autoPad != AutoPad::NotSet) std::fill(w.pads.begin(), w.pads.end(), 0);
+  SF_ASSIGN(int64_t ceil, attrs.getInt("ceil_mode", 0));
+  w.ceilMode = ceil != 0;
+  return w;
+}
+
+Dimension constDim(int64_t v) { return Dimension::constantValue(v); }
+
+/// The output size of one spatial axis of a sliding window.
+Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const Dimension &in0) {
+  int64_t s = w.strides[i], d = w.dilations[i];
+  int64_t pb = w.pads[i], pe = w.pads[w.spatial + i];
+  std::string where = "spatial axis " + std::to_string(i) + ": ";
+  if (w.autoPad == AutoPad::SameUpper || w.autoPad == AutoPad::SameLower) {
+    SF_ASSIGN(Dimension out, sameOutputDim(in0, s));
+    return out.nonNegative();
+  }
+  const Dimension &k = w.kernel[i];
+  if (!k.isStatic()) {
+    // A kernel known only as a symbol or a range: the same formula in dimension arithmetic.
+    auto num = [&]() -> Result<Dimension> {
+      SF_ASSIGN(Dimension span, k * constDim(d));
+      SF_ASSIGN(Dimension n, in0 + constDim(pb + pe - 1 + d));
+      return n - span;
+    }();
+    if (!num.ok()) return Dimension();
+    if (num->isStatic() && num->length() < 0)
+      return makeError(where + "the window does not fit input dimension " + in0.toString());
+    SF_ASSIGN(Dimension q, w.ceilMode ? num->nonNegative().ceilDiv(s) : num->nonNegative().floorDiv(s));
+    SF_ASSIGN(Dimension out, q + Dimension(1));
+    return out.isNamedExpr() || out.isStatic() ? out : Dimension::fromInterval(out.interval());
+  }
+  int64_t kk = k.length();
+  auto span = checkedMul(d, kk - 1);
+  auto shift = span ? checkedSub(pb + pe, *span + 1) : std::nullopt;
+  if (!shift) return makeError(where + "window size overflows int64");
+  Dimension in = in0;
+  if (!in.isStatic() && in.hasUpperBound() && in.maxLength() + *shift < 0)
+    return makeError(where + "a window of " + std::to_string(*span + 1) + " (padded by " +
+                     std::to_string(pb + pe) + ") does not fit input dimension " + in.toString());
+  if (!in.expr() && !in.isStatic()) {
+    // An anonymous range: keep the part where the window fits.
+    in = Dimension::fromInterval({std::max(in.minLength(), -*shift), in.maxLength()});
+  } else if (in.expr() && !in.isStatic()) {
+    // The window must fit: in + pads >= window. Recorded on the input's symbol.
+    SF_ASSIGN(Expr num, add(in.expr(), constant(*shift)));
+    auto fit = ctx.symbols().narrow(num, {0, kInf});
+    if (!fit.ok())
+      return makeError(where + "a window of " + std::to_string(*span + 1) + " (padded by " +
+                       std::to_string(pb + pe) + ") does not fit input dimension " + in.toString());
+    in = ctx.symbols().resolve(in);
+  }
+  auto out = windowOutputDim(in, kk, s, d, pb, pe, w.ceilMode);
+  if (!out.ok()) return makeError(where + out.error().message);
+  if (w.ceilMode && pe - (*span + 1) + s > 0) {
+    // The ceil would add a window starting in the right padding: the last window starts at
+    // most at in + pb - 1, so out = (in + pb - 1)//s + 1.
+    SF_ASSIGN(Dimension n, in + constDim(pb - 1));
+    SF_ASSIGN(Dimension q, n.floorDiv(s));
+    SF_ASSIGN(Dimension o, q + Dimension(1));
+    return o.nonNegative();
+  }
+  return out->nonNegative();
+}
+
+/// [N, channels, out spatial...] for data `x` and the window.
+Result<PartialShape> windowShape(InferContext &ctx, const Fact &x, const Window &w,
+                                 const Dimension &channels) {
+  std::vector<Dimension> out{dimAt(x, 0), channels};
+  for (size_t i = 0; i < w.spatial; ++i) {
+    if (!x.shape.rankIsStatic()) {
+      out.push_back(Dimension());
+      continue;
+    }
+    SF_ASSIGN(Dimension o, windowDim(ctx, w, i, x.shape[2 + i]));
+    out.push_back(o);
+  }
+  return ctx.symbols().resolve(PartialShape(std::move(out)));
+}
+
+// ---- convolutions ----
+
+struct ConvInputs {
+  size_t x, w, b; // b: SIZE_MAX when the op has no bias
+};
+
+/// The shared rule of Conv, ConvInteger, QLinearConv and DeformConv: rank and channel checks,
+/// then [N, M, out spatial...].
+Result<PartialShape> convShape(InferContext &ctx, ConvInputs in, bool allowAutoPad = true) {
+  const Fact &x = ctx.input(in.x), &w = ctx.input(in.w);
+  SF_TRY(expectMinRank(x, in.x, "X", 3));
+  SF_TRY(expectMinRank(w, in.w, "W", 3));
+  if (x.shape.rankIsStatic() && w.shape.rankIsStatic() && x.shape.size() != w.shape.size())
+    return makeError(inputLabel(in.w, "W") + " has rank " + std::to_string(w.shape.size()) +
+                     ", expected " + std::to_string(x.shape.size()) + " like input " +
+                     std::to_string(in.x) + " (" + describe(w) + " vs " + describe(x) + ")");
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  if (group <= 0) return makeError("attribute 'group' is " + std::to_string(group) + ", expected > 0");
+  if (!allowAutoPad && ctx.attrs().has("auto_pad"))
+    return makeError("attribute 'auto_pad' is not defined for this op");
+  auto spatial = spatialRank(x, &w, ctx.attrs());
+  if (!spatial) return PartialShape::dynamic();
+
+  // Channels: C == W.C * group; M divisible by group; B is (M).
+  Dimension m = dimAt(w, 0);
+  if (x.shape.rankIsStatic() && w.shape.rankIsStatic()) {
+    SF_ASSIGN(Dimension perGroupTimesGroup, w.shape[1] * Dimension(group));
+    auto c = ctx.mergeDims(x.shape[1], perGroupTimesGroup);
+    if (!c.ok())
+      return makeError("channels differ: " + inputLabel(in.x, "X") + " has " +
+                       x.shape[1].toString() + ", " + inputLabel(in.w, "W") + " has " +
+                       w.shape[1].toString() + " per group times group " + std::to_string(group) +
+                       " (" + describe(x) + " vs " + describe(w) + ")");
+  }
+  if (m.isStatic() && m.length() % group != 0)
+    return makeError(inputLabel(in.w, "W") + " has " + m.toString() +
+                     " output channels, not divisible by group " + std::to_string(group) + " (" +
+                     describe(w) + ")");
+  if (in.b != SIZE_MAX && ctx.hasInput(in.b)) {
+    const Fact &b = ctx.input(in.b);
+    SF_TRY(expectRank(b, in.b, "B", 1));
+    if (b.shape.rankIsStatic()) {
+      SF_ASSIGN(m, requireEqual(ctx, m, b.shape[0], "bias size differs from output channels", b, w));
+    }
+  }
+  std::vector<Dimension> weightKernel;
+  if (w.shape.rankIsStatic())
+    weightKernel.assign(w.shape.dims().begin() + 2, w.shape.dims().end());
+  SF_ASSIGN(Window win, readWindow(ctx, *spatial, weightKernel, false));
+  for (auto &k : win.kernel) k = ctx.symbols().resolve(k);
+  return windowShape(ctx, x, win, ctx.symbols().resolve(m));
+}
+
+Result<ElementType> sameType(const Fact &a, const Fact &b) {
+  if (a.type != kUnknownType && b.type != kUnknownType && a.type != b.type)
+    return makeError("input types differ: " + describe(a) + " vs " + describe(b));
+  return a.type != kUnknownType ? a.type : b.type;
+}
+
+Result<std::vector<Fact>> inferConv(InferContext &ctx) {
+  SF_ASSIGN(ElementType t, sameType(ctx.input(0), ctx.input(1)));
+  SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, 2}));
+  return std::vector<Fact>{makeFact(t, std::move(s))};
+}
+
+Result<std::vector<Fact>> inferConvInteger(InferContext &ctx) {
+  SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, SIZE_MAX}));
+  return std::vector<Fact>{makeFact(ElementType::I32, std::move(s))};
+}
+
+Result<std::vector<Fact>> inferQLinearConv(InferContext &ctx) {
+  // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+  for (auto [data, zp] : {std::pair<size_t, size_t>{0, 2}, {3, 5}}) {
+    const Fact &d = ctx.input(data), &z = ctx.input(zp);
+    if (ctx.hasInput(zp) && d.type != kUnknownType && z.type != kUnknownType && d.type != z.type)
+      return makeError("input " + std::to_string(zp) + " (zero point) has type " +
+                       toString(z.type) + ", expected " + toString(d.type) + " (" + describe(z) +
+                       " vs " + describe(d) + ")");
+  }
+  SF_ASSIGN(PartialShape s, convShape(ctx, {0, 3, 8}));
+  return std::vector<Fact>{makeFact(ctx.input(7).type, std::move(s))};
+}
+
+Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
+  // X, W, offset, B, mask
+  SF_ASSIGN(ElementType t, sameType(ctx.input(0), ctx.input(1)));
+  SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, 3}, false));
+  SF_ASSIGN(int64_t offsetGroup, ctx.attrs().getInt("offset_group", 1));
+  if (offsetGroup <= 0)
+    return makeError("attribute 'offset_group' is " + std::to_string(offsetGroup) + ", expected > 0");
+  if (!s.rankIsStatic()) return std::vector<Fact>{makeFact(t, s)};
+  size_t spatial = s.size() - 2;
+  const Fact &x = ctx.input(0), &w = ctx.input(1);
+  // offset: (N, offset_group * spatial * prod(kernel), out spatial...); mask without `spatial`.
+  int64_t kernelElems = 1;
+  bool kernelKnown = true;
+  auto ks = ctx.attrs().getInts("kernel_shape", {});
+  for (size_t i = 0; i < spatial && kernelKnown; ++i) {
+    Dimension k = ks.ok() && ks->size() == spatial ? Dimension((*ks)[i]) : dimAt(w, 2 + i);
+    auto p = k.isStatic() ? checkedMul(kernelElems, k.length()) : std::nullopt;
+    kernelKnown = p.has_value();
+    kernelElems = p.value_or(0);
+  }
+  struct Aux {
+    size_t i;
+    const char *name;
+    int64_t perKernel;
+  };
+  for (Aux a : {Aux{2, "offset", int64_t(spatial)}, Aux{4, "mask", 1}}) {
+    if (!ctx.hasInput(a.i)) continue;
+    const Fact &f = ctx.input(a.i);
+    SF_TRY(expectRank(f, a.i, a.name, s.size()));
+    if (!f.shape.rankIsStatic()) continue;
+    if (!ctx.mergeDims(f.shape[0], dimAt(x, 0)).ok())
+      return makeError(inputLabel(a.i, a.name) + " has batch " + f.shape[0].toString() +
+                       ", input 0 (X) has " + dimAt(x, 0).toString() + " (" + describe(f) +
+                       " vs " + describe(x) + ")");
+    if (kernelKnown) {
+      auto ch = checkedMul(offsetGroup * a.perKernel, kernelElems);
+      if (ch && !ctx.mergeDims(f.shape[1], Dimension(*ch)).ok())
+        return makeError(inputLabel(a.i, a.name) + " has " + f.shape[1].toString() +
+                         " channels, expected " + std::to_string(*ch) + " (" + describe(f) + ")");
+    }
+    for (size_t j = 0; j < spatial; ++j)
+      if (!ctx.mergeDims(f.shape[2 + j], s[2 + j]).ok())
+        return makeError(inputLabel(a.i, a.name) + " has spatial shape " + f.shape.toString() +
+                         ", expected the output's " + s.toString() + " (" + describe(f) + ")");
+  }
+  return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(s))};
+}
+
+/// ConvTranspose: out = stride*(in - 1) + output_padding + ((k - 1)*dilation + 1) - pads,
+/// or the output_shape attribute, or in*stride with SAME padding.
+Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &w = ctx.input(1);
+  SF_ASSIGN(ElementType t, sameType(x, w));
+  SF_TRY(expectMinRank(x, 0, "X", 3));
+  SF_TRY(expectMinRank(w, 1, "W", 3));
+  if (x.shape.rankIsStatic() && w.shape.rankIsStatic() && x.shape.size() != w.shape.size())
+    return makeError("input 1 (W) has rank " + std::to_string(w.shape.size()) + ", expected " +
+                     std::to_string(x.shape.size()) + " like input 0 (" + describe(w) + " vs " +
+                     describe(x) + ")");
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  if (group <= 0) return makeError("attribute 'group' is " + std::to_string(group) + ", expected > 0");
+  SF_ASSIGN(std::vector<int64_t> outputShape, ctx.attrs().getInts("output_shape", {}));
+  auto spatial = spatialRank(x, &w, ctx.attrs());
+  if (!spatial && !outputShape.empty()) spatial = outputShape.size();
+  if (!spatial) return std::vector<Fact>{makeFact(t, PartialShape::dynamic())};
+
+  // W is (C, M/group, k...): C equals X's channels; the output has M = W[1]*group channels.
+  if (x.shape.rankIsStatic() && w.shape.rankIsStatic())
+    SF_TRY(requireEqual(ctx, x.shape[1], w.shape[0], "channels differ: input 0 (X) vs input 1 (W)", x, w));
+  Dimension m;
+  if (w.shape.rankIsStatic()) {
+    SF_ASSIGN(m, w.shape[1] * Dimension(group));
+  }
+  if (ctx.hasInput(2)) {
+    const Fact &b = ctx.input(2);
+    SF_TRY(expectRank(b, 2, "B", 1));
+    if (b.shape.rankIsStatic()) {
+      SF_ASSIGN(m, requireEqual(ctx, m, b.shape[0], "bias size differs from output channels", b, w));
+    }
+  }
+  std::vector<Dimension> weightKernel;
+  if (w.shape.rankIsStatic()) weightKernel.assign(w.shape.dims().begin() + 2, w.shape.dims().end());
+  SF_ASSIGN(Window win, readWindow(ctx, *spatial, weightKernel, false));
+  SF_ASSIGN(std::vector<int64_t> outPad, intsOfSize(ctx.attrs(), "output_padding", *spatial, 0, false));
+
+  std::vector<Dimension> out{dimAt(x, 0), ctx.symbols().resolve(m)};
+  if (!outputShape.empty()) {
+    // The spatial dims, or (as onnxruntime accepts) the whole shape.
+    if (outputShape.size() != *spatial && outputShape.size() != *spatial + 2)
+      return makeError("attribute 'output_shape' has " + std::to_string(outputShape.size()) +
+                       " values for " + std::to_string(*spatial) + " spatial axes");
+    size_t off = outputShape.size() - *spatial;
+    for (size_t i = 0; i < *spatial; ++i) out.push_back(Dimension(outputShape[off + i]));
+    return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out))))};
+  }
+  for (size_t i = 0; i < *spatial; ++i) {
+    Dimension in = dimAt(x, 2 + i);
+    int64_t s = win.strides[i];
+    if (win.autoPad == AutoPad::SameUpper || win.autoPad == AutoPad::SameLower) {
+      SF_ASSIGN(Dimension o, in * Dimension(s));
+      out.push_back(o);
+      continue;
+    }
+    const Dimension &k = ctx.symbols().resolve(win.kernel[i]);
+    int64_t pads = win.pads[i] + win.pads[*spatial + i];
+    // stride*in + (k - 1)*dilation + (output_padding + 1 - pads - stride)
+    SF_ASSIGN(Dimension a, in * constDim(s));
+    SF_ASSIGN(Dimension span, k * constDim(win.dilations[i]));
+    SF_ASSIGN(Dimension ab, a + span);
+    SF_ASSIGN(Dimension o, ab + constDim(outPad[i] + 1 - pads - s - win.dilations[i]));
+    if (o.isStatic() && o.length() <= 0)
+      return makeError("spatial axis " + std::to_string(i) + ": output size would be " +
+                       o.toString() + " (input " + in.toString() + ", pads " +
+                       std::to_string(pads) + ")");
+    o = o.nonNegative();
+    out.push_back(o.isNamedExpr() || o.isStatic() ? o : Dimension::fromInterval(o.interval()));
+  }
+  return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out))))};
+}
+
+// ---- pools ----
+
+Result<std::vector<Fact>> inferPool(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(expectMinRank(x, 0, "X", 3));
+  auto spatial = spatialRank(x, nullptr, ctx.attrs());
+  std::vector<Fact> out;
+  if (!spatial) {
+    out.push_back(makeFact(x.type, PartialShape::dynamic()));
+  } else {
+    SF_ASSIGN(Window win, readWindow(ctx, *spatial, {}, true));
+    SF_ASSIGN(PartialShape s, windowShape(ctx, x, win, dimAt(x, 1)));
+    out.push_back(makeFact(x.type, std::move(s)));
+  }
+  if (ctx.opType() == "MaxPool" && ctx.numOutputs() > 1)
+    out.push_back(makeFact(ElementType::I64, out[0].shape));
+  return out;
+}
+
+Result<std::vector<Fact>> inferGlobalPool(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(expectMinRank(x, 0, "X", 2));
+  if (!x.shape.rankIsStatic()) return std::vector<Fact>{makeFact(x.type, PartialShape::dynamic())};
+  std::vector<Dimension> dims{x.shape[0], x.shape[1]};
+  dims.resize(x.shape.size(), Dimension(1));
+  return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(dims)))};
+}
+
+Result<std::vector<Fact>> inferMaxRoiPool(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &rois = ctx.input(1);
+  SF_TRY(expectRank(x, 0, "X", 4));
+  SF_TRY(expectRank(rois, 1, "rois", 2));
+  SF_ASSIGN(std::vector<int64_t> pooled, ctx.attrs().getInts("pooled_shape"));
+  if (pooled.size() != 2 || pooled[0] <= 0 || pooled[1] <= 0)
+    return makeError("attribute 'pooled_shape' must be two positive values, got " + toString(Shape(pooled)));
+  if (rois.shape.rankIsStatic() && !ctx.mergeDims(rois.shape[1], Dimension(5)).ok())
+    return makeError("input 1 (rois) must have 5 values per RoI (batch index, x1, y1, x2, y2), got " +
+                     describe(rois));
+  PartialShape s{dimAt(rois, 0), dimAt(x, 1), Dimension(pooled[0]), Dimension(pooled[1])};
+  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(s))};
+}
+
+Result<std::vector<Fact>> inferRoiAlign(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &rois = ctx.input(1), &idx = ctx.input(2);
+  SF_TRY(expectRank(x, 0, "X", 4));
+  SF_TRY(expectRank(rois, 1, "rois", 2));
+  SF_TRY(expectRank(idx, 2, "batch_indices", 1));
+  if (rois.type != kUnknownType && x.type != kUnknownType && rois.type != x.type)
+    return makeError("input types differ: " + describe(x) + " vs " + describe(rois));
+  if (idx.type != kUnknownType && idx.type != ElementType::I64 && idx.type != ElementType::I32)
+    return makeError("input 2 (batch_indices) must be an integer tensor, got " + describe(idx));
+  if (rois.shape.rankIsStatic() && !ctx.mergeDims(rois.shape[1], Dimension(4)).ok())
+    return makeError("input 1 (rois) must have 4 values per RoI (x1, y1, x2, y2), got " +
+                     describe(rois));
+  SF_ASSIGN(Dimension n, requireEqual(ctx, dimAt(rois, 0), dimAt(idx, 0),
+                                      "RoI counts differ: input 1 (rois) vs input 2 (batch_indices)",
+                                      rois, idx));
+  SF_ASSIGN(int64_t oh, ctx.attrs().getInt("output_height", 1));
+  SF_ASSIGN(int64_t ow, ctx.attrs().getInt("output_width", 1));
+  if (oh <= 0 || ow <= 0)
+    return makeError("output_height and output_width must be positive, got " +
+                     std::to_string(oh) + " and " + std::to_string(ow));
+  PartialShape s{n, dimAt(x, 1), Dimension(oh), Dimension(ow)};
+  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(s))};
+}
+
+Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &idx = ctx.input(1);
+  SF_TRY(expectMinRank(x, 0, "X", 3));
+  if (idx.type != kUnknownType && idx.type != ElementType::I64)
+    return makeError("input 1 (I) must be i64, got " + describe(idx));
+  auto merged = ctx.mergeShapes(x.shape, idx.shape);
+  if (!merged.ok())
+    return makeError("input 1 (I) must have the shape of input 0 (X): " + describe(idx) + " vs " +
+                     describe(x));
+  PartialShape xs = *merged;
+  if (ctx.hasInput(2)) {
+    // The output shape is given as a tensor: its value, element by element.
+    const Fact &os = ctx.input(2);
+    SF_TRY(expectRank(os, 2, "output_shape", 1));
+    if (os.type != kUnknownType && !isInteger(os.type))
+      return makeError("input 2 (output_shape) must be an integer tensor, got " + describe(os));
+    if (auto v = dimValues(os, ctx.valueBudget())) {
+      if (xs.rankIsStatic() && v->size() != xs.size())
+        return makeError("input 2 (output_shape) has " + std::to_string(v->size()) +
+                         " elements for input of rank " + std::to_string(xs.size()) + " (" +
+                         describe(os) + " vs " + describe(x) + ")");
+      std::vector<Dimension> dims;
+      for (const Dimension &d : *v) {
+        if (d.isStatic() && d.length() < 0)
+          return makeError("input 2 (output_shape) has a negative element (" + describe(os) + ")");
+        dims.push_back(d.nonNegative());
+      }
+      if (xs.rankIsStatic()) {
+        SF_ASSIGN(dims[0], requireEqual(ctx, dims[0], xs[0], "batch sizes differ: output_shape vs X", os, x));
+        SF_ASSIGN(dims[1], requireEqual(ctx, dims[1], xs[1], "channels differ: output_shape vs X", os, x));
+      }
+      return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(PartialShape(std::move(dims))))};
+    }
+    if (os.shape.rankIsStatic() && os.shape[0].isStatic()) {
+      std::vector<Dimension> dims(os.shape[0].length());
+      if (xs.rankIsStatic() && dims.size() != xs.size())
+        return makeError("input 2 (output_shape) has " + std::to_string(dims.size()) +
+                         " elements for input of rank " + std::to_string(xs.size()) + " (" +
+                         describe(os) + " vs " + describe(x) + ")");
+      if (xs.rankIsStatic() && dims.size() >= 2) dims[0] = xs[0], dims[1] = xs[1];
+      return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(dims)))};
+    }
+    return std::vector<Fact>{makeFact(x.type, xs.rankIsStatic() ? PartialShape::dynamic(xs.size())
+                                                               : PartialShape::dynamic())};
+  }
+  auto spatial = spatialRank(makeFact(x.type, xs), nullptr, ctx.attrs());
+  if (!spatial) return std::vector<Fact>{makeFact(x.type, PartialShape::dynamic())};
+  SF_ASSIGN(Window win, readWindow(ctx, *spatial, {}, true));
+  Fact xf = makeFact(x.type, xs);
+  std::vector<Dimension> out{dimAt(xf, 0), dimAt(xf, 1)};
+  for (size_t i = 0; i < *spatial; ++i) {
+    // (in - 1)*stride + kernel - pads
+    Dimension in = dimAt(xf, 2 + i);
+    SF_ASSIGN(Dimension a, in * constDim(win.strides[i]));
+    SF_ASSIGN(Dimension o, a + constDim(win.kernel[i].length() - win.strides[i] - win.pads[i] -
+                                        win.pads[*spatial + i]));
+    if (o.isStatic() && o.length() <= 0)
+      return makeError("spatial axis " + std::to_string(i) + ": output size would be " + o.toString());
+    o = o.nonNegative();
+    out.push_back(o.isNamedExpr() || o.isStatic() ? o : Dimension::fromInterval(o.interval()));
+  }
+  return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(out)))};
+}
+
+} // namespace
+
+void registerConvPoolOps(OpRegistry &r) {
+  r.addAll({"Conv"}, inferConv);
+  r.addAll({"ConvInteger"}, inferConvInteger);
+  r.addAll({"QLinearConv"}, inferQLinearConv);
+  r.addAll({"ConvTranspose"}, inferConvTranspose);
+  r.addAll({"DeformConv"}, inferDeformConv);
+  r.addAll({"MaxPool", "AveragePool", "LpPool"}, inferPool);
+  r.addAll({"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, inferGlobalPool);
+  r.addAll({"MaxRoiPool"}, inferMaxRoiPool);
+  r.addAll({"RoiAlign"}, inferRoiAlign);
+  r.addAll({"MaxUnpool"}, inferMaxUnpool);
+}
+
+} // namespace sf

@@ -1,0 +1,349 @@
+// Matrix products: MatMul (numpy semantics, seed 003: batched with broadcast batch dims and the
+// vector cases), MatMulInteger and QLinearMatMul (same shapes, other output types), Gemm
+// (transA/transB, C unidirectionally broadcast to (M, N)) and Einsum (equation parsing with
+// ellipsis and the implicit output). The contracted dims must agree: they are merged through the
+// symbol table, so K learned in one product is known everywhere.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+#include <algorithm>
+#include <map>
+
+namespace sf {
+namespace {
+
+constexpr ElementType kUnknownType = ElementType::Undefined;
+
+std::string inputLabel(size_t i, const char *name) {
+  return "input " + std::to_string(i) + " (" + name + ")";
+}
+
+/// The common type of two inputs that must agree; an error naming both when they do not.
+Result<ElementType> sameType(const Fact &a, const Fact &b) {
+  if (a.type != kUnknownType && b.type != kUnknownType && a.type != b.type)
+    return makeError("input types differ: " + describe(a) + " vs " + describe(b));
+  return a.type != kUnknownType ? a.type : b.type;
+}
+
+/// The shape of numpy's matmul of `a` and `b` (seed 003): K merged, batch dims broadcast,
+/// a vector operand promoted to a matrix and its dim removed again.
+Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b, size_t ia,
+                                 size_t ib) {
+  for (auto [f, i] : {std::pair{&a, ia}, std::pair{&b, ib}})
+    if (f->shape.rankIsStatic() && f->shape.size() == 0)
+      return makeError("input " + std::to_string(i) + " is a scalar, matrix product needs rank >= 1 (" +
+                       describe(*f) + ")");
+  if (!a.shape.rankIsStatic() || !b.shape.rankIsStatic()) return PartialShape::dynamic();
+  std::vector<Dimension> da = a.shape.dims(), db = b.shape.dims();
+  bool dropM = da.size() == 1, dropN = db.size() == 1;
+  if (dropM) da.insert(da.begin(), Dimension(1));
+  if (dropN) db.push_back(Dimension(1));
+  const Dimension &ka = da.back(), &kb = db[db.size() - 2];
+  auto k = ctx.mergeDims(ka, kb);
+  if (!k.ok())
+    return makeError("inner dimensions differ: " + ka.toString() + " vs " + kb.toString() + " (" +
+                     describe(a) + " times " + describe(b) + ")");
+  PartialShape batchA(std::vector<Dimension>(da.begin(), da.end() - 2));
+  PartialShape batchB(std::vector<Dimension>(db.begin(), db.end() - 2));
+  auto batch = ctx.broadcast(batchA, batchB);
+  if (!batch.ok())
+    return makeError("batch dimensions do not broadcast: " + batch.error().message + " (" +
+                     describe(a) + " times " + describe(b) + ")");
+  std::vector<Dimension> out = batch->dims();
+  if (!dropM) out.push_back(ctx.symbols().resolve(da[da.size() - 2]));
+  if (!dropN) out.push_back(ctx.symbols().resolve(db.back()));
+  return PartialShape(std::move(out));
+}
+
+Result<std::vector<Fact>> inferMatMul(InferContext &ctx) {
+  const Fact &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(ElementType t, sameType(a, b));
+  SF_ASSIGN(PartialShape s, matmulShape(ctx, a, b, 0, 1));
+  return std::vector<Fact>{makeFact(t, std::move(s))};
+}
+
+/// A zero point must have the type of the tensor it belongs to.
+Result<void> checkZeroPoint(InferContext &ctx, size_t data, size_t zp) {
+  if (!ctx.hasInput(zp)) return success();
+  const Fact &d = ctx.input(data), &z = ctx.input(zp);
+  if (d.type != kUnknownType && z.type != kUnknownType && d.type != z.type)
+    return makeError("input " + std::to_string(zp) + " (zero point) has type " + toString(z.type) +
+                     ", expected " + toString(d.type) + " like input " + std::to_string(data) +
+                     " (" + describe(z) + " vs " + describe(d) + ")");
+  return success();
+}
+
+/// A scale must be a float tensor.
+Result<void> checkScale(InferContext &ctx, size_t i) {
+  const Fact &s = ctx.input(i);
+  if (s.type != kUnknownType && !isFloat(s.type))
+    return makeError("input " + std::to_string(i) + " (scale) must be a float tensor, got " +
+                     describe(s));
+  return success();
+}
+
+Result<std::vector<Fact>> inferMatMulInteger(InferContext &ctx) {
+  SF_TRY(checkZeroPoint(ctx, 0, 2));
+  SF_TRY(checkZeroPoint(ctx, 1, 3));
+  SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(1), 0, 1));
+  return std::vector<Fact>{makeFact(ElementType::I32, std::move(s))};
+}
+
+Result<std::vector<Fact>> inferQLinearMatMul(InferContext &ctx) {
+  // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
+  SF_TRY(checkZeroPoint(ctx, 0, 2));
+  SF_TRY(checkZeroPoint(ctx, 3, 5));
+  for (size_t i : {1, 4, 6}) SF_TRY(checkScale(ctx, i));
+  SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(3), 0, 3));
+  return std::vector<Fact>{makeFact(ctx.input(7).type, std::move(s))};
+}
+
+/// `c` broadcasts onto `target` in one direction: each of its dims is 1 or the target's dim.
+/// A dim of `c` that cannot be 1 is the target's: `target` learns it.
+Result<void> checkUnidirectional(InferContext &ctx, PartialShape &target, const Fact &c,
+                                 size_t ic) {
+  if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
+  auto fail = [&] {
+    return makeError("input " + std::to_string(ic) + " " + describe(c) +
+                     " does not broadcast to " + target.toString());
+  };
+  if (c.shape.size() > target.size()) return fail();
+  size_t off = target.size() - c.shape.size();
+  for (size_t i = 0; i < c.shape.size(); ++i) {
+    const Dimension &d = c.shape[i], t = target[off + i];
+    if (d.isStatic() && d.length() == 1) continue;
+    if (!d.interval().contains(1)) {
+      auto m = ctx.mergeDims(d, t);
+      if (!m.ok()) return fail();
+      target[off + i] = *m;
+    } else if (!d.compatible(t)) {
+      // d may be 1 but cannot be t: it is 1.
+      if (!ctx.mergeDims(d, Dimension(1)).ok()) return fail();
+    }
+  }
+  return success();
+}
+
+Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
+  const Fact &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(ElementType t, sameType(a, b));
+  SF_ASSIGN(int64_t transA, ctx.attrs().getInt("transA", 0));
+  SF_ASSIGN(int64_t transB, ctx.attrs().getInt("transB", 0));
+  const char *names[] = {"A", "B"};
+  for (size_t i = 0; i < 2; ++i) {
+    const Fact &f = ctx.input(i);
+    if (f.shape.rankIsStatic() && f.shape.size() != 2)
+      return makeError(inputLabel(i, names[i]) + " has rank " + std::to_string(f.shape.size()) +
+                       ", expected 2 (" + describe(f) + ")");
+  }
+  Dimension m, n, ka, kb;
+  if (a.shape.rankIsStatic()) {
+    m = a.shape[transA ? 1 : 0];
+    ka = a.shape[transA ? 0 : 1];
+  }
+  if (b.shape.rankIsStatic()) {
+    kb = b.shape[transB ? 1 : 0];
+    n = b.shape[transB ? 0 : 1];
+  }
+  if (!ctx.mergeDims(ka, kb).ok())
+    return makeError("inner dimensions differ: " + ka.toString() + " vs " + kb.toString() + " (" +
+                     describe(a) + (transA ? " transposed" : "") + " times " + describe(b) +
+                     (transB ? " transposed" : "") + ")");
+  PartialShape out{ctx.symbols().resolve(m), ctx.symbols().resolve(n)};
+  if (ctx.hasInput(2)) {
+    const Fact &c = ctx.input(2);
+    if (c.type != kUnknownType && t != kUnknownType && c.type != t)
+      return makeError("input types differ: " + describe(c) + " vs " + describe(a));
+    if (t == kUnknownType) t = c.type;
+    SF_ASSIGN(int64_t bcast, ctx.attrs().getInt("broadcast", 1));
+    if (ctx.opset() > 0 && ctx.opset() < 7 && bcast == 0 && c.shape.rankIsStatic()) {
+      // Before opset 7, C has exactly the shape (M, N) unless broadcast = 1.
+      if (!ctx.mergeShapes(c.shape, out).ok())
+        return makeError("input 2 (C) " + describe(c) + " must have shape " + out.toString() +
+                         " when broadcast = 0");
+    } else {
+      SF_TRY(checkUnidirectional(ctx, out, c, 2));
+    }
+    out = ctx.symbols().resolve(out);
+  }
+  return std::vector<Fact>{makeFact(t, std::move(out))};
+}
+
+// ---- Einsum ----
+
+/// One term of an equation: letters, and where the ellipsis stands (npos when absent).
+struct EinsumTerm {
+  std::string letters;
+  size_t ellipsisAt = std::string::npos;
+};
+
+Result<EinsumTerm> parseTerm(std::string_view text) {
+  EinsumTerm t;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '.') {
+      if (text.substr(i, 3) != "..." || t.ellipsisAt != std::string::npos)
+        return makeError("bad ellipsis in einsum term '" + std::string(text) + "'");
+      t.ellipsisAt = t.letters.size();
+      i += 3;
+      continue;
+    }
+    if (!std::isalpha(static_cast<unsigned char>(c)))
+      return makeError("bad character '" + std::string(1, c) + "' in einsum term '" +
+                       std::string(text) + "'");
+    t.letters += c;
+    ++i;
+  }
+  return t;
+}
+
+struct EinsumEquation {
+  std::vector<EinsumTerm> inputs;
+  std::optional<EinsumTerm> output; // nullopt: implicit mode
+};
+
+Result<EinsumEquation> parseEquation(const std::string &raw) {
+  std::string eq;
+  for (char c : raw)
+    if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
+  EinsumEquation out;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  size_t start = 0;
+  while (true) {
+    size_t comma = lhs.find(',', start);
+    SF_ASSIGN(EinsumTerm t, parseTerm(std::string_view(lhs).substr(start, comma == std::string::npos
+                                                                               ? std::string::npos
+                                                                               : comma - start)));
+    out.inputs.push_back(std::move(t));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    if (rhs.find("->") != std::string::npos || rhs.find(',') != std::string::npos)
+      return makeError("bad einsum output '" + rhs + "'");
+    SF_ASSIGN(EinsumTerm t, parseTerm(rhs));
+    out.output = std::move(t);
+  }
+  return out;
+}
+
+Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
+  SF_ASSIGN(std::string equation, ctx.attrs().getString("equation"));
+  SF_ASSIGN(EinsumEquation eq, parseEquation(equation));
+  if (eq.inputs.size() != ctx.numInputs())
+    return makeError("equation '" + equation + "' has " + std::to_string(eq.inputs.size()) +
+                     " input terms for " + std::to_string(ctx.numInputs()) + " inputs");
+  ElementType type = kUnknownType;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    const Fact &f = ctx.input(i);
+    if (f.type != kUnknownType && type != kUnknownType && f.type != type)
+      return makeError("input types differ: " + describe(ctx.input(0)) + " vs " + describe(f));
+    if (type == kUnknownType) type = f.type;
+  }
+
+  std::map<char, Dimension> dims; // letter -> its dim (broadcast across inputs)
+  std::map<char, int> counts;     // letter -> occurrences over all input terms
+  PartialShape ellipsis{};        // broadcast of every input's ellipsis dims
+  bool anyEllipsis = false;
+  for (size_t i = 0; i < eq.inputs.size(); ++i) {
+    const EinsumTerm &t = eq.inputs[i];
+    const Fact &f = ctx.input(i);
+    bool hasEllipsis = t.ellipsisAt != std::string::npos;
+    anyEllipsis |= hasEllipsis;
+    for (char c : t.letters) ++counts[c];
+    if (!f.shape.rankIsStatic()) {
+      if (hasEllipsis) ellipsis = PartialShape::dynamic();
+      // Without an ellipsis the rank is known; the dims are not.
+      for (char c : t.letters) dims.emplace(c, Dimension());
+      continue;
+    }
+    size_t rank = f.shape.size();
+    if (rank < t.letters.size() || (!hasEllipsis && rank != t.letters.size()))
+      return makeError("input " + std::to_string(i) + " has rank " + std::to_string(rank) +
+                       " but its term in '" + equation + "' names " +
+                       std::to_string(t.letters.size()) + " axes (" + describe(f) + ")");
+    size_t nEll = rank - t.letters.size();
+    std::map<char, Dimension> own; // repeated letters within one term: a diagonal, dims equal
+    for (size_t j = 0, axis = 0; j < t.letters.size(); ++j, ++axis) {
+      if (hasEllipsis && j == t.ellipsisAt) axis += nEll;
+      char c = t.letters[j];
+      Dimension d = f.shape[axis];
+      if (auto it = own.find(c); it != own.end()) {
+        auto m = ctx.mergeDims(it->second, d);
+        if (!m.ok())
+          return makeError("input " + std::to_string(i) + " repeats '" + std::string(1, c) +
+                           "' on axes of different sizes " + it->second.toString() + " and " +
+                           d.toString() + " (" + describe(f) + ")");
+        it->second = *m;
+      } else {
+        own.emplace(c, d);
+      }
+    }
+    for (auto &[c, d] : own) {
+      auto it = dims.find(c);
+      if (it == dims.end()) {
+        dims.emplace(c, d);
+        continue;
+      }
+      auto b = broadcastDim(it->second, d, &ctx.symbols());
+      if (!b.ok())
+        return makeError("dimension '" + std::string(1, c) + "' of input " + std::to_string(i) +
+                         " is " + d.toString() + ", elsewhere " + it->second.toString() + " (" +
+                         describe(f) + ")");
+      it->second = *b;
+    }
+    if (hasEllipsis) {
+      PartialShape e(std::vector<Dimension>(f.shape.dims().begin() + t.ellipsisAt,
+                                            f.shape.dims().begin() + t.ellipsisAt + nEll));
+      auto b = ctx.broadcast(ellipsis, e);
+      if (!b.ok())
+        return makeError("ellipsis dimensions do not broadcast: " + b.error().message);
+      ellipsis = *b;
+    }
+  }
+
+  EinsumTerm out;
+  if (eq.output) {
+    out = *eq.output;
+    if (out.ellipsisAt != std::string::npos && !anyEllipsis)
+      out.ellipsisAt = std::string::npos; // an ellipsis of rank 0
+    for (size_t j = 0; j < out.letters.size(); ++j) {
+      char c = out.letters[j];
+      if (!counts.count(c))
+        return makeError("output label '" + std::string(1, c) + "' of '" + equation +
+                         "' is not in any input");
+      if (out.letters.find(c) != j)
+        return makeError("output label '" + std::string(1, c) + "' of '" + equation +
+                         "' is repeated");
+    }
+  } else {
+    // Implicit mode: the ellipsis dims, then the letters used once, in alphabetical (ASCII) order.
+    for (auto &[c, n] : counts)
+      if (n == 1) out.letters += c;
+    if (anyEllipsis) out.ellipsisAt = 0;
+  }
+  bool withEllipsis = out.ellipsisAt != std::string::npos;
+  if (withEllipsis && !ellipsis.rankIsStatic())
+    return std::vector<Fact>{makeFact(type, PartialShape::dynamic())};
+  std::vector<Dimension> shape;
+  for (size_t j = 0; j <= out.letters.size(); ++j) {
+    if (withEllipsis && j == out.ellipsisAt)
+      for (const Dimension &d : ellipsis.dims()) shape.push_back(d);
+    if (j < out.letters.size()) shape.push_back(dims[out.letters[j]]);
+  }
+  return std::vector<Fact>{makeFact(type, ctx.symbols().resolve(PartialShape(std::move(shape))))};
+}
+
+} // namespace
+
+void registerMatmulOps(OpRegistry &r) {
+  r.addAll({"MatMul"}, inferMatMul);
+  r.addAll({"MatMulInteger"}, inferMatMulInteger);
+  r.addAll({"QLinearMatMul"}, inferQLinearMatMul);
+  r.addAll({"Gemm"}, inferGemm);
+  r.addAll({"Einsum"}, inferEinsum);
+}
+
+} // namespace sf

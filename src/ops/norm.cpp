@@ -1,0 +1,237 @@
+// Normalisations and the softmax family: BatchNormalization (seed 003: X (N, C, D...), the
+// statistics (C); training outputs), InstanceNormalization, LayerNormalization (Mean and
+// InvStdDev of shape d[:axis] + 1s), GroupNormalization, LRN, MeanVarianceNormalization,
+// LpNormalization, Softmax / LogSoftmax / Hardmax (seed 000: the axis is checked against the
+// rank when the rank is known, and passes when it is not). Every output has X's shape; the
+// rules' work is validation: per-channel inputs must have C elements, merged with X's channel
+// dim so that what one input says about C, every tensor knows.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+namespace sf {
+namespace {
+
+constexpr ElementType kUnknownType = ElementType::Undefined;
+
+std::string inputLabel(size_t i, const char *name) {
+  return "input " + std::to_string(i) + " (" + name + ")";
+}
+
+Dimension dimAt(const Fact &f, size_t axis) {
+  return f.shape.rankIsStatic() && axis < f.shape.size() ? f.shape[axis] : Dimension();
+}
+
+Result<void> expectMinRank(const Fact &f, size_t i, const char *name, size_t rank) {
+  if (f.shape.rankIsStatic() && f.shape.size() < rank)
+    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
+                     ", expected at least " + std::to_string(rank) + " (" + describe(f) + ")");
+  return success();
+}
+
+/// X passed through: its type and shape, resolved through what the rule learned.
+Fact sameAsInput(InferContext &ctx, const Fact &x) {
+  return makeFact(x.type, ctx.symbols().resolve(x.shape));
+}
+
+/// A per-channel input (scale, bias, mean, ...) must be 1-D with `c` elements; returns the
+/// merged channel count.
+Result<Dimension> perChannel(InferContext &ctx, size_t i, const char *name, const Dimension &c,
+                             const Fact &x, const char *what = "C") {
+  if (!ctx.hasInput(i)) return c;
+  const Fact &f = ctx.input(i);
+  if (!f.shape.rankIsStatic()) return c;
+  if (f.shape.size() != 1)
+    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
+                     ", expected 1 (" + describe(f) + ")");
+  auto m = ctx.mergeDims(f.shape[0], c);
+  if (!m.ok())
+    return makeError(inputLabel(i, name) + " has " + f.shape[0].toString() + " elements, expected " +
+                     what + " = " + c.toString() + " (" + describe(f) + " vs " + describe(x) + ")");
+  return *m;
+}
+
+// ---- BatchNormalization ----
+
+Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  if (x.shape.rankIsStatic() && x.shape.size() == 0)
+    return makeError("input 0 (X) is a scalar, expected (N, C, ...) (" + describe(x) + ")");
+  // A 1-D input is (N) with C = 1.
+  Dimension c = !x.shape.rankIsStatic() ? Dimension() : x.shape.size() == 1 ? Dimension(1) : x.shape[1];
+  const char *names[] = {"X", "scale", "B", "mean", "var"};
+  SF_ASSIGN(int64_t spatialAttr, ctx.attrs().getInt("spatial", 1));
+  bool perActivation = ctx.opset() > 0 && ctx.opset() < 9 && spatialAttr == 0;
+  PartialShape stats{c};
+  if (perActivation) {
+    // Before opset 9, spatial = 0 gives statistics per activation: shape X[1:].
+    stats = x.shape.rankIsStatic() && x.shape.size() >= 2
+                ? PartialShape(std::vector<Dimension>(x.shape.dims().begin() + 1, x.shape.dims().end()))
+                : PartialShape::dynamic();
+    for (size_t i = 1; i <= 4; ++i) {
+      if (!ctx.hasInput(i)) continue;
+      const Fact &f = ctx.input(i);
+      auto m = ctx.mergeShapes(stats, f.shape);
+      if (!m.ok())
+        return makeError(inputLabel(i, names[i]) + " must have shape " + stats.toString() +
+                         " with spatial = 0 (" + describe(f) + " vs " + describe(x) + ")");
+      stats = *m;
+    }
+  } else {
+    for (size_t i = 1; i <= 4; ++i) {
+      SF_ASSIGN(c, perChannel(ctx, i, names[i], c, x));
+    }
+    stats = PartialShape{c};
+  }
+  stats = ctx.symbols().resolve(stats);
+  const Fact &mean = ctx.input(3), &var = ctx.input(4);
+  if (mean.type != kUnknownType && var.type != kUnknownType && mean.type != var.type)
+    return makeError("input types differ: " + describe(mean) + " vs " + describe(var));
+  std::vector<Fact> out{sameAsInput(ctx, x)};
+  // Opset 14+: running_mean, running_var (type of the input mean); before: mean, var,
+  // saved_mean, saved_var (type of X).
+  ElementType statType = ctx.opset() >= 14 && mean.type != kUnknownType ? mean.type : x.type;
+  for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(makeFact(statType, stats));
+  return out;
+}
+
+Result<std::vector<Fact>> inferInstanceNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(expectMinRank(x, 0, "input", 2));
+  Dimension c = dimAt(x, 1);
+  SF_ASSIGN(c, perChannel(ctx, 1, "scale", c, x));
+  SF_ASSIGN(c, perChannel(ctx, 2, "B", c, x));
+  return std::vector<Fact>{sameAsInput(ctx, x)};
+}
+
+/// `c` broadcasts onto `target` in one direction: each of its dims is 1 or the target's dim.
+Result<void> checkUnidirectional(InferContext &ctx, const PartialShape &target, size_t ic,
+                                 const char *name) {
+  const Fact &c = ctx.input(ic);
+  if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
+  auto fail = [&] {
+    return makeError(inputLabel(ic, name) + " " + describe(c) + " does not broadcast to " +
+                     target.toString());
+  };
+  if (c.shape.size() > target.size()) return fail();
+  size_t off = target.size() - c.shape.size();
+  for (size_t i = 0; i < c.shape.size(); ++i) {
+    const Dimension &d = c.shape[i], &t = target[off + i];
+    if (d.isStatic() && d.length() == 1) continue;
+    if (!d.interval().contains(1)) {
+      if (!ctx.mergeDims(d, t).ok()) return fail();
+    } else if (!d.compatible(t)) {
+      if (!ctx.mergeDims(d, Dimension(1)).ok()) return fail();
+    }
+  }
+  return success();
+}
+
+Result<std::vector<Fact>> inferLayerNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(int64_t stash, ctx.attrs().getInt("stash_type", 1));
+  auto stashType = elementTypeFromOnnx(stash);
+  if (!stashType || !isFloat(*stashType))
+    return makeError("attribute 'stash_type' is " + std::to_string(stash) + ", not a float type");
+  SF_TRY(checkUnidirectional(ctx, x.shape, 1, "Scale"));
+  if (ctx.hasInput(2)) SF_TRY(checkUnidirectional(ctx, x.shape, 2, "B"));
+  const Fact &scale = ctx.input(1);
+  if (scale.type != kUnknownType && x.type != kUnknownType && scale.type != x.type)
+    return makeError("input types differ: " + describe(x) + " vs " + describe(scale));
+  std::vector<Fact> out{sameAsInput(ctx, x)};
+  PartialShape stats = PartialShape::dynamic();
+  if (x.shape.rankIsStatic()) {
+    int64_t r = int64_t(x.shape.size());
+    SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
+    std::vector<Dimension> dims = out[0].shape.dims();
+    for (int64_t i = a; i < r; ++i) dims[i] = Dimension(1);
+    stats = PartialShape(std::move(dims));
+  }
+  for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(makeFact(*stashType, stats));
+  return out;
+}
+
+Result<std::vector<Fact>> inferGroupNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(expectMinRank(x, 0, "X", 2));
+  SF_ASSIGN(int64_t groups, ctx.attrs().getInt("num_groups"));
+  if (groups <= 0)
+    return makeError("attribute 'num_groups' is " + std::to_string(groups) + ", expected > 0");
+  Dimension c = dimAt(x, 1);
+  if (c.isStatic() && c.length() % groups != 0)
+    return makeError("input 0 (X) has " + c.toString() + " channels, not divisible by " +
+                     std::to_string(groups) + " groups (" + describe(x) + ")");
+  // Opset 18: scale and bias have num_groups elements; opset 21: C. Unknown opset: either.
+  for (auto [i, name] : {std::pair<size_t, const char *>{1, "scale"}, {2, "bias"}}) {
+    if (!ctx.hasInput(i)) continue;
+    const Fact &f = ctx.input(i);
+    if (f.shape.rankIsStatic() && f.shape.size() == 1 && ctx.opset() == 0 &&
+        f.shape[0].isStatic() && f.shape[0].length() == groups)
+      continue;
+    if (ctx.opset() > 0 && ctx.opset() < 21) {
+      SF_TRY(perChannel(ctx, i, name, Dimension(groups), x, "num_groups"));
+    } else {
+      SF_ASSIGN(c, perChannel(ctx, i, name, c, x));
+    }
+  }
+  return std::vector<Fact>{sameAsInput(ctx, x)};
+}
+
+Result<std::vector<Fact>> inferLrn(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(expectMinRank(x, 0, "X", 2));
+  SF_ASSIGN(int64_t size, ctx.attrs().getInt("size"));
+  if (size <= 0) return makeError("attribute 'size' is " + std::to_string(size) + ", expected > 0");
+  return std::vector<Fact>{sameAsInput(ctx, x)};
+}
+
+Result<std::vector<Fact>> inferMvn(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_ASSIGN(std::vector<int64_t> axes, ctx.attrs().getInts("axes", {0, 2, 3}));
+  if (x.shape.rankIsStatic()) SF_TRY(normalizeAxes(axes, int64_t(x.shape.size())));
+  return std::vector<Fact>{sameAsInput(ctx, x)};
+}
+
+Result<std::vector<Fact>> inferLpNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(int64_t p, ctx.attrs().getInt("p", 2));
+  if (p != 1 && p != 2) return makeError("attribute 'p' is " + std::to_string(p) + ", expected 1 or 2");
+  if (x.shape.rankIsStatic()) SF_TRY(normalizeAxis(axis, int64_t(x.shape.size())));
+  return std::vector<Fact>{sameAsInput(ctx, x)};
+}
+
+/// Softmax, LogSoftmax, Hardmax: the output has the input's shape (seed 000). Before opset 13
+/// the default axis is 1 and the input is coerced to 2-D around it; before opset 11 the axis
+/// may equal the rank (all of the input in the first factor) and ONNX does not check it.
+Result<std::vector<Fact>> inferSoftmax(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  bool legacy = ctx.opset() > 0 && ctx.opset() < 13;
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", legacy ? 1 : -1));
+  if (x.shape.rankIsStatic()) {
+    int64_t r = int64_t(x.shape.size());
+    bool coerceToRank = ctx.opset() > 0 && ctx.opset() < 11;
+    if (!coerceToRank) {
+      SF_TRY(normalizeAxis(axis, r));
+    } else if (axis < -r || axis > r) {
+      return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(r));
+    }
+  }
+  return std::vector<Fact>{sameAsInput(ctx, x)};
+}
+
+} // namespace
+
+void registerNormOps(OpRegistry &r) {
+  r.addAll({"BatchNormalization"}, inferBatchNorm);
+  r.addAll({"InstanceNormalization"}, inferInstanceNorm);
+  r.addAll({"LayerNormalization"}, inferLayerNorm);
+  r.addAll({"GroupNormalization"}, inferGroupNorm);
+  r.addAll({"LRN"}, inferLrn);
+  r.addAll({"MeanVarianceNormalization"}, inferMvn);
+  r.addAll({"LpNormalization"}, inferLpNorm);
+  r.addAll({"Softmax", "LogSoftmax", "Hardmax"}, inferSoftmax);
+}
+
+} // namespace sf
