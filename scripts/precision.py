@@ -288,7 +288,7 @@ class Tally:
         self.valdep = []
         self.count = {c: 0 for c in self.COLS}
         self.wrong = []
-        self.missing = 0
+        self.missing = []  # node outputs absent from some run's JSON
         self.failed = None
 
     def add(self, other):
@@ -309,15 +309,15 @@ def score_tool(names, actual, size_sets, input_syms, concrete_runs, symbolic_run
         exact_both = True
         for i, run in enumerate(concrete_runs):
             claim = run.get(name)
-            if claim is None:
-                t.missing += 1
+            if claim is None and t.missing[-1:] != [name]:
+                t.missing.append(name)
             sc = score_shape(claim, [acts[i]], [size_sets[i]], input_syms, norm)
             exact_both &= sc.exact
             t.wrong += [f"{tool} concrete {size_sets[i]}: {name}: {w}" for w in sc.wrong]
         t.count["conc"] += exact_both
         claim = symbolic_run.get(name)
-        if claim is None:
-            t.missing += 1
+        if claim is None and t.missing[-1:] != [name]:
+            t.missing.append(name)
         sc = score_shape(claim, acts, size_sets, input_syms, norm)
         t.count["sym"] += sc.exact
         t.count["bounds"] += sc.bounds and not sc.wrong
@@ -362,7 +362,7 @@ def measure_model(name, args, size_sets):
     os_ = onnx_inferred(path, [], args.cache, loader)
     res["onnx"] = score_tool(names, actual, size_sets, input_syms, [r["tensors"] for r in oc], os_["tensors"],
                              normalise_onnx_dim, "onnx")
-    res["onnx"].missing = 0  # ONNX lists every node output; absent ones are non-tensors
+    res["onnx"].missing = []  # ONNX lists every node output; absent ones are non-tensors
     for r in oc + [os_]:
         if r["error"]:
             res["onnx"].failed = r["error"][:200]
@@ -390,8 +390,11 @@ def measure_model(name, args, size_sets):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", help="comma-separated subset of the models in --sizes")
-    ap.add_argument("--shapeflow", default=os.path.join(ROOT, "build", "shapeflow"),
-                    help="the shapeflow command (split on spaces); default build/shapeflow")
+    default_exe = next((p for p in (os.path.join(ROOT, "build", "src", "cli", "shapeflow"),
+                                    os.path.join(ROOT, "build", "shapeflow")) if os.path.exists(p)),
+                       os.path.join(ROOT, "build", "src", "cli", "shapeflow"))
+    ap.add_argument("--shapeflow", default=default_exe,
+                    help="the shapeflow command (split on spaces); default build/src/cli/shapeflow")
     ap.add_argument("--no-shapeflow", action="store_true", help="only ONNX's inference vs onnxruntime")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "dev_models"))
     ap.add_argument("--sizes", default=os.path.join(HERE, "precision_sizes.json"))
@@ -450,7 +453,8 @@ def main():
             if t.failed and tool == "onnx":
                 print(f"    onnx inference raised: {t.failed}")
             if t.missing and tool == "shapeflow":
-                print(f"    shapeflow JSON lacks {t.missing} tensor entries (contract: every node output)")
+                print(f"    shapeflow JSON lacks {len(t.missing)} node outputs (contract: every node output), "
+                      f"e.g. {', '.join(t.missing[:3])}")
             for w in t.wrong[:20]:
                 print(f"    WRONG {w}")
             if len(t.wrong) > 20:
