@@ -8,7 +8,13 @@
 namespace sf::cli {
 namespace {
 
-std::string producerName(const Graph &g, const Node &n) { return n.name; }
+std::string producerName(const Graph &, const Node &n) { return n.name; }
+
+/// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
+bool isNodeOutput(const Node &n) {
+  if (n.removed || n.isParameter()) return false;
+  return !(n.isConstant() && n.attrs.has("initializer"));
+}
 
 std::string exprText(const Dimension &d) {
   if (!d.expr() || d.expr()->hasAnonymous) return "?";
@@ -43,7 +49,7 @@ nlohmann::json toJson(const Report &r) {
   j["outputs"] = outputs;
   nlohmann::json tensors = nlohmann::json::object();
   for (const Node &n : g.nodes) {
-    if (n.opType == "Parameter" || n.opType == "Constant") continue;
+    if (!isNodeOutput(n)) continue;
     for (const Outlet &o : n.outputs) {
       if (o.name.empty()) continue;
       nlohmann::json t;
@@ -99,12 +105,12 @@ void printText(const Report &r, std::ostream &os) {
   }
   size_t width = 0;
   for (const Node &n : g.nodes)
-    if (n.opType != "Parameter" && n.opType != "Constant")
+    if (isNodeOutput(n))
       for (const Outlet &o : n.outputs) width = std::max(width, o.name.size());
   width = std::min<size_t>(width, 48);
   os << "tensors:\n";
   for (const Node &n : g.nodes) {
-    if (n.opType == "Parameter" || n.opType == "Constant") continue;
+    if (!isNodeOutput(n)) continue;
     for (const Outlet &o : n.outputs) {
       if (o.name.empty()) continue;
       os << "  " << std::left << std::setw(int(width)) << o.name << "  "

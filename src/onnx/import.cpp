@@ -266,6 +266,7 @@ struct Importer {
       if (!tensor.ok())
         return makeError("graph '" + g.name + "': initializer '" + name + "': " + tensor.error().message);
       SF_ASSIGN(OutletId o, g.addConstant(name, *tensor));
+      g.nodes[o.node].attrs.set("initializer", Attribute(int64_t(1)));
       scope.names[name] = o;
     }
     // Nodes: create them all, then connect by name (files are not always in topological order).
