@@ -323,6 +323,7 @@ private:
           return out;
         }
         size_t at = skipFrom(elemStart);
+        if (trim(elem).empty()) return fail(at, "expected a value element");
         auto d = parseValueElement(elem, *table_);
         if (!d.ok()) return fail(at, "bad value element: " + d.error().message);
         out.push_back(*d);
