@@ -339,10 +339,15 @@ Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
         return makeError(inputLabel(a.i, a.name) + " has " + f.shape[1].toString() +
                          " channels, expected " + std::to_string(*ch) + " (" + describe(f) + ")");
     }
-    for (size_t j = 0; j < spatial; ++j)
-      if (!ctx.mergeDims(f.shape[2 + j], s[2 + j]).ok())
+    for (size_t j = 0; j < spatial; ++j) {
+      auto m = ctx.mergeDims(f.shape[2 + j], s[2 + j]);
+      if (!m.ok())
         return makeError(inputLabel(a.i, a.name) + " has spatial shape " + f.shape.toString() +
                          ", expected the output's " + s.toString() + " (" + describe(f) + ")");
+      s[2 + j] = *m;
+    }
+    auto n = ctx.mergeDims(s[0], f.shape[0]);
+    if (n.ok()) s[0] = *n;
   }
   return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(s))};
 }

@@ -33,6 +33,14 @@ Fact sameAsInput(InferContext &ctx, const Fact &x) {
   return makeFact(x.type, ctx.symbols().resolve(x.shape));
 }
 
+/// X with its channel dim (axis 1, or axis 0 of a 1-D input: none) replaced by what was learned.
+Fact withChannels(InferContext &ctx, const Fact &x, const Dimension &c) {
+  Fact out = makeFact(x.type, x.shape);
+  if (out.shape.rankIsStatic() && out.shape.size() >= 2) out.shape[1] = c;
+  out.shape = ctx.symbols().resolve(out.shape);
+  return out;
+}
+
 /// A per-channel input (scale, bias, mean, ...) must be 1-D with `c` elements; returns the
 /// merged channel count.
 Result<Dimension> perChannel(InferContext &ctx, size_t i, const char *name, const Dimension &c,
@@ -83,10 +91,13 @@ Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
     stats = PartialShape{c};
   }
   stats = ctx.symbols().resolve(stats);
+  Fact y = perActivation ? sameAsInput(ctx, x) : withChannels(ctx, x, c);
+  if (perActivation && y.shape.rankIsStatic() && stats.rankIsStatic())
+    for (size_t i = 0; i < stats.size(); ++i) y.shape[1 + i] = stats[i];
   const Fact &mean = ctx.input(3), &var = ctx.input(4);
   if (mean.type != kUnknownType && var.type != kUnknownType && mean.type != var.type)
     return makeError("input types differ: " + describe(mean) + " vs " + describe(var));
-  std::vector<Fact> out{sameAsInput(ctx, x)};
+  std::vector<Fact> out{y};
   // Opset 14+: running_mean, running_var (type of the input mean); before: mean, var,
   // saved_mean, saved_var (type of X).
   ElementType statType = ctx.opset() >= 14 && mean.type != kUnknownType ? mean.type : x.type;
@@ -100,11 +111,12 @@ Result<std::vector<Fact>> inferInstanceNorm(InferContext &ctx) {
   Dimension c = dimAt(x, 1);
   SF_ASSIGN(c, perChannel(ctx, 1, "scale", c, x));
   SF_ASSIGN(c, perChannel(ctx, 2, "B", c, x));
-  return std::vector<Fact>{sameAsInput(ctx, x)};
+  return std::vector<Fact>{withChannels(ctx, x, c)};
 }
 
 /// `c` broadcasts onto `target` in one direction: each of its dims is 1 or the target's dim.
-Result<void> checkUnidirectional(InferContext &ctx, const PartialShape &target, size_t ic,
+/// A dim of `c` that cannot be 1 is the target's: `target` learns it.
+Result<void> checkUnidirectional(InferContext &ctx, PartialShape &target, size_t ic,
                                  const char *name) {
   const Fact &c = ctx.input(ic);
   if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
@@ -115,10 +127,12 @@ Result<void> checkUnidirectional(InferContext &ctx, const PartialShape &target, 
   if (c.shape.size() > target.size()) return fail();
   size_t off = target.size() - c.shape.size();
   for (size_t i = 0; i < c.shape.size(); ++i) {
-    const Dimension &d = c.shape[i], &t = target[off + i];
+    const Dimension &d = c.shape[i], t = target[off + i];
     if (d.isStatic() && d.length() == 1) continue;
     if (!d.interval().contains(1)) {
-      if (!ctx.mergeDims(d, t).ok()) return fail();
+      auto m = ctx.mergeDims(d, t);
+      if (!m.ok()) return fail();
+      target[off + i] = *m;
     } else if (!d.compatible(t)) {
       if (!ctx.mergeDims(d, Dimension(1)).ok()) return fail();
     }
@@ -133,12 +147,13 @@ Result<std::vector<Fact>> inferLayerNorm(InferContext &ctx) {
   auto stashType = elementTypeFromOnnx(stash);
   if (!stashType || !isFloat(*stashType))
     return makeError("attribute 'stash_type' is " + std::to_string(stash) + ", not a float type");
-  SF_TRY(checkUnidirectional(ctx, x.shape, 1, "Scale"));
-  if (ctx.hasInput(2)) SF_TRY(checkUnidirectional(ctx, x.shape, 2, "B"));
+  PartialShape xs = x.shape;
+  SF_TRY(checkUnidirectional(ctx, xs, 1, "Scale"));
+  if (ctx.hasInput(2)) SF_TRY(checkUnidirectional(ctx, xs, 2, "B"));
   const Fact &scale = ctx.input(1);
   if (scale.type != kUnknownType && x.type != kUnknownType && scale.type != x.type)
     return makeError("input types differ: " + describe(x) + " vs " + describe(scale));
-  std::vector<Fact> out{sameAsInput(ctx, x)};
+  std::vector<Fact> out{makeFact(x.type, ctx.symbols().resolve(xs))};
   PartialShape stats = PartialShape::dynamic();
   if (x.shape.rankIsStatic()) {
     int64_t r = int64_t(x.shape.size());
@@ -174,7 +189,7 @@ Result<std::vector<Fact>> inferGroupNorm(InferContext &ctx) {
       SF_ASSIGN(c, perChannel(ctx, i, name, c, x));
     }
   }
-  return std::vector<Fact>{sameAsInput(ctx, x)};
+  return std::vector<Fact>{withChannels(ctx, x, c)};
 }
 
 Result<std::vector<Fact>> inferLrn(InferContext &ctx) {

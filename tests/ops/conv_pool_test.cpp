@@ -214,6 +214,10 @@ TEST(ConvPoolDeformConv, Shapes) {
   EXPECT_EQ(learn.run(), "f32[2,8,5,5]");
   EXPECT_EQ(learn.range("OH"), "5..5");
   EXPECT_EQ(learn.range("B"), "2..2");
+  // The output learns from the offsets where the input says little.
+  OpTester fromOffset("DeformConv", 19);
+  fromOffset.input("f32[?,3,?,?]").input("f32[8,3,3,3]").input("f32[2,18,6,7]");
+  EXPECT_EQ(fromOffset.run(), "f32[2,8,6,7]");
   OpTester bad("DeformConv", 19);
   bad.input("f32[N,3,H,W]").input("f32[8,3,3,3]").input("f32[N,16,H,W]").attr("pads", Ints{1, 1, 1, 1});
   EXPECT_EQ(bad.run(), "error: input 2 (offset) has 16 channels, expected 18 (f32[N,16,H,W])");
