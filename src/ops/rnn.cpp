@@ -93,13 +93,6 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
   } else if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() &&
              ctx.input(2).shape.size() == 3) {
     hidden = ctx.input(2).shape[2];
-  } else if (ctx.hasInput(1) && ctx.input(1).shape.rankIsStatic() &&
-             ctx.input(1).shape.size() == 3 && ctx.input(1).shape[1].isStatic()) {
-    int64_t rows = ctx.input(1).shape[1].length();
-    if (rows % gates != 0)
-      return makeError("W (input 1) has " + str(rows) + " rows, not a multiple of the " +
-                       str(gates) + " gates (" + describe(ctx.input(1)) + ")");
-    hidden = Dimension(rows / gates);
   }
 
   DimChecker c(ctx);
@@ -124,6 +117,17 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
   if (op == "LSTM") {
     SF_ASSIGN(Dimension peep, Dimension(3) * hidden);
     SF_TRY(c.check(7, "P", {&dir, &peep}));
+  }
+  // W's rows (and B's) are gates*hidden: they tell the hidden size when nothing else does.
+  for (const Dimension *rows : {&gh, &bias}) {
+    if (hidden.isStatic() || !rows->isStatic()) continue;
+    int64_t per = rows == &gh ? gates : 2 * gates;
+    size_t i = rows == &gh ? 1 : 3;
+    if (rows->length() % per != 0)
+      return makeError(std::string(i == 1 ? "W" : "B") + " (input " + str(int64_t(i)) + ") has " +
+                       str(rows->length()) + " rows, not a multiple of " + str(per) + " (" +
+                       describe(ctx.input(i)) + ")");
+    SF_ASSIGN(hidden, ctx.mergeDims(hidden, Dimension(rows->length() / per)));
   }
   // What later inputs taught the symbol table reaches the dims read earlier.
   const SymbolTable &sy = ctx.symbols();
