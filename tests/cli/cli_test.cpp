@@ -1,0 +1,334 @@
+// The `shapeflow infer` contract (README "Using it"), checked on the built binary: exit status 0
+// for a clean graph, 1 for a graph with errors (facts still printed), 2 for usage and I/O errors;
+// --json output is JSON with the contract's keys; --input and --dim take effect.
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Outcome {
+  int status = -1; // exit status, or -1 when the process did not exit normally
+  std::string out, err;
+};
+
+std::string quote(const std::string &s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratchDir() {
+  static fs::path dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "sf_cli_test.XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    const char *d = ::mkdtemp(buf.data());
+    return fs::path(d ? d : fs::temp_directory_path().string());
+  }();
+  return dir;
+}
+
+/// Removes the scratch files when the tests are done.
+class ScratchCleanup : public ::testing::Environment {
+public:
+  void TearDown() override {
+    std::error_code ec;
+    if (fs::path(scratchDir()).filename().string().rfind("sf_cli_test.", 0) == 0)
+      fs::remove_all(scratchDir(), ec);
+  }
+};
+[[maybe_unused]] const auto *kCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
+/// Runs a command line through the shell, capturing stdout and stderr.
+Outcome shell(const std::string &cmd, const std::string &stdinText = "") {
+  static int counter = 0;
+  fs::path base = scratchDir() / std::to_string(counter++);
+  fs::path out = base.string() + ".out", err = base.string() + ".err", in = base.string() + ".in";
+  std::ofstream(in) << stdinText;
+  std::string full = "( " + cmd + " ) <" + quote(in.string()) + " >" + quote(out.string()) + " 2>" +
+                     quote(err.string());
+  int raw = std::system(full.c_str());
+  Outcome r;
+  if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string sourceRoot() {
+  if (const char *s = std::getenv("SF_SOURCE_DIR"); s && *s) return s;
+  return SF_SOURCE_ROOT;
+}
+std::string data(const std::string &name) { return sourceRoot() + "/tests/cli/data/" + name; }
+
+/// `shapeflow ARGS...`
+Outcome shapeflow(const std::vector<std::string> &args) {
+  std::string cmd = quote(SF_SHAPEFLOW_BIN);
+  for (const auto &a : args) cmd += " " + quote(a);
+  return shell(cmd);
+}
+
+std::string describe(const Outcome &r) {
+  return "exit " + std::to_string(r.status) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+// ---------------------------------------------------------------- exit status
+
+TEST(CliExit, CleanGraphIsZero) {
+  Outcome r = shapeflow({"infer", data("clean.txt")});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[N,16,(H - 1)//2 + 1,(W - 1)//2 + 1]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "0 errors")) << describe(r);
+}
+
+TEST(CliExit, GraphWithAnErrorIsOneAndStillPrintsFacts) {
+  Outcome r = shapeflow({"infer", data("error.txt")});
+  EXPECT_EQ(r.status, 1) << describe(r);
+  EXPECT_TRUE(contains(r.out, "error: node 'bad' (Concat): input 1 has rank 3, expected 4"))
+      << describe(r);
+  // Tensors before and beside the failed node keep their facts.
+  EXPECT_TRUE(contains(r.out, "f32[N,2,3,4]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[4,3,2,N]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "1 errors")) << describe(r);
+}
+
+TEST(CliExit, MissingFileIsTwo) {
+  Outcome r = shapeflow({"infer", (scratchDir() / "no_such_model.txt").string()});
+  EXPECT_EQ(r.status, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "cannot open")) << describe(r);
+  Outcome o = shapeflow({"infer", (scratchDir() / "no_such_model.onnx").string()});
+  EXPECT_EQ(o.status, 2) << describe(o);
+}
+
+TEST(CliExit, UnparsableTextIsTwoWithLineAndColumn) {
+  Outcome r = shapeflow({"infer", data("parse_error.txt")});
+  EXPECT_EQ(r.status, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "parse_error.txt: 3:3:")) << describe(r);
+}
+
+TEST(CliExit, BadInputIsTwo) {
+  // An input the graph does not have.
+  Outcome a = shapeflow({"infer", data("clean.txt"), "--input", "nope=1,3,64,64"});
+  EXPECT_EQ(a.status, 2) << describe(a);
+  EXPECT_TRUE(contains(a.err, "no input 'nope'")) << describe(a);
+  // The wrong rank.
+  Outcome b = shapeflow({"infer", data("clean.txt"), "--input", "x=1,3,64"});
+  EXPECT_EQ(b.status, 2) << describe(b);
+  EXPECT_TRUE(contains(b.err, "rank 4")) << describe(b);
+  // Not NAME=DIMS, and dims that do not parse.
+  Outcome c = shapeflow({"infer", data("clean.txt"), "--input", "x"});
+  EXPECT_EQ(c.status, 2) << describe(c);
+  Outcome d = shapeflow({"infer", data("clean.txt"), "--input", "x=1,3,@,64"});
+  EXPECT_EQ(d.status, 2) << describe(d);
+}
+
+TEST(CliExit, BadDimIsTwo) {
+  for (const char *spec : {"N", "N=a..b", "N=8..1", "N=-3..4"}) {
+    Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", spec});
+    EXPECT_EQ(r.status, 2) << spec << "\n" << describe(r);
+    EXPECT_FALSE(r.err.empty()) << spec;
+  }
+}
+
+TEST(CliExit, UsageErrorsAreTwo) {
+  EXPECT_EQ(shapeflow({}).status, 2);
+  EXPECT_EQ(shapeflow({"infer"}).status, 2);
+  EXPECT_EQ(shapeflow({"infer", data("clean.txt"), "--no-such-flag"}).status, 2);
+  EXPECT_EQ(shapeflow({"frobnicate", data("clean.txt")}).status, 2);
+  Outcome h = shapeflow({"infer", "--help"});
+  EXPECT_EQ(h.status, 0) << describe(h);
+  EXPECT_TRUE(contains(h.out, "--input")) << describe(h);
+}
+
+// ---------------------------------------------------------------- JSON
+
+json parseJson(const Outcome &r) {
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << "--json output does not parse: " << e.what() << "\n" << describe(r);
+    return json();
+  }
+}
+
+void expectContractKeys(const json &j) {
+  ASSERT_TRUE(j.is_object());
+  EXPECT_TRUE(j.contains("model") && j["model"].is_string());
+  EXPECT_TRUE(j.contains("symbols") && j["symbols"].is_object());
+  EXPECT_TRUE(j.contains("inputs") && j["inputs"].is_array());
+  EXPECT_TRUE(j.contains("outputs") && j["outputs"].is_array());
+  EXPECT_TRUE(j.contains("tensors") && j["tensors"].is_object());
+  EXPECT_TRUE(j.contains("diagnostics") && j["diagnostics"].is_array());
+  for (const auto &[name, t] : j["tensors"].items()) {
+    EXPECT_TRUE(t.contains("dtype")) << name;
+    EXPECT_TRUE(t.contains("shape")) << name;
+    EXPECT_TRUE(t.contains("producer") && t["producer"].is_string()) << name;
+    EXPECT_TRUE(t.contains("op") && t["op"].is_string()) << name;
+    if (t["shape"].is_null()) continue;
+    ASSERT_TRUE(t["shape"].is_array()) << name;
+    for (const auto &d : t["shape"]) {
+      // A dim is an integer or {"expr", "min", "max"}.
+      if (d.is_number_integer()) continue;
+      ASSERT_TRUE(d.is_object()) << name << ": " << d.dump();
+      EXPECT_TRUE(d.contains("expr") && d["expr"].is_string()) << name << ": " << d.dump();
+      EXPECT_TRUE(d.contains("min")) << name << ": " << d.dump();
+      EXPECT_TRUE(d.contains("max")) << name << ": " << d.dump();
+    }
+  }
+  for (const auto &d : j["diagnostics"]) {
+    for (const char *k : {"severity", "node", "op", "message"})
+      EXPECT_TRUE(d.contains(k) && d[k].is_string()) << d.dump();
+  }
+}
+
+TEST(CliJson, CleanGraph) {
+  Outcome r = shapeflow({"infer", data("clean.txt"), "--json"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  json j = parseJson(r);
+  expectContractKeys(j);
+  EXPECT_EQ(j["model"], data("clean.txt"));
+  EXPECT_EQ(j["inputs"], json::array({"x", "w"}));
+  EXPECT_EQ(j["outputs"], json::array({"g"}));
+  EXPECT_TRUE(j["diagnostics"].empty()) << j["diagnostics"].dump();
+  const json &y = j["tensors"]["y"];
+  EXPECT_EQ(y["dtype"], "float32");
+  EXPECT_EQ(y["op"], "Conv");
+  ASSERT_EQ(y["shape"].size(), 4u) << y.dump();
+  EXPECT_EQ(y["shape"][1], 16);
+  EXPECT_EQ(y["shape"][0]["expr"], "N");
+  EXPECT_EQ(y["shape"][2]["expr"], "(H - 1)//2 + 1");
+  EXPECT_TRUE(j["symbols"].contains("N")) << j["symbols"].dump();
+}
+
+TEST(CliJson, GraphWithAnError) {
+  Outcome r = shapeflow({"infer", data("error.txt"), "--json"});
+  EXPECT_EQ(r.status, 1) << describe(r);
+  json j = parseJson(r);
+  expectContractKeys(j);
+  ASSERT_EQ(j["diagnostics"].size(), 1u) << j["diagnostics"].dump();
+  EXPECT_EQ(j["diagnostics"][0]["severity"], "error");
+  EXPECT_EQ(j["diagnostics"][0]["node"], "bad");
+  EXPECT_EQ(j["diagnostics"][0]["op"], "Concat");
+  EXPECT_TRUE(j["tensors"]["bad"]["shape"].is_null()) << j["tensors"]["bad"].dump();
+  EXPECT_EQ(j["tensors"]["t"]["shape"][0], 4) << j["tensors"]["t"].dump();
+}
+
+TEST(CliJson, ParsesWithPython) {
+  if (shell("python3 -c 'pass'").status != 0) GTEST_SKIP() << "no python3";
+  std::string script =
+      "import json, sys\n"
+      "d = json.load(sys.stdin)\n"
+      "keys = {'model', 'symbols', 'inputs', 'outputs', 'tensors', 'diagnostics'}\n"
+      "assert keys <= set(d), sorted(d)\n"
+      "assert d['tensors']['y']['shape'][2]['expr'] == '(H - 1)//2 + 1', d['tensors']['y']\n"
+      "print('ok')\n";
+  std::ofstream(scratchDir() / "check.py") << script;
+  Outcome r = shell(quote(SF_SHAPEFLOW_BIN) + " infer " + quote(data("clean.txt")) +
+                " --json | python3 " + quote((scratchDir() / "check.py").string()));
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_EQ(r.out, "ok\n") << describe(r);
+}
+
+// ---------------------------------------------------------------- --input, --dim
+
+TEST(CliOptions, InputOverridesAShape) {
+  Outcome r = shapeflow({"infer", data("clean.txt"), "--input", "x=1,3,64,64"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "x: f32[1,3,64,64]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[1,16,32,32]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "g: f32[1,16,1,1]")) << describe(r);
+
+  Outcome j = shapeflow({"infer", data("clean.txt"), "--input", "x=1,3,64,64", "--json"});
+  EXPECT_EQ(j.status, 0) << describe(j);
+  EXPECT_EQ(parseJson(j)["tensors"]["y"]["shape"], json::array({1, 16, 32, 32}));
+}
+
+TEST(CliOptions, InputWithSymbolsAndIntervals) {
+  Outcome r = shapeflow({"infer", data("clean.txt"), "--input", "x=[1..8,3,S,S]"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[?{1..8},16,(S - 1)//2 + 1,(S - 1)//2 + 1]")) << describe(r);
+}
+
+TEST(CliOptions, InputThatMakesAnErrorIsOne) {
+  // Two input channels against the weight's three: the model has an error, not the command.
+  Outcome r = shapeflow({"infer", data("clean.txt"), "--input", "x=1,2,64,64"});
+  EXPECT_EQ(r.status, 1) << describe(r);
+  EXPECT_TRUE(contains(r.out, "error: node 'y' (Conv)")) << describe(r);
+}
+
+TEST(CliOptions, DimBoundsASymbol) {
+  Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", "N=1..8"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "N{1..8}")) << describe(r);
+
+  Outcome j = shapeflow({"infer", data("clean.txt"), "--dim", "N=1..8", "--dim", "H=32..64", "--json"});
+  EXPECT_EQ(j.status, 0) << describe(j);
+  json d = parseJson(j);
+  EXPECT_EQ(d["symbols"]["N"], json({{"min", 1}, {"max", 8}})) << d["symbols"].dump();
+  EXPECT_EQ(d["symbols"]["H"], json({{"min", 32}, {"max", 64}})) << d["symbols"].dump();
+  const json &y = d["tensors"]["y"]["shape"];
+  EXPECT_EQ(y[0], json({{"expr", "N"}, {"min", 1}, {"max", 8}})) << y.dump();
+  // (H - 1)//2 + 1 for H in 32..64 is 16..32.
+  EXPECT_EQ(y[2], json({{"expr", "(H - 1)//2 + 1"}, {"min", 16}, {"max", 32}})) << y.dump();
+}
+
+TEST(CliOptions, DimWithOneValueFixesTheSymbol) {
+  Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", "N=4", "--json"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  json d = parseJson(r);
+  EXPECT_EQ(d["symbols"]["N"], json({{"min", 4}, {"max", 4}})) << d["symbols"].dump();
+  EXPECT_EQ(d["tensors"]["y"]["shape"][0], 4) << d["tensors"]["y"].dump();
+}
+
+// ---------------------------------------------------------------- the shipped example
+
+TEST(CliExample, TransformerBlockIsSymbolicThroughout) {
+  std::string path = sourceRoot() + "/examples/transformer_block.txt";
+  Outcome r = shapeflow({"infer", path});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "split_shape  i64[4] = [B,S,4,64]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[B,4,S,S]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "y: f32[B,S,256]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "0 errors, 0 warnings")) << describe(r);
+  // Nothing is left unknown.
+  json j = parseJson(shapeflow({"infer", path, "--json"}));
+  for (const auto &[name, t] : j["tensors"].items()) {
+    ASSERT_TRUE(t["shape"].is_array()) << name;
+    for (const auto &d : t["shape"]) {
+      if (d.is_object()) {
+        EXPECT_NE(d["expr"], "?") << name << ": " << t.dump();
+      }
+    }
+  }
+
+  Outcome s = shapeflow({"infer", path, "--input", "x=2,128,256", "--input", "mask=2,1,1,128"});
+  EXPECT_EQ(s.status, 0) << describe(s);
+  EXPECT_TRUE(contains(s.out, "y: f32[2,128,256]")) << describe(s);
+}
+
+} // namespace
