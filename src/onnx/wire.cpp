@@ -50,12 +50,12 @@ public:
         break;
       case 8: ok = opsetImport(f, m.opsets); break;
       case 14:
-        ok = r_.message(f, "metadata_props", [&] { return stringPair(m.metadata.emplace_back()); });
+        ok = r_.message(f, "metadata_props", [&] { return stringPair(grow(m.metadata, f).emplace_back()); });
         break;
       case 20: ok = r_.ignore(f, "training_info", kLen); break;
       case 25:
         ok = r_.item(f, "functions", Scope::Function, static_cast<int64_t>(m.functions.size()),
-                     [&] { return function(m.functions.emplace_back()); });
+                     [&] { return function(grow(m.functions, f).emplace_back()); });
         break;
       default: ok = r_.skip(f);
       }
@@ -69,6 +69,15 @@ public:
   bool tensor(TensorView &t);
 
 private:
+  // Makes room before appending an element of repeated field f: for the rest of its run (the
+  // elements that follow with the same tag, counted without reading them), and at least
+  // doubling, so that a list costs one allocation in the usual file and never goes quadratic.
+  template <class List> List &grow(List &list, const Field &f) {
+    if (list.size() == list.capacity())
+      list.reserve(std::max(list.size() + r_.runLength(f), 2 * list.size()));
+    return list;
+  }
+
   bool graph(const Field &f, const char *name, int64_t index, GraphView &g) {
     if (++graphDepth_ > r_.limits().maxGraphDepth)
       return r_.fail("subgraphs nested deeper than " + std::to_string(r_.limits().maxGraphDepth) +
@@ -88,7 +97,7 @@ private:
       case 5:
         ok = r_.item(f, "initializer", Scope::Initializer,
                      static_cast<int64_t>(g.initializers.size()),
-                     [&] { return tensor(g.initializers.emplace_back()); });
+                     [&] { return tensor(grow(g.initializers, f).emplace_back()); });
         break;
       case 10: ok = r_.ignore(f, "doc_string", kLen); break;
       case 11: ok = valueInfo(f, "input", Scope::Input, g.inputs); break;
@@ -98,7 +107,7 @@ private:
       case 15:
         ok = r_.item(f, "sparse_initializer", Scope::SparseInitializer,
                      static_cast<int64_t>(g.sparseInitializers.size()),
-                     [&] { return sparseTensor(g.sparseInitializers.emplace_back()); });
+                     [&] { return sparseTensor(grow(g.sparseInitializers, f).emplace_back()); });
         break;
       case 16: ok = r_.ignore(f, "metadata_props", kLen); break;
       default: ok = r_.skip(f);
@@ -147,7 +156,7 @@ private:
     if (++nodeCount_ > r_.limits().maxNodes)
       return r_.fail("more than " + std::to_string(r_.limits().maxNodes) + " nodes");
     return r_.item(f, "node", Scope::Node, static_cast<int64_t>(nodes.size()),
-                   [&] { return nodeBody(nodes.emplace_back()); });
+                   [&] { return nodeBody(grow(nodes, f).emplace_back()); });
   }
 
   bool nodeBody(NodeView &n) {
@@ -155,8 +164,8 @@ private:
     while (r_.next(f)) {
       bool ok;
       switch (f.number) {
-      case 1: ok = r_.bytes(f, "input", n.inputs.emplace_back()); break;
-      case 2: ok = r_.bytes(f, "output", n.outputs.emplace_back()); break;
+      case 1: ok = r_.bytes(f, "input", grow(n.inputs, f).emplace_back()); break;
+      case 2: ok = r_.bytes(f, "output", grow(n.outputs, f).emplace_back()); break;
       case 3: ok = r_.bytes(f, "name", n.name); break;
       case 4: ok = r_.bytes(f, "op_type", n.opType); break;
       case 5: ok = attribute(f, n.attributes); break;
@@ -174,7 +183,7 @@ private:
 
   bool attribute(const Field &f, std::vector<AttributeView> &attributes) {
     return r_.item(f, "attribute", Scope::Attribute, static_cast<int64_t>(attributes.size()),
-                   [&] { return attributeBody(attributes.emplace_back()); });
+                   [&] { return attributeBody(grow(attributes, f).emplace_back()); });
   }
 
   bool attributeBody(AttributeView &a) {
@@ -196,29 +205,18 @@ private:
         a.g = std::make_shared<GraphView>();
         ok = graph(f, "g", -1, *a.g);
         break;
-      case 7:
-        ok = r_.repeatedFixed32(f, "floats", [&](uint32_t bits) {
-          float v;
-          std::memcpy(&v, &bits, 4);
-          a.floats.push_back(v);
-        });
-        if (ok && a.floats.size() > limit) ok = failList("floats", limit);
-        break;
-      case 8:
-        ok = r_.repeatedVarint(f, "ints",
-                               [&](uint64_t v) { a.ints.push_back(static_cast<int64_t>(v)); });
-        if (ok && a.ints.size() > limit) ok = failList("ints", limit);
-        break;
+      case 7: ok = r_.appendFloats(f, "floats", a.floats, limit); break;
+      case 8: ok = r_.appendInts(f, "ints", a.ints, limit); break;
       case 9:
-        ok = r_.bytes(f, "strings", a.strings.emplace_back());
-        if (ok && a.strings.size() > limit) ok = failList("strings", limit);
+        ok = r_.bytes(f, "strings", grow(a.strings, f).emplace_back());
+        if (ok && a.strings.size() > limit) ok = r_.failList("strings", limit);
         break;
       case 10:
         ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.tensors.size()),
-                     [&] { return tensor(a.tensors.emplace_back()); });
+                     [&] { return tensor(grow(a.tensors, f).emplace_back()); });
         break;
       case 11:
-        a.graphs.push_back(std::make_shared<GraphView>());
+        grow(a.graphs, f).push_back(std::make_shared<GraphView>());
         ok = graph(f, "graphs", static_cast<int64_t>(a.graphs.size() - 1), *a.graphs.back());
         break;
       case 13: ok = r_.ignore(f, "doc_string", kLen); break;
@@ -227,7 +225,7 @@ private:
         ok = r_.message(f, "tp", [&] { return type(*a.tp); });
         break;
       case 15:
-        ok = r_.message(f, "type_protos", [&] { return type(a.typeProtos.emplace_back()); });
+        ok = r_.message(f, "type_protos", [&] { return type(grow(a.typeProtos, f).emplace_back()); });
         break;
       case 20: ok = r_.int32(f, "type", a.type); break;
       case 21: ok = r_.bytes(f, "ref_attr_name", a.refAttrName); break;
@@ -237,7 +235,7 @@ private:
         break;
       case 23:
         ok = r_.message(f, "sparse_tensors",
-                        [&] { return sparseTensor(a.sparseTensors.emplace_back()); });
+                        [&] { return sparseTensor(grow(a.sparseTensors, f).emplace_back()); });
         break;
       default: ok = r_.skip(f);
       }
@@ -271,14 +269,9 @@ private:
     return found;
   }
 
-  bool failList(const char *name, size_t limit) {
-    return r_.fail(std::string("more than ") + std::to_string(limit) + " values in '" + name +
-                   "'");
-  }
-
   bool valueInfo(const Field &f, const char *name, Scope scope, std::vector<ValueInfoView> &list) {
     return r_.item(f, name, scope, static_cast<int64_t>(list.size()),
-                   [&] { return valueInfoBody(list.emplace_back()); });
+                   [&] { return valueInfoBody(grow(list, f).emplace_back()); });
   }
 
   bool valueInfoBody(ValueInfoView &v) {
@@ -395,8 +388,8 @@ private:
     while (r_.next(f)) {
       bool ok;
       if (f.number == 1) {
-        if (t.dims.size() >= r_.limits().maxListElements) return failList("dim", r_.limits().maxListElements);
-        ok = r_.message(f, "dim", [&] { return dim(t.dims.emplace_back()); });
+        if (t.dims.size() >= r_.limits().maxListElements) return r_.failList("dim", r_.limits().maxListElements);
+        ok = r_.message(f, "dim", [&] { return dim(grow(t.dims, f).emplace_back()); });
       } else {
         ok = r_.skip(f);
       }
@@ -431,7 +424,7 @@ private:
   bool opsetImport(const Field &f, std::vector<OpsetImport> &opsets) {
     return r_.item(f, "opset_import", Scope::OpsetImport, static_cast<int64_t>(opsets.size()),
                    [&] {
-                     OpsetImport &o = opsets.emplace_back();
+                     OpsetImport &o = grow(opsets, f).emplace_back();
                      Field g;
                      while (r_.next(g)) {
                        bool ok;
@@ -471,12 +464,7 @@ private:
       case 2:
         ok = r_.item(f, "indices", Scope::Tensor, -1, [&] { return tensor(s.indices); });
         break;
-      case 3:
-        ok = r_.repeatedVarint(f, "dims",
-                               [&](uint64_t v) { s.dims.push_back(static_cast<int64_t>(v)); });
-        if (ok && s.dims.size() > r_.limits().maxListElements)
-          ok = failList("dims", r_.limits().maxListElements);
-        break;
+      case 3: ok = r_.appendInts(f, "dims", s.dims, r_.limits().maxListElements); break;
       default: ok = r_.skip(f);
       }
       if (!ok) return false;
@@ -495,9 +483,9 @@ private:
       bool ok;
       switch (f.number) {
       case 1: ok = r_.bytes(f, "name", fn.name); break;
-      case 4: ok = r_.bytes(f, "input", fn.inputs.emplace_back()); break;
-      case 5: ok = r_.bytes(f, "output", fn.outputs.emplace_back()); break;
-      case 6: ok = r_.bytes(f, "attribute", fn.attributes.emplace_back()); break;
+      case 4: ok = r_.bytes(f, "input", grow(fn.inputs, f).emplace_back()); break;
+      case 5: ok = r_.bytes(f, "output", grow(fn.outputs, f).emplace_back()); break;
+      case 6: ok = r_.bytes(f, "attribute", grow(fn.attributes, f).emplace_back()); break;
       case 7: ok = node(f, fn.nodes); break;
       case 8: ok = r_.ignore(f, "doc_string", kLen); break;
       case 9: ok = opsetImport(f, fn.opsets); break;
@@ -600,11 +588,7 @@ bool Parser::tensor(TensorView &t) {
     bool ok;
     bool first = f.number < 32 && !(present & bit(f.number));
     switch (f.number) {
-    case 1:
-      ok = r_.repeatedVarint(f, "dims",
-                             [&](uint64_t v) { t.dims.push_back(static_cast<int64_t>(v)); });
-      if (ok && t.dims.size() > limit) ok = failList("dims", limit);
-      break;
+    case 1: ok = r_.appendInts(f, "dims", t.dims, limit); break;
     case 2: ok = r_.int32(f, "data_type", t.dataType); break;
     case 3:
       t.hasSegment = true;
@@ -612,7 +596,7 @@ bool Parser::tensor(TensorView &t) {
       break;
     case kFloatData: ok = fixedData(f, "float_data", 4, first, t.floatData, t.floatCount, t); break;
     case kInt32Data: ok = varintData(f, "int32_data", first, t.int32Data, t.int32Count, t); break;
-    case kStringData: ok = r_.bytes(f, "string_data", t.stringData.emplace_back()); break;
+    case kStringData: ok = r_.bytes(f, "string_data", grow(t.stringData, f).emplace_back()); break;
     case kInt64Data: ok = varintData(f, "int64_data", first, t.int64Data, t.int64Count, t); break;
     case 8: ok = r_.bytes(f, "name", t.name); break;
     case kRawData:

@@ -3,6 +3,7 @@
 // enclosing item, so that the hot path never has to remember names).
 #include "wire_reader.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace sf::onnx::detail {
@@ -178,6 +179,100 @@ bool WireReader::packedVarintView(const Field &f, const char *name, std::string_
   in_.PopLimit(saved);
   out = bytesBetween(begin, begin + len);
   return true;
+}
+
+bool WireReader::appendInts(const Field &f, const char *name, std::vector<int64_t> &out,
+                            size_t limit) {
+  if (f.wireType != kLen) {
+    if (out.size() == out.capacity())
+      out.reserve(std::max(out.size() + runLength(f), 2 * out.size()));
+    if (!repeatedVarint(f, name, [&](uint64_t v) { out.push_back(static_cast<int64_t>(v)); }))
+      return false;
+    return out.size() <= limit || failList(name, limit);
+  }
+  // A packed run: its varints have one terminator byte each, so reserve exactly first.
+  int len;
+  if (!readLength(name, f.number, len)) return false;
+  int begin = in_.CurrentPosition();
+  auto p = reinterpret_cast<const unsigned char *>(base_) + begin;
+  size_t count = 0;
+  for (int i = 0; i < len; ++i) count += p[i] < 0x80;
+  if (out.size() + count > limit) return failList(name, limit);
+  out.reserve(out.size() + count);
+  int savedEnd = end_;
+  end_ = begin + len;
+  auto saved = in_.PushLimit(len);
+  while (in_.CurrentPosition() < end_) {
+    uint64_t v;
+    int at = in_.CurrentPosition();
+    if (!in_.ReadVarint64(&v)) return failPacked(at, name, f.number);
+    out.push_back(static_cast<int64_t>(v));
+  }
+  end_ = savedEnd;
+  in_.PopLimit(saved);
+  return true;
+}
+
+bool WireReader::appendFloats(const Field &f, const char *name, std::vector<float> &out,
+                              size_t limit) {
+  if (f.wireType == kLen) {
+    std::string_view run;
+    if (!packedFixedView(f, name, 4, run)) return false;
+    if (out.size() + run.size() / 4 > limit) return failList(name, limit);
+    if (run.empty()) return true; // memcpy wants non-null pointers even for 0 bytes
+    size_t at = out.size();
+    out.resize(at + run.size() / 4);
+    std::memcpy(out.data() + at, run.data(), run.size());
+    return true;
+  }
+  if (out.size() == out.capacity())
+    out.reserve(std::max(out.size() + runLength(f), 2 * out.size()));
+  if (!repeatedFixed32(f, name, [&](uint32_t bits) {
+        float v;
+        std::memcpy(&v, &bits, 4);
+        out.push_back(v);
+      }))
+    return false;
+  return out.size() <= limit || failList(name, limit);
+}
+
+bool WireReader::failList(const char *name, size_t limit) {
+  return fail(std::string("more than ") + std::to_string(limit) + " values in '" + name + "'");
+}
+
+size_t WireReader::runLength(const Field &f) const {
+  auto p = reinterpret_cast<const unsigned char *>(base_) + fieldStart_;
+  auto end = reinterpret_cast<const unsigned char *>(base_) + end_;
+  const uint64_t tag = uint64_t(f.number) << 3 | f.wireType;
+  size_t count = 0;
+  while (p < end) {
+    uint64_t t, v;
+    int n;
+    if (*p < 0x80) {
+      t = *p;
+      n = 1;
+    } else if ((n = peekVarint(p, end, t)) <= 0) {
+      break;
+    }
+    if (t != tag) break;
+    p += n;
+    ++count;
+    switch (f.wireType) {
+    case kVarint:
+      while (p < end && (*p & 0x80)) ++p;
+      ++p;
+      break;
+    case kFixed64: p += 8; break;
+    case kFixed32: p += 4; break;
+    case kLen:
+      if ((n = peekVarint(p, end, v)) <= 0 || v > static_cast<uint64_t>(end - p - n))
+        return std::max<size_t>(count, 1);
+      p += n + v;
+      break;
+    default: return std::max<size_t>(count, 1);
+    }
+  }
+  return std::max<size_t>(count, 1);
 }
 
 // ---- Errors ----

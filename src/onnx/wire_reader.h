@@ -150,6 +150,19 @@ public:
   /// A packed varint run kept as a view; every varint in it is validated and counted.
   bool packedVarintView(const Field &f, const char *name, std::string_view &out, int64_t &count);
 
+  /// Fails with "more than `limit` values in 'name'".
+  bool failList(const char *name, size_t limit);
+
+  /// Values of a repeated int64 field (packed or not) appended to `out`, reserving exactly for a
+  /// packed run. Fails past `limit` values.
+  bool appendInts(const Field &f, const char *name, std::vector<int64_t> &out, size_t limit);
+  bool appendFloats(const Field &f, const char *name, std::vector<float> &out, size_t limit);
+
+  /// How many fields, from the current one on, carry the same tag as f: the length of the run
+  /// of a repeated field, found by walking tags and lengths only (no value read, no weight byte
+  /// touched). At least 1; tolerant: it stops quietly at anything malformed.
+  size_t runLength(const Field &f) const;
+
   // ---- Nested messages. ----
   /// Runs body() over the payload of message field f; fails if body() does not consume it all.
   template <class Body> bool message(const Field &f, const char *name, Body &&body) {
