@@ -57,7 +57,7 @@ Result<void> applyDimBound(Graph &g, const std::string &spec) {
     return makeError("--dim expects SYM=LO..HI with integers, got '" + spec + "'");
   }
   if (r.lo < 0 || r.lo > r.hi) return makeError("--dim " + spec + ": empty or negative range");
-  SF_TRY(g.symbols.bound(name, r));
+  SF_TRY(g.symbols.setRange(name, r));
   return success();
 }
 

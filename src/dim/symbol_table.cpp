@@ -40,6 +40,18 @@ Result<SymbolId> SymbolTable::bound(const std::string &name, Interval range) {
   return isSymbol(now) ? now->sym : it->second;
 }
 
+Result<SymbolId> SymbolTable::setRange(const std::string &name, Interval range) {
+  if (range.empty()) return makeError("symbol " + name + ": empty range " + toString(range));
+  auto it = byName_.find(name);
+  if (it == byName_.end()) return named(name, range);
+  Expr cur = resolveSymbol(it->second);
+  if (!isSymbol(cur)) return bound(name, range); // already tied to an expression: only narrow
+  SymbolId s = newSymbol(name, range);
+  SF_TRY(bind(cur->sym, symbol(s)));
+  it->second = s;
+  return s;
+}
+
 Result<void> SymbolTable::narrow(Expr e0, Interval r) {
   Expr e = e0;
   if (!subst_.empty()) {

@@ -371,6 +371,9 @@ Result<Graph> importModel(const ModelView &model, Diagnostics &diags, const Impo
   for (const auto &o : model.opsets) imp.opsets[normDomain(o.domain)] = o.version;
   if (!imp.opsets.count("")) imp.opsets[""] = 1;
   imp.symbols = &g.symbols;
+  // A dimension the model names (dim_param) is taken to be at least 1 (README: assumptions);
+  // `--dim N=0..` widens it again.
+  g.symbols.setDefaultRange({1, kInf});
   Scope scope;
   scope.graph = &g;
   SF_TRY(imp.importInto(model.graph, g, scope));

@@ -100,7 +100,17 @@ Result<Facts> reshape(InferContext &ctx) {
     }
     // A non-constant element: it is itself unless it may be -1, or 0 (copy) with a different
     // input dim there.
-    bool sameAsInput = in.rankIsStatic() && i < in.size() && t.expr() && t.expr() == in[i].expr();
+    // When t may be 0 (meaning "copy input dim i"), taking t literally is still exact if t == 0
+    // forces the input dim to be 0: t is the input dim times a nonzero constant (12*N vs N).
+    bool sameAsInput = false;
+    if (in.rankIsStatic() && i < in.size() && t.expr() && in[i].expr()) {
+      if (t.expr() == in[i].expr()) {
+        sameAsInput = true;
+      } else if (!isConst(in[i].expr())) {
+        auto q = divExact(t.expr(), in[i].expr());
+        sameAsInput = q.ok() && isConst(*q) && (*q)->value != 0;
+      }
+    }
     bool mayBeMinusOne = t.interval().contains(-1);
     bool mayBeZero = !allowZero && t.interval().contains(0) && !sameAsInput;
     if (mayBeMinusOne || mayBeZero) {

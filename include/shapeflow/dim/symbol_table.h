@@ -16,11 +16,20 @@ namespace sf {
 class SymbolTable {
 public:
   /// The symbol of that name, made with `range` on first use.
-  SymbolId named(const std::string &name, Interval range = {0, kInf});
+  SymbolId named(const std::string &name, Interval range);
+  /// The symbol of that name, made with the table's default range on first use.
+  SymbolId named(const std::string &name) { return named(name, defaultRange_); }
+  /// Range of symbols that named() makes without an explicit range ([0, inf) unless set; the
+  /// ONNX importer uses [1, inf): a dimension the model names is a size of at least 1).
+  void setDefaultRange(Interval r) { defaultRange_ = r; }
+  Interval defaultRange() const { return defaultRange_; }
   /// Lookup only.
   std::optional<SymbolId> find(const std::string &name) const;
   /// Sets the range of a named symbol (before use: --dim N=1..64). Later uses see the new symbol.
   Result<SymbolId> bound(const std::string &name, Interval range);
+  /// Gives a named symbol exactly this range (widening allowed): for user input before
+  /// inference (--dim N=0..8), when no fact has been derived from the old range yet.
+  Result<SymbolId> setRange(const std::string &name, Interval range);
   SymbolId fresh(Interval range = {0, kInf}) { return newAnonymousSymbol(range); }
   /// A fresh data-dependent symbol with a readable unique name (`nonzero_0`, ...).
   SymbolId freshNamed(const std::string &stem, Interval range);
@@ -48,6 +57,7 @@ private:
   mutable std::unordered_map<Expr, Expr> cache_; // resolved expressions, cleared on bind
   std::unordered_map<std::string, int> stems_;
   uint64_t version_ = 0;
+  Interval defaultRange_{0, kInf};
 };
 
 } // namespace sf
