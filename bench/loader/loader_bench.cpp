@@ -154,8 +154,7 @@ void warmPageCache(const std::string &path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return;
   std::vector<char> buffer(1 << 20);
-  while (read(fd, buffer.data(), buffer.size()) > 0) {
-  }
+  while (read(fd, buffer.data(), buffer.size()) > 0) {}
   close(fd);
 }
 
@@ -174,11 +173,16 @@ int main(int argc, char **argv) {
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--min-time" && i + 1 < argc) options.minTime = std::atof(argv[++i]);
-    else if (arg == "--max-reps" && i + 1 < argc) options.maxReps = std::atoi(argv[++i]);
-    else if (arg == "--phase" && i + 1 < argc) options.onlyPhase = argv[++i];
-    else if (arg.rfind("--", 0) == 0) return usage(argv[0]);
-    else paths.push_back(arg);
+    if (arg == "--min-time" && i + 1 < argc)
+      options.minTime = std::atof(argv[++i]);
+    else if (arg == "--max-reps" && i + 1 < argc)
+      options.maxReps = std::atoi(argv[++i]);
+    else if (arg == "--phase" && i + 1 < argc)
+      options.onlyPhase = argv[++i];
+    else if (arg.rfind("--", 0) == 0)
+      return usage(argv[0]);
+    else
+      paths.push_back(arg);
   }
   if (paths.empty()) return usage(argv[0]);
 

@@ -42,9 +42,14 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &path, Ac
   void *data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (data == MAP_FAILED) return makeError(systemError(path, "cannot map"));
   switch (access) {
-  case Access::Normal: break;
-  case Access::Random: ::madvise(data, size, MADV_RANDOM); break;
-  case Access::Sequential: ::madvise(data, size, MADV_SEQUENTIAL); break;
+  case Access::Normal:
+    break;
+  case Access::Random:
+    ::madvise(data, size, MADV_RANDOM);
+    break;
+  case Access::Sequential:
+    ::madvise(data, size, MADV_SEQUENTIAL);
+    break;
   }
   return std::shared_ptr<MappedFile>(new MappedFile(path, data, size));
 }

@@ -50,7 +50,8 @@ public:
         break;
       case 8: ok = opsetImport(f, m.opsets); break;
       case 14:
-        ok = r_.message(f, "metadata_props", [&] { return stringPair(grow(m.metadata, f).emplace_back()); });
+        ok = r_.message(f, "metadata_props",
+                        [&] { return stringPair(grow(m.metadata, f).emplace_back()); });
         break;
       case 20: ok = r_.ignore(f, "training_info", kLen); break;
       case 25:
@@ -145,10 +146,9 @@ private:
     });
     for (size_t i = 1; i < names.size(); ++i)
       if (names[i].name == names[i - 1].name)
-        return r_.failAt(r_.itemBegin(), "duplicate initializer name '" +
-                                             std::string(names[i].name) + "' (" +
-                                             describe(names[i - 1]) + " and " +
-                                             describe(names[i]) + ")");
+        return r_.failAt(r_.itemBegin(),
+                         "duplicate initializer name '" + std::string(names[i].name) + "' (" +
+                             describe(names[i - 1]) + " and " + describe(names[i]) + ")");
     return true;
   }
 
@@ -225,7 +225,8 @@ private:
         ok = r_.message(f, "tp", [&] { return type(*a.tp); });
         break;
       case 15:
-        ok = r_.message(f, "type_protos", [&] { return type(grow(a.typeProtos, f).emplace_back()); });
+        ok = r_.message(f, "type_protos",
+                        [&] { return type(grow(a.typeProtos, f).emplace_back()); });
         break;
       case 20: ok = r_.int32(f, "type", a.type); break;
       case 21: ok = r_.bytes(f, "ref_attr_name", a.refAttrName); break;
@@ -359,8 +360,8 @@ private:
   bool elementType(TypeView &inner) {
     Field f;
     while (r_.next(f)) {
-      bool ok = f.number == 1 ? r_.message(f, "elem_type", [&] { return type(inner); })
-                              : r_.skip(f);
+      bool ok =
+          f.number == 1 ? r_.message(f, "elem_type", [&] { return type(inner); }) : r_.skip(f);
       if (!ok) return false;
     }
     return !r_.failed();
@@ -388,7 +389,8 @@ private:
     while (r_.next(f)) {
       bool ok;
       if (f.number == 1) {
-        if (t.dims.size() >= r_.limits().maxListElements) return r_.failList("dim", r_.limits().maxListElements);
+        if (t.dims.size() >= r_.limits().maxListElements)
+          return r_.failList("dim", r_.limits().maxListElements);
         ok = r_.message(f, "dim", [&] { return dim(grow(t.dims, f).emplace_back()); });
       } else {
         ok = r_.skip(f);
@@ -422,21 +424,20 @@ private:
   }
 
   bool opsetImport(const Field &f, std::vector<OpsetImport> &opsets) {
-    return r_.item(f, "opset_import", Scope::OpsetImport, static_cast<int64_t>(opsets.size()),
-                   [&] {
-                     OpsetImport &o = grow(opsets, f).emplace_back();
-                     Field g;
-                     while (r_.next(g)) {
-                       bool ok;
-                       switch (g.number) {
-                       case 1: ok = r_.bytes(g, "domain", o.domain); break;
-                       case 2: ok = r_.int64(g, "version", o.version); break;
-                       default: ok = r_.skip(g);
-                       }
-                       if (!ok) return false;
-                     }
-                     return !r_.failed();
-                   });
+    return r_.item(f, "opset_import", Scope::OpsetImport, static_cast<int64_t>(opsets.size()), [&] {
+      OpsetImport &o = grow(opsets, f).emplace_back();
+      Field g;
+      while (r_.next(g)) {
+        bool ok;
+        switch (g.number) {
+        case 1: ok = r_.bytes(g, "domain", o.domain); break;
+        case 2: ok = r_.int64(g, "version", o.version); break;
+        default: ok = r_.skip(g);
+        }
+        if (!ok) return false;
+      }
+      return !r_.failed();
+    });
   }
 
   bool stringPair(StringPairView &p) {
@@ -458,9 +459,7 @@ private:
     while (r_.next(f)) {
       bool ok;
       switch (f.number) {
-      case 1:
-        ok = r_.item(f, "values", Scope::Tensor, -1, [&] { return tensor(s.values); });
-        break;
+      case 1: ok = r_.item(f, "values", Scope::Tensor, -1, [&] { return tensor(s.values); }); break;
       case 2:
         ok = r_.item(f, "indices", Scope::Tensor, -1, [&] { return tensor(s.indices); });
         break;
@@ -472,8 +471,8 @@ private:
     if (r_.failed()) return false;
     for (size_t i = 0; i < s.dims.size(); ++i)
       if (s.dims[i] < 0)
-        return r_.failAt(r_.itemBegin(), "negative dim " + std::to_string(s.dims[i]) +
-                                             " in dims " + formatDims(s.dims));
+        return r_.failAt(r_.itemBegin(), "negative dim " + std::to_string(s.dims[i]) + " in dims " +
+                                             formatDims(s.dims));
     return true;
   }
 
@@ -502,8 +501,8 @@ private:
   }
 
   // One occurrence of a fixed-width value field (float_data, double_data).
-  bool fixedData(const Field &f, const char *name, uint32_t width, bool first, std::string_view &run,
-                 int64_t &count, TensorView &t) {
+  bool fixedData(const Field &f, const char *name, uint32_t width, bool first,
+                 std::string_view &run, int64_t &count, TensorView &t) {
     uint32_t unpacked = width == 4 ? kFixed32 : kFixed64;
     if (f.wireType == unpacked) {
       t.scattered = true;
@@ -534,8 +533,7 @@ private:
     return true;
   }
 
-  static void keepRun(bool first, std::string_view payload, std::string_view &run,
-                      TensorView &t) {
+  static void keepRun(bool first, std::string_view payload, std::string_view &run, TensorView &t) {
     if (first && !t.scattered) {
       run = payload;
     } else {
@@ -634,7 +632,8 @@ bool Parser::validateTensor(TensorView &t, uint32_t present, int32_t location) {
                                     : "unknown data_type " + std::to_string(t.dataType));
   int64_t count = 1;
   for (int64_t d : t.dims) {
-    if (d < 0) return failHere("negative dim " + std::to_string(d) + " in dims " + formatDims(t.dims));
+    if (d < 0)
+      return failHere("negative dim " + std::to_string(d) + " in dims " + formatDims(t.dims));
     if (__builtin_mul_overflow(count, d, &count))
       return failHere("dims " + formatDims(t.dims) + " overflow int64 as an element count");
   }

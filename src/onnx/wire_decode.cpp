@@ -204,7 +204,8 @@ double smallFloat(int32_t dataType, uint32_t bits) {
   switch (static_cast<DataType>(dataType)) {
   case DataType::Float16:
     bits &= 0xffff;
-    if (((bits >> 10) & 0x1f) == 0x1f) return (bits & 0x3ff) ? kNaN : (bits & 0x8000 ? -kInfD : kInfD);
+    if (((bits >> 10) & 0x1f) == 0x1f)
+      return (bits & 0x3ff) ? kNaN : (bits & 0x8000 ? -kInfD : kInfD);
     return minifloat(bits, 5, 10, 15);
   case DataType::BFloat16: {
     uint32_t f32 = (bits & 0xffff) << 16;
@@ -317,20 +318,20 @@ bool isKnownDataType(int32_t dataType) { return dataType >= 1 && dataType <= kMa
 
 std::string dataTypeName(int32_t dataType) {
   static constexpr const char *kNames[] = {
-      "UNDEFINED",    "FLOAT",          "UINT8",      "INT8",           "UINT16",
-      "INT16",        "INT32",          "INT64",      "STRING",         "BOOL",
-      "FLOAT16",      "DOUBLE",         "UINT32",     "UINT64",         "COMPLEX64",
-      "COMPLEX128",   "BFLOAT16",       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-      "FLOAT8E5M2FNUZ", "UINT4",        "INT4",       "FLOAT4E2M1",     "FLOAT8E8M0",
-      "UINT2",        "INT2"};
+      "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+      "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+      "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+      "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+      "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+      "UINT2",          "INT2"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == kMaxDataType + 1);
   if (dataType >= 0 && dataType <= kMaxDataType) return kNames[dataType];
   return "<unknown " + std::to_string(dataType) + ">";
 }
 
 int dataTypeBits(int32_t dataType) {
-  static constexpr int kBits[] = {0,  32, 8,  8,   16, 16, 32, 64, 0, 8, 16, 64, 32, 64,
-                                  64, 128, 16, 8, 8,  8,  8,  4,  4,  4, 8, 2,  2};
+  static constexpr int kBits[] = {0,  32,  8,  8, 16, 16, 32, 64, 0, 8, 16, 64, 32, 64,
+                                  64, 128, 16, 8, 8,  8,  8,  4,  4, 4, 8,  2,  2};
   static_assert(sizeof(kBits) / sizeof(kBits[0]) == kMaxDataType + 1);
   if (dataType >= 0 && dataType <= kMaxDataType) return kBits[dataType];
   return 0;
@@ -339,7 +340,8 @@ int dataTypeBits(int32_t dataType) {
 Result<int64_t> elementCount(const TensorView &t) {
   int64_t n = 1;
   for (int64_t d : t.dims) {
-    if (d < 0) return tensorError(t, "negative dim " + std::to_string(d) + " in dims " + formatDims(t.dims));
+    if (d < 0)
+      return tensorError(t, "negative dim " + std::to_string(d) + " in dims " + formatDims(t.dims));
     auto next = checkedMul(n, d);
     if (!next) return tensorError(t, "dims " + formatDims(t.dims) + " overflow int64");
     n = *next;
@@ -447,7 +449,8 @@ Result<std::vector<double>> decodeFloats(const TensorView &t, const ModelView &m
       out.push_back(d);
     } else if (dt == DataType::Float4E2M1) {
       out.push_back(smallFloat(t.dataType, entry & 0xf));
-      if (static_cast<int64_t>(out.size()) < n) out.push_back(smallFloat(t.dataType, (entry >> 4) & 0xf));
+      if (static_cast<int64_t>(out.size()) < n)
+        out.push_back(smallFloat(t.dataType, (entry >> 4) & 0xf));
     } else {
       out.push_back(smallFloat(t.dataType, static_cast<uint32_t>(entry)));
     }
@@ -463,8 +466,8 @@ namespace {
 Result<std::shared_ptr<MappedFile>> openExternal(const TensorView &t, const ModelView &model) {
   std::string_view location = t.external.location;
   auto refuse = [&](const std::string &why) {
-    return tensorError(t, "external data location '" + std::string(location.substr(0, 200)) +
-                              "' " + why);
+    return tensorError(t, "external data location '" + std::string(location.substr(0, 200)) + "' " +
+                              why);
   };
   if (!model.storage) return tensorError(t, "external data needs the ModelView it was read with");
   if (model.directory.empty())
@@ -475,7 +478,8 @@ Result<std::shared_ptr<MappedFile>> openExternal(const TensorView &t, const Mode
   for (size_t begin = 0; begin <= location.size();) {
     size_t end = location.find('/', begin);
     if (end == std::string_view::npos) end = location.size();
-    if (location.substr(begin, end - begin) == "..") return refuse("leaves the model's folder ('..')");
+    if (location.substr(begin, end - begin) == "..")
+      return refuse("leaves the model's folder ('..')");
     begin = end + 1;
   }
   namespace fs = std::filesystem;
@@ -537,9 +541,10 @@ Result<std::string_view> tensorBytes(const TensorView &t, const ModelView &model
   // A single packed run of float_data / double_data is already the raw layout.
   if (!t.scattered) {
     auto dt = static_cast<DataType>(t.dataType);
-    std::string_view run = dt == DataType::Float || dt == DataType::Complex64     ? t.floatData
-                           : dt == DataType::Double || dt == DataType::Complex128 ? t.doubleData
-                                                                                  : std::string_view();
+    std::string_view run = dt == DataType::Float || dt == DataType::Complex64 ? t.floatData
+                           : dt == DataType::Double || dt == DataType::Complex128
+                               ? t.doubleData
+                               : std::string_view();
     if (static_cast<int64_t>(run.size()) == expected) return run;
   }
   if (expected == 0) return std::string_view();

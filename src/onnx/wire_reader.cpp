@@ -196,7 +196,8 @@ bool WireReader::appendInts(const Field &f, const char *name, std::vector<int64_
   int begin = in_.CurrentPosition();
   auto p = reinterpret_cast<const unsigned char *>(base_) + begin;
   size_t count = 0;
-  for (int i = 0; i < len; ++i) count += p[i] < 0x80;
+  for (int i = 0; i < len; ++i)
+    count += p[i] < 0x80;
   if (out.size() + count > limit) return failList(name, limit);
   out.reserve(out.size() + count);
   int savedEnd = end_;
@@ -259,7 +260,8 @@ size_t WireReader::runLength(const Field &f) const {
     ++count;
     switch (f.wireType) {
     case kVarint:
-      while (p < end && (*p & 0x80)) ++p;
+      while (p < end && (*p & 0x80))
+        ++p;
       ++p;
       break;
     case kFixed64: p += 8; break;
@@ -339,13 +341,12 @@ bool WireReader::failTag(uint32_t tag) {
   int n = peekVarint(p, end, value);
   if (n == 0) return fail("truncated field tag");
   if (n < 0 || n > 5) return fail("malformed field tag (varint of more than 5 bytes)");
-  if (tag == 0 || (tag >> 3) == 0) return fail("invalid field number 0 (tag byte " +
-                                               std::to_string(p[0]) + ")");
+  if (tag == 0 || (tag >> 3) == 0)
+    return fail("invalid field number 0 (tag byte " + std::to_string(p[0]) + ")");
   uint32_t wt = tag & 7;
   if (wt == kEndGroup)
     return fail("end-group tag of field " + std::to_string(tag >> 3) + " without a group");
-  return fail("invalid wire type " + std::to_string(wt) + " for field " +
-              std::to_string(tag >> 3));
+  return fail("invalid wire type " + std::to_string(wt) + " for field " + std::to_string(tag >> 3));
 }
 
 bool WireReader::failWireType(const Field &f, const char *name, const char *expected) {
@@ -375,8 +376,8 @@ bool WireReader::failLength(int start, const char *name, uint32_t number) {
 
 bool WireReader::failPastEnd(const char *name, uint32_t number, int len) {
   return fail(fieldLabel(name, number) + " has length " + std::to_string(len) +
-              ", past the end of its message (" +
-              std::to_string(end_ - in_.CurrentPosition()) + " bytes left)");
+              ", past the end of its message (" + std::to_string(end_ - in_.CurrentPosition()) +
+              " bytes left)");
 }
 
 bool WireReader::failTruncated(const char *name, uint32_t number) {
@@ -389,13 +390,12 @@ bool WireReader::failPacked(int start, const char *name, uint32_t number) {
   uint64_t value;
   if (peekVarint(p, end, value) == 0)
     return failAt(start, "truncated packed " + fieldLabel(name, number));
-  return failAt(start, "malformed varint (more than 10 bytes) in packed " +
-                           fieldLabel(name, number));
+  return failAt(start,
+                "malformed varint (more than 10 bytes) in packed " + fieldLabel(name, number));
 }
 
 bool WireReader::failDepth() {
-  return fail("messages nested deeper than " + std::to_string(limits_.maxNestingDepth) +
-              " levels");
+  return fail("messages nested deeper than " + std::to_string(limits_.maxNestingDepth) + " levels");
 }
 
 } // namespace sf::onnx::detail

@@ -95,8 +95,7 @@ public:
   }
   /// A string, bytes or (unparsed) message field, as a view into the buffer.
   bool bytes(const Field &f, const char *name, std::string_view &out) {
-    if (SF_UNLIKELY(f.wireType != kLen))
-      return failWireType(f, name, "length-delimited");
+    if (SF_UNLIKELY(f.wireType != kLen)) return failWireType(f, name, "length-delimited");
     int len;
     if (!readLength(name, f.number, len)) return false;
     out = std::string_view(base_ + in_.CurrentPosition(), static_cast<size_t>(len));
@@ -105,8 +104,7 @@ public:
   }
   /// A known field whose value is not needed: checks its wire type, then skips it.
   bool ignore(const Field &f, const char *name, uint32_t wireType) {
-    if (SF_UNLIKELY(f.wireType != wireType))
-      return failWireType(f, name, wireTypeName(wireType));
+    if (SF_UNLIKELY(f.wireType != wireType)) return failWireType(f, name, wireTypeName(wireType));
     return skip(f);
   }
   /// An unknown field, of any wire type (groups included).
@@ -120,8 +118,7 @@ public:
       each(v);
       return true;
     }
-    if (SF_UNLIKELY(f.wireType != kLen))
-      return failWireType(f, name, "varint or packed");
+    if (SF_UNLIKELY(f.wireType != kLen)) return failWireType(f, name, "varint or packed");
     int len;
     if (!readLength(name, f.number, len)) return false;
     int end = in_.CurrentPosition() + len;
@@ -218,10 +215,8 @@ private:
   }
   bool readLength(const char *name, uint32_t number, int &len) {
     int start = in_.CurrentPosition();
-    if (SF_UNLIKELY(!in_.ReadVarintSizeAsInt(&len)))
-      return failLength(start, name, number);
-    if (SF_UNLIKELY(len > end_ - in_.CurrentPosition()))
-      return failPastEnd(name, number, len);
+    if (SF_UNLIKELY(!in_.ReadVarintSizeAsInt(&len))) return failLength(start, name, number);
+    if (SF_UNLIKELY(len > end_ - in_.CurrentPosition())) return failPastEnd(name, number, len);
     return true;
   }
   template <class T, uint32_t kWire, class Fn>

@@ -26,7 +26,8 @@ std::vector<std::string> strings(const std::vector<std::string_view> &v) {
 // Reference decoding from the generated fields, written independently of the reader's decoders.
 bool referenceValues(const pb::TensorProto &t, std::vector<double> &out) {
   int64_t n = 1;
-  for (int64_t d : t.dims()) n *= d;
+  for (int64_t d : t.dims())
+    n *= d;
   if (n > int64_t(kCrossCheckDecodeLimit)) return false;
   auto fromRaw = [&](auto zero) {
     using T = decltype(zero);
@@ -43,52 +44,65 @@ bool referenceValues(const pb::TensorProto &t, std::vector<double> &out) {
   switch (t.data_type()) {
   case pb::TensorProto::FLOAT:
     if (raw) return fromRaw(float());
-    for (float v : t.float_data()) out.push_back(v);
+    for (float v : t.float_data())
+      out.push_back(v);
     return true;
   case pb::TensorProto::DOUBLE:
     if (raw) return fromRaw(double());
-    for (double v : t.double_data()) out.push_back(v);
+    for (double v : t.double_data())
+      out.push_back(v);
     return true;
   case pb::TensorProto::INT64:
     if (raw) return fromRaw(int64_t());
-    for (int64_t v : t.int64_data()) out.push_back(static_cast<double>(v));
+    for (int64_t v : t.int64_data())
+      out.push_back(static_cast<double>(v));
     return true;
   case pb::TensorProto::INT32:
     if (raw) return fromRaw(int32_t());
-    for (int32_t v : t.int32_data()) out.push_back(v);
+    for (int32_t v : t.int32_data())
+      out.push_back(v);
     return true;
   case pb::TensorProto::INT8:
     if (raw) return fromRaw(int8_t());
-    for (int32_t v : t.int32_data()) out.push_back(static_cast<int8_t>(v));
+    for (int32_t v : t.int32_data())
+      out.push_back(static_cast<int8_t>(v));
     return true;
   case pb::TensorProto::UINT8:
     if (raw) return fromRaw(uint8_t());
-    for (int32_t v : t.int32_data()) out.push_back(static_cast<uint8_t>(v));
+    for (int32_t v : t.int32_data())
+      out.push_back(static_cast<uint8_t>(v));
     return true;
   case pb::TensorProto::INT16:
     if (raw) return fromRaw(int16_t());
-    for (int32_t v : t.int32_data()) out.push_back(static_cast<int16_t>(v));
+    for (int32_t v : t.int32_data())
+      out.push_back(static_cast<int16_t>(v));
     return true;
   case pb::TensorProto::UINT16:
     if (raw) return fromRaw(uint16_t());
-    for (int32_t v : t.int32_data()) out.push_back(static_cast<uint16_t>(v));
+    for (int32_t v : t.int32_data())
+      out.push_back(static_cast<uint16_t>(v));
     return true;
   case pb::TensorProto::BOOL:
     if (raw) {
-      for (char c : t.raw_data()) out.push_back(c != 0);
+      for (char c : t.raw_data())
+        out.push_back(c != 0);
       return true;
     }
-    for (int32_t v : t.int32_data()) out.push_back(v != 0);
+    for (int32_t v : t.int32_data())
+      out.push_back(v != 0);
     return true;
   case pb::TensorProto::UINT32:
     if (raw) return fromRaw(uint32_t());
-    for (uint64_t v : t.uint64_data()) out.push_back(static_cast<uint32_t>(v));
+    for (uint64_t v : t.uint64_data())
+      out.push_back(static_cast<uint32_t>(v));
     return true;
   case pb::TensorProto::UINT64:
     if (raw) return fromRaw(uint64_t());
-    for (uint64_t v : t.uint64_data()) out.push_back(static_cast<double>(v));
+    for (uint64_t v : t.uint64_data())
+      out.push_back(static_cast<double>(v));
     return true;
-  default: return false;
+  default:
+    return false;
   }
 }
 
@@ -97,8 +111,7 @@ bool sameValue(double a, double b) { return a == b || (std::isnan(a) && std::isn
 void compareGraph(const pb::GraphProto &e, const GraphView &a, const ModelView &model,
                   CrossCheckStats &stats);
 
-void compareValueInfo(const pb::ValueInfoProto &e, const ValueInfoView &a,
-                      CrossCheckStats &stats) {
+void compareValueInfo(const pb::ValueInfoProto &e, const ValueInfoView &a, CrossCheckStats &stats) {
   EXPECT_EQ(e.name(), a.name);
   EXPECT_EQ(e.has_type(), a.hasType) << e.name();
   if (e.has_type()) compareType(e.type(), a.type);
@@ -117,13 +130,9 @@ void compareAttribute(const pb::AttributeProto &e, const AttributeView &a, const
   SCOPED_TRACE("attribute '" + e.name() + "'");
   ++stats.attributes;
   EXPECT_EQ(e.name(), a.name);
-  if (e.type() != 0) {
-    EXPECT_EQ(int(e.type()), a.type);
-  }
+  if (e.type() != 0) { EXPECT_EQ(int(e.type()), a.type); }
   EXPECT_EQ(e.ref_attr_name(), a.refAttrName);
-  if (e.has_f()) {
-    EXPECT_EQ(e.f(), a.f);
-  }
+  if (e.has_f()) { EXPECT_EQ(e.f(), a.f); }
   EXPECT_EQ(e.i(), a.i);
   EXPECT_EQ(e.s(), a.s);
   EXPECT_EQ(std::vector<float>(e.floats().begin(), e.floats().end()), a.floats);
@@ -139,14 +148,17 @@ void compareAttribute(const pb::AttributeProto &e, const AttributeView &a, const
   EXPECT_EQ(e.has_tp(), a.tp != nullptr);
   if (e.has_tp() && a.tp) compareType(e.tp(), *a.tp);
   ASSERT_EQ(size_t(e.tensors_size()), a.tensors.size());
-  for (int i = 0; i < e.tensors_size(); ++i) compareTensor(e.tensors(i), a.tensors[i], model, stats);
+  for (int i = 0; i < e.tensors_size(); ++i)
+    compareTensor(e.tensors(i), a.tensors[i], model, stats);
   ASSERT_EQ(size_t(e.graphs_size()), a.graphs.size());
-  for (int i = 0; i < e.graphs_size(); ++i) compareGraph(e.graphs(i), *a.graphs[i], model, stats);
+  for (int i = 0; i < e.graphs_size(); ++i)
+    compareGraph(e.graphs(i), *a.graphs[i], model, stats);
   ASSERT_EQ(size_t(e.sparse_tensors_size()), a.sparseTensors.size());
   for (int i = 0; i < e.sparse_tensors_size(); ++i)
     compareSparse(e.sparse_tensors(i), a.sparseTensors[i], model, stats);
   ASSERT_EQ(size_t(e.type_protos_size()), a.typeProtos.size());
-  for (int i = 0; i < e.type_protos_size(); ++i) compareType(e.type_protos(i), a.typeProtos[i]);
+  for (int i = 0; i < e.type_protos_size(); ++i)
+    compareType(e.type_protos(i), a.typeProtos[i]);
 }
 
 void compareNode(const pb::NodeProto &e, const NodeView &a, const ModelView &model,
@@ -169,7 +181,8 @@ void compareGraph(const pb::GraphProto &e, const GraphView &a, const ModelView &
   ++stats.graphs;
   EXPECT_EQ(e.name(), a.name);
   ASSERT_EQ(size_t(e.node_size()), a.nodes.size());
-  for (int i = 0; i < e.node_size(); ++i) compareNode(e.node(i), a.nodes[i], model, stats);
+  for (int i = 0; i < e.node_size(); ++i)
+    compareNode(e.node(i), a.nodes[i], model, stats);
   ASSERT_EQ(size_t(e.initializer_size()), a.initializers.size());
   for (int i = 0; i < e.initializer_size(); ++i)
     compareTensor(e.initializer(i), a.initializers[i], model, stats);
@@ -177,9 +190,11 @@ void compareGraph(const pb::GraphProto &e, const GraphView &a, const ModelView &
   for (int i = 0; i < e.sparse_initializer_size(); ++i)
     compareSparse(e.sparse_initializer(i), a.sparseInitializers[i], model, stats);
   ASSERT_EQ(size_t(e.input_size()), a.inputs.size());
-  for (int i = 0; i < e.input_size(); ++i) compareValueInfo(e.input(i), a.inputs[i], stats);
+  for (int i = 0; i < e.input_size(); ++i)
+    compareValueInfo(e.input(i), a.inputs[i], stats);
   ASSERT_EQ(size_t(e.output_size()), a.outputs.size());
-  for (int i = 0; i < e.output_size(); ++i) compareValueInfo(e.output(i), a.outputs[i], stats);
+  for (int i = 0; i < e.output_size(); ++i)
+    compareValueInfo(e.output(i), a.outputs[i], stats);
   ASSERT_EQ(size_t(e.value_info_size()), a.valueInfo.size());
   for (int i = 0; i < e.value_info_size(); ++i)
     compareValueInfo(e.value_info(i), a.valueInfo[i], stats);
@@ -195,17 +210,14 @@ void compareType(const pb::TypeProto &e, const TypeView &a) {
     for (int i = 0; i < shape.dim_size(); ++i) {
       const auto &d = shape.dim(i);
       EXPECT_EQ(d.has_dim_value(), a.dims[i].hasValue) << "dim " << i;
-      if (d.has_dim_value()) {
-        EXPECT_EQ(d.dim_value(), a.dims[i].value) << "dim " << i;
-      }
+      if (d.has_dim_value()) { EXPECT_EQ(d.dim_value(), a.dims[i].value) << "dim " << i; }
       EXPECT_EQ(d.dim_param(), a.dims[i].param) << "dim " << i;
     }
   };
   switch (e.value_case()) {
   case pb::TypeProto::kTensorType:
     ASSERT_EQ(TypeView::Tensor, a.kind);
-    compareShape(e.tensor_type().elem_type(), e.tensor_type().has_shape(),
-                 e.tensor_type().shape());
+    compareShape(e.tensor_type().elem_type(), e.tensor_type().has_shape(), e.tensor_type().shape());
     break;
   case pb::TypeProto::kSparseTensorType:
     ASSERT_EQ(TypeView::SparseTensor, a.kind);
@@ -228,8 +240,12 @@ void compareType(const pb::TypeProto &e, const TypeView &a) {
     ASSERT_EQ(e.map_type().has_value_type(), a.inner != nullptr);
     if (a.inner) compareType(e.map_type().value_type(), *a.inner);
     break;
-  case pb::TypeProto::kOpaqueType: EXPECT_EQ(TypeView::Opaque, a.kind); break;
-  case pb::TypeProto::VALUE_NOT_SET: EXPECT_EQ(TypeView::Unknown, a.kind); break;
+  case pb::TypeProto::kOpaqueType:
+    EXPECT_EQ(TypeView::Opaque, a.kind);
+    break;
+  case pb::TypeProto::VALUE_NOT_SET:
+    EXPECT_EQ(TypeView::Unknown, a.kind);
+    break;
   }
 }
 
@@ -251,15 +267,9 @@ void compareTensor(const pb::TensorProto &e, const TensorView &a, const ModelVie
   bool external = e.data_location() == pb::TensorProto::EXTERNAL;
   EXPECT_EQ(external, a.isExternal);
   for (const auto &kv : e.external_data()) {
-    if (kv.key() == "location") {
-    EXPECT_EQ(kv.value(), a.external.location);
-  }
-    if (kv.key() == "offset") {
-    EXPECT_EQ(std::stoll(kv.value()), a.external.offset);
-  }
-    if (kv.key() == "length") {
-    EXPECT_EQ(std::stoll(kv.value()), a.external.length);
-  }
+    if (kv.key() == "location") { EXPECT_EQ(kv.value(), a.external.location); }
+    if (kv.key() == "offset") { EXPECT_EQ(std::stoll(kv.value()), a.external.offset); }
+    if (kv.key() == "length") { EXPECT_EQ(std::stoll(kv.value()), a.external.length); }
   }
   if (external) return; // values of external tensors are checked by the tests that own the files
   std::vector<double> reference;
@@ -304,7 +314,8 @@ void compareModel(const pb::ModelProto &e, const ModelView &a, CrossCheckStats &
     EXPECT_EQ(strings(ef.attribute()), strings(af.attributes));
     ASSERT_EQ(size_t(ef.opset_import_size()), af.opsets.size());
     ASSERT_EQ(size_t(ef.node_size()), af.nodes.size());
-    for (int k = 0; k < ef.node_size(); ++k) compareNode(ef.node(k), af.nodes[k], a, stats);
+    for (int k = 0; k < ef.node_size(); ++k)
+      compareNode(ef.node(k), af.nodes[k], a, stats);
   }
 }
 

@@ -28,7 +28,8 @@ void exercise(const TensorView &t, const ModelView &m) {
 }
 
 void exercise(const GraphView &g, const ModelView &m, int depth) {
-  for (const TensorView &t : g.initializers) exercise(t, m);
+  for (const TensorView &t : g.initializers)
+    exercise(t, m);
   for (const SparseTensorView &s : g.sparseInitializers) {
     exercise(s.values, m);
     exercise(s.indices, m);
@@ -36,7 +37,8 @@ void exercise(const GraphView &g, const ModelView &m, int depth) {
   for (const NodeView &n : g.nodes)
     for (const AttributeView &a : n.attributes) {
       if (a.t) exercise(*a.t, m);
-      for (const TensorView &t : a.tensors) exercise(t, m);
+      for (const TensorView &t : a.tensors)
+        exercise(t, m);
       if (a.g && depth < 16) exercise(*a.g, m, depth + 1);
       for (const auto &sub : a.graphs)
         if (depth < 16) exercise(*sub, m, depth + 1);

@@ -41,13 +41,15 @@ void crossCheckSuite(const char *suite, size_t atLeast) {
   if (models.empty()) GTEST_SKIP() << "no models in " << (kTestData / suite);
   CrossCheckStats stats;
   size_t failures = 0;
-  for (const auto &path : models) failures += !crossCheckFile(path.string(), stats);
+  for (const auto &path : models)
+    failures += !crossCheckFile(path.string(), stats);
   EXPECT_EQ(0u, failures);
   EXPECT_GE(stats.models, atLeast);
-  std::printf("[ %s ] %zu models, %zu graphs, %zu nodes, %zu attributes, %zu tensors (%zu decoded), "
-              "%zu value infos\n",
-              suite, stats.models, stats.graphs, stats.nodes, stats.attributes, stats.tensors,
-              stats.valuesDecoded, stats.valueInfos);
+  std::printf(
+      "[ %s ] %zu models, %zu graphs, %zu nodes, %zu attributes, %zu tensors (%zu decoded), "
+      "%zu value infos\n",
+      suite, stats.models, stats.graphs, stats.nodes, stats.attributes, stats.tensors,
+      stats.valuesDecoded, stats.valueInfos);
 }
 
 } // namespace
@@ -70,7 +72,8 @@ TEST(LibOnnxCrossCheck, DevModels) {
   if (models.empty()) GTEST_SKIP() << "no models in " << dir;
   std::sort(models.begin(), models.end());
   CrossCheckStats stats;
-  for (const auto &path : models) EXPECT_TRUE(crossCheckFile(path.string(), stats));
+  for (const auto &path : models)
+    EXPECT_TRUE(crossCheckFile(path.string(), stats));
   std::printf("[ dev_models ] %zu models, %zu nodes, %zu tensors\n", stats.models, stats.nodes,
               stats.tensors);
 }

@@ -30,8 +30,8 @@ std::vector<Case> loadManifest(const fs::path &dir) {
     if (line.empty() || line[0] == '#') continue;
     size_t a = line.find(" | "), b = line.find(" | ", a + 3);
     if (a == std::string::npos || b == std::string::npos) continue;
-    out.push_back({trim(line.substr(0, a)), trim(line.substr(a + 3, b - a - 3)),
-                   line.substr(b + 3)});
+    out.push_back(
+        {trim(line.substr(0, a)), trim(line.substr(a + 3, b - a - 3)), line.substr(b + 3)});
   }
   return out;
 }

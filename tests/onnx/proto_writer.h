@@ -22,7 +22,9 @@ struct Proto {
     bytes += static_cast<char>(v);
     return *this;
   }
-  Proto &tag(uint32_t field, uint32_t wireType) { return rawVarint(uint64_t(field) << 3 | wireType); }
+  Proto &tag(uint32_t field, uint32_t wireType) {
+    return rawVarint(uint64_t(field) << 3 | wireType);
+  }
   Proto &varint(uint32_t field, uint64_t v) { return tag(field, 0).rawVarint(v); }
   Proto &sint(uint32_t field, int64_t v) { return varint(field, static_cast<uint64_t>(v)); }
   Proto &fixed32(uint32_t field, uint32_t v) {
@@ -48,17 +50,20 @@ struct Proto {
   Proto &msg(uint32_t field, const Proto &m) { return str(field, m.bytes); }
   Proto &packed(uint32_t field, std::initializer_list<int64_t> values) {
     Proto p;
-    for (int64_t v : values) p.rawVarint(static_cast<uint64_t>(v));
+    for (int64_t v : values)
+      p.rawVarint(static_cast<uint64_t>(v));
     return str(field, p.bytes);
   }
   Proto &packedFloats(uint32_t field, std::initializer_list<float> values) {
     std::string s;
-    for (float v : values) s.append(reinterpret_cast<const char *>(&v), 4);
+    for (float v : values)
+      s.append(reinterpret_cast<const char *>(&v), 4);
     return str(field, s);
   }
   Proto &packedDoubles(uint32_t field, std::initializer_list<double> values) {
     std::string s;
-    for (double v : values) s.append(reinterpret_cast<const char *>(&v), 8);
+    for (double v : values)
+      s.append(reinterpret_cast<const char *>(&v), 8);
     return str(field, s);
   }
   Proto &raw(std::string_view s) {
@@ -70,7 +75,8 @@ struct Proto {
 
 template <class T> std::string rawOf(std::initializer_list<T> values) {
   std::string s;
-  for (T v : values) s.append(reinterpret_cast<const char *>(&v), sizeof(T));
+  for (T v : values)
+    s.append(reinterpret_cast<const char *>(&v), sizeof(T));
   return s;
 }
 
@@ -79,14 +85,15 @@ template <class T> std::string rawOf(std::initializer_list<T> values) {
 inline Proto tensorHeader(std::string_view name, int32_t dataType,
                           std::initializer_list<int64_t> dims) {
   Proto t;
-  for (int64_t d : dims) t.sint(1, d);
+  for (int64_t d : dims)
+    t.sint(1, d);
   t.varint(2, static_cast<uint64_t>(dataType));
   if (!name.empty()) t.str(8, name);
   return t;
 }
 
-inline Proto rawTensor(std::string_view name, int32_t dataType,
-                       std::initializer_list<int64_t> dims, std::string_view raw) {
+inline Proto rawTensor(std::string_view name, int32_t dataType, std::initializer_list<int64_t> dims,
+                       std::string_view raw) {
   return tensorHeader(name, dataType, dims).str(9, raw);
 }
 
@@ -106,8 +113,10 @@ inline Proto tensorType(int32_t elemType, std::initializer_list<Dim> dims, bool 
     Proto shape;
     for (const Dim &d : dims) {
       Proto dim;
-      if (d.isValue) dim.sint(1, d.value);
-      else if (!d.param.empty()) dim.str(2, d.param);
+      if (d.isValue)
+        dim.sint(1, d.value);
+      else if (!d.param.empty())
+        dim.str(2, d.param);
       shape.msg(1, dim);
     }
     tt.msg(2, shape);
@@ -123,9 +132,11 @@ inline Proto attrInts(std::string_view name, std::initializer_list<int64_t> valu
                       bool packed = false) {
   Proto a;
   a.str(1, name).varint(20, 7);
-  if (packed) a.packed(8, values);
+  if (packed)
+    a.packed(8, values);
   else
-    for (int64_t v : values) a.sint(8, v);
+    for (int64_t v : values)
+      a.sint(8, v);
   return a;
 }
 inline Proto attrInt(std::string_view name, int64_t v) {
@@ -148,11 +159,14 @@ inline Proto node(std::string_view op, std::initializer_list<std::string_view> i
                   std::initializer_list<std::string_view> outputs, std::string_view name = {},
                   std::initializer_list<Proto> attrs = {}) {
   Proto n;
-  for (auto i : inputs) n.str(1, i);
-  for (auto o : outputs) n.str(2, o);
+  for (auto i : inputs)
+    n.str(1, i);
+  for (auto o : outputs)
+    n.str(2, o);
   if (!name.empty()) n.str(3, name);
   n.str(4, op);
-  for (const Proto &a : attrs) n.msg(5, a);
+  for (const Proto &a : attrs)
+    n.msg(5, a);
   return n;
 }
 

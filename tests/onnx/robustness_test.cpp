@@ -33,7 +33,8 @@ std::string richModel() {
                   .msg(12, valueInfo("t", tensorType(1, {"N", 3})));
   Proto seq = Proto().msg(4, Proto().msg(1, tensorType(1, {"N", 3})));
   Proto g;
-  g.msg(1, node("If", {"c"}, {"y"}, "if0", {attrGraph("then_branch", sub), attrGraph("else_branch", sub)}));
+  g.msg(1, node("If", {"c"}, {"y"}, "if0",
+                {attrGraph("then_branch", sub), attrGraph("else_branch", sub)}));
   g.msg(1, node("Conv", {"x", "w"}, {"z"}, "conv",
                 {attrInts("pads", {1, 1, 1, 1}, true), attrInts("strides", {2, 2}),
                  attrFloat("alpha", 0.5f), attrString("auto_pad", "NOTSET"),
@@ -67,7 +68,8 @@ void exerciseTensor(const TensorView &t, const ModelView &m) {
 }
 
 void exerciseGraph(const GraphView &g, const ModelView &m, int depth = 0) {
-  for (const TensorView &t : g.initializers) exerciseTensor(t, m);
+  for (const TensorView &t : g.initializers)
+    exerciseTensor(t, m);
   for (const SparseTensorView &s : g.sparseInitializers) {
     exerciseTensor(s.values, m);
     exerciseTensor(s.indices, m);
@@ -75,7 +77,8 @@ void exerciseGraph(const GraphView &g, const ModelView &m, int depth = 0) {
   for (const NodeView &n : g.nodes)
     for (const AttributeView &a : n.attributes) {
       if (a.t) exerciseTensor(*a.t, m);
-      for (const TensorView &t : a.tensors) exerciseTensor(t, m);
+      for (const TensorView &t : a.tensors)
+        exerciseTensor(t, m);
       if (a.g && depth < 8) exerciseGraph(*a.g, m, depth + 1);
     }
 }
@@ -102,9 +105,11 @@ std::string slurp(const std::string &path) {
 
 std::vector<std::string> seedModels() {
   std::vector<std::string> seeds = {richModel()};
-  for (const char *name : {"test_loop11", "test_if_seq", "test_scan9_sum", "test_range_float_type_positive_delta_expanded",
-                           "test_constant", "test_sequence_map_identity_1_sequence"}) {
-    std::string bytes = slurp(std::string("/usr/share/libonnx-testdata/data/node/") + name + "/model.onnx");
+  for (const char *name : {"test_loop11", "test_if_seq", "test_scan9_sum",
+                           "test_range_float_type_positive_delta_expanded", "test_constant",
+                           "test_sequence_map_identity_1_sequence"}) {
+    std::string bytes =
+        slurp(std::string("/usr/share/libonnx-testdata/data/node/") + name + "/model.onnx");
     if (!bytes.empty()) seeds.push_back(bytes);
   }
   for (const char *name : {"functions.onnx", "values.onnx", "sparse.onnx", "types.onnx"})
@@ -145,10 +150,18 @@ TEST(Robustness, RandomByteFlips) {
       for (int k = 0; k < flips; ++k) {
         size_t at = rng() % mutated.size();
         switch (rng() % 4) {
-        case 0: mutated[at] = static_cast<char>(rng()); break;          // any byte
-        case 1: mutated[at] ^= static_cast<char>(1 << (rng() % 8)); break; // one bit
-        case 2: mutated[at] = static_cast<char>(0x80 | rng()); break;   // a continuation byte
-        case 3: mutated[at] = static_cast<char>(rng() % 3 == 0 ? 0xff : 0x00); break;
+        case 0:
+          mutated[at] = static_cast<char>(rng());
+          break; // any byte
+        case 1:
+          mutated[at] ^= static_cast<char>(1 << (rng() % 8));
+          break; // one bit
+        case 2:
+          mutated[at] = static_cast<char>(0x80 | rng());
+          break; // a continuation byte
+        case 3:
+          mutated[at] = static_cast<char>(rng() % 3 == 0 ? 0xff : 0x00);
+          break;
         }
       }
       reads += readAndExercise(mutated);
@@ -162,7 +175,8 @@ TEST(Robustness, Noise) {
   std::mt19937_64 rng(7);
   for (int iter = 0; iter < 20000; ++iter) {
     std::string noise(rng() % 64, '\0');
-    for (char &c : noise) c = static_cast<char>(rng());
+    for (char &c : noise)
+      c = static_cast<char>(rng());
     readAndExercise(noise);
   }
 }

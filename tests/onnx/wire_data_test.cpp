@@ -64,7 +64,8 @@ TEST(WireData, ValuesOfEveryType) {
   EXPECT_EQ((std::vector<double>{1e300, -2.5}), floatsOf(m, "f64_raw"));
   EXPECT_EQ((std::vector<double>{1e-300, 3}), floatsOf(m, "f64_typed"));
   EXPECT_EQ((std::vector<int64_t>{1, -2, 3}), intsOf(m, "i64_raw"));
-  EXPECT_EQ((std::vector<int64_t>{-(int64_t(1) << 62), 0, 5, int64_t(1) << 40}), intsOf(m, "i64_typed"));
+  EXPECT_EQ((std::vector<int64_t>{-(int64_t(1) << 62), 0, 5, int64_t(1) << 40}),
+            intsOf(m, "i64_typed"));
   EXPECT_EQ((std::vector<int64_t>{-128, 127}), intsOf(m, "i8_raw"));
   EXPECT_EQ((std::vector<int64_t>{-128, 127}), intsOf(m, "i8_typed"));
   EXPECT_EQ((std::vector<int64_t>{0, 255}), intsOf(m, "u8_typed"));
@@ -136,7 +137,8 @@ TEST(WireData, ExternalDataWrittenByOnnx) {
   EXPECT_TRUE(w->isExternal);
   EXPECT_EQ("external.weights", w->external.location);
   std::vector<double> expected;
-  for (int i = 0; i < 12; ++i) expected.push_back(i);
+  for (int i = 0; i < 12; ++i)
+    expected.push_back(i);
   EXPECT_EQ(expected, floatsOf(m, "w"));
   EXPECT_EQ((std::vector<int64_t>{10, 20, 30, 40}), intsOf(m, "b"));
 }

@@ -114,10 +114,12 @@ TEST(WireDecode, IntegersFromRawData) {
             ints(rawTensor("a", dt(DataType::Int32), {2}, rawOf<int32_t>({-5, 1 << 30}))));
   EXPECT_EQ((std::vector<int64_t>{4294967295}),
             ints(rawTensor("a", dt(DataType::UInt32), {1}, rawOf<uint32_t>({4294967295u}))));
-  EXPECT_EQ((std::vector<int64_t>{INT64_MIN, -1, INT64_MAX}),
-            ints(rawTensor("a", dt(DataType::Int64), {3}, rawOf<int64_t>({INT64_MIN, -1, INT64_MAX}))));
-  EXPECT_EQ((std::vector<int64_t>{INT64_MAX}),
-            ints(rawTensor("a", dt(DataType::UInt64), {1}, rawOf<uint64_t>({uint64_t(INT64_MAX)}))));
+  EXPECT_EQ(
+      (std::vector<int64_t>{INT64_MIN, -1, INT64_MAX}),
+      ints(rawTensor("a", dt(DataType::Int64), {3}, rawOf<int64_t>({INT64_MIN, -1, INT64_MAX}))));
+  EXPECT_EQ(
+      (std::vector<int64_t>{INT64_MAX}),
+      ints(rawTensor("a", dt(DataType::UInt64), {1}, rawOf<uint64_t>({uint64_t(INT64_MAX)}))));
   EXPECT_EQ((std::vector<int64_t>{1, 0, 1}),
             ints(rawTensor("a", dt(DataType::Bool), {3}, rawOf<uint8_t>({2, 0, 1}))));
   // INT4: low nibble first, sign-extended; 3 values in 2 bytes.
@@ -155,7 +157,8 @@ TEST(WireDecode, IntegersFromTypedFields) {
   EXPECT_EQ("tensor 'a': UINT64 value 9223372036854775808 does not fit in int64",
             intsError(tensorHeader("a", dt(DataType::UInt64), {1}).packed(11, {INT64_MIN})));
   // A scalar in unpacked form.
-  EXPECT_EQ((std::vector<int64_t>{42}), ints(tensorHeader("s", dt(DataType::Int64), {}).sint(7, 42)));
+  EXPECT_EQ((std::vector<int64_t>{42}),
+            ints(tensorHeader("s", dt(DataType::Int64), {}).sint(7, 42)));
 }
 
 TEST(WireDecode, FloatsOfEveryKind) {
@@ -169,18 +172,20 @@ TEST(WireDecode, FloatsOfEveryKind) {
             floats(tensorHeader("d", dt(DataType::Double), {2}).packedDoubles(10, {-1e-300, 2})));
   // FLOAT16 / BFLOAT16: raw bits, or bit patterns in int32_data.
   EXPECT_EQ((std::vector<double>{1, -2, 65504, 5.960464477539063e-08}),
-            floats(rawTensor("h", dt(DataType::Float16), {4}, rawOf<uint16_t>({0x3c00, 0xc000, 0x7bff, 0x0001}))));
+            floats(rawTensor("h", dt(DataType::Float16), {4},
+                             rawOf<uint16_t>({0x3c00, 0xc000, 0x7bff, 0x0001}))));
   auto inf = floats(tensorHeader("h", dt(DataType::Float16), {2}).packed(5, {0x7c00, 0x7e00}));
   EXPECT_TRUE(std::isinf(inf[0]));
   EXPECT_TRUE(std::isnan(inf[1]));
   EXPECT_EQ((std::vector<double>{1, -3}),
             floats(tensorHeader("b", dt(DataType::BFloat16), {2}).packed(5, {0x3f80, 0xc040})));
   // FLOAT8 kinds: 1.0 and the largest finite value of each, then NaN.
-  EXPECT_EQ((std::vector<double>{1, 448, -0.001953125}),
-            floats(rawTensor("e", dt(DataType::Float8E4M3FN), {3}, rawOf<uint8_t>({0x38, 0x7e, 0x81}))));
+  EXPECT_EQ(
+      (std::vector<double>{1, 448, -0.001953125}),
+      floats(rawTensor("e", dt(DataType::Float8E4M3FN), {3}, rawOf<uint8_t>({0x38, 0x7e, 0x81}))));
   EXPECT_TRUE(std::isnan(floats(rawTensor("e", dt(DataType::Float8E4M3FN), {1}, "\x7f"))[0]));
-  EXPECT_EQ((std::vector<double>{1, 240}),
-            floats(rawTensor("e", dt(DataType::Float8E4M3FNUZ), {2}, rawOf<uint8_t>({0x40, 0x7f}))));
+  EXPECT_EQ((std::vector<double>{1, 240}), floats(rawTensor("e", dt(DataType::Float8E4M3FNUZ), {2},
+                                                            rawOf<uint8_t>({0x40, 0x7f}))));
   EXPECT_TRUE(std::isnan(floats(rawTensor("e", dt(DataType::Float8E4M3FNUZ), {1}, "\x80"))[0]));
   EXPECT_EQ((std::vector<double>{1, 57344}),
             floats(rawTensor("e", dt(DataType::Float8E5M2), {2}, rawOf<uint8_t>({0x3c, 0x7b}))));
@@ -283,7 +288,8 @@ protected:
   // Writes a model with these initializers next to weights.bin and reads it.
   ModelView readWith(std::initializer_list<Proto> inits) {
     Proto g = Proto().msg(1, node("Identity", {"a"}, {"b"})).str(2, "g");
-    for (const Proto &t : inits) g.msg(5, t);
+    for (const Proto &t : inits)
+      g.msg(5, t);
     writeFile(root / "model" / "m.onnx", model(g).bytes);
     auto m = readModelFile((root / "model" / "m.onnx").string());
     EXPECT_TRUE(m.ok()) << m.error().message;
@@ -323,28 +329,30 @@ TEST_F(ExternalData, RefusedLocations) {
   fs::create_symlink(root / "secret.bin", root / "model" / "escape.bin");
   fs::create_symlink(root / "model" / "weights.bin", root / "model" / "alias.bin");
   fs::create_directory_symlink(root, root / "model" / "up");
-  ModelView m = readWith({external("abs", 1, {4}, (root / "secret.bin").string()),
-                          external("dots", 1, {4}, "../secret.bin"),
-                          external("dots2", 1, {4}, "sub/../../secret.bin"),
-                          external("link", 1, {4}, "escape.bin"),
-                          external("dirlink", 1, {4}, "up/secret.bin"),
-                          external("inside", 1, {6}, "alias.bin"),
-                          external("missing", 1, {4}, "nope.bin"),
-                          external("dir", 1, {4}, "sub"),
-                          external("past", 1, {4}, "weights.bin", 16, 16),
-                          external("offset", 1, {1}, "weights.bin", 25),
-                          external("size", 1, {4}, "weights.bin", 0, 12)});
+  ModelView m = readWith(
+      {external("abs", 1, {4}, (root / "secret.bin").string()),
+       external("dots", 1, {4}, "../secret.bin"), external("dots2", 1, {4}, "sub/../../secret.bin"),
+       external("link", 1, {4}, "escape.bin"), external("dirlink", 1, {4}, "up/secret.bin"),
+       external("inside", 1, {6}, "alias.bin"), external("missing", 1, {4}, "nope.bin"),
+       external("dir", 1, {4}, "sub"), external("past", 1, {4}, "weights.bin", 16, 16),
+       external("offset", 1, {1}, "weights.bin", 25),
+       external("size", 1, {4}, "weights.bin", 0, 12)});
   EXPECT_NE(std::string::npos, bytesError(m, 0).find("is absolute"));
-  EXPECT_NE(std::string::npos, bytesError(m, 1).find("'../secret.bin' leaves the model's folder ('..')"));
+  EXPECT_NE(std::string::npos,
+            bytesError(m, 1).find("'../secret.bin' leaves the model's folder ('..')"));
   EXPECT_NE(std::string::npos, bytesError(m, 2).find("leaves the model's folder ('..')"));
-  EXPECT_NE(std::string::npos, bytesError(m, 3).find("outside the model's folder")) << bytesError(m, 3);
+  EXPECT_NE(std::string::npos, bytesError(m, 3).find("outside the model's folder"))
+      << bytesError(m, 3);
   EXPECT_NE(std::string::npos, bytesError(m, 4).find("outside the model's folder"));
   EXPECT_TRUE(tensorBytes(m.graph.initializers[5], m).ok()); // a symlink that stays inside
   EXPECT_NE(std::string::npos, bytesError(m, 6).find("'nope.bin' cannot be opened"));
   EXPECT_NE(std::string::npos, bytesError(m, 7).find("not a regular file"));
-  EXPECT_NE(std::string::npos, bytesError(m, 8).find("tensor 'past': external data offset 16 + length 16 is past the end"));
+  EXPECT_NE(
+      std::string::npos,
+      bytesError(m, 8).find("tensor 'past': external data offset 16 + length 16 is past the end"));
   EXPECT_NE(std::string::npos, bytesError(m, 9).find("external data offset 25 is past the end"));
-  EXPECT_EQ("tensor 'size': external data has 12 bytes, expected 16 for FLOAT[4]", bytesError(m, 10));
+  EXPECT_EQ("tensor 'size': external data has 12 bytes, expected 16 for FLOAT[4]",
+            bytesError(m, 10));
 }
 
 TEST_F(ExternalData, ModelsReadFromMemoryNeedADirectory) {

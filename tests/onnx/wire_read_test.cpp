@@ -134,11 +134,15 @@ TEST(WireRead, PackedAndUnpackedRepeatedFieldsAgree) {
   auto withAttrs = [](bool packed) {
     Proto floats;
     floats.str(1, "scales").varint(20, 6);
-    if (packed) floats.packedFloats(7, {0.5f, 2.0f});
-    else floats.f32(7, 0.5f).f32(7, 2.0f);
+    if (packed)
+      floats.packedFloats(7, {0.5f, 2.0f});
+    else
+      floats.f32(7, 0.5f).f32(7, 2.0f);
     Proto t = Proto().varint(2, kInt64).str(8, "shape");
-    if (packed) t.packed(1, {2}).packed(7, {-1, 4});
-    else t.sint(1, 2).sint(7, -1).sint(7, 4);
+    if (packed)
+      t.packed(1, {2}).packed(7, {-1, 4});
+    else
+      t.sint(1, 2).sint(7, -1).sint(7, 4);
     Proto g;
     g.msg(1, node("Resize", {"x"}, {"y"}, "r",
                   {attrInts("pads", {1, -2, 300000}, packed), floats, attrTensor("t", t)}));
@@ -198,7 +202,8 @@ TEST(WireRead, UnknownFieldsOfEveryWireTypeAreSkipped) {
   Proto init = rawTensor("w", kFloat, {1}, rawOf<float>({1})).append(junk);
   Proto opset = Proto().str(1, "").sint(2, 13).append(junk);
   Proto g;
-  g.append(junk).msg(1, n).str(2, "g").msg(5, init).msg(11, Proto().str(1, "x").msg(2, type).append(junk));
+  g.append(junk).msg(1, n).str(2, "g").msg(5, init).msg(
+      11, Proto().str(1, "x").msg(2, type).append(junk));
   g.append(junk);
   Proto m;
   m.append(junk).varint(1, 8).msg(8, opset).msg(7, g).append(junk);
@@ -228,7 +233,8 @@ TEST(WireRead, AllTypeKinds) {
   Proto seq = Proto().msg(4, Proto().msg(1, tensorType(kFloat, {"N", 3})));
   Proto opt = Proto().msg(9, Proto().msg(1, seq));
   Proto map = Proto().msg(5, Proto().varint(1, kInt64).msg(2, tensorType(kFloat, {2})));
-  Proto sparse = Proto().msg(8, Proto().varint(1, kFloat).msg(2, Proto().msg(1, Proto().sint(1, 10))));
+  Proto sparse =
+      Proto().msg(8, Proto().varint(1, kFloat).msg(2, Proto().msg(1, Proto().sint(1, 10))));
   Proto opaque = Proto().msg(7, Proto().str(1, "dom").str(2, "name"));
   Proto noShape = tensorType(kFloat, {}, false);
   Proto scalar = tensorType(kInt64, {});
@@ -266,9 +272,9 @@ TEST(WireRead, AllTypeKinds) {
 
 TEST(WireRead, DimOneofLastMemberWins) {
   Proto shape;
-  shape.msg(1, Proto().sint(1, 4).str(2, "S"));  // param after value: a param
-  shape.msg(1, Proto().str(2, "S").sint(1, 4));  // value after param: a value
-  shape.msg(1, Proto().sint(1, -1));             // negative dim_value is kept as is
+  shape.msg(1, Proto().sint(1, 4).str(2, "S")); // param after value: a param
+  shape.msg(1, Proto().str(2, "S").sint(1, 4)); // value after param: a value
+  shape.msg(1, Proto().sint(1, -1));            // negative dim_value is kept as is
   Proto type = Proto().msg(1, Proto().varint(1, kFloat).msg(2, shape));
   Proto g;
   g.msg(1, node("Identity", {"x"}, {"y"})).str(2, "g").msg(11, valueInfo("x", type));
@@ -305,15 +311,16 @@ TEST(WireRead, AttributeKinds) {
                      .msg(1, rawTensor("v", kFloat, {2}, rawOf<float>({1, 2})))
                      .msg(2, rawTensor("i", kInt64, {2}, rawOf<int64_t>({0, 3})))
                      .packed(3, {2, 2});
-  Proto n = node("Op", {}, {"y"}, "n",
-                 {attrFloat("alpha", 0.25f), attrInt("axis", -3), attrString("mode", "linear"),
-                  Proto().str(1, "names").varint(20, 8).str(9, "a").str(9, "").str(9, "c"),
-                  Proto().str(1, "ts").varint(20, 9).msg(10, rawTensor("t0", kInt64, {}, rawOf<int64_t>({5}))),
-                  Proto().str(1, "sp").varint(20, 11).msg(22, sparse),
-                  Proto().str(1, "sps").varint(20, 12).msg(23, sparse).msg(23, sparse),
-                  Proto().str(1, "tp").varint(20, 13).msg(14, tensorType(kFloat, {1})),
-                  Proto().str(1, "tps").varint(20, 14).msg(15, tensorType(kInt64, {})),
-                  Proto().str(1, "ref").varint(20, 2).str(21, "outer_axis")});
+  Proto n = node(
+      "Op", {}, {"y"}, "n",
+      {attrFloat("alpha", 0.25f), attrInt("axis", -3), attrString("mode", "linear"),
+       Proto().str(1, "names").varint(20, 8).str(9, "a").str(9, "").str(9, "c"),
+       Proto().str(1, "ts").varint(20, 9).msg(10, rawTensor("t0", kInt64, {}, rawOf<int64_t>({5}))),
+       Proto().str(1, "sp").varint(20, 11).msg(22, sparse),
+       Proto().str(1, "sps").varint(20, 12).msg(23, sparse).msg(23, sparse),
+       Proto().str(1, "tp").varint(20, 13).msg(14, tensorType(kFloat, {1})),
+       Proto().str(1, "tps").varint(20, 14).msg(15, tensorType(kInt64, {})),
+       Proto().str(1, "ref").varint(20, 2).str(21, "outer_axis")});
   Proto g = Proto().msg(1, n).str(2, "g");
   ModelView v = readOk(model(g));
   const auto &a = v.graph.nodes[0].attributes;
@@ -355,7 +362,8 @@ TEST(WireRead, LocalFunctions) {
   fn.str(4, "a").str(4, "b").str(5, "c").str(6, "alpha");
   fn.msg(11, attrFloat("beta", 1.5f)); // attribute with a default (IR 9+)
   fn.msg(7, node("Add", {"a", "b"}, {"s"}));
-  fn.msg(7, node("Mul", {"s", "s"}, {"c"}, "", {Proto().str(1, "k").varint(20, 1).str(21, "alpha")}));
+  fn.msg(7,
+         node("Mul", {"s", "s"}, {"c"}, "", {Proto().str(1, "k").varint(20, 1).str(21, "alpha")}));
   fn.msg(9, Proto().str(1, "").sint(2, 17));
   fn.msg(12, valueInfo("s", tensorType(kFloat, {"N"})));
   Proto g;
@@ -386,7 +394,8 @@ TEST(WireRead, SparseInitializers) {
   Proto sparse = Proto()
                      .msg(1, rawTensor("sp", kFloat, {2}, rawOf<float>({1, 2})))
                      .msg(2, rawTensor("", kInt64, {2}, rawOf<int64_t>({0, 5})))
-                     .sint(3, 2).sint(3, 3);
+                     .sint(3, 2)
+                     .sint(3, 3);
   Proto g = simpleGraph().msg(15, sparse);
   ModelView v = readOk(model(g));
   ASSERT_EQ(1u, v.graph.sparseInitializers.size());
@@ -450,13 +459,16 @@ TEST(WireReadErrors, DefaultLabelAndPath) {
 
 TEST(WireReadErrors, NodeIndexNameAndOpInPath) {
   Proto g;
-  for (int i = 0; i < 12; ++i) g.msg(1, node("Relu", {"x"}, {"x"}, "r" + std::to_string(i)));
-  g.msg(1, node("Conv", {"x"}, {"y"}, "conv1", {attrInts("pads", {1, 1}).raw(std::string("\x42\x01\x80", 3))}));
+  for (int i = 0; i < 12; ++i)
+    g.msg(1, node("Relu", {"x"}, {"x"}, "r" + std::to_string(i)));
+  g.msg(1, node("Conv", {"x"}, {"y"}, "conv1",
+                {attrInts("pads", {1, 1}).raw(std::string("\x42\x01\x80", 3))}));
   g.str(2, "main");
   std::string e = readError(model(g));
-  EXPECT_NE(std::string::npos,
-            e.find("m.onnx: graph 'main': node 12 'conv1' (Conv): attribute 'pads': truncated packed "
-                   "field 'ints' (8)"))
+  EXPECT_NE(
+      std::string::npos,
+      e.find("m.onnx: graph 'main': node 12 'conv1' (Conv): attribute 'pads': truncated packed "
+             "field 'ints' (8)"))
       << e;
 }
 
@@ -466,29 +478,34 @@ TEST(WireReadErrors, WrongWireTypesForKnownFields) {
     return readError(model(g));
   };
   EXPECT_NE(std::string::npos,
-            attrError(Proto().str(1, "a").str(2, "xx")).find("field 'f' (2) has wire type 2 (length-delimited), expected fixed32"));
+            attrError(Proto().str(1, "a").str(2, "xx"))
+                .find("field 'f' (2) has wire type 2 (length-delimited), expected fixed32"));
   EXPECT_NE(std::string::npos,
-            attrError(Proto().str(1, "a").fixed64(3, 1)).find("field 'i' (3) has wire type 1 (fixed64), expected varint"));
+            attrError(Proto().str(1, "a").fixed64(3, 1))
+                .find("field 'i' (3) has wire type 1 (fixed64), expected varint"));
   EXPECT_NE(std::string::npos,
-            attrError(Proto().str(1, "a").fixed32(8, 1)).find("field 'ints' (8) has wire type 5 (fixed32), expected varint or packed"));
-  EXPECT_NE(std::string::npos,
-            attrError(Proto().str(1, "a").varint(6, 1)).find("field 'g' (6) has wire type 0 (varint), expected length-delimited (a message)"));
+            attrError(Proto().str(1, "a").fixed32(8, 1))
+                .find("field 'ints' (8) has wire type 5 (fixed32), expected varint or packed"));
+  EXPECT_NE(
+      std::string::npos,
+      attrError(Proto().str(1, "a").varint(6, 1))
+          .find("field 'g' (6) has wire type 0 (varint), expected length-delimited (a message)"));
   EXPECT_NE(std::string::npos,
             attrError(Proto().varint(1, 1)).find("field 'name' (1) has wire type 0"));
 }
 
 TEST(WireReadErrors, NegativeDimsAndBadTypesInTensors) {
   auto initError = [](const Proto &t) { return readError(model(simpleGraph().msg(5, t))); };
-  EXPECT_NE(std::string::npos,
-            initError(rawTensor("n", kFloat, {-1}, "")).find("initializer 'n': negative dim -1 in dims [-1]"));
+  EXPECT_NE(std::string::npos, initError(rawTensor("n", kFloat, {-1}, ""))
+                                   .find("initializer 'n': negative dim -1 in dims [-1]"));
   EXPECT_NE(std::string::npos,
             initError(rawTensor("n", 27, {1}, "x")).find("unknown data_type 27"));
   EXPECT_NE(std::string::npos,
             initError(rawTensor("n", -5, {1}, "x")).find("unknown data_type -5"));
-  EXPECT_NE(std::string::npos,
-            initError(tensorHeader("n", kFloat, {2}).packed(5, {1, 2})).find("int32_data cannot hold values of a FLOAT tensor"));
-  EXPECT_NE(std::string::npos,
-            initError(tensorHeader("n", kString, {2}).str(6, "a")).find("string_data has 1 values, expected 2 for STRING[2]"));
+  EXPECT_NE(std::string::npos, initError(tensorHeader("n", kFloat, {2}).packed(5, {1, 2}))
+                                   .find("int32_data cannot hold values of a FLOAT tensor"));
+  EXPECT_NE(std::string::npos, initError(tensorHeader("n", kString, {2}).str(6, "a"))
+                                   .find("string_data has 1 values, expected 2 for STRING[2]"));
   // The newest types are known: INT2 packs 4 values per byte.
   auto ok = readModelBuffer(model(simpleGraph().msg(5, rawTensor("q", 26, {5}, "ab"))).bytes);
   EXPECT_TRUE(ok.ok()) << ok.error().message;
@@ -496,7 +513,8 @@ TEST(WireReadErrors, NegativeDimsAndBadTypesInTensors) {
 
 TEST(WireReadErrors, LimitsOnNodesDepthAndLists) {
   Proto g;
-  for (int i = 0; i < 5; ++i) g.msg(1, node("Relu", {"x"}, {"x"}));
+  for (int i = 0; i < 5; ++i)
+    g.msg(1, node("Relu", {"x"}, {"x"}));
   g.str(2, "main");
   ReadLimits few;
   few.maxNodes = 4;
@@ -506,7 +524,9 @@ TEST(WireReadErrors, LimitsOnNodesDepthAndLists) {
   auto nested = [](int depth) {
     Proto inner = Proto().msg(1, node("Identity", {"x"}, {"y"})).str(2, "leaf");
     for (int i = 0; i < depth; ++i)
-      inner = Proto().msg(1, node("If", {"c"}, {"y"}, "", {attrGraph("then_branch", inner)})).str(2, "g");
+      inner = Proto()
+                  .msg(1, node("If", {"c"}, {"y"}, "", {attrGraph("then_branch", inner)}))
+                  .str(2, "g");
     return model(inner);
   };
   ReadLimits shallow;
@@ -518,8 +538,10 @@ TEST(WireReadErrors, LimitsOnNodesDepthAndLists) {
 
   ReadLimits shortLists;
   shortLists.maxListElements = 3;
-  Proto lg = Proto().msg(1, node("Op", {}, {"y"}, "", {attrInts("a", {1, 2, 3, 4}, true)})).str(2, "g");
-  EXPECT_NE(std::string::npos, readError(model(lg), shortLists).find("more than 3 values in 'ints'"));
+  Proto lg =
+      Proto().msg(1, node("Op", {}, {"y"}, "", {attrInts("a", {1, 2, 3, 4}, true)})).str(2, "g");
+  EXPECT_NE(std::string::npos,
+            readError(model(lg), shortLists).find("more than 3 values in 'ints'"));
 }
 
 TEST(WireReadErrors, NothingAfterTheFirstError) {
@@ -533,9 +555,11 @@ TEST(WireReadErrors, NothingAfterTheFirstError) {
 }
 
 TEST(WireReadErrors, NamesInPathsAreSanitized) {
-  Proto g = Proto().msg(1, node("Relu", {"x"}, {"y"}, std::string("a\nb\0c", 5) + std::string(200, 'z'),
-                                {Proto().str(1, "bad").varint(20, 77)}))
-                .str(2, "g");
+  Proto g =
+      Proto()
+          .msg(1, node("Relu", {"x"}, {"y"}, std::string("a\nb\0c", 5) + std::string(200, 'z'),
+                       {Proto().str(1, "bad").varint(20, 77)}))
+          .str(2, "g");
   std::string e = readError(model(g));
   EXPECT_NE(std::string::npos, e.find("node 0 'a?b?czzz")) << e;
   EXPECT_NE(std::string::npos, e.find("...' (Relu)")) << e;

@@ -60,8 +60,8 @@ inline constexpr int32_t kMaxDataType = 26;
 bool isKnownDataType(int32_t dataType);
 /// "FLOAT", "INT64", ... as in the proto enum; "UNDEFINED"; "<unknown 99>".
 std::string dataTypeName(int32_t dataType);
-/// Storage bits of one element in raw_data: 32 for FLOAT, 4 for INT4, 1*8 for BOOL, 0 for
-/// STRING, UNDEFINED and unknown types.
+/// Storage bits of one element in raw_data: 32 for FLOAT, 8 for BOOL, 4 for INT4, 2 for INT2;
+/// 0 for STRING, UNDEFINED and unknown types.
 int dataTypeBits(int32_t dataType);
 
 /// AttributeProto.AttributeType.
@@ -93,8 +93,8 @@ struct DimView {
 /// A TypeProto. `inner` is the element type of a sequence or optional, the value type of a map.
 struct TypeView {
   enum Kind { Unknown, Tensor, Sequence, Optional, Map, SparseTensor, Opaque } kind = Unknown;
-  int32_t elemType = 0; // Tensor, SparseTensor: a DataType value, 0 if unknown
-  int32_t keyType = 0;  // Map
+  int32_t elemType = 0;  // Tensor, SparseTensor: a DataType value, 0 if unknown
+  int32_t keyType = 0;   // Map
   bool hasShape = false; // Tensor, SparseTensor: false means rank unknown
   std::vector<DimView> dims;
   std::shared_ptr<TypeView> inner;
@@ -221,9 +221,9 @@ struct ModelView {
 
 /// Limits that keep a hostile file from exhausting the stack or memory.
 struct ReadLimits {
-  int maxGraphDepth = 64;          // subgraphs nested in attributes (If inside Loop inside ...)
-  int maxNestingDepth = 512;       // protobuf messages nested any way (graphs, types, groups)
-  size_t maxNodes = 10'000'000;    // over all graphs, subgraphs and functions
+  int maxGraphDepth = 64;           // subgraphs nested in attributes (If inside Loop inside ...)
+  int maxNestingDepth = 512;        // protobuf messages nested any way (graphs, types, groups)
+  size_t maxNodes = 10'000'000;     // over all graphs, subgraphs and functions
   size_t maxListElements = 1 << 24; // values in one attribute list, dims in one tensor or shape
 };
 
