@@ -183,12 +183,14 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
   return pc;
 }
 
-/// The facts of every named node output (Parameters and Constants excepted, as in
-/// `shapeflow infer`), in node order, then the errors and warnings in the order reported.
+/// The facts of every named node output, in node order, then the errors and warnings in the
+/// order reported. As in `shapeflow infer`, graph inputs and initializers are not node outputs;
+/// Constant nodes are.
 std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags) {
   std::vector<std::string> out;
   for (const Node &n : g.nodes) {
-    if (n.removed || n.opType == "Parameter" || n.opType == "Constant") continue;
+    if (n.removed || n.isParameter()) continue;
+    if (n.isConstant() && n.attrs.has("initializer")) continue;
     for (const Outlet &o : n.outputs) {
       if (o.name.empty()) continue;
       out.push_back(o.name + ": " + toString(o.fact));
