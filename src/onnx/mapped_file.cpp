@@ -41,17 +41,17 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &path, Ac
 
   void *data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (data == MAP_FAILED) return makeError(systemError(path, "cannot map"));
-  switch (access) {
-  case Access::Normal:
-    break;
-  case Access::Random:
-    ::madvise(data, size, MADV_RANDOM);
-    break;
-  case Access::Sequential:
-    ::madvise(data, size, MADV_SEQUENTIAL);
-    break;
-  }
-  return std::shared_ptr<MappedFile>(new MappedFile(path, data, size));
+  std::shared_ptr<MappedFile> file(new MappedFile(path, data, size));
+  if (access != Access::Normal) file->advise(access);
+  return file;
+}
+
+void MappedFile::advise(Access access) const {
+  if (!data_) return;
+  int advice = access == Access::Random       ? MADV_RANDOM
+               : access == Access::Sequential ? MADV_SEQUENTIAL
+                                              : MADV_NORMAL;
+  ::madvise(data_, size_, advice); // only a hint: if it fails, nothing that matters changes
 }
 
 MappedFile::~MappedFile() {

@@ -710,8 +710,11 @@ Result<ModelView> readModelBuffer(std::string_view bytes, const ReadLimits &limi
 }
 
 Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits) {
+  // Random while reading: no read-ahead into the weights around the metadata; then Normal, so
+  // that whoever reads the weights later gets read-ahead again.
   SF_ASSIGN(auto file, MappedFile::open(path, MappedFile::Access::Random));
   SF_ASSIGN(ModelView m, readModelBuffer(file->bytes(), limits, path));
+  file->advise(MappedFile::Access::Normal);
   m.storage->file = std::move(file);
   std::error_code ec;
   std::filesystem::path dir = std::filesystem::path(path).parent_path();

@@ -26,6 +26,10 @@ public:
   MappedFile &operator=(const MappedFile &) = delete;
   ~MappedFile();
 
+  /// Changes the access hint, e.g. back to Normal once the metadata has been read, so that a
+  /// later pass over the weights gets the kernel's read-ahead again.
+  void advise(Access access) const;
+
   std::string_view bytes() const { return {static_cast<const char *>(data_), size_}; }
   uint64_t size() const { return size_; }
   const std::string &path() const { return path_; }
