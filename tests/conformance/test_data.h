@@ -1,0 +1,58 @@
+// The data of one ONNX backend test (Debian's libonnx-testdata): a folder with model.onnx and
+// test_data_set_N/{input,output}_K.pb. Each .pb is a TensorProto, or a SequenceProto /
+// OptionalProto when the model declares that graph input or output as a sequence / optional.
+// TensorProtos are read with the project's wire reader (sf::onnx::readTensorBuffer); the two
+// container messages are unwrapped here with a minimal field walker.
+#pragma once
+
+#include "shapeflow/ir/fact.h"
+#include "shapeflow/ir/tensor.h"
+#include "shapeflow/onnx/wire.h"
+#include "shapeflow/support/result.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sf::conformance {
+
+/// One TensorProto of the test data: its header, over bytes that it owns.
+struct DataTensor {
+  std::shared_ptr<const std::string> bytes;
+  onnx::TensorView view;
+
+  int32_t dataType() const { return view.dataType; }
+  const std::vector<int64_t> &dims() const { return view.dims; }
+  /// `FLOAT[2,3]`.
+  std::string describe() const { return onnx::describeTensorType(view); }
+};
+
+/// One input_K.pb / output_K.pb.
+struct DataValue {
+  enum class Kind { Tensor, Sequence, EmptyOptional };
+  Kind kind = Kind::Tensor;
+  std::string name;                // the proto's name field ("" when absent)
+  std::vector<DataTensor> tensors; // one for a Tensor; the elements of a Sequence
+};
+
+/// `dir/<prefix>_K.pb` for K = 0, 1, ... while they exist.
+std::vector<std::filesystem::path> dataFiles(const std::filesystem::path &dir,
+                                             const std::string &prefix);
+
+/// Reads a .pb file as the kind of value `declared` describes (a TensorProto when null or when
+/// the declared type is a tensor).
+Result<DataValue> readDataValue(const std::filesystem::path &path, const onnx::TypeView *declared);
+
+/// The element type of an ONNX data type number (Undefined for types the IR does not have).
+ElementType elementTypeOf(int32_t dataType);
+
+/// The values of a numeric or bool tensor as an IR tensor (for using a test input as a constant);
+/// an error for strings, for types the IR does not have and above `maxElements`.
+Result<Tensor> toTensor(const DataTensor &t, size_t maxElements);
+
+/// The fact that describes the elements of a sequence: their common type; their shape where all
+/// agree, dims that differ become intervals {min..max}; rank unknown when ranks differ.
+Fact elementFact(const std::vector<DataTensor> &elements);
+
+} // namespace sf::conformance
