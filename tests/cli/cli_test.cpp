@@ -27,7 +27,8 @@ struct Outcome {
 
 std::string quote(const std::string &s) {
   std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
@@ -85,7 +86,8 @@ std::string data(const std::string &name) { return sourceRoot() + "/tests/cli/da
 /// `shapeflow ARGS...`
 Outcome shapeflow(const std::vector<std::string> &args) {
   std::string cmd = quote(SF_SHAPEFLOW_BIN);
-  for (const auto &a : args) cmd += " " + quote(a);
+  for (const auto &a : args)
+    cmd += " " + quote(a);
   return shell(cmd);
 }
 
@@ -249,7 +251,7 @@ TEST(CliJson, ParsesWithPython) {
       "print('ok')\n";
   std::ofstream(scratchDir() / "check.py") << script;
   Outcome r = shell(quote(SF_SHAPEFLOW_BIN) + " infer " + quote(data("clean.txt")) +
-                " --json | python3 " + quote((scratchDir() / "check.py").string()));
+                    " --json | python3 " + quote((scratchDir() / "check.py").string()));
   EXPECT_EQ(r.status, 0) << describe(r);
   EXPECT_EQ(r.out, "ok\n") << describe(r);
 }
@@ -286,7 +288,8 @@ TEST(CliOptions, DimBoundsASymbol) {
   EXPECT_EQ(r.status, 0) << describe(r);
   EXPECT_TRUE(contains(r.out, "N{1..8}")) << describe(r);
 
-  Outcome j = shapeflow({"infer", data("clean.txt"), "--dim", "N=1..8", "--dim", "H=32..64", "--json"});
+  Outcome j =
+      shapeflow({"infer", data("clean.txt"), "--dim", "N=1..8", "--dim", "H=32..64", "--json"});
   EXPECT_EQ(j.status, 0) << describe(j);
   json d = parseJson(j);
   EXPECT_EQ(d["symbols"]["N"], json({{"min", 1}, {"max", 8}})) << d["symbols"].dump();
@@ -320,9 +323,7 @@ TEST(CliExample, TransformerBlockIsSymbolicThroughout) {
   for (const auto &[name, t] : j["tensors"].items()) {
     ASSERT_TRUE(t["shape"].is_array()) << name;
     for (const auto &d : t["shape"]) {
-      if (d.is_object()) {
-        EXPECT_NE(d["expr"], "?") << name << ": " << t.dump();
-      }
+      if (d.is_object()) { EXPECT_NE(d["expr"], "?") << name << ": " << t.dump(); }
     }
   }
 

@@ -2,9 +2,9 @@
 // split by `// -----`; a case is a text-form graph plus `// CHECK: ...` lines with the facts of
 // every node output and the diagnostics that `shapeflow infer` prints. Each case is one gtest.
 //
-//   golden_tests                 run every case
-//   golden_tests --update        rewrite the CHECK lines from the actual output (also when
-//   SF_UPDATE_GOLDEN=1           the environment says so, e.g. `SF_UPDATE_GOLDEN=1 ctest -R golden`)
+//   golden_tests                     run every case
+//   golden_tests --update            rewrite the CHECK lines from the actual output
+//   SF_UPDATE_GOLDEN=1 ctest -R golden   the same through ctest
 //
 // A case marked `// KNOWN-BUG: why` keeps its (correct) expectation: it fails while the
 // implementation disagrees, and --update leaves it alone.
@@ -39,8 +39,10 @@ constexpr std::string_view kKnownBug = "// KNOWN-BUG:";
 bool gUpdate = false;
 
 std::string_view trim(std::string_view t) {
-  while (!t.empty() && std::isspace(uint8_t(t.front()))) t.remove_prefix(1);
-  while (!t.empty() && std::isspace(uint8_t(t.back()))) t.remove_suffix(1);
+  while (!t.empty() && std::isspace(uint8_t(t.front())))
+    t.remove_prefix(1);
+  while (!t.empty() && std::isspace(uint8_t(t.back())))
+    t.remove_suffix(1);
   return t;
 }
 
@@ -258,11 +260,13 @@ bool rewriteChecks(const fs::path &path, size_t index, const std::vector<std::st
       }
       if (insertAt == std::string::npos) insertAt = lastContent;
       std::vector<std::string> checks;
-      for (const auto &l : actual) checks.push_back(std::string(kCheck) + " " + l);
+      for (const auto &l : actual)
+        checks.push_back(std::string(kCheck) + " " + l);
       out.insert(out.begin() + long(insertAt), checks.begin(), checks.end());
       out.insert(out.end(), lines.begin() + long(end), lines.end());
       std::string newText;
-      for (const auto &l : out) newText += l + "\n";
+      for (const auto &l : out)
+        newText += l + "\n";
       std::ofstream o(path, std::ios::binary | std::ios::trunc);
       o << newText;
       ok = bool(o);
@@ -323,11 +327,11 @@ TEST_P(GoldenTest, Check) {
   std::string diff = lineDiff(pc.checks, actual);
   if (!pc.knownBugs.empty()) {
     std::string why;
-    for (const auto &b : pc.knownBugs) why += "\n  KNOWN-BUG: " + b;
-    ADD_FAILURE_AT(path.c_str(), line)
-        << where << " is a known bug (expectation kept" << (update ? ", not updated" : "")
-        << ")" << why << "\n"
-        << diff;
+    for (const auto &b : pc.knownBugs)
+      why += "\n  KNOWN-BUG: " + b;
+    ADD_FAILURE_AT(path.c_str(), line) << where << " is a known bug (expectation kept"
+                                       << (update ? ", not updated" : "") << ")" << why << "\n"
+                                       << diff;
     return;
   }
   if (update) {
@@ -356,8 +360,10 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenTest);
 int main(int argc, char **argv) {
   std::vector<char *> args;
   for (int i = 0; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--update") sf::golden::gUpdate = true;
-    else args.push_back(argv[i]);
+    if (std::string_view(argv[i]) == "--update")
+      sf::golden::gUpdate = true;
+    else
+      args.push_back(argv[i]);
   }
   int n = int(args.size());
   args.push_back(nullptr);
