@@ -55,7 +55,7 @@ std::optional<OutletId> Graph::findOutlet(std::string_view name) const {
   if (name.empty()) return std::nullopt;
   ensureIndex();
   auto lookup = [&]() -> std::optional<OutletId> {
-    auto it = index_.find(std::string(name));
+    auto it = index_.find(name);
     if (it == index_.end()) return std::nullopt;
     return it->second;
   };

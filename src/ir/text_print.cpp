@@ -55,7 +55,11 @@ public:
     body += "\n";
     std::string head = symbolLines(g);
     for (const auto &[domain, v] : opsets_)
-      head += "opset " + (domain.empty() ? std::string() : printName(domain) + " ") +
+      // A domain that starts with a digit is quoted: it would read as the version.
+      head += "opset " +
+              (domain.empty()                       ? std::string()
+               : std::isdigit(uint8_t(domain[0])) ? detail::quote(domain) + " "
+                                                    : printName(domain) + " ") +
               std::to_string(v) + "\n";
     return head + body;
   }

@@ -162,7 +162,11 @@ private:
   void unlink(OutletId from, InletId in);
   void ensureIndex() const;
 
-  mutable std::unordered_map<std::string, OutletId> index_;
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  mutable std::unordered_map<std::string, OutletId, NameHash, std::equal_to<>> index_;
   mutable size_t indexedNodes_ = SIZE_MAX; // nodes.size() when index_ was built
 };
 
