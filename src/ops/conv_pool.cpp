@@ -50,6 +50,19 @@ Result<Dimension> requireEqual(InferContext &ctx, const Dimension &a, const Dime
   return *m;
 }
 
+/// The bias (input `i`) of a convolution has M elements, one per output channel; returns M.
+Result<Dimension> biasChannels(InferContext &ctx, size_t i, const Dimension &m, const Fact &w) {
+  const Fact &b = ctx.input(i);
+  SF_TRY(expectRank(b, i, "B", 1));
+  if (!b.shape.rankIsStatic()) return m;
+  auto merged = ctx.mergeDims(b.shape[0], m);
+  if (!merged.ok())
+    return makeError(inputLabel(i, "B") + " has " + b.shape[0].toString() +
+                     " elements, expected M = " + m.toString() + " (" + describe(b) + " vs " +
+                     describe(w) + ")");
+  return *merged;
+}
+
 // ---- window attributes ----
 
 enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
@@ -255,11 +268,7 @@ Result<PartialShape> convShape(InferContext &ctx, ConvInputs in, bool allowAutoP
                      " output channels, not divisible by group " + std::to_string(group) + " (" +
                      describe(w) + ")");
   if (in.b != SIZE_MAX && ctx.hasInput(in.b)) {
-    const Fact &b = ctx.input(in.b);
-    SF_TRY(expectRank(b, in.b, "B", 1));
-    if (b.shape.rankIsStatic()) {
-      SF_ASSIGN(m, requireEqual(ctx, m, b.shape[0], "bias size differs from output channels", b, w));
-    }
+    SF_ASSIGN(m, biasChannels(ctx, in.b, m, w));
   }
   std::vector<Dimension> weightKernel;
   if (w.shape.rankIsStatic())
@@ -378,11 +387,7 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
     SF_ASSIGN(m, w.shape[1] * Dimension(group));
   }
   if (ctx.hasInput(2)) {
-    const Fact &b = ctx.input(2);
-    SF_TRY(expectRank(b, 2, "B", 1));
-    if (b.shape.rankIsStatic()) {
-      SF_ASSIGN(m, requireEqual(ctx, m, b.shape[0], "bias size differs from output channels", b, w));
-    }
+    SF_ASSIGN(m, biasChannels(ctx, 2, m, w));
   }
   std::vector<Dimension> weightKernel;
   if (w.shape.rankIsStatic()) weightKernel.assign(w.shape.dims().begin() + 2, w.shape.dims().end());

@@ -104,7 +104,7 @@ Result<void> checkUnidirectional(InferContext &ctx, PartialShape &target, const 
                                  size_t ic) {
   if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
   auto fail = [&] {
-    return makeError("input " + std::to_string(ic) + " " + describe(c) +
+    return makeError("input " + std::to_string(ic) + " (C) " + describe(c) +
                      " does not broadcast to " + target.toString());
   };
   if (c.shape.size() > target.size()) return fail();

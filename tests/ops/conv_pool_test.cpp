@@ -98,7 +98,7 @@ TEST(ConvPoolConv, Errors) {
   EXPECT_EQ(conv("f32[N,8,H,W]", "f32[15,4,3,3]", {{"group", 2}}),
             "error: input 1 (W) has 15 output channels, not divisible by group 2 (f32[15,4,3,3])");
   EXPECT_EQ(conv("f32[N,3,H,W]", "f32[16,3,3,3]", {}, "f32[8]"),
-            "error: bias size differs from output channels: 16 vs 8 (f32[8] vs f32[16,3,3,3])");
+            "error: input 2 (B) has 8 elements, expected M = 16 (f32[8] vs f32[16,3,3,3])");
   EXPECT_EQ(conv("f32[N,3,H,W]", "f32[16,3,3,3]", {}, "f32[1,16]"),
             "error: input 2 (B) has rank 2, expected 1 (f32[1,16])");
   EXPECT_EQ(conv("f32[N,3,H,W]", "f32[16,3,3]"),
@@ -144,7 +144,7 @@ TEST(ConvPoolQLinearConv, Shapes) {
   OpTester bias("QLinearConv", 10);
   bias.input("u8[1,3,5,5]").input("f32[]").input("u8[]").input("u8[16,3,3,3]").input("f32[]")
       .input("u8[]").input("f32[]").input("u8[]").input("i32[8]");
-  EXPECT_EQ(bias.run(), "error: bias size differs from output channels: 16 vs 8 (i32[8] vs u8[16,3,3,3])");
+  EXPECT_EQ(bias.run(), "error: input 8 (B) has 8 elements, expected M = 16 (i32[8] vs u8[16,3,3,3])");
   OpTester zp("QLinearConv", 10);
   zp.input("u8[1,3,5,5]").input("f32[]").input("i8[]").input("u8[16,3,3,3]").input("f32[]")
       .input("u8[]").input("f32[]").input("u8[]");
@@ -198,7 +198,7 @@ TEST(ConvPoolConvTranspose, Errors) {
   EXPECT_EQ(convT("f32[1,1,3,3]", "f32[1,2,3,3]", {{"output_padding", Ints{1}}}),
             "error: attribute 'output_padding' has 1 values, expected 2");
   EXPECT_EQ(convT("f32[1,1,3,3]", "f32[1,2,3,3]", {}, "f32[3]"),
-            "error: bias size differs from output channels: 2 vs 3 (f32[3] vs f32[1,2,3,3])");
+            "error: input 2 (B) has 3 elements, expected M = 2 (f32[3] vs f32[1,2,3,3])");
   EXPECT_EQ(convT("f32[1,1,3,3]", "f32[1,2,3]"),
             "error: input 1 (W) has rank 3, expected 4 like input 0 (f32[1,2,3] vs f32[1,1,3,3])");
 }

@@ -174,11 +174,11 @@ TEST(MatmulGemm, Errors) {
   EXPECT_EQ(gemm("f32[3,5]", "f32[5]", nullptr),
             "error: input 1 (B) has rank 1, expected 2 (f32[5])");
   EXPECT_EQ(gemm("f32[3,5]", "f32[5,4]", "f32[3]"),
-            "error: input 2 f32[3] does not broadcast to [3,4]");
+            "error: input 2 (C) f32[3] does not broadcast to [3,4]");
   EXPECT_EQ(gemm("f32[3,5]", "f32[5,4]", "f32[1,3,4]"),
-            "error: input 2 f32[1,3,4] does not broadcast to [3,4]");
+            "error: input 2 (C) f32[1,3,4] does not broadcast to [3,4]");
   EXPECT_EQ(gemm("f32[1,5]", "f32[5,4]", "f32[3,4]"),
-            "error: input 2 f32[3,4] does not broadcast to [1,4]");
+            "error: input 2 (C) f32[3,4] does not broadcast to [1,4]");
   EXPECT_EQ(gemm("f32[3,5]", "f32[5,4]", "f16[4]"), "error: input types differ: f16[4] vs f32[3,5]");
   EXPECT_EQ(gemm("f32[3,5]", "i32[5,4]", nullptr), "error: input types differ: f32[3,5] vs i32[5,4]");
 }
