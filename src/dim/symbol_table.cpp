@@ -225,7 +225,10 @@ Dimension SymbolTable::resolve(const Dimension &d) const {
     cache_.emplace(e, out);
   }
   if (out == e) return d;
-  Interval r = bounds(out).intersect(d.interval());
+  // The dim's own range narrows the result only where it says more than its expression's bounds
+  // did: a symbol widened by setRange (--dim N=0..) must widen the dims that use it.
+  Interval r = bounds(out);
+  if (d.interval() != bounds(e)) r = r.intersect(d.interval());
   if (r.empty()) return d;
   return Dimension(out, r);
 }

@@ -16,6 +16,27 @@ Fact resolveFact(const Fact &f, const SymbolTable &t) {
   return out;
 }
 
+/// A graph input's unknown or interval dims become anonymous symbols with the same range, so
+/// each has an identity: `Shape(x)[0]` fed back into a Reshape target is the same dim as x's own
+/// dim 0 and cancels exactly (seed 000: "an interval {1, 8} is an anonymous symbol ranged
+/// [1, 8]").
+PartialShape identifyAnonymous(const PartialShape &s, SymbolTable &symbols) {
+  if (!s.rankIsStatic()) return s;
+  std::vector<Dimension> dims;
+  dims.reserve(s.size());
+  bool changed = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const Dimension &d = s[i];
+    if (d.isStatic() || d.expr()) {
+      dims.push_back(d);
+      continue;
+    }
+    dims.push_back(Dimension::symbol(symbols.fresh(d.interval())));
+    changed = true;
+  }
+  return changed ? PartialShape(std::move(dims)) : s;
+}
+
 class NodeContext final : public InferContext {
 public:
   NodeContext(Graph &g, const Node &n, SymbolTable &symbols, Diagnostics &diags,
@@ -154,7 +175,11 @@ InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
     Node &n = g.nodes[id];
     if (n.removed) continue;
     ++stats.nodes;
-    if (n.opType == "Parameter") continue;
+    if (n.opType == "Parameter") {
+      if (depth == 0)
+        for (auto &o : n.outputs) o.fact.shape = identifyAnonymous(o.fact.shape, symbols);
+      continue;
+    }
     if (n.opType == "Constant" && n.domain.empty() && n.attrs.has("value")) {
       auto t = n.attrs.getTensor("value");
       if (t.ok() && !n.outputs.empty()) n.outputs[0].fact = Fact::fromTensor(*t);

@@ -30,6 +30,18 @@ std::optional<int64_t> parseInt(std::string_view t) {
   return v;
 }
 
+/// The dim parser is recursive: hostile nesting must not reach it.
+constexpr int kMaxDimNesting = 200;
+
+bool nestedTooDeeply(std::string_view t) {
+  int depth = 0;
+  for (char c : t) {
+    if (c == '(' && ++depth > kMaxDimNesting) return true;
+    if (c == ')') --depth;
+  }
+  return false;
+}
+
 /// An element of a fact's value: like a dim, but it may be negative (`-1`, `1 - N`, `?{-4..}`).
 Result<Dimension> parseValueElement(std::string_view t, SymbolTable &table) {
   t = trim(t);
@@ -284,6 +296,7 @@ private:
     auto close = s_.find(']', pos_);
     if (close == std::string_view::npos) return fail(start, "unterminated shape");
     std::string text(s_.substr(start, close + 1 - start));
+    if (nestedTooDeeply(text)) return fail(start, "a dimension is nested too deeply");
     auto p = parsePartialShape(text, *table_);
     if (!p.ok()) return dimError(start, text, p.error());
     pos_ = close + 1;
@@ -324,6 +337,7 @@ private:
         }
         size_t at = skipFrom(elemStart);
         if (trim(elem).empty()) return fail(at, "expected a value element");
+        if (nestedTooDeeply(elem)) return fail(at, "a value element is nested too deeply");
         auto d = parseValueElement(elem, *table_);
         if (!d.ok()) return fail(at, "bad value element: " + d.error().message);
         out.push_back(*d);

@@ -180,6 +180,17 @@ struct Importer {
       }
       return Attribute(v);
     }
+    case AttributeType::TypeProto: {
+      // Kept as the text of the fact it declares (`f32[3,?]`; a sequence's or optional's element
+      // type): Optional's `type` is the one standard use.
+      if (!a.tp) return makeError("attribute '" + str(a.name) + "' has no type");
+      return Attribute(toString(factFromType(*a.tp)));
+    }
+    case AttributeType::TypeProtos: {
+      std::vector<std::string> v;
+      for (const auto &t : a.typeProtos) v.push_back(toString(factFromType(t)));
+      return Attribute(v);
+    }
     default:
       return makeError("attribute '" + str(a.name) + "' of type " + std::to_string(a.type) +
                        " is not supported");

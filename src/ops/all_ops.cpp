@@ -17,6 +17,7 @@ void registerAllOps(OpRegistry &r) {
   registerSequenceOps(r);
   registerRnnOps(r);
   registerMiscOps(r);
+  registerTrainingOps(r);
 }
 
 } // namespace sf

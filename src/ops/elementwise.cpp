@@ -180,6 +180,19 @@ Result<std::vector<Fact>> clip(InferContext &ctx) { return unary(ctx); }
 Result<std::vector<Fact>> prelu(InferContext &ctx) {
   // Slope broadcasts unidirectionally onto X.
   const Fact &x = ctx.input(0), &slope = ctx.input(1);
+  // Before opset 7 a 1-D slope holds one value per channel (axis 1), as the old exporters wrote
+  // it (pytorch's PReLU with num_parameters = C gives X [N,C,...] and slope [C]).
+  if (ctx.opset() < 7 && x.shape.rankIsStatic() && x.shape.size() >= 2 &&
+      slope.shape.rankIsStatic() && slope.shape.size() == 1 && slope.shape[0] != Dimension(1)) {
+    if (!x.shape[1].compatible(slope.shape[0]))
+      return makeError("slope " + describe(slope) + " has " + slope.shape[0].toString() +
+                       " elements but X " + describe(x) + " has " + x.shape[1].toString() +
+                       " channels");
+    SF_ASSIGN(Dimension c, ctx.mergeDims(x.shape[1], slope.shape[0]));
+    std::vector<Dimension> dims = x.shape.dims();
+    dims[1] = c;
+    return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(dims)))};
+  }
   SF_ASSIGN(PartialShape s, ctx.broadcast(x.shape, slope.shape));
   if (x.shape.rankIsStatic() && s.rankIsStatic() && s.size() != x.shape.size())
     return makeError("slope " + describe(slope) + " does not broadcast onto " + describe(x));
@@ -250,6 +263,24 @@ std::optional<Dimension> modValue(const Dimension &x, const Dimension &y) {
   return std::nullopt;
 }
 
+/// Mod with fmod = 1: the remainder takes the dividend's sign (C's %), as for floats.
+std::optional<Dimension> fmodValue(const Dimension &x, const Dimension &y) {
+  if (x.isStatic() && y.isStatic()) {
+    if (y.length() == 0) return std::nullopt;
+    if (y.length() == -1) return Dimension::constantValue(0);
+    return Dimension::constantValue(x.length() % y.length());
+  }
+  // A non-negative dividend and a positive divisor: both readings agree.
+  if (x.minLength() >= 0 && y.isStatic() && y.length() > 0) return modValue(x, y);
+  return std::nullopt;
+}
+
+Result<std::vector<Fact>> modOp(InferContext &ctx) {
+  SF_ASSIGN(int64_t fmod, ctx.attrs().getInt("fmod", 0));
+  if (fmod != 0 && fmod != 1) return makeError("fmod must be 0 or 1, got " + std::to_string(fmod));
+  return fmod ? arithmetic(fmodValue)(ctx) : arithmetic(modValue)(ctx);
+}
+
 } // namespace
 
 void registerElementwiseOps(OpRegistry &r) {
@@ -266,7 +297,7 @@ void registerElementwiseOps(OpRegistry &r) {
   r.addAll({"Sub"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x - y); }));
   r.addAll({"Mul"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x * y); }));
   r.addAll({"Div"}, arithmetic(divValue));
-  r.addAll({"Mod"}, arithmetic(modValue));
+  r.addAll({"Mod"}, modOp);
   r.addAll({"Pow", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
            arithmetic([](const Dimension &, const Dimension &) -> std::optional<Dimension> {
              return std::nullopt;

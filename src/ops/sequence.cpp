@@ -13,6 +13,7 @@
 #include "subgraph.h"
 
 #include "shapeflow/ops/families.h"
+#include "shapeflow/dim/parse.h"
 #include "shapeflow/ops/helpers.h"
 
 namespace sf {
@@ -178,15 +179,26 @@ Result<Facts> sequenceMap(InferContext &ctx) {
     // top of the file): each is what the body sees.
     Facts formals;
     for (size_t i = 0; i < n; ++i) formals.push_back(ctx.input(i));
-    SF_ASSIGN(Facts out, inferBody(ctx, *body, formals, body->outputs.size()));
-    for (auto &f : out) f = makeFact(f.type, f.shape);
-    return out;
+    // The body's output facts, inferred from element facts that cover every element, cover
+    // every output element.
+    return inferBody(ctx, *body, formals, body->outputs.size());
   });
 }
 
 Result<Facts> optional(InferContext &ctx) {
   if (ctx.hasInput(0)) return Facts{ctx.input(0)};
-  return Facts{Fact{}};
+  // An empty optional: its `type` (imported as the text of the declared fact, `f32[3,?]`) gives
+  // the element's type and shape.
+  auto declared = ctx.attrs().getString("type");
+  if (!declared.ok()) return Facts{Fact{}};
+  std::string_view text = *declared;
+  size_t open = text.find('[');
+  if (open == std::string_view::npos) return Facts{Fact{}};
+  Fact f;
+  if (auto t = parseElementType(text.substr(0, open))) f.type = *t;
+  auto shape = parsePartialShape(text.substr(open), ctx.symbols());
+  if (shape.ok()) f.shape = *shape;
+  return Facts{f};
 }
 
 Result<Facts> optionalHasElement(InferContext &ctx) {

@@ -245,11 +245,9 @@ Result<Facts> transpose(InferContext &ctx) {
     SF_ASSIGN(auto p, ctx.attrs().getInts("perm"));
     perm = p;
   }
-  if (!in.shape.rankIsStatic()) {
-    return Facts{makeFact(in.type, perm ? PartialShape::dynamic(int64_t(perm->size()))
-                                        : PartialShape::dynamic())};
-  }
-  int64_t r = int64_t(in.shape.size());
+  if (!in.shape.rankIsStatic() && !perm) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  // With an input of unknown rank, perm tells the rank and must still be a permutation.
+  int64_t r = in.shape.rankIsStatic() ? int64_t(in.shape.size()) : int64_t(perm->size());
   if (!perm) {
     perm = std::vector<int64_t>(r);
     for (int64_t i = 0; i < r; ++i) (*perm)[i] = r - 1 - i;
@@ -266,7 +264,7 @@ Result<Facts> transpose(InferContext &ctx) {
       return makeError("perm [" + s + "] is not a permutation of 0.." + std::to_string(r - 1));
     }
     seen[p] = true;
-    dims.push_back(in.shape[p]);
+    dims.push_back(in.shape.rankIsStatic() ? in.shape[p] : Dimension::dynamic());
   }
   return Facts{makeFact(in.type, PartialShape(std::move(dims)))};
 }
@@ -372,6 +370,9 @@ Result<Facts> split(InferContext &ctx) {
   } else {
     int64_t k = ctx.attrs().getInt("num_outputs", int64_t(n)).valueOr(int64_t(n));
     if (k <= 0) return makeError("num_outputs must be positive");
+    if (size_t(k) != n)
+      return makeError("num_outputs is " + std::to_string(k) + " but the node has " +
+                       std::to_string(n) + " outputs");
     if (d.isStatic() && ctx.opset() < 18 && d.length() % k != 0)
       return makeError("axis " + std::to_string(a) + " of size " + d.toString() +
                        " does not split evenly into " + std::to_string(k) + " outputs");

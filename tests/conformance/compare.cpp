@@ -23,16 +23,20 @@ void checkType(const Fact &f, const DataTensor &actual, Check &c) {
   ElementType want = elementTypeOf(actual.dataType());
   if (want == ElementType::Undefined) {
     // A type newer than the IR (FLOAT8*, INT4, ...): it cannot be claimed exactly.
-    if (f.type == ElementType::Undefined)
+    if (f.type == ElementType::Undefined) {
       c.add(Precision::Imprecise, "element type " + onnx::dataTypeName(actual.dataType()) +
                                       " has no IR element type");
+      c.looseTypeOrRank = true;
+    }
     else
       c.add(Precision::Wrong, "element type " + toString(f.type) + ", actual " +
                                   onnx::dataTypeName(actual.dataType()));
     return;
   }
-  if (f.type == ElementType::Undefined) c.add(Precision::Imprecise, "element type unknown");
-  else if (f.type != want)
+  if (f.type == ElementType::Undefined) {
+    c.add(Precision::Imprecise, "element type unknown");
+    c.looseTypeOrRank = true;
+  } else if (f.type != want)
     c.add(Precision::Wrong, "element type " + toString(f.type) + ", actual " + toString(want));
 }
 
@@ -40,6 +44,7 @@ void checkShape(const Fact &f, const DataTensor &actual, Check &c) {
   const auto &dims = actual.dims();
   if (!f.shape.rankIsStatic()) {
     c.add(Precision::Imprecise, "rank unknown");
+    c.looseTypeOrRank = true;
     return;
   }
   if (f.shape.size() != dims.size()) {
@@ -154,6 +159,7 @@ void Check::add(Precision p, std::string note) {
 
 void Check::merge(const Check &o) {
   if (o.precision > precision) precision = o.precision;
+  looseTypeOrRank |= o.looseTypeOrRank;
   notes.insert(notes.end(), o.notes.begin(), o.notes.end());
 }
 
@@ -190,6 +196,7 @@ Check checkValue(const Fact &f, const DataValue &actual, const CheckOptions &opt
     Check e = checkTensor(f, actual.tensors[i], options);
     if (e.precision == Precision::Exact) continue;
     c.precision = std::max(c.precision, e.precision);
+    c.looseTypeOrRank |= e.looseTypeOrRank;
     if (bad++ == 0) c.notes.push_back("sequence element " + std::to_string(i) + ": " + e.summary());
   }
   if (bad > 1)

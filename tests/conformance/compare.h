@@ -22,6 +22,7 @@ const char *toString(Precision p);
 struct Check {
   Precision precision = Precision::Exact;
   std::vector<std::string> notes; // why it is not Exact
+  bool looseTypeOrRank = false;     // imprecise beyond sizes: element type or rank unknown
 
   void add(Precision p, std::string note);
   void merge(const Check &o);

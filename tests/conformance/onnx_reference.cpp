@@ -78,8 +78,12 @@ void bindInput(::onnx::GraphProto &g, ::onnx::ValueInfoProto &in, const InputBin
     setShape(*tt, t.dims());
     if (b.asConstant) {
       ::onnx::TensorProto *init = g.add_initializer();
-      if (init->ParseFromString(*t.bytes)) init->set_name(b.name);
-      else g.mutable_initializer()->RemoveLast();
+      if (init->ParseFromString(*t.bytes)) {
+        init->set_name(b.name);
+        init->set_data_type(t.dataType()); // as read (BFLOAT16 stored as UINT16: see runner.cpp)
+      } else {
+        g.mutable_initializer()->RemoveLast();
+      }
     }
     return;
   }

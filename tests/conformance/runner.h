@@ -16,11 +16,15 @@ namespace sf::conformance {
 enum class Verdict { Pass, Fail, Imprecise, Excluded };
 const char *toString(Verdict v);
 
-/// Tests whose outputs may legitimately stay non-static (value-dependent sizes), with reasons.
+/// Outputs that may legitimately stay non-static (sizes that depend on input values), with
+/// reasons. A key is `test`, `suite/test` (every output of the test) or either followed by `:K`
+/// (graph output K only).
 struct Exclusions {
-  std::map<std::string, std::string> reasons; // "test_name" or "suite/test_name" -> reason
-  /// The reason when listed (by suite/name or name), else null.
-  const std::string *find(const std::string &suite, const std::string &name) const;
+  std::map<std::string, std::string> reasons;
+  /// The reason when output `output` of the test is listed, else null.
+  const std::string *find(const std::string &suite, const std::string &name, size_t output) const;
+  /// Some output of the test is listed.
+  bool lists(const std::string &suite, const std::string &name) const;
 };
 /// Reads `name  reason...` lines ('#' starts a comment).
 bool loadExclusions(const std::filesystem::path &path, Exclusions &out, std::string &error);

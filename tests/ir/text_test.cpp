@@ -469,6 +469,17 @@ TEST(Text, Errors) {
 }
 
 TEST(Text, DeepNestingIsAnError) {
+  // Expressions: the dim parser is recursive, so the text parser bounds their nesting.
+  std::string deep = "graph g(x: f32[" + std::string(100000, '(') + "N" + std::string(100000, ')') +
+                     "]) { return x }";
+  EXPECT_EQ(irtest::errorOf(parseGraph(deep)), "1:15: a dimension is nested too deeply");
+  std::string deepValue = "graph g(x: i64[1] = [" + std::string(100000, '(') + "N" +
+                          std::string(100000, ')') + "]) { return x }";
+  EXPECT_EQ(irtest::errorOf(parseGraph(deepValue)), "1:22: a value element is nested too deeply");
+  std::string ok = "graph g(x: f32[" + std::string(100, '(') + "N" + std::string(100, ')') +
+                   "]) { return x }";
+  EXPECT_EQ(printGraph(GET(parseGraph(ok))), "graph g(x: f32[N]) {\n  return x\n}\n");
+  // Graphs.
   std::string text;
   for (int i = 0; i < 100; ++i) text += "graph g() { y = Foo() {b = ";
   auto r = parseGraph(text);

@@ -247,4 +247,68 @@ inline void checkNodeCase(const NodeCase &c) {
   }
 }
 
+/// A subgraph (an If branch, a Loop/Scan/SequenceMap body) built node by node, to be given to an
+/// OpTester as a graph attribute. Formal inputs take their facts from the owning rule; a captured
+/// input stands for the owning node's input `ownerInput` (an extra input after its declared ones).
+///
+///   BodyBuilder b("body");
+///   auto x = b.input("x");
+///   auto w = b.captured("w", 1);
+///   b.output(b.node("Add", {x, w}));
+///   t.input("f32[N]").input("f32[N]").attr("body", b.graph());
+class BodyBuilder {
+public:
+  explicit BodyBuilder(std::string name = "body") : g_(std::make_shared<Graph>()) {
+    g_->name = std::move(name);
+  }
+  OutletId input(const std::string &name, Fact f = {}) { return check(g_->addParameter(name, f)); }
+  OutletId captured(const std::string &name, uint32_t ownerInput) {
+    return check(g_->addCapturedParameter(name, Fact{}, ownerInput));
+  }
+  OutletId constInts(Shape shape, std::vector<int64_t> values, ElementType t = ElementType::I64) {
+    auto tensor = Tensor::fromInt64s(std::move(shape), values, t);
+    if (!tensor.ok()) ADD_FAILURE() << tensor.error().message;
+    return check(g_->addConstant(fresh("k"), tensor.ok() ? *tensor : Tensor()));
+  }
+  OutletId constFloats(Shape shape, std::vector<double> values, ElementType t = ElementType::F32) {
+    auto tensor = Tensor::fromDoubles(t, std::move(shape), values);
+    if (!tensor.ok()) ADD_FAILURE() << tensor.error().message;
+    return check(g_->addConstant(fresh("k"), tensor.ok() ? *tensor : Tensor()));
+  }
+  /// A node with one output (its first when it has more).
+  OutletId node(const std::string &op, std::vector<OutletId> inputs, Attributes attrs = {},
+                int opset = 17, size_t nOutputs = 1) {
+    return nodeOutputs(op, std::move(inputs), nOutputs, std::move(attrs), opset)[0];
+  }
+  std::vector<OutletId> nodeOutputs(const std::string &op, std::vector<OutletId> inputs,
+                                    size_t nOutputs, Attributes attrs = {}, int opset = 17) {
+    auto id = g_->addNode(op, fresh("n"), std::move(inputs), nOutputs, std::move(attrs));
+    std::vector<OutletId> out;
+    if (!id.ok()) {
+      ADD_FAILURE() << id.error().message;
+      return std::vector<OutletId>(nOutputs, OutletId::invalid());
+    }
+    g_->nodes[*id].opsetVersion = opset;
+    for (uint32_t i = 0; i < nOutputs; ++i) out.push_back(OutletId{*id, i});
+    return out;
+  }
+  BodyBuilder &output(OutletId o) {
+    g_->outputs.push_back(o);
+    return *this;
+  }
+  GraphPtr graph() const { return g_; }
+
+private:
+  std::string fresh(const char *stem) { return g_->name + "_" + stem + std::to_string(counter_++); }
+  OutletId check(Result<OutletId> r) {
+    if (!r.ok()) {
+      ADD_FAILURE() << r.error().message;
+      return OutletId::invalid();
+    }
+    return *r;
+  }
+  GraphPtr g_;
+  int counter_ = 0;
+};
+
 } // namespace sf::test

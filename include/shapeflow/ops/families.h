@@ -17,5 +17,6 @@ void registerControlFlowOps(OpRegistry &r); // control_flow.cpp: If, Loop, Scan
 void registerSequenceOps(OpRegistry &r);    // sequence.cpp: Sequence*, SplitToSequence, ...
 void registerRnnOps(OpRegistry &r);         // rnn.cpp: RNN, GRU, LSTM
 void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, DFT, windows, ...
+void registerTrainingOps(OpRegistry &r);    // training.cpp: losses, text ops, preview optimizers
 
 } // namespace sf

@@ -1,0 +1,166 @@
+// Losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss), text ops (StringNormalizer,
+// TfIdfVectorizer) and the optimizers of ai.onnx.preview.training (Adagrad, Momentum, Adam).
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+#include <algorithm>
+
+namespace sf {
+namespace {
+
+using Facts = std::vector<Fact>;
+
+/// The per-element loss shape [N, d1, ...] that scores [N, C, d1, ...] and a target [N, d1, ...]
+/// agree on (the target's shape, merged with the scores without their class axis).
+Result<PartialShape> lossShape(InferContext &ctx, const Fact &scores, const Fact &target) {
+  PartialShape t = target.shape;
+  if (scores.shape.rankIsStatic()) {
+    if (scores.shape.size() < 2)
+      return makeError("scores " + describe(scores) + " must have rank >= 2 ([N, C, ...])");
+    std::vector<Dimension> dims = scores.shape.dims();
+    dims.erase(dims.begin() + 1);
+    PartialShape fromScores(std::move(dims));
+    if (t.rankIsStatic() && t.size() != fromScores.size())
+      return makeError("target " + describe(target) + " must have the rank of " + describe(scores) +
+                       " minus 1");
+    SF_ASSIGN(t, ctx.mergeShapes(t, fromScores));
+  }
+  return t;
+}
+
+/// An optional per-class weight [C] agrees with the scores' class axis.
+Result<void> checkClassWeight(InferContext &ctx, const Fact &scores, size_t i) {
+  if (!ctx.hasInput(i)) return success();
+  const Fact &w = ctx.input(i);
+  if (!w.shape.rankIsStatic()) return success();
+  if (w.shape.size() != 1)
+    return makeError("weight (input " + std::to_string(i) + ") " + describe(w) + " must be 1-D [C]");
+  if (scores.shape.rankIsStatic() && scores.shape.size() >= 2) {
+    if (!w.shape[0].compatible(scores.shape[1]))
+      return makeError("weight (input " + std::to_string(i) + ") has " + w.shape[0].toString() +
+                       " elements, expected C = " + scores.shape[1].toString());
+    SF_TRY(ctx.mergeDims(w.shape[0], scores.shape[1]));
+  }
+  return success();
+}
+
+Result<PartialShape> reducedLoss(InferContext &ctx, const PartialShape &perElement) {
+  SF_ASSIGN(std::string reduction, ctx.attrs().getString("reduction", "mean"));
+  if (reduction == "none") return perElement;
+  if (reduction == "mean" || reduction == "sum") return PartialShape(std::vector<Dimension>{});
+  return makeError("reduction must be none, sum or mean, got '" + reduction + "'");
+}
+
+Result<Facts> softmaxCrossEntropyLoss(InferContext &ctx) {
+  const Fact &scores = ctx.input(0), &labels = ctx.input(1);
+  if (labels.type != ElementType::Undefined && labels.type != ElementType::I32 &&
+      labels.type != ElementType::I64)
+    return makeError("labels must be int32 or int64, got " + describe(labels));
+  SF_ASSIGN(PartialShape perElement, lossShape(ctx, scores, labels));
+  SF_TRY(checkClassWeight(ctx, scores, 2));
+  SF_ASSIGN(PartialShape loss, reducedLoss(ctx, perElement));
+  Facts out{makeFact(scores.type, loss)};
+  if (ctx.numOutputs() > 1) out.push_back(makeFact(scores.type, scores.shape)); // log_prob
+  return out;
+}
+
+Result<Facts> negativeLogLikelihoodLoss(InferContext &ctx) {
+  const Fact &input = ctx.input(0), &target = ctx.input(1);
+  if (target.type != ElementType::Undefined && target.type != ElementType::I32 &&
+      target.type != ElementType::I64)
+    return makeError("target must be int32 or int64, got " + describe(target));
+  SF_ASSIGN(PartialShape perElement, lossShape(ctx, input, target));
+  SF_TRY(checkClassWeight(ctx, input, 2));
+  SF_ASSIGN(PartialShape loss, reducedLoss(ctx, perElement));
+  return Facts{makeFact(input.type, loss)};
+}
+
+/// StringNormalizer: [C] or [1, C] strings; stopwords may remove any of the C (all removed
+/// leaves one empty string), so C becomes a size in [1, max(C, 1)] when there are stopwords.
+Result<Facts> stringNormalizer(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  if (x.type != ElementType::Undefined && x.type != ElementType::String)
+    return makeError("input must be a string tensor, got " + describe(x));
+  PartialShape s = x.shape;
+  if (s.rankIsStatic()) {
+    if (s.size() != 1 && !(s.size() == 2 && s[0].compatible(Dimension(1))))
+      return makeError("input " + describe(x) + " must be [C] or [1, C]");
+    if (s.size() == 2) {
+      SF_ASSIGN(s[0], ctx.mergeDims(s[0], Dimension(1)));
+    }
+  }
+  auto stop = ctx.attrs().getStrings("stopwords");
+  bool removes = stop.ok() && !stop->empty();
+  if (removes && s.rankIsStatic()) {
+    Dimension &c = s[s.size() - 1];
+    int64_t hi = std::max<int64_t>(c.maxLength(), 1);
+    c = ctx.freshDim("words", Interval{c.minLength() == 0 && hi == 0 ? 0 : 1, hi});
+  }
+  return Facts{makeFact(ElementType::String, s)};
+}
+
+/// TfIdfVectorizer: [C] -> [K] and [N, C] -> [N, K], K = max(ngram_indexes) + 1.
+Result<Facts> tfIdfVectorizer(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  if (x.type != ElementType::Undefined && x.type != ElementType::String &&
+      x.type != ElementType::I32 && x.type != ElementType::I64)
+    return makeError("input must be string, int32 or int64, got " + describe(x));
+  SF_ASSIGN(auto indexes, ctx.attrs().getInts("ngram_indexes"));
+  if (indexes.empty()) return makeError("ngram_indexes is empty");
+  int64_t k = *std::max_element(indexes.begin(), indexes.end());
+  if (*std::min_element(indexes.begin(), indexes.end()) < 0)
+    return makeError("ngram_indexes has a negative index");
+  if (k == INT64_MAX) return makeError("ngram_indexes: index too large");
+  Dimension out(k + 1);
+  if (!x.shape.rankIsStatic()) return Facts{makeFact(ElementType::F32, PartialShape::dynamic())};
+  if (x.shape.size() == 1) return Facts{makeFact(ElementType::F32, PartialShape({out}))};
+  if (x.shape.size() == 2) return Facts{makeFact(ElementType::F32, PartialShape({x.shape[0], out}))};
+  return makeError("input " + describe(x) + " must be [C] or [N, C]");
+}
+
+/// The ai.onnx.preview.training optimizers: inputs R, T, then `groups` groups of n tensors
+/// (X, G, and the optimizer's state); outputs the new X and the new state, group by group
+/// (every group but G), each with the shape and type of the tensor it updates.
+InferFn optimizer(size_t groups) {
+  return [groups](InferContext &ctx) -> Result<Facts> {
+    size_t in = ctx.numInputs();
+    if (in < 2 || (in - 2) % groups != 0)
+      return makeError("expects R, T and " + std::to_string(groups) +
+                       " groups of equally many tensors, got " + std::to_string(in) + " inputs");
+    size_t n = (in - 2) / groups;
+    if (ctx.numOutputs() > (groups - 1) * n)
+      return makeError("has " + std::to_string(ctx.numOutputs()) + " outputs, at most " +
+                       std::to_string((groups - 1) * n) + " for " + std::to_string(n) +
+                       " optimized tensors");
+    // Every tensor of a group agrees with its X (and its gradient G).
+    for (size_t i = 0; i < n; ++i)
+      for (size_t g = 1; g < groups; ++g) {
+        const Fact &x = ctx.input(2 + i), &y = ctx.input(2 + g * n + i);
+        if (x.shape.rankIsStatic() && y.shape.rankIsStatic() && !x.shape.compatible(y.shape))
+          return makeError("input " + std::to_string(2 + g * n + i) + " " + describe(y) +
+                           " does not match the tensor it belongs to, " + describe(x));
+      }
+    Facts out;
+    for (size_t j = 0; j < ctx.numOutputs(); ++j) {
+      size_t o = j / n, i = j % n;
+      size_t group = o == 0 ? 0 : o + 1; // skip the gradients
+      const Fact &src = ctx.input(2 + group * n + i);
+      out.push_back(makeFact(src.type, src.shape));
+    }
+    return out;
+  };
+}
+
+} // namespace
+
+void registerTrainingOps(OpRegistry &r) {
+  r.add({"SoftmaxCrossEntropyLoss", "", softmaxCrossEntropyLoss});
+  r.add({"NegativeLogLikelihoodLoss", "", negativeLogLikelihoodLoss});
+  r.add({"StringNormalizer", "", stringNormalizer});
+  r.add({"TfIdfVectorizer", "", tfIdfVectorizer});
+  r.add({"Adagrad", "ai.onnx.preview.training", optimizer(3)});
+  r.add({"Momentum", "ai.onnx.preview.training", optimizer(3)});
+  r.add({"Adam", "ai.onnx.preview.training", optimizer(4)});
+}
+
+} // namespace sf
