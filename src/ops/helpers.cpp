@@ -78,10 +78,10 @@ Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t s
   auto span = checkedMul(dilation, kernel - 1);
   auto pads = checkedAdd(padBegin, padEnd);
   if (!span || !pads) return makeError("window size overflows int64");
-  auto shift = checkedSub(*pads, *span + 1);
+  auto window = checkedAdd(*span, 1);
+  auto shift = window ? checkedSub(*pads, *window) : std::nullopt;
   if (!shift) return makeError("window size overflows int64");
   // numerator = in + shift; out = floor|ceil(numerator / stride) + 1
-  Dimension shiftD = Dimension::fromInterval(Interval::point(*shift));
   if (in.isStatic()) {
     auto num = checkedAdd(in.length(), *shift);
     if (!num) return makeError("window size overflows int64");
