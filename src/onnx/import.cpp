@@ -7,6 +7,7 @@
 #include "shapeflow/onnx/import.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -77,6 +78,123 @@ struct Importer {
   OpsetMap opsets;
   SymbolTable *symbols = nullptr; // the main graph's table: one namespace for every subgraph
   int depth = 0;
+
+  // ---- model-local functions (FunctionProto): calls are expanded into the calling graph ----
+  std::deque<std::string> arena; // owns the names made for expanded nodes (views point here)
+  size_t expandedNodes = 0;
+  // Functions calling functions several times can multiply a small file into a huge graph.
+  static constexpr size_t kMaxExpandedNodes = 2'000'000;
+  uint64_t callCounter = 0;
+
+  std::string_view own(std::string s) { return arena.emplace_back(std::move(s)); }
+
+  const FunctionView *functionFor(const NodeView &n) const {
+    for (const auto &f : model.functions)
+      if (f.name == n.opType && normDomain(f.domain) == normDomain(n.domain) &&
+          f.overload == n.overload)
+        return &f;
+    return nullptr;
+  }
+
+  /// The graph's nodes with every call of a local function replaced by the function's body
+  /// (recursively): formal inputs and outputs renamed to the call's, the body's own names
+  /// prefixed with the call's name, attribute references (`ref_attr_name`) bound to the call's
+  /// attributes or the function's defaults. A graph without calls comes back as is.
+  Result<const std::vector<NodeView> *> expandCalls(const std::vector<NodeView> &nodes,
+                                                   std::vector<NodeView> &storage) {
+    if (model.functions.empty()) return &nodes;
+    bool any = false;
+    for (const auto &n : nodes) any = any || functionFor(n);
+    if (!any) return &nodes;
+    // Count first, so that a small file cannot make the importer build a huge graph.
+    size_t total = 0;
+    for (const auto &n : nodes) {
+      SF_ASSIGN(size_t c, expandedCount(n, 0));
+      total = std::min(total + c, kMaxExpandedNodes + 1);
+    }
+    if (total > kMaxExpandedNodes)
+      return makeError("more than " + std::to_string(kMaxExpandedNodes) +
+                       " nodes after expanding local functions");
+    for (size_t i = 0; i < nodes.size(); ++i) SF_TRY(expandInto(nodes[i], i, storage, 0));
+    return &storage;
+  }
+
+  std::unordered_map<const FunctionView *, size_t> countMemo;
+
+  /// How many nodes `n` becomes once expanded (saturating past the cap).
+  Result<size_t> expandedCount(const NodeView &n, int level) {
+    const FunctionView *f = functionFor(n);
+    if (!f) return size_t(1);
+    if (level >= 32)
+      return makeError("node '" + str(n.name) + "' (" + str(n.opType) +
+                       "): local functions call each other more than 32 deep");
+    auto it = countMemo.find(f);
+    if (it != countMemo.end()) return it->second;
+    size_t total = 0;
+    for (const NodeView &b : f->nodes) {
+      SF_ASSIGN(size_t c, expandedCount(b, level + 1));
+      total = std::min(total + c, kMaxExpandedNodes + 1);
+    }
+    countMemo[f] = total;
+    return total;
+  }
+
+  Result<void> expandInto(const NodeView &n, size_t index, std::vector<NodeView> &out, int level) {
+    const FunctionView *f = functionFor(n);
+    if (!f) {
+      if (++expandedNodes > kMaxExpandedNodes)
+        return makeError("more than " + std::to_string(kMaxExpandedNodes) +
+                         " nodes after expanding local functions");
+      out.push_back(n);
+      return success();
+    }
+    std::string callName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
+    if (level >= 32)
+      return makeError("node '" + callName + "' (" + str(n.opType) +
+                       "): local functions call each other more than 32 deep");
+    std::string prefix = callName + "/" + std::to_string(callCounter++) + "/";
+    std::unordered_map<std::string_view, std::string_view> rename;
+    for (size_t i = 0; i < f->inputs.size(); ++i)
+      rename[f->inputs[i]] = i < n.inputs.size() ? n.inputs[i] : std::string_view();
+    for (size_t i = 0; i < f->outputs.size(); ++i)
+      rename[f->outputs[i]] = i < n.outputs.size() ? n.outputs[i] : own(prefix + str(f->outputs[i]));
+    auto map = [&](std::string_view name) -> std::string_view {
+      if (name.empty()) return name;
+      auto it = rename.find(name);
+      if (it != rename.end()) return it->second;
+      std::string_view fresh = own(prefix + str(name));
+      rename[name] = fresh;
+      return fresh;
+    };
+    size_t bodyIndex = 0;
+    for (const NodeView &b : f->nodes) {
+      NodeView c = b;
+      c.name = own(prefix + (b.name.empty() ? str(b.opType) + "_" + std::to_string(bodyIndex) : str(b.name)));
+      ++bodyIndex;
+      for (auto &i : c.inputs) i = map(i);
+      for (auto &o : c.outputs) o = map(o);
+      c.attributes.clear();
+      for (const AttributeView &a : b.attributes) {
+        if (a.refAttrName.empty()) {
+          c.attributes.push_back(a);
+          continue;
+        }
+        const AttributeView *bound = nullptr;
+        for (const auto &ca : n.attributes)
+          if (ca.name == a.refAttrName) bound = &ca;
+        if (!bound)
+          for (const auto &d : f->attributeDefaults)
+            if (d.name == a.refAttrName) bound = &d;
+        if (!bound) continue; // unset and without a default: the op's own default applies
+        AttributeView v = *bound;
+        v.name = a.name;
+        v.refAttrName = {};
+        c.attributes.push_back(std::move(v));
+      }
+      SF_TRY(expandInto(c, bodyIndex, out, level + 1));
+    }
+    return success();
+  }
 
   int64_t opsetOf(std::string_view domain) const {
     auto it = opsets.find(normDomain(domain));
@@ -290,8 +408,10 @@ struct Importer {
     std::unordered_map<std::string, const ValueInfoView *> declared;
     for (const auto &vi : gv.valueInfo) declared[str(vi.name)] = &vi;
     for (const auto &vi : gv.outputs) declared[str(vi.name)] = &vi;
+    std::vector<NodeView> expanded;
+    SF_ASSIGN(const std::vector<NodeView> *nodes, expandCalls(gv.nodes, expanded));
     size_t index = 0;
-    for (const auto &n : gv.nodes) {
+    for (const auto &n : *nodes) {
       std::string nodeName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
       ++index;
       uint32_t id;
