@@ -18,6 +18,7 @@ void registerAllOps(OpRegistry &r) {
   registerRnnOps(r);
   registerMiscOps(r);
   registerTrainingOps(r);
+  registerContribOps(r);
 }
 
 } // namespace sf

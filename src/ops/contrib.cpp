@@ -1,0 +1,285 @@
+// onnxruntime's contrib ops (domain com.microsoft) that its transformer and quantization tools
+// write into real models: fused activations and normalizations, fused MatMul/Conv, attention,
+// quantized elementwise ops and 4-bit MatMul. Shapes follow onnxruntime's contrib operator
+// documentation; an output whose shape that documentation leaves to the kernel (optional
+// statistics, packed KV caches) stays unknown rather than guessed.
+#include "shapeflow/ops/families.h"
+#include "shapeflow/ops/helpers.h"
+
+namespace sf {
+namespace {
+
+using Facts = std::vector<Fact>;
+const char *const kMs = "com.microsoft";
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// d / k for a dim that must split into k equal parts: exact when static (an error when it does
+/// not divide), d//k when symbolic (exact for every value the op accepts).
+Result<Dimension> splitInto(const Dimension &d, int64_t k, const std::string &what) {
+  if (d.isStatic() && d.length() % k != 0)
+    return makeError(what + " " + d.toString() + " is not a multiple of " + str(k));
+  return d.floorDiv(k);
+}
+
+/// Output 0 like input 0 (optionally broadcast with the inputs listed), the rest unknown.
+InferFn likeInput(std::vector<size_t> broadcastWith = {}) {
+  return [broadcastWith](InferContext &ctx) -> Result<Facts> {
+    const Fact &x = ctx.input(0);
+    PartialShape s = x.shape;
+    for (size_t i : broadcastWith) {
+      if (!ctx.hasInput(i)) continue;
+      SF_ASSIGN(s, ctx.broadcast(s, ctx.input(i).shape));
+    }
+    Facts out{makeFact(x.type, s)};
+    for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(Fact{});
+    return out;
+  };
+}
+
+/// The last dim of `f` (merged with `expected` when given).
+Result<void> checkLastDim(InferContext &ctx, const Fact &f, const Dimension &expected,
+                          const std::string &what) {
+  if (!f.shape.rankIsStatic() || f.shape.size() == 0) return success();
+  const Dimension &d = f.shape[f.shape.size() - 1];
+  if (!d.compatible(expected))
+    return makeError(what + " " + describe(f) + " has last dim " + d.toString() + ", expected " +
+                     expected.toString());
+  SF_TRY(ctx.mergeDims(d, expected));
+  return success();
+}
+
+/// MatMul's shape rule on already-transposed operand shapes (numpy matmul: 1-D operands get a
+/// dim prepended / appended and lose it again).
+Result<PartialShape> matmulShape(InferContext &ctx, PartialShape a, PartialShape b) {
+  if (!a.rankIsStatic() || !b.rankIsStatic()) return PartialShape::dynamic();
+  if (a.size() == 0 || b.size() == 0) return makeError("MatMul operands must not be scalars");
+  bool aVec = a.size() == 1, bVec = b.size() == 1;
+  std::vector<Dimension> ad = a.dims(), bd = b.dims();
+  if (aVec) ad.insert(ad.begin(), Dimension(1));
+  if (bVec) bd.push_back(Dimension(1));
+  const Dimension &ka = ad[ad.size() - 1], &kb = bd[bd.size() - 2];
+  if (!ka.compatible(kb))
+    return makeError("inner dims differ: " + ka.toString() + " vs " + kb.toString() + " (" +
+                     toString(a) + " x " + toString(b) + ")");
+  SF_TRY(ctx.mergeDims(ka, kb));
+  PartialShape batchA(std::vector<Dimension>(ad.begin(), ad.end() - 2));
+  PartialShape batchB(std::vector<Dimension>(bd.begin(), bd.end() - 2));
+  SF_ASSIGN(PartialShape batch, ctx.broadcast(batchA, batchB));
+  std::vector<Dimension> out = batch.dims();
+  if (!aVec) out.push_back(ad[ad.size() - 2]);
+  if (!bVec) out.push_back(bd[bd.size() - 1]);
+  return PartialShape(std::move(out));
+}
+
+PartialShape swapLastTwo(const PartialShape &s) {
+  if (!s.rankIsStatic() || s.size() < 2) return s;
+  std::vector<Dimension> d = s.dims();
+  std::swap(d[d.size() - 1], d[d.size() - 2]);
+  return PartialShape(std::move(d));
+}
+
+Result<Facts> fusedMatMul(InferContext &ctx) {
+  const Fact &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(int64_t transA, ctx.attrs().getInt("transA", 0));
+  SF_ASSIGN(int64_t transB, ctx.attrs().getInt("transB", 0));
+  SF_ASSIGN(int64_t batchA, ctx.attrs().getInt("transBatchA", 0));
+  SF_ASSIGN(int64_t batchB, ctx.attrs().getInt("transBatchB", 0));
+  if (batchA || batchB) return Facts{makeFact(a.type, PartialShape::dynamic())};
+  PartialShape sa = transA ? swapLastTwo(a.shape) : a.shape;
+  PartialShape sb = transB ? swapLastTwo(b.shape) : b.shape;
+  SF_ASSIGN(PartialShape s, matmulShape(ctx, sa, sb));
+  return Facts{makeFact(a.type, s)};
+}
+
+/// MatMulIntegerToFloat / DynamicQuantizeMatMul: MatMul's shape, float output (the type of the
+/// scale at `scaleInput`).
+InferFn quantizedMatMul(size_t scaleInput) {
+  return [scaleInput](InferContext &ctx) -> Result<Facts> {
+    SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0).shape, ctx.input(1).shape));
+    ElementType t = ctx.input(scaleInput).type;
+    if (t == ElementType::Undefined) t = ElementType::F32;
+    return Facts{makeFact(t, s)};
+  };
+}
+
+/// MatMulNBits(A [..., K], B packed, scales, ...) with attributes K and N: [..., N].
+Result<Facts> matMulNBits(InferContext &ctx) {
+  const Fact &a = ctx.input(0);
+  SF_ASSIGN(int64_t k, ctx.attrs().getInt("K"));
+  SF_ASSIGN(int64_t n, ctx.attrs().getInt("N"));
+  if (k <= 0 || n <= 0) return makeError("K and N must be positive, got K = " + str(k) + ", N = " + str(n));
+  if (!a.shape.rankIsStatic()) return Facts{makeFact(a.type, PartialShape::dynamic())};
+  if (a.shape.size() == 0) return makeError("A must not be a scalar");
+  SF_TRY(checkLastDim(ctx, a, Dimension(k), "A"));
+  std::vector<Dimension> d = a.shape.dims();
+  d.back() = Dimension(n);
+  return Facts{makeFact(a.type, PartialShape(std::move(d)))};
+}
+
+/// SkipLayerNormalization / SkipSimplifiedLayerNormalization (input, skip, gamma, ...): output
+/// 0 and the sum of input, skip and bias (output 3) are input's shape; gamma is [hidden].
+Result<Facts> skipLayerNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &skip = ctx.input(1);
+  PartialShape s = x.shape;
+  if (s.rankIsStatic() && skip.shape.rankIsStatic() && skip.shape.size() == s.size()) {
+    SF_ASSIGN(s, ctx.mergeShapes(s, skip.shape));
+  }
+  Fact hiddenOf = makeFact(x.type, s);
+  if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() && ctx.input(2).shape.size() == 1)
+    SF_TRY(checkLastDim(ctx, hiddenOf, ctx.input(2).shape[0], "input"));
+  Facts out{makeFact(x.type, s)};
+  for (size_t i = 1; i < ctx.numOutputs(); ++i)
+    out.push_back(i == 3 ? makeFact(x.type, s) : Fact{});
+  return out;
+}
+
+/// EmbedLayerNormalization(input_ids [B,S], segment_ids, word_embedding [V,H], ...):
+/// output [B,S,H], mask_index [B] (int32), embedding_sum [B,S,H].
+Result<Facts> embedLayerNorm(InferContext &ctx) {
+  const Fact &ids = ctx.input(0), &words = ctx.input(2);
+  Dimension hidden;
+  if (words.shape.rankIsStatic() && words.shape.size() == 2) hidden = words.shape[1];
+  if (ctx.hasInput(5) && ctx.input(5).shape.rankIsStatic() && ctx.input(5).shape.size() == 1) {
+    SF_ASSIGN(hidden, ctx.mergeDims(hidden, ctx.input(5).shape[0]));
+  }
+  PartialShape out = PartialShape::dynamic(3);
+  Dimension batch;
+  if (ids.shape.rankIsStatic()) {
+    if (ids.shape.size() != 2) return makeError("input_ids " + describe(ids) + " must be [B, S]");
+    batch = ids.shape[0];
+    out = PartialShape({ids.shape[0], ids.shape[1], hidden});
+  } else {
+    out = PartialShape({Dimension(), Dimension(), hidden});
+  }
+  ElementType t = words.type;
+  Facts r{makeFact(t, out)};
+  if (ctx.numOutputs() > 1) r.push_back(makeFact(ElementType::I32, PartialShape({batch})));
+  if (ctx.numOutputs() > 2) r.push_back(makeFact(t, out));
+  return r;
+}
+
+/// Attention(input [B,S,Hin], weights [Hin, 3H] or qkv_hidden_sizes, bias, mask, past, ...):
+/// output [B,S,Hv]; present [2,B,heads,P+S,head] when past is given as [2,B,heads,P,head].
+Result<Facts> attention(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &w = ctx.input(1);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
+  if (heads <= 0) return makeError("num_heads must be positive, got " + str(heads));
+  Dimension hv;
+  if (ctx.attrs().has("qkv_hidden_sizes")) {
+    SF_ASSIGN(auto sizes, ctx.attrs().getInts("qkv_hidden_sizes"));
+    if (sizes.size() != 3) return makeError("qkv_hidden_sizes must have 3 elements");
+    hv = Dimension(sizes[2]);
+  } else if (w.shape.rankIsStatic() && w.shape.size() == 2) {
+    SF_ASSIGN(hv, splitInto(w.shape[1], 3, "weights dim 1"));
+  }
+  if (x.shape.rankIsStatic() && x.shape.size() != 3)
+    return makeError("input " + describe(x) + " must be [B, S, hidden]");
+  if (x.shape.rankIsStatic() && w.shape.rankIsStatic() && w.shape.size() == 2)
+    SF_TRY(ctx.mergeDims(x.shape[2], w.shape[0]));
+  Dimension b, s;
+  if (x.shape.rankIsStatic()) b = x.shape[0], s = x.shape[1];
+  Facts out{makeFact(x.type, PartialShape({b, s, hv}))};
+  if (ctx.numOutputs() > 1) {
+    Fact present;
+    if (ctx.hasInput(4) && ctx.input(4).shape.rankIsStatic() && ctx.input(4).shape.size() == 5) {
+      std::vector<Dimension> d = ctx.input(4).shape.dims();
+      SF_ASSIGN(d[3], d[3] + s);
+      present = makeFact(x.type, PartialShape(std::move(d)));
+    }
+    out.push_back(present);
+  }
+  return out;
+}
+
+/// MultiHeadAttention(query [B,S,D], key, value, ...): output [B,S,Dv], Dv from value
+/// ([B,L,Dv], or [B,heads,L,head] giving heads*head); other layouts leave Dv unknown.
+Result<Facts> multiHeadAttention(InferContext &ctx) {
+  const Fact &q = ctx.input(0);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
+  if (heads <= 0) return makeError("num_heads must be positive, got " + str(heads));
+  if (!q.shape.rankIsStatic()) return Facts{makeFact(q.type, PartialShape::dynamic())};
+  Dimension dv;
+  if (q.shape.size() == 3 && !ctx.hasInput(1)) {
+    dv = Dimension(); // packed query, key and value: layout-dependent
+  } else if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic()) {
+    const PartialShape &v = ctx.input(2).shape;
+    if (v.size() == 3) dv = v[2];
+    else if (v.size() == 4) {
+      SF_ASSIGN(dv, v[3] * Dimension(heads));
+    }
+  } else if (q.shape.size() == 3) {
+    dv = q.shape[2]; // key and value packed together: same hidden size as the query
+  }
+  if (q.shape.size() == 3) {
+    Facts out{makeFact(q.type, PartialShape({q.shape[0], q.shape[1], dv}))};
+    for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(Fact{});
+    return out;
+  }
+  if (q.shape.size() == 5) { // packed QKV [B,S,heads,3,head]
+    SF_ASSIGN(Dimension hidden, q.shape[2] * q.shape[4]);
+    Facts out{makeFact(q.type, PartialShape({q.shape[0], q.shape[1], hidden}))};
+    for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(Fact{});
+    return out;
+  }
+  return makeError("query " + describe(q) + " must be [B, S, D] or [B, S, heads, 3, head]");
+}
+
+/// BiasSplitGelu(X [N, HW, D], bias [D]) -> [N, HW, D/2].
+Result<Facts> biasSplitGelu(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  if (!x.shape.rankIsStatic()) return Facts{makeFact(x.type, PartialShape::dynamic())};
+  if (x.shape.size() != 3) return makeError("input " + describe(x) + " must be [N, HW, D]");
+  std::vector<Dimension> d = x.shape.dims();
+  SF_ASSIGN(d[2], splitInto(d[2], 2, "hidden size"));
+  return Facts{makeFact(x.type, PartialShape(std::move(d)))};
+}
+
+/// QLinearAdd / QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp): A and B broadcast.
+Result<Facts> qlinearBinary(InferContext &ctx) {
+  const Fact &a = ctx.input(0), &b = ctx.input(3);
+  SF_ASSIGN(PartialShape s, ctx.broadcast(a.shape, b.shape));
+  return Facts{makeFact(a.type, s)};
+}
+
+/// Wraps a standard op's rule (FusedConv is Conv with an activation and an optional sum input).
+InferFn alias(const OpRegistry &r, std::string_view name) {
+  const OpDef *def = r.find("", name);
+  InferFn f = def ? def->infer : InferFn{};
+  return [f](InferContext &ctx) -> Result<Facts> {
+    if (!f) return makeError("no rule for the standard op it extends");
+    return f(ctx);
+  };
+}
+
+} // namespace
+
+void registerContribOps(OpRegistry &r) {
+  for (const char *op : {"Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasDropout"}) {
+    std::vector<size_t> with;
+    if (std::string_view(op) == "BiasGelu" || std::string_view(op) == "FastGelu") with = {1};
+    if (std::string_view(op) == "BiasAdd") with = {1, 2};
+    r.add({op, kMs, likeInput(with)});
+  }
+  r.add({"RotaryEmbedding", kMs, likeInput()});
+  r.add({"SimplifiedLayerNormalization", "", likeInput()});
+  r.add({"SkipLayerNormalization", kMs, skipLayerNorm});
+  r.add({"SkipSimplifiedLayerNormalization", kMs, skipLayerNorm});
+  r.add({"EmbedLayerNormalization", kMs, embedLayerNorm});
+  r.add({"Attention", kMs, attention});
+  r.add({"MultiHeadAttention", kMs, multiHeadAttention});
+  r.add({"FusedMatMul", kMs, fusedMatMul});
+  r.add({"MatMulIntegerToFloat", kMs, quantizedMatMul(2)});
+  r.add({"DynamicQuantizeMatMul", kMs, quantizedMatMul(2)});
+  r.add({"MatMulNBits", kMs, matMulNBits});
+  r.add({"BiasSplitGelu", kMs, biasSplitGelu});
+  r.add({"QLinearAdd", kMs, qlinearBinary});
+  r.add({"QLinearMul", kMs, qlinearBinary});
+  r.add({"QLinearSigmoid", kMs, likeInput()});
+  r.add({"QLinearLeakyRelu", kMs, likeInput()});
+  r.add({"FusedConv", kMs, alias(r, "Conv")});
+  r.add({"FusedGemm", kMs, alias(r, "Gemm")});
+  r.add({"LayerNormalization", kMs, alias(r, "LayerNormalization")});
+}
+
+} // namespace sf
