@@ -18,9 +18,6 @@ namespace {
 
 constexpr ElementType kUnknownType = ElementType::Undefined;
 
-std::string inputLabel(size_t i, const char *name) {
-  return "input " + std::to_string(i) + " (" + name + ")";
-}
 
 Result<void> expectRank(const Fact &f, size_t i, const char *name, size_t rank) {
   if (f.shape.rankIsStatic() && f.shape.size() != rank)

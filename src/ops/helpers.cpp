@@ -69,6 +69,34 @@ std::optional<Dimension> scalarDim(const Fact &f) {
   return (*v)[0];
 }
 
+std::string inputLabel(size_t i, const char *name) {
+  return "input " + std::to_string(i) + " (" + name + ")";
+}
+
+Result<void> broadcastOnto(InferContext &ctx, PartialShape &target, size_t ic, const char *name) {
+  const Fact &c = ctx.input(ic);
+  if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
+  auto fail = [&] {
+    return makeError(inputLabel(ic, name) + " " + describe(c) + " does not broadcast to " +
+                     target.toString());
+  };
+  if (c.shape.size() > target.size()) return fail();
+  size_t off = target.size() - c.shape.size();
+  for (size_t i = 0; i < c.shape.size(); ++i) {
+    const Dimension &d = c.shape[i], t = target[off + i];
+    if (d.isStatic() && d.length() == 1) continue;
+    if (!d.interval().contains(1)) {
+      auto m = ctx.mergeDims(d, t);
+      if (!m.ok()) return fail();
+      target[off + i] = *m;
+    } else if (!d.compatible(t)) {
+      // d may be 1 but cannot be t: it is 1.
+      if (!ctx.mergeDims(d, Dimension(1)).ok()) return fail();
+    }
+  }
+  return success();
+}
+
 Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t stride,
                                   int64_t dilation, int64_t padBegin, int64_t padEnd,
                                   bool ceilMode) {

@@ -98,31 +98,6 @@ Result<std::vector<Fact>> inferQLinearMatMul(InferContext &ctx) {
   return std::vector<Fact>{makeFact(ctx.input(7).type, std::move(s))};
 }
 
-/// `c` broadcasts onto `target` in one direction: each of its dims is 1 or the target's dim.
-/// A dim of `c` that cannot be 1 is the target's: `target` learns it.
-Result<void> checkUnidirectional(InferContext &ctx, PartialShape &target, const Fact &c,
-                                 size_t ic) {
-  if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
-  auto fail = [&] {
-    return makeError("input " + std::to_string(ic) + " (C) " + describe(c) +
-                     " does not broadcast to " + target.toString());
-  };
-  if (c.shape.size() > target.size()) return fail();
-  size_t off = target.size() - c.shape.size();
-  for (size_t i = 0; i < c.shape.size(); ++i) {
-    const Dimension &d = c.shape[i], t = target[off + i];
-    if (d.isStatic() && d.length() == 1) continue;
-    if (!d.interval().contains(1)) {
-      auto m = ctx.mergeDims(d, t);
-      if (!m.ok()) return fail();
-      target[off + i] = *m;
-    } else if (!d.compatible(t)) {
-      // d may be 1 but cannot be t: it is 1.
-      if (!ctx.mergeDims(d, Dimension(1)).ok()) return fail();
-    }
-  }
-  return success();
-}
 
 Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(1);
@@ -162,7 +137,7 @@ Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
         return makeError("input 2 (C) " + describe(c) + " must have shape " + out.toString() +
                          " when broadcast = 0");
     } else {
-      SF_TRY(checkUnidirectional(ctx, out, c, 2));
+      SF_TRY(broadcastOnto(ctx, out, 2, "C"));
     }
     out = ctx.symbols().resolve(out);
   }

@@ -13,9 +13,6 @@ namespace {
 
 constexpr ElementType kUnknownType = ElementType::Undefined;
 
-std::string inputLabel(size_t i, const char *name) {
-  return "input " + std::to_string(i) + " (" + name + ")";
-}
 
 Dimension dimAt(const Fact &f, size_t axis) {
   return f.shape.rankIsStatic() && axis < f.shape.size() ? f.shape[axis] : Dimension();
@@ -114,31 +111,6 @@ Result<std::vector<Fact>> inferInstanceNorm(InferContext &ctx) {
   return std::vector<Fact>{withChannels(ctx, x, c)};
 }
 
-/// `c` broadcasts onto `target` in one direction: each of its dims is 1 or the target's dim.
-/// A dim of `c` that cannot be 1 is the target's: `target` learns it.
-Result<void> checkUnidirectional(InferContext &ctx, PartialShape &target, size_t ic,
-                                 const char *name) {
-  const Fact &c = ctx.input(ic);
-  if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
-  auto fail = [&] {
-    return makeError(inputLabel(ic, name) + " " + describe(c) + " does not broadcast to " +
-                     target.toString());
-  };
-  if (c.shape.size() > target.size()) return fail();
-  size_t off = target.size() - c.shape.size();
-  for (size_t i = 0; i < c.shape.size(); ++i) {
-    const Dimension &d = c.shape[i], t = target[off + i];
-    if (d.isStatic() && d.length() == 1) continue;
-    if (!d.interval().contains(1)) {
-      auto m = ctx.mergeDims(d, t);
-      if (!m.ok()) return fail();
-      target[off + i] = *m;
-    } else if (!d.compatible(t)) {
-      if (!ctx.mergeDims(d, Dimension(1)).ok()) return fail();
-    }
-  }
-  return success();
-}
 
 Result<std::vector<Fact>> inferLayerNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
@@ -148,8 +120,8 @@ Result<std::vector<Fact>> inferLayerNorm(InferContext &ctx) {
   if (!stashType || !isFloat(*stashType))
     return makeError("attribute 'stash_type' is " + std::to_string(stash) + ", not a float type");
   PartialShape xs = x.shape;
-  SF_TRY(checkUnidirectional(ctx, xs, 1, "Scale"));
-  if (ctx.hasInput(2)) SF_TRY(checkUnidirectional(ctx, xs, 2, "B"));
+  SF_TRY(broadcastOnto(ctx, xs, 1, "Scale"));
+  if (ctx.hasInput(2)) SF_TRY(broadcastOnto(ctx, xs, 2, "B"));
   const Fact &scale = ctx.input(1);
   if (scale.type != kUnknownType && x.type != kUnknownType && scale.type != x.type)
     return makeError("input types differ: " + describe(x) + " vs " + describe(scale));

@@ -45,34 +45,27 @@ Result<void> checkClassWeight(InferContext &ctx, const Fact &scores, size_t i) {
 }
 
 Result<PartialShape> reducedLoss(InferContext &ctx, const PartialShape &perElement) {
-  SF_ASSIGN(std::string reduction, ctx.attrs().getString("reduction", "mean"));
+  auto attr = ctx.attrs().getString("reduction", "mean");
+  if (!attr.ok()) return attr.takeError();
+  const std::string &reduction = *attr;
   if (reduction == "none") return perElement;
   if (reduction == "mean" || reduction == "sum") return PartialShape(std::vector<Dimension>{});
   return makeError("reduction must be none, sum or mean, got '" + reduction + "'");
 }
 
-Result<Facts> softmaxCrossEntropyLoss(InferContext &ctx) {
-  const Fact &scores = ctx.input(0), &labels = ctx.input(1);
-  if (labels.type != ElementType::Undefined && labels.type != ElementType::I32 &&
-      labels.type != ElementType::I64)
-    return makeError("labels must be int32 or int64, got " + describe(labels));
-  SF_ASSIGN(PartialShape perElement, lossShape(ctx, scores, labels));
-  SF_TRY(checkClassWeight(ctx, scores, 2));
-  SF_ASSIGN(PartialShape loss, reducedLoss(ctx, perElement));
-  Facts out{makeFact(scores.type, loss)};
-  if (ctx.numOutputs() > 1) out.push_back(makeFact(scores.type, scores.shape)); // log_prob
-  return out;
-}
-
-Result<Facts> negativeLogLikelihoodLoss(InferContext &ctx) {
-  const Fact &input = ctx.input(0), &target = ctx.input(1);
+/// SoftmaxCrossEntropyLoss (scores, labels, weights) -> loss, log_prob (scores' shape);
+/// NegativeLogLikelihoodLoss (input, target, weight) -> loss.
+Result<Facts> loss(InferContext &ctx) {
+  const Fact &scores = ctx.input(0), &target = ctx.input(1);
   if (target.type != ElementType::Undefined && target.type != ElementType::I32 &&
       target.type != ElementType::I64)
-    return makeError("target must be int32 or int64, got " + describe(target));
-  SF_ASSIGN(PartialShape perElement, lossShape(ctx, input, target));
-  SF_TRY(checkClassWeight(ctx, input, 2));
-  SF_ASSIGN(PartialShape loss, reducedLoss(ctx, perElement));
-  return Facts{makeFact(input.type, loss)};
+    return makeError("input 1 (labels / target) must be int32 or int64, got " + describe(target));
+  SF_ASSIGN(PartialShape perElement, lossShape(ctx, scores, target));
+  SF_TRY(checkClassWeight(ctx, scores, 2));
+  SF_ASSIGN(PartialShape reduced, reducedLoss(ctx, perElement));
+  Facts out{makeFact(scores.type, reduced)};
+  if (ctx.numOutputs() > 1) out.push_back(makeFact(scores.type, scores.shape)); // log_prob
+  return out;
 }
 
 /// StringNormalizer: [C] or [1, C] strings; stopwords may remove any of the C (all removed
@@ -154,8 +147,8 @@ InferFn optimizer(size_t groups) {
 } // namespace
 
 void registerTrainingOps(OpRegistry &r) {
-  r.add({"SoftmaxCrossEntropyLoss", "", softmaxCrossEntropyLoss});
-  r.add({"NegativeLogLikelihoodLoss", "", negativeLogLikelihoodLoss});
+  r.add({"SoftmaxCrossEntropyLoss", "", loss});
+  r.add({"NegativeLogLikelihoodLoss", "", loss});
   r.add({"StringNormalizer", "", stringNormalizer});
   r.add({"TfIdfVectorizer", "", tfIdfVectorizer});
   r.add({"Adagrad", "ai.onnx.preview.training", optimizer(3)});

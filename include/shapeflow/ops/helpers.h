@@ -29,6 +29,14 @@ std::optional<Dimension> scalarDim(const Fact &f);
 /// Output size of a sliding window (Conv, Pool): floor or ceil of
 /// (in + padBegin + padEnd - dilation*(kernel - 1) - 1) / stride + 1. Error when it is < 1 for a
 /// static input.
+/// "input 2 (B)": how messages name an op's input.
+std::string inputLabel(size_t i, const char *name);
+
+/// Input `ic` broadcasts onto `target` in one direction (Gemm's C, LayerNormalization's scale):
+/// each of its dims is 1 or the target's dim; a dim that cannot be 1 is the target's, and
+/// `target` learns it.
+Result<void> broadcastOnto(InferContext &ctx, PartialShape &target, size_t ic, const char *name);
+
 Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t stride,
                                   int64_t dilation, int64_t padBegin, int64_t padEnd,
                                   bool ceilMode);
