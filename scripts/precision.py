@@ -289,11 +289,13 @@ class Tally:
         self.count = {c: 0 for c in self.COLS}
         self.wrong = []
         self.missing = []  # node outputs absent from some run's JSON
+        self.inexact = []  # neither exact in the concrete runs nor value-dependent
         self.failed = None
 
     def add(self, other):
         self.total += other.total
         self.valdep += other.valdep
+        self.inexact += other.inexact
         for c in self.COLS:
             self.count[c] += other.count[c]
         self.wrong += other.wrong
@@ -322,6 +324,9 @@ def score_tool(names, actual, size_sets, input_syms, concrete_runs, symbolic_run
         t.count["sym"] += sc.exact
         t.count["bounds"] += sc.bounds and not sc.wrong
         t.wrong += [f"{tool} symbolic: {name}: {w}" for w in sc.wrong]
+        if not exact_both and not sc.dep:
+            claims = [(run.get(name) or {}).get("shape") for run in concrete_runs]
+            t.inexact.append(f"{name} {claims} (actual {acts[0]['shape']} / {acts[1]['shape']})")
         if sc.dep:
             shape = claim["shape"]
             text = "[" + ", ".join(str(d) if isinstance(d, int) else d["expr"] for d in shape) + "]"
@@ -463,6 +468,12 @@ def main():
             dep = res["shapeflow"].valdep
             shown = dep if args.verbose else dep[:3]
             print(f"    value-dependent ({len(dep)}{'' if args.verbose else ', -v lists all'}):")
+            for d in shown:
+                print(f"      {d}")
+        if "shapeflow" in res and res["shapeflow"].inexact:
+            bad = res["shapeflow"].inexact
+            shown = bad if args.verbose else bad[:3]
+            print(f"    not exact, not value-dependent ({len(bad)}{'' if args.verbose else ', -v lists all'}):")
             for d in shown:
                 print(f"      {d}")
     print("-" * len(head))

@@ -4,6 +4,10 @@
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
 namespace sf {
 namespace {
 
@@ -281,6 +285,130 @@ Result<std::vector<Fact>> modOp(InferContext &ctx) {
   return fmod ? arithmetic(fmodValue)(ctx) : arithmetic(modValue)(ctx);
 }
 
+// ---------------------------------------------------------------- float folding
+// Exporters compute sizes in floating point too (torchvision's detection transform: a scale
+// factor min(800 / min(H, W), 1333 / max(H, W)), then floor(H * scale) cast back to int64). When
+// every input of such an op is known (a small float constant, or integer values all static), the
+// op is evaluated here, in the output's precision (each f32 result rounded to float, as the
+// runtime computes it; f16/bf16 are not folded). The result is a constant tensor, and when its
+// elements are integral, also a value, so that shape ops and Cast carry it on.
+
+constexpr size_t kFoldBudget = 64;
+
+/// The input's elements as doubles with its static shape, when known.
+std::optional<std::pair<Shape, std::vector<double>>> knownNumbers(const Fact &f) {
+  if (!f.shape.isStatic()) return std::nullopt;
+  Shape shape = f.shape.toShape().valueOr(Shape{});
+  if (f.value) {
+    std::vector<double> v;
+    for (const Dimension &d : *f.value) {
+      if (!d.isStatic()) return std::nullopt;
+      v.push_back(double(d.length()));
+    }
+    return std::make_pair(shape, v);
+  }
+  if (f.constant && f.constant->hasData() &&
+      (isFloat(f.constant->type()) || isInteger(f.constant->type()))) {
+    auto v = f.constant->toDoubles(kFoldBudget);
+    if (v.ok()) return std::make_pair(shape, *v);
+  }
+  return std::nullopt;
+}
+
+double roundTo(ElementType t, double v) { return t == ElementType::F32 ? double(float(v)) : v; }
+
+/// Sets `out`'s constant (and integral value) from `values` of `out`'s type and static shape.
+void setFolded(Fact &out, const std::vector<double> &values) {
+  auto shape = out.shape.toShape();
+  if (!shape.ok()) return;
+  bool integral = out.shape.size() <= 1;
+  for (double v : values)
+    integral = integral && std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 9.0e15;
+  if (isInteger(out.type)) {
+    if (!integral) return;
+    std::vector<int64_t> ints(values.begin(), values.end());
+    auto t = Tensor::fromInt64s(*shape, ints, out.type);
+    if (t.ok()) out.constant = std::make_shared<const Tensor>(std::move(*t));
+  } else {
+    auto t = Tensor::fromDoubles(out.type, *shape, values);
+    if (t.ok()) out.constant = std::make_shared<const Tensor>(std::move(*t));
+  }
+  if (integral) {
+    std::vector<Dimension> dims;
+    for (double v : values) dims.push_back(Dimension::constantValue(int64_t(v)));
+    out.value = std::move(dims);
+  }
+}
+
+/// The float function of an op, or null when it is not folded.
+std::function<double(const std::vector<double> &)> floatFunction(const std::string &op) {
+  using V = const std::vector<double> &;
+  if (op == "Add") return [](V x) { return x[0] + x[1]; };
+  if (op == "Sub") return [](V x) { return x[0] - x[1]; };
+  if (op == "Mul") return [](V x) { return x[0] * x[1]; };
+  if (op == "Div") return [](V x) { return x[0] / x[1]; };
+  if (op == "Min") return [](V x) { return *std::min_element(x.begin(), x.end()); };
+  if (op == "Max") return [](V x) { return *std::max_element(x.begin(), x.end()); };
+  if (op == "Reciprocal") return [](V x) { return 1.0 / x[0]; };
+  if (op == "Floor") return [](V x) { return std::floor(x[0]); };
+  if (op == "Ceil") return [](V x) { return std::ceil(x[0]); };
+  if (op == "Round") return [](V x) { return std::nearbyint(x[0]); }; // half to even
+  if (op == "Sqrt") return [](V x) { return std::sqrt(x[0]); };
+  if (op == "Neg") return [](V x) { return -x[0]; };
+  if (op == "Abs") return [](V x) { return std::fabs(x[0]); };
+  if (op == "Cast") return [](V x) { return x[0]; };
+  return nullptr;
+}
+
+/// Wraps an elementwise rule: after it, folds float arithmetic on known inputs (see above).
+InferFn foldingFloats(InferFn rule) {
+  return [rule](InferContext &ctx) -> Result<std::vector<Fact>> {
+    SF_ASSIGN(std::vector<Fact> outs, rule(ctx));
+    if (outs.size() != 1) return outs;
+    Fact &out = outs[0];
+    const std::string &op = ctx.opType();
+    bool floatMath = false;
+    for (size_t i = 0; i < ctx.numInputs(); ++i)
+      floatMath = floatMath || isFloat(ctx.input(i).type);
+    if (!floatMath && !isFloat(out.type)) return outs; // integer math: values do it exactly
+    if (out.type != ElementType::F32 && out.type != ElementType::F64 && !isInteger(out.type))
+      return outs;
+    if (!out.shape.isStatic()) return outs;
+    auto outShape = out.shape.toShape();
+    if (!outShape.ok()) return outs;
+    size_t n = 1;
+    for (int64_t d : *outShape) n *= size_t(d);
+    if (n > kFoldBudget) return outs;
+    auto fn = floatFunction(op);
+    if (!fn) return outs;
+    std::vector<std::vector<double>> in;
+    for (size_t i = 0; i < ctx.numInputs(); ++i) {
+      auto k = knownNumbers(ctx.input(i));
+      if (!k) return outs;
+      // Scalars and same-shape inputs only (the shape math this is for).
+      if (k->second.size() != 1 && k->first != *outShape) return outs;
+      if (k->second.size() != 1 && k->second.size() != n) return outs;
+      // An f32 input's elements are floats already; integers convert exactly enough (< 2^24).
+      in.push_back(std::move(k->second));
+    }
+    if (in.empty()) return outs;
+    std::vector<double> result(n);
+    std::vector<double> args(in.size());
+    for (size_t e = 0; e < n; ++e) {
+      for (size_t i = 0; i < in.size(); ++i) args[i] = in[i][in[i].size() == 1 ? 0 : e];
+      double v = fn(args);
+      if (isInteger(out.type)) {
+        // Cast to an integer type: toward zero; out of range or NaN is not folded.
+        if (!std::isfinite(v) || std::fabs(v) >= 9.0e15) return outs;
+        v = std::trunc(v);
+      }
+      result[e] = roundTo(out.type, v);
+    }
+    setFolded(out, result);
+    return outs;
+  };
+}
+
 } // namespace
 
 void registerElementwiseOps(OpRegistry &r) {
@@ -310,6 +438,11 @@ void registerElementwiseOps(OpRegistry &r) {
   r.addAll({"PRelu"}, prelu);
   r.addAll({"Dropout"}, dropout);
   (void)clip;
+  for (const char *op : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Reciprocal", "Floor", "Ceil",
+                         "Round", "Sqrt", "Neg", "Abs", "Cast"}) {
+    const OpDef *def = r.find("", op);
+    if (def) r.add({op, "", foldingFloats(def->infer)});
+  }
 }
 
 } // namespace sf

@@ -127,7 +127,10 @@ Result<Facts> reduce(InferContext &ctx) {
       od.push_back(Dimension(1));
   }
   out.shape = PartialShape(std::move(od));
-  if (in.value && isInteger(in.type)) {
+  // Integral float values fold under Max and Min only (a float Sum or Prod may round).
+  bool exactOp = isInteger(in.type) ||
+                 (isFloat(in.type) && (ctx.opType() == "ReduceMax" || ctx.opType() == "ReduceMin"));
+  if (in.value && exactOp) {
     if (r == 0) {
       out.value = in.value;
     } else if (r == 1 && reduced[0]) {

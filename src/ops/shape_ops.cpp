@@ -325,7 +325,8 @@ Result<Facts> concat(InferContext &ctx) {
   }
   dims[a] = sum;
   Fact out = makeFact(type, ctx.symbols().resolve(PartialShape(std::move(dims))));
-  if (isInteger(type) && *rank == 1) {
+  // Float shape math carries values too (integral ones only: see elementwise.cpp's folding).
+  if ((isInteger(type) || isFloat(type)) && *rank == 1) {
     std::vector<Dimension> v;
     bool all = true;
     for (size_t i = 0; i < ctx.numInputs() && all; ++i) {
