@@ -68,12 +68,29 @@ void checkShape(const Fact &f, const DataTensor &actual, Check &c) {
 /// A propagated value (one Dimension per element) against the actual integers.
 void checkPropagatedValue(const Fact &f, const DataTensor &actual, Check &c) {
   ElementType t = elementTypeOf(actual.dataType());
-  if (!(isInteger(t) || t == ElementType::Bool)) {
+  onnx::ModelView none;
+  Result<std::vector<int64_t>> values = std::vector<int64_t>{};
+  if (isFloat(t)) {
+    // Float shape math carries integral values (elementwise.cpp's folding): each must equal the
+    // actual float exactly.
+    auto floats = onnx::decodeFloats(actual.view, none, kValueBudget);
+    if (!floats.ok()) return;
+    std::vector<int64_t> ints;
+    for (double v : *floats) {
+      if (!std::isfinite(v) || std::trunc(v) != v || std::fabs(v) > 9.0e15) {
+        c.add(Precision::Wrong, "value " + toString(*f.value) + ", actual holds a non-integral " +
+                                    std::to_string(v));
+        return;
+      }
+      ints.push_back(int64_t(v));
+    }
+    values = std::move(ints);
+  } else if (isInteger(t) || t == ElementType::Bool) {
+    values = onnx::decodeInts(actual.view, none, kValueBudget);
+  } else {
     c.add(Precision::Wrong, "has a propagated value but the actual tensor is " + toString(t));
     return;
   }
-  onnx::ModelView none;
-  auto values = onnx::decodeInts(actual.view, none, kValueBudget);
   if (!values.ok()) return; // too large to compare; the shape check covers the count
   const auto &claimed = *f.value;
   if (claimed.size() != values->size()) {
