@@ -721,6 +721,138 @@ Result<Facts> gather(InferContext &ctx) {
 
 } // namespace
 
+// ---------------------------------------------------------------- data movement on known ints
+// Shape math sometimes goes through tensors of rank 2 (torchvision pads to a multiple of 32 with
+// pads computed as Reshape [-1, 2] -> Slice(step -1) -> Transpose -> Reshape [-1]), where values
+// (rank <= 1) do not reach. When the data input holds known small integers (a constant, or
+// values all static), these ops move them: the output gets a constant tensor, and values again
+// once its rank is <= 1.
+
+constexpr size_t kMoveBudget = 64;
+
+std::optional<std::vector<int64_t>> knownInts(const Fact &f) {
+  if (!isInteger(f.type) || !f.shape.isStatic()) return std::nullopt;
+  if (f.value) {
+    std::vector<int64_t> v;
+    for (const Dimension &d : *f.value) {
+      if (!d.isStatic()) return std::nullopt;
+      v.push_back(d.length());
+    }
+    return v;
+  }
+  if (f.constant && f.constant->hasData()) return constInts(f, kMoveBudget);
+  return std::nullopt;
+}
+
+/// Row-major strides of a static shape.
+std::vector<int64_t> stridesOf(const Shape &s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+/// The elements of the output of `op` (index into the input's elements), or nullopt.
+std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, const Shape &in,
+                                                const Shape &out) {
+  size_t n = 1;
+  for (int64_t d : out) n *= size_t(d);
+  std::vector<size_t> idx(n);
+  const std::string &op = ctx.opType();
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten") {
+    for (size_t i = 0; i < n; ++i) idx[i] = i;
+    return idx;
+  }
+  std::vector<int64_t> inStrides = stridesOf(in), outStrides = stridesOf(out);
+  size_t r = out.size();
+  // For each output axis: the input axis it reads, the first index and the step.
+  std::vector<size_t> axis(r);
+  std::vector<int64_t> first(r, 0), step(r, 1);
+  if (op == "Transpose") {
+    if (in.size() != r) return std::nullopt;
+    std::vector<int64_t> perm;
+    if (ctx.attrs().has("perm")) {
+      auto p = ctx.attrs().getInts("perm");
+      if (!p.ok()) return std::nullopt;
+      perm = *p;
+    } else {
+      for (size_t i = 0; i < r; ++i) perm.push_back(int64_t(r - 1 - i));
+    }
+    if (perm.size() != r) return std::nullopt;
+    for (size_t i = 0; i < r; ++i) axis[i] = size_t(perm[i]);
+  } else if (op == "Slice") {
+    if (in.size() != r || ctx.opset() < 10) return std::nullopt;
+    auto starts = constInts(ctx.input(1)), ends = constInts(ctx.input(2));
+    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    std::vector<int64_t> axes, steps(starts->size(), 1);
+    if (ctx.hasInput(3)) {
+      auto a = constInts(ctx.input(3));
+      if (!a) return std::nullopt;
+      axes = *a;
+    } else {
+      for (size_t i = 0; i < starts->size(); ++i) axes.push_back(int64_t(i));
+    }
+    if (ctx.hasInput(4)) {
+      auto st = constInts(ctx.input(4));
+      if (!st) return std::nullopt;
+      steps = *st;
+    }
+    if (axes.size() != starts->size() || steps.size() != starts->size()) return std::nullopt;
+    for (size_t i = 0; i < r; ++i) axis[i] = i;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t a = axes[k] < 0 ? axes[k] + int64_t(r) : axes[k];
+      if (a < 0 || a >= int64_t(r) || steps[k] == 0) return std::nullopt;
+      int64_t dim = in[a], s0 = (*starts)[k];
+      if (s0 < 0) s0 = s0 < -dim ? 0 : s0 + dim;
+      s0 = steps[k] > 0 ? std::min(s0, dim) : std::min(s0, dim - 1);
+      first[a] = s0;
+      step[a] = steps[k];
+    }
+  } else {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    size_t rest = i;
+    for (size_t d = 0; d < r; ++d) {
+      int64_t k = int64_t(rest / size_t(outStrides[d]));
+      rest %= size_t(outStrides[d]);
+      int64_t at = first[d] + k * step[d];
+      if (at < 0 || at >= in[axis[d]]) return std::nullopt;
+      src += at * inStrides[axis[d]];
+    }
+    idx[i] = size_t(src);
+  }
+  return idx;
+}
+
+InferFn movingInts(InferFn rule) {
+  return [rule](InferContext &ctx) -> Result<Facts> {
+    SF_ASSIGN(Facts outs, rule(ctx));
+    if (outs.size() != 1 || outs[0].value || outs[0].constant) return outs;
+    Fact &out = outs[0];
+    const Fact &in = ctx.input(0);
+    if (!out.shape.isStatic() || !in.shape.isStatic()) return outs;
+    auto outShape = out.shape.toShape(), inShape = in.shape.toShape();
+    if (!outShape.ok() || !inShape.ok()) return outs;
+    size_t n = 1;
+    for (int64_t d : *outShape) n *= size_t(d);
+    if (n > kMoveBudget) return outs;
+    auto data = knownInts(in);
+    if (!data) return outs;
+    auto idx = movedIndices(ctx, *inShape, *outShape);
+    if (!idx) return outs;
+    std::vector<int64_t> moved;
+    for (size_t i : *idx) {
+      if (i >= data->size()) return outs;
+      moved.push_back((*data)[i]);
+    }
+    auto t = Tensor::fromInt64s(*outShape, moved, in.type);
+    if (!t.ok()) return outs;
+    out = Fact::fromTensor(std::make_shared<const Tensor>(std::move(*t)));
+    return outs;
+  };
+}
+
 void registerShapeOps(OpRegistry &r) {
   r.addAll({"Shape"}, shapeOf);
   r.addAll({"Size"}, sizeOf);
@@ -738,6 +870,10 @@ void registerShapeOps(OpRegistry &r) {
   r.addAll({"Slice"}, slice);
   r.addAll({"Pad"}, pad);
   r.addAll({"Gather"}, gather);
+  for (const char *op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Slice"}) {
+    const OpDef *def = r.find("", op);
+    if (def) r.add({op, "", movingInts(def->infer)});
+  }
 }
 
 } // namespace sf
