@@ -464,17 +464,12 @@ def main():
                 print(f"    WRONG {w}")
             if len(t.wrong) > 20:
                 print(f"    ... {len(t.wrong) - 20} more WRONG for {tool}")
-        if "shapeflow" in res and res["shapeflow"].valdep:
-            dep = res["shapeflow"].valdep
-            shown = dep if args.verbose else dep[:3]
-            print(f"    value-dependent ({len(dep)}{'' if args.verbose else ', -v lists all'}):")
-            for d in shown:
-                print(f"      {d}")
-        if "shapeflow" in res and res["shapeflow"].inexact:
-            bad = res["shapeflow"].inexact
-            shown = bad if args.verbose else bad[:3]
-            print(f"    not exact, not value-dependent ({len(bad)}{'' if args.verbose else ', -v lists all'}):")
-            for d in shown:
+        for title, attr in (("value-dependent", "valdep"), ("not exact, not value-dependent", "inexact")):
+            items = getattr(res["shapeflow"], attr) if "shapeflow" in res else []
+            if not items:
+                continue
+            print(f"    {title} ({len(items)}{'' if args.verbose else ', -v lists all'}):")
+            for d in (items if args.verbose else items[:3]):
                 print(f"      {d}")
     print("-" * len(head))
     first = totals[tools[0]]
