@@ -88,12 +88,21 @@ struct Importer {
 
   std::string_view own(std::string s) { return arena.emplace_back(std::move(s)); }
 
-  const FunctionView *functionFor(const NodeView &n) const {
-    for (const auto &f : model.functions)
-      if (f.name == n.opType && normDomain(f.domain) == normDomain(n.domain) &&
-          f.overload == n.overload)
-        return &f;
-    return nullptr;
+  /// Local functions by (domain, name, overload), built on first use.
+  std::unordered_map<std::string, const FunctionView *> functionIndex;
+
+  static std::string functionKey(std::string_view domain, std::string_view name,
+                                 std::string_view overload) {
+    return normDomain(domain) + '\0' + str(name) + '\0' + str(overload);
+  }
+
+  const FunctionView *functionFor(const NodeView &n) {
+    if (model.functions.empty()) return nullptr;
+    if (functionIndex.empty())
+      for (const auto &f : model.functions)
+        functionIndex.emplace(functionKey(f.domain, f.name, f.overload), &f);
+    auto it = functionIndex.find(functionKey(n.domain, n.opType, n.overload));
+    return it == functionIndex.end() ? nullptr : it->second;
   }
 
   /// The graph's nodes with every call of a local function replaced by the function's body
@@ -103,15 +112,15 @@ struct Importer {
   Result<const std::vector<NodeView> *> expandCalls(const std::vector<NodeView> &nodes,
                                                    std::vector<NodeView> &storage) {
     if (model.functions.empty()) return &nodes;
-    bool any = false;
-    for (const auto &n : nodes) any = any || functionFor(n);
-    if (!any) return &nodes;
     // Count first, so that a small file cannot make the importer build a huge graph.
+    bool any = false;
     size_t total = 0;
     for (const auto &n : nodes) {
+      any = any || functionFor(n);
       SF_ASSIGN(size_t c, expandedCount(n, 0));
       total = std::min(total + c, kMaxExpandedNodes + 1);
     }
+    if (!any) return &nodes;
     if (total > kMaxExpandedNodes)
       return makeError("more than " + std::to_string(kMaxExpandedNodes) +
                        " nodes after expanding local functions");

@@ -49,29 +49,6 @@ Result<void> checkLastDim(InferContext &ctx, const Fact &f, const Dimension &exp
   return success();
 }
 
-/// MatMul's shape rule on already-transposed operand shapes (numpy matmul: 1-D operands get a
-/// dim prepended / appended and lose it again).
-Result<PartialShape> matmulShape(InferContext &ctx, PartialShape a, PartialShape b) {
-  if (!a.rankIsStatic() || !b.rankIsStatic()) return PartialShape::dynamic();
-  if (a.size() == 0 || b.size() == 0) return makeError("MatMul operands must not be scalars");
-  bool aVec = a.size() == 1, bVec = b.size() == 1;
-  std::vector<Dimension> ad = a.dims(), bd = b.dims();
-  if (aVec) ad.insert(ad.begin(), Dimension(1));
-  if (bVec) bd.push_back(Dimension(1));
-  const Dimension &ka = ad[ad.size() - 1], &kb = bd[bd.size() - 2];
-  if (!ka.compatible(kb))
-    return makeError("inner dims differ: " + ka.toString() + " vs " + kb.toString() + " (" +
-                     toString(a) + " x " + toString(b) + ")");
-  SF_TRY(ctx.mergeDims(ka, kb));
-  PartialShape batchA(std::vector<Dimension>(ad.begin(), ad.end() - 2));
-  PartialShape batchB(std::vector<Dimension>(bd.begin(), bd.end() - 2));
-  SF_ASSIGN(PartialShape batch, ctx.broadcast(batchA, batchB));
-  std::vector<Dimension> out = batch.dims();
-  if (!aVec) out.push_back(ad[ad.size() - 2]);
-  if (!bVec) out.push_back(bd[bd.size() - 1]);
-  return PartialShape(std::move(out));
-}
-
 PartialShape swapLastTwo(const PartialShape &s) {
   if (!s.rankIsStatic() || s.size() < 2) return s;
   std::vector<Dimension> d = s.dims();
@@ -86,9 +63,9 @@ Result<Facts> fusedMatMul(InferContext &ctx) {
   SF_ASSIGN(int64_t batchA, ctx.attrs().getInt("transBatchA", 0));
   SF_ASSIGN(int64_t batchB, ctx.attrs().getInt("transBatchB", 0));
   if (batchA || batchB) return Facts{makeFact(a.type, PartialShape::dynamic())};
-  PartialShape sa = transA ? swapLastTwo(a.shape) : a.shape;
-  PartialShape sb = transB ? swapLastTwo(b.shape) : b.shape;
-  SF_ASSIGN(PartialShape s, matmulShape(ctx, sa, sb));
+  Fact ta = transA ? makeFact(a.type, swapLastTwo(a.shape)) : a;
+  Fact tb = transB ? makeFact(b.type, swapLastTwo(b.shape)) : b;
+  SF_ASSIGN(PartialShape s, matmulShape(ctx, ta, tb, 0, 1));
   return Facts{makeFact(a.type, s)};
 }
 
@@ -96,7 +73,7 @@ Result<Facts> fusedMatMul(InferContext &ctx) {
 /// scale at `scaleInput`).
 InferFn quantizedMatMul(size_t scaleInput) {
   return [scaleInput](InferContext &ctx) -> Result<Facts> {
-    SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0).shape, ctx.input(1).shape));
+    SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(1), 0, 1));
     ElementType t = ctx.input(scaleInput).type;
     if (t == ElementType::Undefined) t = ElementType::F32;
     return Facts{makeFact(t, s)};

@@ -280,9 +280,10 @@ std::optional<Dimension> fmodValue(const Dimension &x, const Dimension &y) {
 }
 
 Result<std::vector<Fact>> modOp(InferContext &ctx) {
+  static const InferFn pythonMod = arithmetic(modValue), cMod = arithmetic(fmodValue);
   SF_ASSIGN(int64_t fmod, ctx.attrs().getInt("fmod", 0));
   if (fmod != 0 && fmod != 1) return makeError("fmod must be 0 or 1, got " + std::to_string(fmod));
-  return fmod ? arithmetic(fmodValue)(ctx) : arithmetic(modValue)(ctx);
+  return fmod ? cMod(ctx) : pythonMod(ctx);
 }
 
 // ---------------------------------------------------------------- float folding
@@ -294,26 +295,6 @@ Result<std::vector<Fact>> modOp(InferContext &ctx) {
 // elements are integral, also a value, so that shape ops and Cast carry it on.
 
 constexpr size_t kFoldBudget = 64;
-
-/// The input's elements as doubles with its static shape, when known.
-std::optional<std::pair<Shape, std::vector<double>>> knownNumbers(const Fact &f) {
-  if (!f.shape.isStatic()) return std::nullopt;
-  Shape shape = f.shape.toShape().valueOr(Shape{});
-  if (f.value) {
-    std::vector<double> v;
-    for (const Dimension &d : *f.value) {
-      if (!d.isStatic()) return std::nullopt;
-      v.push_back(double(d.length()));
-    }
-    return std::make_pair(shape, v);
-  }
-  if (f.constant && f.constant->hasData() &&
-      (isFloat(f.constant->type()) || isInteger(f.constant->type()))) {
-    auto v = f.constant->toDoubles(kFoldBudget);
-    if (v.ok()) return std::make_pair(shape, *v);
-  }
-  return std::nullopt;
-}
 
 double roundTo(ElementType t, double v) { return t == ElementType::F32 ? double(float(v)) : v; }
 
@@ -340,8 +321,10 @@ void setFolded(Fact &out, const std::vector<double> &values) {
   }
 }
 
+using FloatFn = std::function<double(const std::vector<double> &)>;
+
 /// The float function of an op, or null when it is not folded.
-std::function<double(const std::vector<double> &)> floatFunction(const std::string &op) {
+FloatFn floatFunction(std::string_view op) {
   using V = const std::vector<double> &;
   if (op == "Add") return [](V x) { return x[0] + x[1]; };
   if (op == "Sub") return [](V x) { return x[0] - x[1]; };
@@ -360,13 +343,13 @@ std::function<double(const std::vector<double> &)> floatFunction(const std::stri
   return nullptr;
 }
 
-/// Wraps an elementwise rule: after it, folds float arithmetic on known inputs (see above).
-InferFn foldingFloats(InferFn rule) {
-  return [rule](InferContext &ctx) -> Result<std::vector<Fact>> {
+/// Wraps an elementwise rule: after it, folds float arithmetic on known inputs with `fn` (see
+/// above).
+InferFn foldingFloats(InferFn rule, FloatFn fn) {
+  return [rule, fn](InferContext &ctx) -> Result<std::vector<Fact>> {
     SF_ASSIGN(std::vector<Fact> outs, rule(ctx));
     if (outs.size() != 1) return outs;
     Fact &out = outs[0];
-    const std::string &op = ctx.opType();
     bool floatMath = false;
     for (size_t i = 0; i < ctx.numInputs(); ++i)
       floatMath = floatMath || isFloat(ctx.input(i).type);
@@ -379,17 +362,16 @@ InferFn foldingFloats(InferFn rule) {
     size_t n = 1;
     for (int64_t d : *outShape) n *= size_t(d);
     if (n > kFoldBudget) return outs;
-    auto fn = floatFunction(op);
-    if (!fn) return outs;
     std::vector<std::vector<double>> in;
     for (size_t i = 0; i < ctx.numInputs(); ++i) {
-      auto k = knownNumbers(ctx.input(i));
-      if (!k) return outs;
+      const Fact &f = ctx.input(i);
+      auto v = f.shape.isStatic() ? constFloats(f, kFoldBudget) : std::nullopt;
+      if (!v) return outs;
       // Scalars and same-shape inputs only (the shape math this is for).
-      if (k->second.size() != 1 && k->first != *outShape) return outs;
-      if (k->second.size() != 1 && k->second.size() != n) return outs;
+      if (v->size() != 1 && (f.shape.toShape().valueOr(Shape{}) != *outShape || v->size() != n))
+        return outs;
       // An f32 input's elements are floats already; integers convert exactly enough (< 2^24).
-      in.push_back(std::move(k->second));
+      in.push_back(std::move(*v));
     }
     if (in.empty()) return outs;
     std::vector<double> result(n);
@@ -441,7 +423,7 @@ void registerElementwiseOps(OpRegistry &r) {
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Reciprocal", "Floor", "Ceil",
                          "Round", "Sqrt", "Neg", "Abs", "Cast"}) {
     const OpDef *def = r.find("", op);
-    if (def) r.add({op, "", foldingFloats(def->infer)});
+    if (def) r.add({op, "", foldingFloats(def->infer, floatFunction(op))});
   }
 }
 

@@ -25,36 +25,6 @@ Result<ElementType> sameType(const Fact &a, const Fact &b) {
   return a.type != kUnknownType ? a.type : b.type;
 }
 
-/// The shape of numpy's matmul of `a` and `b` (seed 003): K merged, batch dims broadcast,
-/// a vector operand promoted to a matrix and its dim removed again.
-Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b, size_t ia,
-                                 size_t ib) {
-  for (auto [f, i] : {std::pair{&a, ia}, std::pair{&b, ib}})
-    if (f->shape.rankIsStatic() && f->shape.size() == 0)
-      return makeError("input " + std::to_string(i) + " is a scalar, matrix product needs rank >= 1 (" +
-                       describe(*f) + ")");
-  if (!a.shape.rankIsStatic() || !b.shape.rankIsStatic()) return PartialShape::dynamic();
-  std::vector<Dimension> da = a.shape.dims(), db = b.shape.dims();
-  bool dropM = da.size() == 1, dropN = db.size() == 1;
-  if (dropM) da.insert(da.begin(), Dimension(1));
-  if (dropN) db.push_back(Dimension(1));
-  const Dimension &ka = da.back(), &kb = db[db.size() - 2];
-  auto k = ctx.mergeDims(ka, kb);
-  if (!k.ok())
-    return makeError("inner dimensions differ: " + ka.toString() + " vs " + kb.toString() + " (" +
-                     describe(a) + " times " + describe(b) + ")");
-  PartialShape batchA(std::vector<Dimension>(da.begin(), da.end() - 2));
-  PartialShape batchB(std::vector<Dimension>(db.begin(), db.end() - 2));
-  auto batch = ctx.broadcast(batchA, batchB);
-  if (!batch.ok())
-    return makeError("batch dimensions do not broadcast: " + batch.error().message + " (" +
-                     describe(a) + " times " + describe(b) + ")");
-  std::vector<Dimension> out = batch->dims();
-  if (!dropM) out.push_back(ctx.symbols().resolve(da[da.size() - 2]));
-  if (!dropN) out.push_back(ctx.symbols().resolve(db.back()));
-  return PartialShape(std::move(out));
-}
-
 Result<std::vector<Fact>> inferMatMul(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(1);
   SF_ASSIGN(ElementType t, sameType(a, b));

@@ -730,20 +730,6 @@ Result<Facts> gather(InferContext &ctx) {
 
 constexpr size_t kMoveBudget = 64;
 
-std::optional<std::vector<int64_t>> knownInts(const Fact &f) {
-  if (!isInteger(f.type) || !f.shape.isStatic()) return std::nullopt;
-  if (f.value) {
-    std::vector<int64_t> v;
-    for (const Dimension &d : *f.value) {
-      if (!d.isStatic()) return std::nullopt;
-      v.push_back(d.length());
-    }
-    return v;
-  }
-  if (f.constant && f.constant->hasData()) return constInts(f, kMoveBudget);
-  return std::nullopt;
-}
-
 /// Row-major strides of a static shape.
 std::vector<int64_t> stridesOf(const Shape &s) {
   std::vector<int64_t> st(s.size(), 1);
@@ -751,14 +737,16 @@ std::vector<int64_t> stridesOf(const Shape &s) {
   return st;
 }
 
-/// The elements of the output of `op` (index into the input's elements), or nullopt.
-std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, const Shape &in,
+/// How an op moves its data input's elements.
+enum class Move { Flat, Transpose, Slice };
+
+/// The elements of the output (indices into the input's elements), or nullopt.
+std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, Move move, const Shape &in,
                                                 const Shape &out) {
   size_t n = 1;
   for (int64_t d : out) n *= size_t(d);
   std::vector<size_t> idx(n);
-  const std::string &op = ctx.opType();
-  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten") {
+  if (move == Move::Flat) {
     for (size_t i = 0; i < n; ++i) idx[i] = i;
     return idx;
   }
@@ -767,7 +755,7 @@ std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, const Shape &
   // For each output axis: the input axis it reads, the first index and the step.
   std::vector<size_t> axis(r);
   std::vector<int64_t> first(r, 0), step(r, 1);
-  if (op == "Transpose") {
+  if (move == Move::Transpose) {
     if (in.size() != r) return std::nullopt;
     std::vector<int64_t> perm;
     if (ctx.attrs().has("perm")) {
@@ -779,7 +767,7 @@ std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, const Shape &
     }
     if (perm.size() != r) return std::nullopt;
     for (size_t i = 0; i < r; ++i) axis[i] = size_t(perm[i]);
-  } else if (op == "Slice") {
+  } else {
     if (in.size() != r || ctx.opset() < 10) return std::nullopt;
     auto starts = constInts(ctx.input(1)), ends = constInts(ctx.input(2));
     if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
@@ -807,8 +795,6 @@ std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, const Shape &
       first[a] = s0;
       step[a] = steps[k];
     }
-  } else {
-    return std::nullopt;
   }
   for (size_t i = 0; i < n; ++i) {
     int64_t src = 0;
@@ -825,8 +811,8 @@ std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, const Shape &
   return idx;
 }
 
-InferFn movingInts(InferFn rule) {
-  return [rule](InferContext &ctx) -> Result<Facts> {
+InferFn movingInts(InferFn rule, Move move) {
+  return [rule, move](InferContext &ctx) -> Result<Facts> {
     SF_ASSIGN(Facts outs, rule(ctx));
     if (outs.size() != 1 || outs[0].value || outs[0].constant) return outs;
     Fact &out = outs[0];
@@ -837,9 +823,9 @@ InferFn movingInts(InferFn rule) {
     size_t n = 1;
     for (int64_t d : *outShape) n *= size_t(d);
     if (n > kMoveBudget) return outs;
-    auto data = knownInts(in);
+    auto data = isInteger(in.type) ? constInts(in, kMoveBudget) : std::nullopt;
     if (!data) return outs;
-    auto idx = movedIndices(ctx, *inShape, *outShape);
+    auto idx = movedIndices(ctx, move, *inShape, *outShape);
     if (!idx) return outs;
     std::vector<int64_t> moved;
     for (size_t i : *idx) {
@@ -870,9 +856,11 @@ void registerShapeOps(OpRegistry &r) {
   r.addAll({"Slice"}, slice);
   r.addAll({"Pad"}, pad);
   r.addAll({"Gather"}, gather);
-  for (const char *op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Slice"}) {
+  for (auto [op, move] : {std::pair{"Reshape", Move::Flat}, {"Squeeze", Move::Flat},
+                          {"Unsqueeze", Move::Flat}, {"Flatten", Move::Flat},
+                          {"Transpose", Move::Transpose}, {"Slice", Move::Slice}}) {
     const OpDef *def = r.find("", op);
-    if (def) r.add({op, "", movingInts(def->infer)});
+    if (def) r.add({op, "", movingInts(def->infer, move)});
   }
 }
 

@@ -37,6 +37,11 @@ std::string inputLabel(size_t i, const char *name);
 /// `target` learns it.
 Result<void> broadcastOnto(InferContext &ctx, PartialShape &target, size_t ic, const char *name);
 
+/// The shape of numpy's matmul of `a` and `b` (inputs `ia` and `ib`, for messages): K merged,
+/// batch dims broadcast, a vector operand promoted to a matrix and its dim removed again.
+Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b, size_t ia,
+                                 size_t ib);
+
 Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t stride,
                                   int64_t dilation, int64_t padBegin, int64_t padEnd,
                                   bool ceilMode);
