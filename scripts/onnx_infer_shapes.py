@@ -17,14 +17,8 @@ import json
 import sys
 
 import onnx
-from onnx import TensorProto
 
-
-def dtype_name(elem_type):
-    if elem_type == TensorProto.UNDEFINED:
-        return None
-    name = TensorProto.DataType.Name(elem_type).lower()
-    return {"float": "float32", "double": "float64"}.get(name, name)
+from expose_all_outputs import dtype_name  # the same dtype names as the ground truth
 
 
 def describe(vi):

@@ -8,14 +8,6 @@
 namespace sf {
 namespace {
 
-Fact resolveFact(const Fact &f, const SymbolTable &t) {
-  Fact out = f;
-  out.shape = t.resolve(f.shape);
-  if (out.value)
-    for (auto &d : *out.value) d = t.resolve(d);
-  return out;
-}
-
 /// A graph input's unknown or interval dims become anonymous symbols with the same range, so
 /// each has an identity: `Shape(x)[0]` fed back into a Reshape target is the same dim as x's own
 /// dim 0 and cancels exactly (seed 000: "an interval {1, 8} is an anonymous symbol ranged
@@ -48,7 +40,7 @@ public:
         inputs_.push_back(std::nullopt);
         continue;
       }
-      inputs_.push_back(resolveFact(g.nodes[o.node].outputs[o.slot].fact, symbols));
+      inputs_.push_back(resolved(g.nodes[o.node].outputs[o.slot].fact, symbols));
     }
   }
   size_t numInputs() const override { return inputs_.size(); }
@@ -212,7 +204,7 @@ InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
     }
   }
   for (auto &n : g.nodes)
-    for (auto &o : n.outputs) o.fact = resolveFact(o.fact, symbols);
+    for (auto &o : n.outputs) o.fact = resolved(o.fact, symbols);
 
   return stats;
 }

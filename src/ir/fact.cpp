@@ -29,6 +29,14 @@ Fact Fact::fromTensor(std::shared_ptr<const Tensor> t, size_t valueBudget) {
   return f;
 }
 
+Fact resolved(const Fact &f, const SymbolTable &symbols) {
+  Fact out = f;
+  out.shape = symbols.resolve(f.shape);
+  if (out.value)
+    for (auto &d : *out.value) d = symbols.resolve(d);
+  return out;
+}
+
 bool Fact::operator==(const Fact &o) const {
   if (type != o.type || shape != o.shape || value != o.value) return false;
   if (!constant || !o.constant) return !constant && !o.constant;

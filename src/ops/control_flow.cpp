@@ -57,14 +57,6 @@ Result<Fact> hullFacts(const Fact &a, const Fact &b) {
 
 namespace {
 
-Fact resolved(const Fact &f, const SymbolTable &t) {
-  Fact out = f;
-  out.shape = t.resolve(f.shape);
-  if (out.value)
-    for (auto &d : *out.value) d = t.resolve(d);
-  return out;
-}
-
 std::vector<Fact> resolvedAll(const std::vector<Fact> &facts, const SymbolTable &t) {
   std::vector<Fact> out;
   out.reserve(facts.size());

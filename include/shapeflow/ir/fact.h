@@ -9,6 +9,7 @@
 #pragma once
 
 #include "shapeflow/dim/partial_shape.h"
+#include "shapeflow/dim/symbol_table.h"
 #include "shapeflow/ir/element_type.h"
 #include "shapeflow/ir/tensor.h"
 #include "shapeflow/support/result.h"
@@ -44,6 +45,9 @@ struct Fact {
   bool operator==(const Fact &o) const;
   bool operator!=(const Fact &o) const { return !(*this == o); }
 };
+
+/// `f` with what `symbols` has learned applied to its shape and value (SymbolTable::resolve).
+Fact resolved(const Fact &f, const SymbolTable &symbols);
 
 /// `f32[N,3,224,224]`; `i64[4] = [N,3,H,W]` when the value is known (`i64[] = [N]` for a
 /// scalar); `?[...]` for a fact about which nothing is known.
