@@ -6,7 +6,11 @@
 #include "shapeflow/dim/expr.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -24,8 +28,8 @@ struct NodeHash {
 };
 struct NodeEq {
   bool operator()(const ExprNode *a, const ExprNode *b) const {
-    return a->kind == b->kind && a->value == b->value && a->sym == b->sym && a->ops == b->ops &&
-           a->coefs == b->coefs;
+    return a->kind == b->kind && a->value == b->value && a->sym == b->sym && a->prec == b->prec &&
+           a->ops == b->ops && a->coefs == b->coefs;
   }
 };
 
@@ -46,10 +50,14 @@ Registry &registry() {
 size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
 Interval computeBounds(const ExprNode &n);
+void computeFloatBounds(ExprNode &n);
+
+bool isFloatKind(ExprKind k) { return k >= ExprKind::FConst && k <= ExprKind::FMax; }
 
 Expr intern(ExprNode proto) {
   size_t h = mix(size_t(proto.kind), std::hash<int64_t>()(proto.value));
   h = mix(h, proto.sym);
+  h = mix(h, size_t(proto.prec));
   for (Expr o : proto.ops) h = mix(h, std::hash<const void *>()(o));
   for (int64_t c : proto.coefs) h = mix(h, std::hash<int64_t>()(c));
   proto.hash = h;
@@ -59,6 +67,8 @@ Expr intern(ExprNode proto) {
   proto.size = size;
   if (proto.kind == ExprKind::Sym) anon = symbolInfo(proto.sym).name.empty();
   proto.hasAnonymous = anon;
+  proto.isFloat = isFloatKind(proto.kind);
+  if (proto.isFloat) computeFloatBounds(proto);
   proto.bounds = computeBounds(proto);
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -80,8 +90,105 @@ Expr makeNode(ExprKind k, int64_t value, std::vector<Expr> ops, std::vector<int6
   return intern(std::move(n));
 }
 
-Interval computeBounds(const ExprNode &n) {
+// ---------------------------------------------------------------- float bounds
+constexpr double kDInf = std::numeric_limits<double>::infinity();
+
+/// Lower and upper real bounds of any node (an integer node's interval, a float node's range).
+double realLo(Expr e) {
+  if (e->isFloat) return e->flo;
+  return e->bounds.lo == -kInf ? -kDInf : double(e->bounds.lo);
+}
+double realHi(Expr e) {
+  if (e->isFloat) return e->fhi;
+  return e->bounds.hi == kInf ? kDInf : double(e->bounds.hi);
+}
+
+/// Rounded outward by more than the rounding of one operation in `p` (including the conversion
+/// of its operands), so that the bounds hold for the value the runtime computes.
+void widen(double &lo, double &hi, FloatPrec p) {
+  double eps = p == FloatPrec::F32 ? 0x1p-21 : 0x1p-50;
+  double tiny = p == FloatPrec::F32 ? 1e-37 : 1e-300;
+  if (std::isnan(lo) || std::isnan(hi)) {
+    lo = -kDInf, hi = kDInf;
+    return;
+  }
+  // Rounding never changes a sign, so a non-negative range stays non-negative.
+  bool nonNegative = lo >= 0, nonPositive = hi <= 0;
+  lo = lo - std::fabs(lo) * eps - tiny;
+  hi = hi + std::fabs(hi) * eps + tiny;
+  if (nonNegative) lo = std::max(lo, 0.0);
+  if (nonPositive) hi = std::min(hi, 0.0);
+}
+
+double bitsToDouble(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+int64_t doubleToBits(double d) {
+  int64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+void computeFloatBounds(ExprNode &n) {
+  if (n.kind == ExprKind::FConst) {
+    n.flo = n.fhi = bitsToDouble(n.value);
+    return;
+  }
+  double alo = realLo(n.ops[0]), ahi = realHi(n.ops[0]);
+  double blo = realLo(n.ops[1]), bhi = realHi(n.ops[1]);
+  double lo = -kDInf, hi = kDInf;
+  auto hullOf = [&](std::initializer_list<double> xs) {
+    lo = kDInf, hi = -kDInf;
+    for (double x : xs) {
+      if (std::isnan(x)) { // 0 * inf: unbounded
+        lo = -kDInf, hi = kDInf;
+        return;
+      }
+      lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+  };
   switch (n.kind) {
+  case ExprKind::FAdd: lo = alo + blo, hi = ahi + bhi; break;
+  case ExprKind::FSub: lo = alo - bhi, hi = ahi - blo; break;
+  case ExprKind::FMul: hullOf({alo * blo, alo * bhi, ahi * blo, ahi * bhi}); break;
+  case ExprKind::FDiv:
+    if (blo > 0 || bhi < 0) hullOf({alo / blo, alo / bhi, ahi / blo, ahi / bhi});
+    break;
+  case ExprKind::FMin: lo = std::min(alo, blo), hi = std::min(ahi, bhi); break;
+  case ExprKind::FMax: lo = std::max(alo, blo), hi = std::max(ahi, bhi); break;
+  default: break;
+  }
+  widen(lo, hi, n.prec);
+  n.flo = lo, n.fhi = hi;
+}
+
+/// The integer hull of a real range, saturated to [-kInf, kInf].
+int64_t toIntBound(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2e18) return kInf;
+  if (v <= -9.2e18) return -kInf;
+  return int64_t(v);
+}
+
+double applyRound(RoundMode m, double v) {
+  switch (m) {
+  case RoundMode::Floor: return std::floor(v);
+  case RoundMode::Ceil: return std::ceil(v);
+  case RoundMode::Trunc: return std::trunc(v);
+  case RoundMode::HalfEven: return std::nearbyint(v); // default rounding mode: half to even
+  }
+  return v;
+}
+
+Interval computeBounds(const ExprNode &n) {
+  if (n.isFloat) return {toIntBound(std::floor(n.flo)), toIntBound(std::ceil(n.fhi))};
+  switch (n.kind) {
+  case ExprKind::Round: {
+    auto m = RoundMode(n.value);
+    return {toIntBound(applyRound(m, n.ops[0]->flo)), toIntBound(applyRound(m, n.ops[0]->fhi))};
+  }
   case ExprKind::Const: return Interval::point(n.value);
   case ExprKind::Sym: return symbolInfo(n.sym).range;
   case ExprKind::Add: {
@@ -106,6 +213,7 @@ Interval computeBounds(const ExprNode &n) {
     for (Expr o : n.ops) b = max(b, o->bounds);
     return b;
   }
+  default: break;
   }
   return {-kInf, kInf};
 }
@@ -354,12 +462,35 @@ Expr symbol(SymbolId id) {
   return intern(std::move(n));
 }
 
-Result<Expr> add(Expr a, Expr b) { return finish(linAxpy(toLin(a), 1, toLin(b))); }
-Result<Expr> sub(Expr a, Expr b) { return finish(linAxpy(toLin(a), -1, toLin(b))); }
-Result<Expr> neg(Expr a) { return finish(linAxpy(Lin{}, -1, toLin(a))); }
-Result<Expr> mul(Expr a, Expr b) { return finish(linMul(toLin(a), toLin(b))); }
+namespace {
+Error floatInIntegerMath() {
+  return makeError("a float expression cannot be used in integer arithmetic");
+}
+} // namespace
+
+#define SF_INT_ONLY(...)                                                                            \
+  for (Expr e_ : {__VA_ARGS__})                                                                    \
+    if (e_->isFloat) return floatInIntegerMath();
+
+Result<Expr> add(Expr a, Expr b) {
+  SF_INT_ONLY(a, b);
+  return finish(linAxpy(toLin(a), 1, toLin(b)));
+}
+Result<Expr> sub(Expr a, Expr b) {
+  SF_INT_ONLY(a, b);
+  return finish(linAxpy(toLin(a), -1, toLin(b)));
+}
+Result<Expr> neg(Expr a) {
+  SF_INT_ONLY(a);
+  return finish(linAxpy(Lin{}, -1, toLin(a)));
+}
+Result<Expr> mul(Expr a, Expr b) {
+  SF_INT_ONLY(a, b);
+  return finish(linMul(toLin(a), toLin(b)));
+}
 
 Result<Expr> floorDiv(Expr a, int64_t c) {
+  SF_INT_ONLY(a);
   if (c <= 0) return makeError("floor division by a non-positive constant " + std::to_string(c));
   if (c == 1) return a;
   if (isConst(a)) {
@@ -414,6 +545,7 @@ Result<Expr> ceilDiv(Expr a, int64_t c) {
 }
 
 Result<Expr> mod(Expr a, int64_t c) {
+  SF_INT_ONLY(a);
   if (c <= 0) return makeError("modulo by a non-positive constant " + std::to_string(c));
   if (c == 1) return constant(0);
   if (isConst(a)) return constant(*checkedMod(a->value, c));
@@ -437,6 +569,8 @@ Result<Expr> mod(Expr a, int64_t c) {
 namespace {
 /// min (isMin) or max of a list: flattened, pairwise-dominated arguments dropped, sorted.
 Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
+  for (Expr a : args)
+    if (a->isFloat) return floatInIntegerMath();
   ExprKind kind = isMin ? ExprKind::Min : ExprKind::Max;
   std::vector<Expr> flat;
   for (Expr a : args) {
@@ -470,6 +604,7 @@ Result<Expr> min(Expr a, Expr b) { return minMax(true, {a, b}); }
 Result<Expr> max(Expr a, Expr b) { return minMax(false, {a, b}); }
 
 Result<Expr> divExact(Expr a, Expr b) {
+  SF_INT_ONLY(a, b);
   if (isConst(b) && b->value == 0) return makeError("division by zero");
   if (a == b) return constant(1);
   Lin rem = toLin(a), quot, lb = toLin(b);
@@ -506,6 +641,7 @@ Result<Expr> divExact(Expr a, Expr b) {
 }
 
 Result<Expr> floorDivExpr(Expr a, Expr b) {
+  SF_INT_ONLY(a, b);
   if (isConst(b)) {
     if (b->value > 0) return floorDiv(a, b->value);
     if (b->value == 0) return makeError("division by zero");
@@ -518,6 +654,168 @@ Result<Expr> floorDivExpr(Expr a, Expr b) {
   auto q = divExact(a, b);
   if (q.ok()) return q;
   return makeError("cannot express floor division symbolically");
+}
+
+// ---------------------------------------------------------------- float shape math
+namespace {
+double toPrec(double v, FloatPrec p) { return p == FloatPrec::F32 ? double(float(v)) : v; }
+
+std::optional<double> knownNumber(Expr e) {
+  if (e->kind == ExprKind::Const) return double(e->value);
+  if (e->kind == ExprKind::FConst) return bitsToDouble(e->value);
+  return std::nullopt;
+}
+
+double applyFloatOp(FloatOp op, double a, double b) {
+  switch (op) {
+  case FloatOp::Add: return a + b;
+  case FloatOp::Sub: return a - b;
+  case FloatOp::Mul: return a * b;
+  case FloatOp::Div: return a / b;
+  case FloatOp::Min: return std::min(a, b);
+  case FloatOp::Max: return std::max(a, b);
+  }
+  return a;
+}
+
+ExprKind kindOf(FloatOp op) {
+  switch (op) {
+  case FloatOp::Add: return ExprKind::FAdd;
+  case FloatOp::Sub: return ExprKind::FSub;
+  case FloatOp::Mul: return ExprKind::FMul;
+  case FloatOp::Div: return ExprKind::FDiv;
+  case FloatOp::Min: return ExprKind::FMin;
+  case FloatOp::Max: return ExprKind::FMax;
+  }
+  return ExprKind::FAdd;
+}
+
+FloatOp opOf(ExprKind k) {
+  switch (k) {
+  case ExprKind::FSub: return FloatOp::Sub;
+  case ExprKind::FMul: return FloatOp::Mul;
+  case ExprKind::FDiv: return FloatOp::Div;
+  case ExprKind::FMin: return FloatOp::Min;
+  case ExprKind::FMax: return FloatOp::Max;
+  default: return FloatOp::Add;
+  }
+}
+
+/// `e` used as an operand in precision `p` keeps its value: an integer, or a float of `p`.
+bool sameValueIn(Expr e, FloatPrec p) { return !e->isFloat || e->prec == p; }
+
+Error notFinite() { return makeError("float shape math gives a value that is not finite"); }
+} // namespace
+
+Result<Expr> floatConstant(double v, FloatPrec p) {
+  if (p == FloatPrec::None) return makeError("a float constant needs a precision");
+  v = toPrec(v, p);
+  if (!std::isfinite(v)) return notFinite();
+  if (std::trunc(v) == v && std::fabs(v) < 0x1p62) return constant(int64_t(v));
+  ExprNode n{};
+  n.kind = ExprKind::FConst;
+  n.value = doubleToBits(v);
+  n.prec = p;
+  return intern(std::move(n));
+}
+
+Result<Expr> floatOp(FloatOp op, Expr a, Expr b, FloatPrec p) {
+  if (p == FloatPrec::None) return makeError("float arithmetic needs a precision");
+  auto ka = knownNumber(a), kb = knownNumber(b);
+  if (ka && kb) {
+    double x = toPrec(*ka, p), y = toPrec(*kb, p);
+    if (op == FloatOp::Div && y == 0) return makeError("division by zero in float shape math");
+    return floatConstant(applyFloatOp(op, x, y), p);
+  }
+  if (!a->isFloat && !b->isFloat) {
+    // Integers stand for themselves in float math (exact below 2^24 in f32).
+    switch (op) {
+    case FloatOp::Add: return add(a, b);
+    case FloatOp::Sub: return sub(a, b);
+    case FloatOp::Mul: return mul(a, b);
+    case FloatOp::Min: return min(a, b);
+    case FloatOp::Max: return max(a, b);
+    case FloatOp::Div: {
+      auto q = divExact(a, b);
+      if (q.ok()) return q;
+      break;
+    }
+    }
+  }
+  if (kb && *kb == 0 && op == FloatOp::Div) return makeError("division by zero in float shape math");
+  // Identities that hold for every float (the value of x * 1.0 is x), when the other operand
+  // keeps its value in this precision.
+  auto is = [](const std::optional<double> &k, double v) { return k && *k == v; };
+  if (op == FloatOp::Mul && is(ka, 1) && sameValueIn(b, p)) return b;
+  if ((op == FloatOp::Mul || op == FloatOp::Div) && is(kb, 1) && sameValueIn(a, p)) return a;
+  if (op == FloatOp::Add && is(ka, 0) && sameValueIn(b, p)) return b;
+  if ((op == FloatOp::Add || op == FloatOp::Sub) && is(kb, 0) && sameValueIn(a, p)) return a;
+  if ((op == FloatOp::Min || op == FloatOp::Max) && sameValueIn(a, p) && sameValueIn(b, p)) {
+    if (a == b) return a;
+    bool aBelow = realHi(a) <= realLo(b), bBelow = realHi(b) <= realLo(a);
+    if (aBelow) return op == FloatOp::Min ? a : b;
+    if (bBelow) return op == FloatOp::Min ? b : a;
+  }
+  bool commutative = op == FloatOp::Add || op == FloatOp::Mul || op == FloatOp::Min ||
+                     op == FloatOp::Max;
+  if (commutative && compareExpr(a, b) > 0) std::swap(a, b);
+  ExprNode n{};
+  n.kind = kindOf(op);
+  n.prec = p;
+  n.ops = {a, b};
+  Expr e = intern(std::move(n));
+  // A float value cannot become a bounded integer symbol: past the cap it is not expressed.
+  if (e->size > kMaxExprSize) return makeError("float expression too large");
+  return e;
+}
+
+Result<Expr> roundToInt(RoundMode m, Expr a) {
+  if (!a->isFloat) return a;
+  if (a->kind == ExprKind::FConst) {
+    double r = applyRound(m, bitsToDouble(a->value));
+    if (!(std::fabs(r) < 0x1p62)) return notFinite();
+    return constant(int64_t(r));
+  }
+  if (m == RoundMode::Trunc && a->flo >= 0) m = RoundMode::Floor;
+  else if (m == RoundMode::Trunc && a->fhi <= 0) m = RoundMode::Ceil;
+  // floor / ceil of an integer over a positive integer: the float quotient never rounds across
+  // an integer while both are exact in the precision (below 2^24 in f32), so it is a // c.
+  if ((m == RoundMode::Floor || m == RoundMode::Ceil) && a->kind == ExprKind::FDiv &&
+      !a->ops[0]->isFloat && isConst(a->ops[1]) && a->ops[1]->value > 0) {
+    return m == RoundMode::Floor ? floorDiv(a->ops[0], a->ops[1]->value)
+                                 : ceilDiv(a->ops[0], a->ops[1]->value);
+  }
+  ExprNode n{};
+  n.kind = ExprKind::Round;
+  n.value = int64_t(m);
+  n.ops = {a};
+  Expr e = intern(std::move(n));
+  if (e->bounds.isPoint() && e->bounds.lo != kInf && e->bounds.lo != -kInf)
+    return constant(e->bounds.lo);
+  return capExpr(e);
+}
+
+namespace {
+Result<double> evalFloatIn(Expr e, FloatPrec p,
+                           const std::function<std::optional<int64_t>(SymbolId)> &value) {
+  if (!e->isFloat) {
+    SF_ASSIGN(int64_t v, evaluate(e, value));
+    return toPrec(double(v), p);
+  }
+  if (e->kind == ExprKind::FConst) return toPrec(bitsToDouble(e->value), p);
+  SF_ASSIGN(double a, evalFloatIn(e->ops[0], e->prec, value));
+  SF_ASSIGN(double b, evalFloatIn(e->ops[1], e->prec, value));
+  return toPrec(toPrec(applyFloatOp(opOf(e->kind), a, b), e->prec), p);
+}
+} // namespace
+
+Result<double> evaluateFloat(Expr e,
+                             const std::function<std::optional<int64_t>(SymbolId)> &value) {
+  if (!e->isFloat) {
+    SF_ASSIGN(int64_t v, evaluate(e, value));
+    return double(v);
+  }
+  return evalFloatIn(e, e->prec, value);
 }
 
 // ---------------------------------------------------------------- queries
@@ -534,14 +832,16 @@ int compareExpr(Expr a, Expr b) {
       case ExprKind::Mod: return 4;
       case ExprKind::Min: return 5;
       case ExprKind::Max: return 6;
-      case ExprKind::Add: return 7;
+      case ExprKind::Round: return 7;
+      case ExprKind::Add: return 8;
+      default: return 9 + int(k) - int(ExprKind::FConst); // float kinds last
       }
-      return 8;
     };
     return rank(a->kind) < rank(b->kind) ? -1 : 1;
   }
   if (a->kind == ExprKind::Sym) return a->sym < b->sym ? -1 : a->sym > b->sym ? 1 : 0;
   if (a->value != b->value) return a->value < b->value ? -1 : 1;
+  if (a->prec != b->prec) return a->prec < b->prec ? -1 : 1;
   size_t n = std::min(a->ops.size(), b->ops.size());
   for (size_t i = 0; i < n; ++i) {
     int c = compareExpr(a->ops[i], b->ops[i]);
@@ -603,6 +903,23 @@ Result<Expr> substitute(Expr e, const std::function<Expr(SymbolId)> &lookup) {
       SF_ASSIGN(out, minMax(x->kind == ExprKind::Min, std::move(args)));
       break;
     }
+    case ExprKind::FConst: break;
+    case ExprKind::FAdd:
+    case ExprKind::FSub:
+    case ExprKind::FMul:
+    case ExprKind::FDiv:
+    case ExprKind::FMin:
+    case ExprKind::FMax: {
+      SF_ASSIGN(Expr a, go(x->ops[0]));
+      SF_ASSIGN(Expr b, go(x->ops[1]));
+      SF_ASSIGN(out, floatOp(opOf(x->kind), a, b, x->prec));
+      break;
+    }
+    case ExprKind::Round: {
+      SF_ASSIGN(Expr t, go(x->ops[0]));
+      SF_ASSIGN(out, roundToInt(RoundMode(x->value), t));
+      break;
+    }
     }
     memo.emplace(x, out);
     return out;
@@ -659,8 +976,14 @@ Result<int64_t> evaluate(Expr e,
     }
     return *acc;
   }
+  case ExprKind::Round: {
+    SF_ASSIGN(double v, evaluateFloat(e->ops[0], value));
+    double r = applyRound(RoundMode(e->value), v);
+    if (!(std::fabs(r) < 0x1p62)) return notFinite();
+    return int64_t(r);
   }
-  return makeError("bad expression");
+  default: return makeError("a float expression has no integer value: " + toString(e));
+  }
 }
 
 std::vector<SymbolId> symbolsOf(Expr e) {
@@ -682,6 +1005,74 @@ namespace {
 using AnonFn = std::function<std::string(SymbolId)>;
 
 std::string print(Expr e, const AnonFn &anon);
+std::string printAny(Expr e, const AnonFn &anon, FloatPrec ctx);
+
+/// The shortest decimal that reads back as the same value of its precision, with a point or an
+/// exponent so that it reads as a float.
+std::string floatLiteral(double v, FloatPrec p) {
+  char buf[64];
+  int maxDigits = p == FloatPrec::F32 ? 9 : 17;
+  for (int d = 1; d <= maxDigits; ++d) {
+    std::snprintf(buf, sizeof buf, "%.*g", d, v);
+    double back = std::strtod(buf, nullptr);
+    if (toPrec(back, p) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+const char *roundName(RoundMode m) {
+  switch (m) {
+  case RoundMode::Floor: return "floor";
+  case RoundMode::Ceil: return "ceil";
+  case RoundMode::Trunc: return "trunc";
+  case RoundMode::HalfEven: return "round";
+  }
+  return "floor";
+}
+
+/// An operand of a float operator: compound ones in parentheses (a different precision is
+/// parenthesised by its f32(..)/f64(..) already).
+std::string printOperand(Expr e, const AnonFn &anon, FloatPrec ctx) {
+  std::string s = printAny(e, anon, ctx);
+  bool compound = false;
+  switch (e->kind) {
+  case ExprKind::Add:
+  case ExprKind::Mul:
+  case ExprKind::FloorDiv:
+  case ExprKind::Mod: compound = true; break;
+  case ExprKind::FAdd:
+  case ExprKind::FSub:
+  case ExprKind::FMul:
+  case ExprKind::FDiv: compound = e->prec == ctx; break;
+  default: break;
+  }
+  return compound ? "(" + s + ")" : s;
+}
+
+std::string printFloat(Expr e, const AnonFn &anon, FloatPrec ctx) {
+  if (e->prec != ctx)
+    return std::string(e->prec == FloatPrec::F64 ? "f64(" : "f32(") + printFloat(e, anon, e->prec) +
+           ")";
+  switch (e->kind) {
+  case ExprKind::FConst: return floatLiteral(bitsToDouble(e->value), e->prec);
+  case ExprKind::FMin:
+  case ExprKind::FMax:
+    return std::string(e->kind == ExprKind::FMin ? "min(" : "max(") + printAny(e->ops[0], anon, ctx) +
+           ", " + printAny(e->ops[1], anon, ctx) + ")";
+  default: break;
+  }
+  const char *op = e->kind == ExprKind::FAdd   ? " + "
+                   : e->kind == ExprKind::FSub ? " - "
+                   : e->kind == ExprKind::FMul ? " * "
+                                               : " / ";
+  return printOperand(e->ops[0], anon, ctx) + op + printOperand(e->ops[1], anon, ctx);
+}
+
+std::string printAny(Expr e, const AnonFn &anon, FloatPrec ctx) {
+  return e->isFloat ? printFloat(e, anon, ctx) : print(e, anon);
+}
 
 /// An atom as a factor of a product: floor division and modulo need parentheses there,
 /// because Python reads `2*N//2` as `(2*N)//2`.
@@ -753,8 +1144,11 @@ std::string print(Expr e, const AnonFn &anon) {
     }
     return s + ")";
   }
+  case ExprKind::Round:
+    return std::string(roundName(RoundMode(e->value))) + "(" +
+           printAny(e->ops[0], anon, FloatPrec::F32) + ")";
+  default: return printFloat(e, anon, FloatPrec::F32);
   }
-  return "?";
 }
 } // namespace
 

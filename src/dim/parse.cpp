@@ -2,6 +2,8 @@
 #include "shapeflow/dim/parse.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <utility>
 
 namespace sf {
 namespace {
@@ -100,6 +102,24 @@ private:
     return Interval{lo, hi};
   }
 
+  /// `a op b`: integer arithmetic, or float arithmetic in the current precision when either
+  /// side is a float (and always for `/`).
+  Result<Expr> arith(FloatOp op, Expr a, Expr b) {
+    if (op != FloatOp::Div && !a->isFloat && !b->isFloat) {
+      switch (op) {
+      case FloatOp::Add: return add(a, b);
+      case FloatOp::Sub: return sub(a, b);
+      case FloatOp::Mul: return mul(a, b);
+      case FloatOp::Min: return min(a, b);
+      case FloatOp::Max: return max(a, b);
+      case FloatOp::Div: break;
+      }
+    }
+    auto r = floatOp(op, a, b, prec_);
+    if (!r.ok()) return fail(r.error().message);
+    return r;
+  }
+
   // expr := term (('+' | '-') term)*
   Result<Expr> expr() {
     SF_ASSIGN(Expr acc, term());
@@ -107,17 +127,17 @@ private:
       skip();
       if (eat('+')) {
         SF_ASSIGN(Expr t, term());
-        SF_ASSIGN(acc, add(acc, t));
+        SF_ASSIGN(acc, arith(FloatOp::Add, acc, t));
       } else if (eat('-')) {
         SF_ASSIGN(Expr t, term());
-        SF_ASSIGN(acc, sub(acc, t));
+        SF_ASSIGN(acc, arith(FloatOp::Sub, acc, t));
       } else {
         return acc;
       }
     }
   }
 
-  // term := unary (('*' | '//' | '%') unary)*
+  // term := unary (('*' | '/' | '//' | '%') unary)*
   Result<Expr> term() {
     SF_ASSIGN(Expr acc, unary());
     for (;;) {
@@ -130,7 +150,10 @@ private:
         acc = *q;
       } else if (eat('*')) {
         SF_ASSIGN(Expr t, unary());
-        SF_ASSIGN(acc, mul(acc, t));
+        SF_ASSIGN(acc, arith(FloatOp::Mul, acc, t));
+      } else if (eat('/')) {
+        SF_ASSIGN(Expr t, unary());
+        SF_ASSIGN(acc, arith(FloatOp::Div, acc, t));
       } else if (eat('%')) {
         SF_ASSIGN(Expr t, unary());
         if (!isConst(t) || t->value <= 0) return fail("modulo needs a positive constant");
@@ -145,6 +168,7 @@ private:
     skip();
     if (eat('-')) {
       SF_ASSIGN(Expr t, unary());
+      if (t->isFloat) return arith(FloatOp::Mul, t, constant(-1));
       return neg(t);
     }
     return primary();
@@ -154,7 +178,19 @@ private:
     skip();
     char c = peek();
     if (std::isdigit(uint8_t(c))) {
+      size_t start = pos_;
       SF_ASSIGN(int64_t v, number());
+      bool fraction = peek() == '.' && pos_ + 1 < s_.size() && std::isdigit(uint8_t(s_[pos_ + 1]));
+      if (fraction || peek() == 'e' || peek() == 'E') {
+        // A float literal: read again as a double, in the current precision.
+        std::string text(s_.substr(start));
+        char *end = nullptr;
+        double d = std::strtod(text.c_str(), &end);
+        pos_ = start + size_t(end - text.c_str());
+        auto f = floatConstant(d, prec_);
+        if (!f.ok()) return fail(f.error().message);
+        return f;
+      }
       return constant(v);
     }
     if (eat('(')) {
@@ -173,15 +209,42 @@ private:
         skip();
         while (eat(',')) {
           SF_ASSIGN(Expr t, expr());
-          SF_ASSIGN(acc, name == "min" ? min(acc, t) : max(acc, t));
+          SF_ASSIGN(acc, arith(name == "min" ? FloatOp::Min : FloatOp::Max, acc, t));
           skip();
         }
         if (!eat(')')) return fail("expected ')'");
         return acc;
       }
+      // floor(..) and its kind read their argument in f32 (the printer's convention);
+      // f32(..) / f64(..) set the precision of the float arithmetic inside.
+      static const std::pair<const char *, RoundMode> kRounds[] = {
+          {"floor", RoundMode::Floor}, {"ceil", RoundMode::Ceil},
+          {"trunc", RoundMode::Trunc}, {"round", RoundMode::HalfEven}};
+      for (auto [fname, mode] : kRounds) {
+        if (name != fname || peek() != '(') continue;
+        ++pos_;
+        SF_ASSIGN(Expr inner, inPrecision(FloatPrec::F32));
+        auto r = roundToInt(mode, inner);
+        if (!r.ok()) return fail(r.error().message);
+        return r;
+      }
+      if ((name == "f32" || name == "f64") && eat('('))
+        return inPrecision(name == "f32" ? FloatPrec::F32 : FloatPrec::F64);
       return symbol(table_.named(name));
     }
     return fail(c ? "unexpected '" + std::string(1, c) + "'" : "unexpected end");
+  }
+
+  /// The rest of a parenthesised expression (after its '(') read in precision `p`.
+  Result<Expr> inPrecision(FloatPrec p) {
+    FloatPrec saved = prec_;
+    prec_ = p;
+    auto e = expr();
+    prec_ = saved;
+    if (!e.ok()) return e;
+    skip();
+    if (!eat(')')) return fail("expected ')'");
+    return e;
   }
 
   Result<int64_t> number() {
@@ -220,6 +283,7 @@ private:
   std::string_view s_;
   size_t pos_ = 0;
   SymbolTable &table_;
+  FloatPrec prec_ = FloatPrec::F32;
 };
 
 } // namespace

@@ -7,6 +7,15 @@
 // created and range-dependent simplifications (min(N, 512) with N <= 100 is N) happen at once.
 // An expression that grows past kMaxExprSize nodes becomes a fresh anonymous symbol bounded by
 // the expression's bounds (counted in exprCapHits()).
+//
+// Float shape math (a resize factor `800 / min(H, W)`, `floor(H * scale)`) is kept as float
+// nodes: FConst and the binary FAdd ... FMax, each evaluated in its precision (f32 or f64, every
+// result rounded as a runtime rounds it; an integer operand is converted to that precision), and
+// Round (floor, ceil, trunc, round-half-even of a float node), which is an integer atom again.
+// An integer expression used where a float is expected stands for that integer (exact below
+// 2^24 in f32, the assumption the README states). Float nodes never enter integer arithmetic:
+// add, mul, min, ... fail on them. A float node's `bounds` is the integer hull of its real
+// range [flo, fhi] (widened for rounding, so never unsound).
 #pragma once
 
 #include "shapeflow/dim/interval.h"
@@ -23,7 +32,16 @@ namespace sf {
 
 using SymbolId = uint32_t;
 
-enum class ExprKind : uint8_t { Const, Sym, Add, Mul, FloorDiv, Mod, Min, Max };
+enum class ExprKind : uint8_t {
+  Const, Sym, Add, Mul, FloorDiv, Mod, Min, Max,
+  // float-valued (isFloat)
+  FConst, FAdd, FSub, FMul, FDiv, FMin, FMax,
+  // integer-valued rounding of a float node; `value` is the RoundMode
+  Round
+};
+enum class FloatPrec : uint8_t { None = 0, F32 = 1, F64 = 2 };
+enum class FloatOp : uint8_t { Add, Sub, Mul, Div, Min, Max };
+enum class RoundMode : uint8_t { Floor, Ceil, Trunc, HalfEven };
 
 struct ExprNode;
 /// An expression: a pointer to an interned, immutable node. Equality is pointer equality.
@@ -32,8 +50,12 @@ using Expr = const ExprNode *;
 struct ExprNode {
   ExprKind kind;
   uint32_t size;         // nodes in the tree (for the size cap)
-  int64_t value;         // Const: the value; Add: the constant term; FloorDiv/Mod: the divisor
+  int64_t value;         // Const: the value; Add: the constant term; FloorDiv/Mod: the divisor;
+                         // FConst: the bits of the double; Round: the RoundMode
   SymbolId sym;          // Sym only
+  FloatPrec prec;        // float nodes: the precision they compute in; None otherwise
+  bool isFloat;          // FConst .. FMax
+  double flo, fhi;       // float nodes: bounds of the real value (possibly infinite)
   bool hasAnonymous;     // mentions an anonymous symbol somewhere
   Interval bounds;       // derived from the symbols' ranges; never unsound
   size_t hash;
@@ -79,6 +101,18 @@ Result<Expr> divExact(Expr a, Expr b);
 /// Fails (caller keeps the result loose) when it cannot be expressed.
 Result<Expr> floorDivExpr(Expr a, Expr b);
 
+// ---- float shape math (see the header comment) ----
+/// `v` rounded to `p`; an integral result is the integer constant. Fails on NaN or infinity.
+Result<Expr> floatConstant(double v, FloatPrec p);
+/// `a op b` computed in `p`. Two integer operands give integer arithmetic where that is exact
+/// (+, -, *, min, max, and a division that divides). Fails on a known division by zero.
+Result<Expr> floatOp(FloatOp op, Expr a, Expr b, FloatPrec p);
+/// An integer from a float expression (an integer expression is returned as is).
+Result<Expr> roundToInt(RoundMode m, Expr a);
+/// The value of any expression as a double (floats in their precision, integers exactly).
+Result<double> evaluateFloat(Expr e, const std::function<std::optional<int64_t>(SymbolId)> &value);
+inline bool isFloatExpr(Expr e) { return e && e->isFloat; }
+
 inline bool isConst(Expr e) { return e->kind == ExprKind::Const; }
 inline bool isSymbol(Expr e) { return e->kind == ExprKind::Sym; }
 inline Interval bounds(Expr e) { return e->bounds; }
@@ -93,7 +127,9 @@ std::vector<SymbolId> symbolsOf(Expr e);
 int compareExpr(Expr a, Expr b);
 
 /// Python-compatible text: `N`, `2*S + 1`, `(H - 1)//2 + 1`, `min(T, 512)`. Anonymous symbols
-/// print through `anon` (default: `?`).
+/// print through `anon` (default: `?`). Float nodes print with `/`, float literals (`800.0`) and
+/// `floor(..)`, `ceil(..)`, `trunc(..)`, `round(..)`; their arithmetic is f32 unless inside
+/// `f64(..)` (and f32 again inside `f32(..)`).
 std::string toString(Expr e);
 std::string toString(Expr e, const std::function<std::string(SymbolId)> &anon);
 
