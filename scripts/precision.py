@@ -38,9 +38,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import sfexpr  # noqa: E402
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-EVAL_FUNCS = {"min": min, "max": max}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,12 +197,10 @@ def normalise_shapeflow_dim(d, input_syms):
     lo = 0 if lo is None else lo
     if expr == "?" or expr.startswith("?"):
         return "unknown", None, lo, hi
-    names = {n for n in IDENT.findall(expr) if n not in EVAL_FUNCS}
+    names = {n for n in IDENT.findall(expr) if n not in sfexpr.FUNCTIONS}
     if not names:
-        try:
-            return "const", int(eval(expr, {"__builtins__": {}}, dict(EVAL_FUNCS))), lo, hi
-        except Exception:  # noqa: BLE001
-            return "unknown", None, lo, hi
+        v = eval_expr(expr, {})
+        return ("const", v, lo, hi) if v is not None else ("unknown", None, lo, hi)
     foreign = sorted(names - set(input_syms))
     if foreign:
         return "dep", foreign, lo, hi
@@ -218,9 +216,10 @@ def normalise_onnx_dim(d, input_syms):
 
 
 def eval_expr(expr, syms):
+    """The integer value of a shapeflow expression (scripts/sfexpr.py), or None."""
     try:
-        v = eval(expr, {"__builtins__": {}}, {**EVAL_FUNCS, **syms})
-    except Exception:  # noqa: BLE001 - a broken expression cannot be exact
+        v = sfexpr.evaluate(expr, syms)
+    except ValueError:  # a broken expression cannot be exact
         return None
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 

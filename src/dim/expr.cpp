@@ -303,7 +303,7 @@ Expr mulMono(Expr a, Expr b) {
 }
 
 Result<Lin> linMul(const Lin &a, const Lin &b) {
-  if (a.terms.size() * b.terms.size() > 4 * kMaxExprSize)
+  if (a.terms.size() * b.terms.size() > 4 * kMaxTerms)
     return makeError("expression too large");
   Lin r;
   auto c = checkedMul(a.c, b.c);
@@ -359,7 +359,8 @@ Lin linDivConst(const Lin &l, int64_t g) {
 /// The size cap: an expression past kMaxExprSize becomes a fresh bounded symbol (the same one
 /// for the same expression, so equal inputs still give equal outputs).
 Expr capExpr(Expr e) {
-  if (e->size <= kMaxExprSize) return e;
+  if (e->size <= kMaxExprSize && !(e->kind == ExprKind::Add && e->ops.size() > kMaxTerms))
+    return e;
   Registry &r = registry();
   std::optional<SymbolId> id;
   {

@@ -58,6 +58,9 @@ Result<Fact> broadcastBinary(InferContext &ctx, size_t i, size_t j) {
   return makeFact(t, s);
 }
 
+/// A value element that may be negative or a float expression.
+Dimension valueElement(Expr e) { return Dimension(e, Interval{-kInf, kInf}); }
+
 std::optional<Dimension> opt(Result<Dimension> r) {
   if (!r.ok()) return std::nullopt;
   return *r;
@@ -175,7 +178,26 @@ Result<std::vector<Fact>> cast(InferContext &ctx) {
   // Integer values survive a cast between integer types (shape math commonly goes through
   // i32 or through float and back); a cast to float keeps them too, as the values are exact
   // small integers, so that Cast(float) -> Cast(int64) round trips.
-  if (in.value && (isInteger(to) || isFloat(to))) out.value = in.value;
+  // Float expressions (dim/expr.h) become integers toward zero; to f32 from an f64 expression
+  // they would round, which is not expressed, so that element is only bounded.
+  if (in.value && (isInteger(to) || isFloat(to))) {
+    std::vector<Dimension> v;
+    for (const Dimension &d : *in.value) {
+      if (!isFloatExpr(d.expr())) {
+        v.push_back(d);
+      } else if (isInteger(to)) {
+        auto r = roundToInt(RoundMode::Trunc, d.expr());
+        v.push_back(r.ok() ? valueElement(*r) : Dimension::fromInterval(d.interval()));
+      } else if (to == ElementType::F32 && d.expr()->prec == FloatPrec::F64) {
+        v.push_back(Dimension::fromInterval(d.interval()));
+      } else if (isFloat(to) && to != ElementType::F32 && to != ElementType::F64) {
+        v.push_back(Dimension::fromInterval(d.interval()));
+      } else {
+        v.push_back(d);
+      }
+    }
+    out.value = std::move(v);
+  }
   return std::vector<Fact>{out};
 }
 
@@ -248,6 +270,12 @@ std::optional<Dimension> divValue(const Dimension &x, const Dimension &y) {
     if (y.length() == 0) return std::nullopt;
     if (x.length() == INT64_MIN && y.length() == -1) return std::nullopt;
     return Dimension::constantValue(x.length() / y.length());
+  }
+  // x = q * y as polynomials: the quotient is exact whatever the signs (y == 0 would be a
+  // division by zero at run time, so it is not).
+  if (x.expr() && y.expr() && !isConst(y.expr())) {
+    auto q = divExact(x.expr(), y.expr());
+    if (q.ok()) return valueElement(*q);
   }
   if (x.minLength() < 0 || y.minLength() <= 0) return std::nullopt;
   return opt(x.floorDiv(y));
@@ -345,8 +373,134 @@ FloatFn floatFunction(std::string_view op) {
 
 /// Wraps an elementwise rule: after it, folds float arithmetic on known inputs with `fn` (see
 /// above).
-InferFn foldingFloats(InferFn rule, FloatFn fn) {
-  return [rule, fn](InferContext &ctx) -> Result<std::vector<Fact>> {
+using ExprFn = std::function<Result<Expr>(const std::vector<Expr> &, FloatPrec)>;
+
+/// The op on float expressions (dim/expr.h), or null when it has none.
+ExprFn exprFunction(std::string_view op) {
+  using V = const std::vector<Expr> &;
+  auto binary = [](FloatOp o) {
+    return [o](V x, FloatPrec p) -> Result<Expr> {
+      Expr acc = x[0];
+      for (size_t i = 1; i < x.size(); ++i) {
+        SF_ASSIGN(acc, floatOp(o, acc, x[i], p));
+      }
+      return acc;
+    };
+  };
+  auto rounding = [](RoundMode m) {
+    return [m](V x, FloatPrec) { return roundToInt(m, x[0]); };
+  };
+  if (op == "Add") return binary(FloatOp::Add);
+  if (op == "Sub") return binary(FloatOp::Sub);
+  if (op == "Mul") return binary(FloatOp::Mul);
+  if (op == "Div") return binary(FloatOp::Div);
+  if (op == "Min") return binary(FloatOp::Min);
+  if (op == "Max") return binary(FloatOp::Max);
+  if (op == "Reciprocal") return [](V x, FloatPrec p) { return floatOp(FloatOp::Div, constant(1), x[0], p); };
+  if (op == "Neg") return [](V x, FloatPrec p) { return floatOp(FloatOp::Mul, x[0], constant(-1), p); };
+  if (op == "Floor") return rounding(RoundMode::Floor);
+  if (op == "Ceil") return rounding(RoundMode::Ceil);
+  if (op == "Round") return rounding(RoundMode::HalfEven);
+  return nullptr;
+}
+
+std::optional<FloatPrec> precisionOf(ElementType t) {
+  if (t == ElementType::F32) return FloatPrec::F32;
+  if (t == ElementType::F64) return FloatPrec::F64;
+  return std::nullopt;
+}
+
+/// The elements of a rank <= 1 fact as expressions: integer values, integral or symbolic float
+/// values, or the numbers of a small float constant.
+std::optional<std::vector<Expr>> valueExprs(const Fact &f) {
+  std::vector<Expr> out;
+  if (auto v = dimValues(f, kFoldBudget)) {
+    for (const Dimension &d : *v) {
+      if (!d.expr()) return std::nullopt;
+      out.push_back(d.expr());
+    }
+    return out;
+  }
+  auto p = precisionOf(f.type);
+  if (!p || !f.constant || !f.shape.rankIsStatic() || f.shape.size() > 1) return std::nullopt;
+  auto v = constFloats(f, kFoldBudget);
+  if (!v) return std::nullopt;
+  for (double x : *v) {
+    auto e = floatConstant(x, *p);
+    if (!e.ok()) return std::nullopt;
+    out.push_back(*e);
+  }
+  return out;
+}
+
+/// Folds float arithmetic on known numbers; false when some input is not a known number.
+bool foldNumbers(InferContext &ctx, const FloatFn &fn, Fact &out) {
+  if (!out.shape.isStatic()) return false;
+  auto outShape = out.shape.toShape();
+  if (!outShape.ok()) return false;
+  size_t n = 1;
+  for (int64_t d : *outShape) n *= size_t(d);
+  if (n > kFoldBudget) return false;
+  std::vector<std::vector<double>> in;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    const Fact &f = ctx.input(i);
+    auto v = f.shape.isStatic() ? constFloats(f, kFoldBudget) : std::nullopt;
+    if (!v) return false;
+    // Scalars and same-shape inputs only (the shape math this is for).
+    if (v->size() != 1 && (f.shape.toShape().valueOr(Shape{}) != *outShape || v->size() != n))
+      return false;
+    // An f32 input's elements are floats already; integers convert exactly enough (< 2^24).
+    in.push_back(std::move(*v));
+  }
+  if (in.empty()) return false;
+  std::vector<double> result(n);
+  std::vector<double> args(in.size());
+  for (size_t e = 0; e < n; ++e) {
+    for (size_t i = 0; i < in.size(); ++i) args[i] = in[i][in[i].size() == 1 ? 0 : e];
+    double v = fn(args);
+    if (isInteger(out.type)) {
+      // Cast to an integer type: toward zero; out of range or NaN is not folded.
+      if (!std::isfinite(v) || std::fabs(v) >= 9.0e15) return false;
+      v = std::trunc(v);
+    }
+    result[e] = roundTo(out.type, v);
+  }
+  setFolded(out, result);
+  return true;
+}
+
+/// Float arithmetic on values that are not all numbers (a size cast to float): per element a
+/// float expression in the output's precision, so that floor(H * scale) stays an expression of H.
+void foldExprs(InferContext &ctx, const ExprFn &fn, Fact &out) {
+  auto p = precisionOf(out.type);
+  if (!p || !out.shape.rankIsStatic() || out.shape.size() > 1) return;
+  std::vector<std::vector<Expr>> in;
+  size_t n = 1;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    auto v = valueExprs(ctx.input(i));
+    if (!v || v->empty()) return;
+    if (v->size() != 1) {
+      if (n != 1 && v->size() != n) return;
+      n = v->size();
+    }
+    in.push_back(std::move(*v));
+  }
+  if (in.empty() || n > kFoldBudget) return;
+  std::vector<Dimension> result;
+  std::vector<Expr> args(in.size());
+  for (size_t e = 0; e < n; ++e) {
+    for (size_t i = 0; i < in.size(); ++i) args[i] = in[i][in[i].size() == 1 ? 0 : e];
+    auto r = fn(args, *p);
+    if (!r.ok()) return;
+    result.push_back(valueElement(*r));
+  }
+  out.value = std::move(result);
+}
+
+/// Wraps an elementwise rule: after it, float arithmetic on known inputs is folded to numbers
+/// with `fn`, or else kept as float expressions with `efn`.
+InferFn foldingFloats(InferFn rule, FloatFn fn, ExprFn efn) {
+  return [rule, fn, efn](InferContext &ctx) -> Result<std::vector<Fact>> {
     SF_ASSIGN(std::vector<Fact> outs, rule(ctx));
     if (outs.size() != 1) return outs;
     Fact &out = outs[0];
@@ -356,37 +510,7 @@ InferFn foldingFloats(InferFn rule, FloatFn fn) {
     if (!floatMath && !isFloat(out.type)) return outs; // integer math: values do it exactly
     if (out.type != ElementType::F32 && out.type != ElementType::F64 && !isInteger(out.type))
       return outs;
-    if (!out.shape.isStatic()) return outs;
-    auto outShape = out.shape.toShape();
-    if (!outShape.ok()) return outs;
-    size_t n = 1;
-    for (int64_t d : *outShape) n *= size_t(d);
-    if (n > kFoldBudget) return outs;
-    std::vector<std::vector<double>> in;
-    for (size_t i = 0; i < ctx.numInputs(); ++i) {
-      const Fact &f = ctx.input(i);
-      auto v = f.shape.isStatic() ? constFloats(f, kFoldBudget) : std::nullopt;
-      if (!v) return outs;
-      // Scalars and same-shape inputs only (the shape math this is for).
-      if (v->size() != 1 && (f.shape.toShape().valueOr(Shape{}) != *outShape || v->size() != n))
-        return outs;
-      // An f32 input's elements are floats already; integers convert exactly enough (< 2^24).
-      in.push_back(std::move(*v));
-    }
-    if (in.empty()) return outs;
-    std::vector<double> result(n);
-    std::vector<double> args(in.size());
-    for (size_t e = 0; e < n; ++e) {
-      for (size_t i = 0; i < in.size(); ++i) args[i] = in[i][in[i].size() == 1 ? 0 : e];
-      double v = fn(args);
-      if (isInteger(out.type)) {
-        // Cast to an integer type: toward zero; out of range or NaN is not folded.
-        if (!std::isfinite(v) || std::fabs(v) >= 9.0e15) return outs;
-        v = std::trunc(v);
-      }
-      result[e] = roundTo(out.type, v);
-    }
-    setFolded(out, result);
+    if (!foldNumbers(ctx, fn, out) && efn && !out.value) foldExprs(ctx, efn, out);
     return outs;
   };
 }
@@ -423,7 +547,7 @@ void registerElementwiseOps(OpRegistry &r) {
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Reciprocal", "Floor", "Ceil",
                          "Round", "Sqrt", "Neg", "Abs", "Cast"}) {
     const OpDef *def = r.find("", op);
-    if (def) r.add({op, "", foldingFloats(def->infer, floatFunction(op))});
+    if (def) r.add({op, "", foldingFloats(def->infer, floatFunction(op), exprFunction(op))});
   }
 }
 

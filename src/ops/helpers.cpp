@@ -51,6 +51,8 @@ std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget) {
 }
 
 std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
+  // Values of higher rank exist (moved through Reshape/Transpose/Slice) but are not vectors.
+  if (f.value && f.shape.rankIsStatic() && f.shape.size() > 1) return std::nullopt;
   if (f.value) return *f.value;
   if (f.constant && isInteger(f.constant->type())) {
     auto v = f.constant->toInt64s(budget);

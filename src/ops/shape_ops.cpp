@@ -113,6 +113,20 @@ Result<Facts> reshape(InferContext &ctx) {
     }
     bool mayBeMinusOne = t.interval().contains(-1);
     bool mayBeZero = !allowZero && t.interval().contains(0) && !sameAsInput;
+    // Past the input's rank a 0 has no dim to copy: the node would fail, so it is not 0.
+    if (mayBeZero && in.rankIsStatic() && i >= in.size()) mayBeZero = false;
+    // A size computed from input dims (each >= 1) that is 0 only at a degenerate corner of its
+    // range (floor(H * scale) with an extreme aspect ratio) is taken as the size it reads as,
+    // and the assumption is reported.
+    if (mayBeZero && !mayBeMinusOne && t.isNamedExpr() && t.minLength() >= 0) {
+      bool inputDims = true;
+      for (SymbolId sym : symbolsOf(t.expr())) inputDims = inputDims && symbolInfo(sym).range.lo >= 1;
+      if (inputDims) {
+        mayBeZero = false;
+        ctx.warn("target element " + std::to_string(i) + " (" + t.toString() +
+                 ") is assumed nonzero; a 0 would copy the input's dim instead");
+      }
+    }
     if (mayBeMinusOne || mayBeZero) {
       ambiguous = true;
       dims[i] = Dimension::dynamic();
@@ -823,16 +837,30 @@ InferFn movingInts(InferFn rule, Move move) {
     size_t n = 1;
     for (int64_t d : *outShape) n *= size_t(d);
     if (n > kMoveBudget) return outs;
-    auto data = isInteger(in.type) ? constInts(in, kMoveBudget) : std::nullopt;
+    // The elements: known numbers, or symbolic values (a pad tensor computed from sizes).
+    std::optional<std::vector<Dimension>> data;
+    if (isInteger(in.type) && in.value) {
+      data = *in.value;
+    } else if (auto ints = isInteger(in.type) ? constInts(in, kMoveBudget) : std::nullopt) {
+      data.emplace();
+      for (int64_t v : *ints) data->push_back(Dimension::constantValue(v));
+    }
     if (!data) return outs;
     auto idx = movedIndices(ctx, move, *inShape, *outShape);
     if (!idx) return outs;
-    std::vector<int64_t> moved;
+    std::vector<Dimension> moved;
+    std::vector<int64_t> numbers;
     for (size_t i : *idx) {
       if (i >= data->size()) return outs;
       moved.push_back((*data)[i]);
+      if (moved.back().isStatic()) numbers.push_back(moved.back().length());
     }
-    auto t = Tensor::fromInt64s(*outShape, moved, in.type);
+    if (numbers.size() != moved.size()) {
+      // Values of any rank, row-major (dimValues() hands out only those of rank <= 1).
+      out.value = std::move(moved);
+      return outs;
+    }
+    auto t = Tensor::fromInt64s(*outShape, numbers, in.type);
     if (!t.ok()) return outs;
     out = Fact::fromTensor(std::make_shared<const Tensor>(std::move(*t)));
     return outs;

@@ -5,8 +5,8 @@
 // min, max); a product of two or more atoms; or a sum `c0 + sum(ci * monomial_i)` with integer
 // coefficients. Symbols are immutable (name, range), so every node caches its bounds when it is
 // created and range-dependent simplifications (min(N, 512) with N <= 100 is N) happen at once.
-// An expression that grows past kMaxExprSize nodes becomes a fresh anonymous symbol bounded by
-// the expression's bounds (counted in exprCapHits()).
+// An expression that grows past kMaxExprSize nodes or kMaxTerms monomials becomes a fresh
+// anonymous symbol bounded by the expression's bounds (counted in exprCapHits()).
 //
 // Float shape math (a resize factor `800 / min(H, W)`, `floor(H * scale)`) is kept as float
 // nodes: FConst and the binary FAdd ... FMax, each evaluated in its precision (f32 or f64, every
@@ -64,7 +64,10 @@ struct ExprNode {
   std::vector<int64_t> coefs;    // Add only: one coefficient per monomial
 };
 
-inline constexpr uint32_t kMaxExprSize = 48;
+/// Tree nodes (a shared subexpression counts each time it appears, as it prints).
+inline constexpr uint32_t kMaxExprSize = 512;
+/// Monomials in one sum (what multiplying sums costs).
+inline constexpr uint32_t kMaxTerms = 48;
 
 // ---- symbols (process-wide registry; a symbol never changes once made) ----
 struct SymbolInfo {

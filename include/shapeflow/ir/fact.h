@@ -2,8 +2,10 @@
 // TypedFact/InferenceFact in one type): the element type (possibly unknown), the shape (rank
 // possibly unknown), and optionally its contents:
 //  - `constant`: the full tensor, when the outlet is a constant;
-//  - `value`: for integer shape-like tensors (rank 0 or 1, few elements), one Dimension per
-//    element in row-major order. This is ONNX's "data propagation": the elements of Shape(x)
+//  - `value`: for integer shape-like tensors (rank 0 or 1, few elements; of higher rank only
+//    where data movement made them, e.g. a pad tensor reshaped to [3,2] and transposed), one
+//    Dimension per element in row-major order; for float tensors, integral values or float
+//    expressions (dim/expr.h). This is ONNX's "data propagation": the elements of Shape(x)
 //    are x's dims, possibly symbolic, so Shape -> Gather -> Concat -> Reshape stays symbolic.
 //    Elements may be negative (a Reshape target's -1): see Dimension::constantValue.
 #pragma once

@@ -21,7 +21,7 @@ std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget = 1 <
 /// Elements of a float fact when it is a known constant.
 std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget = 1 << 16);
 /// Elements of an integer fact as dimensions (numbers, symbols, expressions, intervals), when
-/// its element count is known: from the constant, from the propagated value.
+/// its element count is known: from the constant, from the propagated value. Rank <= 1 only.
 std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = 1 << 16);
 /// The single element of a scalar or 1-element integer fact.
 std::optional<Dimension> scalarDim(const Fact &f);
