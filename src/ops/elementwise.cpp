@@ -404,35 +404,6 @@ ExprFn exprFunction(std::string_view op) {
   return nullptr;
 }
 
-std::optional<FloatPrec> precisionOf(ElementType t) {
-  if (t == ElementType::F32) return FloatPrec::F32;
-  if (t == ElementType::F64) return FloatPrec::F64;
-  return std::nullopt;
-}
-
-/// The elements of a rank <= 1 fact as expressions: integer values, integral or symbolic float
-/// values, or the numbers of a small float constant.
-std::optional<std::vector<Expr>> valueExprs(const Fact &f) {
-  std::vector<Expr> out;
-  if (auto v = dimValues(f, kFoldBudget)) {
-    for (const Dimension &d : *v) {
-      if (!d.expr()) return std::nullopt;
-      out.push_back(d.expr());
-    }
-    return out;
-  }
-  auto p = precisionOf(f.type);
-  if (!p || !f.constant || !f.shape.rankIsStatic() || f.shape.size() > 1) return std::nullopt;
-  auto v = constFloats(f, kFoldBudget);
-  if (!v) return std::nullopt;
-  for (double x : *v) {
-    auto e = floatConstant(x, *p);
-    if (!e.ok()) return std::nullopt;
-    out.push_back(*e);
-  }
-  return out;
-}
-
 /// Folds float arithmetic on known numbers; false when some input is not a known number.
 bool foldNumbers(InferContext &ctx, const FloatFn &fn, Fact &out) {
   if (!out.shape.isStatic()) return false;
@@ -477,7 +448,7 @@ void foldExprs(InferContext &ctx, const ExprFn &fn, Fact &out) {
   std::vector<std::vector<Expr>> in;
   size_t n = 1;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    auto v = valueExprs(ctx.input(i));
+    auto v = valueExprs(ctx.input(i), kFoldBudget);
     if (!v || v->empty()) return;
     if (v->size() != 1) {
       if (n != 1 && v->size() != n) return;

@@ -65,6 +65,35 @@ std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
   return std::nullopt;
 }
 
+std::optional<FloatPrec> precisionOf(ElementType t) {
+  if (t == ElementType::F32) return FloatPrec::F32;
+  if (t == ElementType::F64) return FloatPrec::F64;
+  return std::nullopt;
+}
+
+/// The elements of a rank <= 1 fact as expressions: integer values, integral or symbolic float
+/// values, or the numbers of a small float constant.
+std::optional<std::vector<Expr>> valueExprs(const Fact &f, size_t budget) {
+  std::vector<Expr> out;
+  if (auto v = dimValues(f, budget)) {
+    for (const Dimension &d : *v) {
+      if (!d.expr()) return std::nullopt;
+      out.push_back(d.expr());
+    }
+    return out;
+  }
+  auto p = precisionOf(f.type);
+  if (!p || !f.constant || !f.shape.rankIsStatic() || f.shape.size() > 1) return std::nullopt;
+  auto v = constFloats(f, budget);
+  if (!v) return std::nullopt;
+  for (double x : *v) {
+    auto e = floatConstant(x, *p);
+    if (!e.ok()) return std::nullopt;
+    out.push_back(*e);
+  }
+  return out;
+}
+
 std::optional<Dimension> scalarDim(const Fact &f) {
   auto v = dimValues(f, 1);
   if (!v || v->size() != 1) return std::nullopt;

@@ -495,12 +495,17 @@ Result<Facts> range(InferContext &ctx) {
       if ((*d)[0] == 0) return makeError("delta is 0");
       double n = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
       out.shape = PartialShape{Dimension(int64_t(std::max(n, 0.0)))};
-    } else if (start && limit && delta && delta->isStatic() && delta->length() > 0) {
-      // Integer-valued floats from shape math (Cast of a size to float).
-      auto span = *limit - *start;
-      if (span.ok()) {
-        auto n = span->ceilDiv(delta->length());
-        if (n.ok()) out.shape = PartialShape{n->nonNegative()};
+    } else if (auto p = precisionOf(t)) {
+      // Sizes in float (a size cast to float, a float step): the element count
+      // max(ceil((limit - start) / delta), 0) computed as the runtime does, in the input type.
+      auto vs = valueExprs(ctx.input(0), 1), vl = valueExprs(ctx.input(1), 1),
+           vd = valueExprs(ctx.input(2), 1);
+      if (vs && vl && vd && vs->size() == 1 && vl->size() == 1 && vd->size() == 1) {
+        auto span = floatOp(FloatOp::Sub, (*vl)[0], (*vs)[0], *p);
+        auto q = span.ok() ? floatOp(FloatOp::Div, *span, (*vd)[0], *p) : span;
+        auto n = q.ok() ? roundToInt(RoundMode::Ceil, *q) : q;
+        auto len = n.ok() ? max(*n, constant(0)) : n;
+        if (len.ok()) out.shape = PartialShape{Dimension(*len)};
       }
     }
     return Facts{out};

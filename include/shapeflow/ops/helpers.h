@@ -23,6 +23,11 @@ std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget = 1 
 /// Elements of an integer fact as dimensions (numbers, symbols, expressions, intervals), when
 /// its element count is known: from the constant, from the propagated value. Rank <= 1 only.
 std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = 1 << 16);
+/// The precision float shape math computes in for an element type (f32, f64; else none).
+std::optional<FloatPrec> precisionOf(ElementType t);
+/// The elements of a rank <= 1 fact as expressions (dim/expr.h): integer values, integral or
+/// symbolic float values, or the numbers of a small float constant.
+std::optional<std::vector<Expr>> valueExprs(const Fact &f, size_t budget = 64);
 /// The single element of a scalar or 1-element integer fact.
 std::optional<Dimension> scalarDim(const Fact &f);
 
