@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -152,7 +153,12 @@ void computeFloatBounds(ExprNode &n) {
   switch (n.kind) {
   case ExprKind::FAdd: lo = alo + blo, hi = ahi + bhi; break;
   case ExprKind::FSub: lo = alo - bhi, hi = ahi - blo; break;
-  case ExprKind::FMul: hullOf({alo * blo, alo * bhi, ahi * blo, ahi * bhi}); break;
+  case ExprKind::FMul: {
+    // An infinite end stands for "unbounded" over finite values: 0 times it is 0, not NaN.
+    auto m = [](double x, double y) { return x == 0 || y == 0 ? 0.0 : x * y; };
+    hullOf({m(alo, blo), m(alo, bhi), m(ahi, blo), m(ahi, bhi)});
+    break;
+  }
   case ExprKind::FDiv:
     if (blo > 0 || bhi < 0) hullOf({alo / blo, alo / bhi, ahi / blo, ahi / bhi});
     break;
@@ -182,6 +188,56 @@ double applyRound(RoundMode m, double v) {
   return v;
 }
 
+/// Bounds of a sum of monomials after writing each atom x as x' + lo(x) with x' >= 0 and
+/// expanding: 16*a*b + 16*a + 16*b + 16 with a, b >= -1 (ceil-like atoms (F - 1)//32 of sizes
+/// that may be 0) is 16*a'*b' >= 0, which interval arithmetic on the terms cannot see. Returns
+/// the unbounded interval when it does not apply (an atom unbounded below, a high degree, an
+/// overflow).
+Interval shiftedSumBounds(const ExprNode &n) {
+  const Interval all{-kInf, kInf};
+  constexpr size_t kMaxDegree = 6;
+  std::map<std::vector<Expr>, int64_t> terms; // shifted monomial (sorted atoms) -> coefficient
+  int64_t c0 = n.value;
+  for (size_t i = 0; i < n.ops.size(); ++i) {
+    Expr m = n.ops[i];
+    std::vector<Expr> f = m->kind == ExprKind::Mul ? m->ops : std::vector<Expr>{m};
+    if (f.size() > kMaxDegree) return all;
+    for (Expr x : f)
+      if (x->bounds.lo == -kInf) return all;
+    // prod (x'_j + lo_j) = sum over subsets of the x' taken, times the lo's not taken.
+    for (uint32_t mask = 0; mask < (1u << f.size()); ++mask) {
+      std::optional<int64_t> coef = n.coefs[i];
+      std::vector<Expr> taken;
+      for (size_t j = 0; j < f.size() && coef; ++j) {
+        if (mask & (1u << j)) taken.push_back(f[j]);
+        else coef = checkedMul(*coef, f[j]->bounds.lo);
+      }
+      if (!coef) return all;
+      if (*coef == 0) continue;
+      if (taken.empty()) {
+        auto s = checkedAdd(c0, *coef);
+        if (!s) return all;
+        c0 = *s;
+        continue;
+      }
+      int64_t &slot = terms[taken];
+      auto s = checkedAdd(slot, *coef);
+      if (!s) return all;
+      slot = *s;
+    }
+  }
+  Interval b = Interval::point(c0);
+  for (const auto &[atoms, coef] : terms) {
+    Interval t = Interval::point(1);
+    for (Expr x : atoms) {
+      int64_t w = x->bounds.hi == kInf ? kInf : satAdd(x->bounds.hi, -x->bounds.lo);
+      t = mul(t, Interval{0, w});
+    }
+    b = add(b, scale(t, coef));
+  }
+  return b;
+}
+
 Interval computeBounds(const ExprNode &n) {
   if (n.isFloat) return {toIntBound(std::floor(n.flo)), toIntBound(std::ceil(n.fhi))};
   switch (n.kind) {
@@ -194,6 +250,7 @@ Interval computeBounds(const ExprNode &n) {
   case ExprKind::Add: {
     Interval b = Interval::point(n.value);
     for (size_t i = 0; i < n.ops.size(); ++i) b = add(b, scale(n.ops[i]->bounds, n.coefs[i]));
+    if (b.lo < 0) b = b.intersect(shiftedSumBounds(n)); // both are sound: keep the tighter
     return b;
   }
   case ExprKind::Mul: {
