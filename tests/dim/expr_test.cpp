@@ -479,3 +479,37 @@ TEST_F(ExprTest, SymbolsOfAndCompare) {
 
 } // namespace
 } // namespace sf
+
+namespace sf {
+namespace {
+// Sums of products of atoms that start below 0 (ceil-like sizes (F - 1)//32 of an F that may be
+// 0) are bounded after shifting each atom to start at 0: 16*a*b + 16*a + 16*b + 16 is
+// 16*(a + 1)*(b + 1) >= 0, which term-by-term interval arithmetic bounds as (-inf, inf).
+TEST(ExprBounds, ShiftedAtomsBoundProductsOfCeilLikeSizes) {
+  Expr F = symbol(newSymbol("F", {0, kInf})), G = symbol(newSymbol("G", {0, kInf}));
+  Expr a = GET(floorDiv(GET(sub(F, constant(1))), 32)), b = GET(floorDiv(GET(sub(G, constant(1))), 32));
+  EXPECT_EQ(bounds(a), (Interval{-1, kInf}));
+  Expr a1 = GET(add(a, constant(1))), b1 = GET(add(b, constant(1)));
+  Expr prod = GET(mul(constant(16), GET(mul(a1, b1))));
+  EXPECT_EQ(prod->kind, ExprKind::Add); // expanded: 16*a*b + 16*a + 16*b + 16
+  EXPECT_EQ(bounds(prod).lo, 0);
+  // So the larger of two such sums is decided: min(S, e) is e.
+  Expr S = GET(add(GET(mul(constant(5), prod)), GET(mul(constant(3), a1))));
+  EXPECT_EQ(GET(min(S, prod)), prod);
+  // Still sound where it is negative: a*b alone can be -inf..inf, a*b - 5 reaches -5 at a=b=0.
+  EXPECT_EQ(bounds(GET(mul(a, b))).lo, -kInf);
+  Expr m5 = GET(sub(GET(add(prod, constant(0))), constant(5)));
+  EXPECT_LE(bounds(m5).lo, -5);
+  auto at = [&](Expr e, int64_t f, int64_t g) {
+    return GET(evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
+      return s == F->sym ? f : s == G->sym ? g : std::optional<int64_t>();
+    }));
+  };
+  for (int64_t f : {0, 1, 31, 32, 33, 100})
+    for (int64_t g : {0, 1, 64, 65}) {
+      EXPECT_TRUE(bounds(prod).contains(at(prod, f, g)));
+      EXPECT_TRUE(bounds(m5).contains(at(m5, f, g)));
+    }
+}
+} // namespace
+} // namespace sf

@@ -208,3 +208,18 @@ TEST_F(FloatExprTest, SubstituteRebuildsFloatNodes) {
 
 } // namespace
 } // namespace sf
+
+namespace sf {
+namespace {
+// H in [1, inf) times a scale in [0, 800]: the product's lower bound is 0 (0 times the open end
+// is 0, not NaN), so floor(H * scale) >= 0 and sizes built on it keep their bounds.
+TEST(FloatExprBounds, ZeroTimesOpenEndIsZero) {
+  Expr H = symbol(newSymbol("H", {1, kInf}));
+  Expr scale = GET(floatOp(FloatOp::Mul, GET(floatOp(FloatOp::Div, constant(1), H, FloatPrec::F32)),
+                           constant(800), FloatPrec::F32));
+  Expr size = GET(roundToInt(RoundMode::Floor, GET(floatOp(FloatOp::Mul, H, scale, FloatPrec::F32))));
+  EXPECT_EQ(bounds(size).lo, 0);
+  EXPECT_EQ(bounds(size).hi, kInf);
+}
+} // namespace
+} // namespace sf
