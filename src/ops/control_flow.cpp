@@ -15,6 +15,7 @@
 #include "shapeflow/ops/helpers.h"
 
 #include <algorithm>
+#include <map>
 
 namespace sf {
 
@@ -271,11 +272,33 @@ Result<Facts> inferIf(InferContext &ctx) {
     SF_ASSIGN(Facts a, inferBody(ctx, *thenBody, {}, n));
     SF_ASSIGN(Facts b, inferBody(ctx, *elseBody, {}, n));
     Facts out;
+    // A dim the branches disagree on is one of the two in any run: a fresh symbol within their
+    // hull (`if_0`), so that what follows stays symbolic in it (NMS's kept boxes, or 0 when the
+    // guarded branch returns an empty tensor). Dims that are the same pair of expressions in
+    // several outputs share one symbol: both come from the branch the run takes.
+    std::map<std::pair<Expr, Expr>, Dimension> minted;
     for (size_t i = 0; i < n; ++i) {
       auto h = hullFacts(a[i], b[i]);
       if (!h.ok())
         return makeError("output " + str(i) + " is " + describe(a[i]) + " in then_branch but " +
                          describe(b[i]) + " in else_branch");
+      const PartialShape &sa = a[i].shape, &sb = b[i].shape;
+      if (h->shape.rankIsStatic() && sa.rankIsStatic() && sb.rankIsStatic() &&
+          sa.size() == h->shape.size() && sb.size() == h->shape.size()) {
+        std::vector<Dimension> dims = h->shape.dims();
+        for (size_t j = 0; j < dims.size(); ++j) {
+          if (dims[j].expr() || dims[j].isStatic()) continue;
+          Expr ea = sa[j].expr(), eb = sb[j].expr();
+          if (ea && eb) {
+            auto [it, fresh] = minted.try_emplace({ea, eb});
+            if (fresh) it->second = ctx.freshDim("if", dims[j].interval());
+            dims[j] = it->second;
+          } else {
+            dims[j] = ctx.freshDim("if", dims[j].interval());
+          }
+        }
+        h->shape = PartialShape(std::move(dims));
+      }
       out.push_back(std::move(*h));
     }
     return out;
