@@ -280,10 +280,13 @@ def check_dtype(s, claim, actuals):
 # ---------------------------------------------------------------------------------------------
 
 class Tally:
-    COLS = ("conc", "sym", "bounds")
+    # conc_sz / sym_sz: the same counts over the tensors whose size does not depend on input
+    # values (size_total of them: those shapeflow does not show as value-dependent)
+    COLS = ("conc", "sym", "bounds", "conc_sz", "sym_sz")
 
     def __init__(self):
         self.total = 0
+        self.size_total = 0
         self.valdep = []
         self.count = {c: 0 for c in self.COLS}
         self.wrong = []
@@ -293,6 +296,7 @@ class Tally:
 
     def add(self, other):
         self.total += other.total
+        self.size_total += other.size_total
         self.valdep += other.valdep
         self.inexact += other.inexact
         for c in self.COLS:
@@ -301,9 +305,13 @@ class Tally:
         self.missing += other.missing
 
 
-def score_tool(names, actual, size_sets, input_syms, concrete_runs, symbolic_run, norm, tool):
-    """concrete_runs: one {tensor: claim} per size set; symbolic_run: {tensor: claim}."""
+def score_tool(names, actual, size_sets, input_syms, concrete_runs, symbolic_run, norm, tool,
+               dep_names=None):
+    """concrete_runs: one {tensor: claim} per size set; symbolic_run: {tensor: claim}.
+    dep_names: tensors left out of the size-only counts (default: those this tool shows as
+    value-dependent)."""
     t = Tally()
+    t.dep_names = set()
     for name in names:
         acts = [a[name] for a in actual]
         t.total += 1
@@ -326,6 +334,12 @@ def score_tool(names, actual, size_sets, input_syms, concrete_runs, symbolic_run
         if not exact_both and not sc.dep:
             claims = [(run.get(name) or {}).get("shape") for run in concrete_runs]
             t.inexact.append(f"{name} {claims} (actual {acts[0]['shape']} / {acts[1]['shape']})")
+        if sc.dep:
+            t.dep_names.add(name)
+        if name not in (t.dep_names if dep_names is None else dep_names):
+            t.size_total += 1
+            t.count["conc_sz"] += exact_both
+            t.count["sym_sz"] += sc.exact
         if sc.dep:
             shape = claim["shape"]
             text = "[" + ", ".join(str(d) if isinstance(d, int) else d["expr"] for d in shape) + "]"
@@ -361,15 +375,6 @@ def measure_model(name, args, size_sets):
         names = [n for n in names if n not in consts]
 
     res = {"const": n_const}
-    # ONNX's shape inference
-    oc = [onnx_inferred(path, sp, args.cache, loader) for sp in specs]
-    os_ = onnx_inferred(path, [], args.cache, loader)
-    res["onnx"] = score_tool(names, actual, size_sets, input_syms, [r["tensors"] for r in oc], os_["tensors"],
-                             normalise_onnx_dim, "onnx")
-    res["onnx"].missing = []  # ONNX lists every node output; absent ones are non-tensors
-    for r in oc + [os_]:
-        if r["error"]:
-            res["onnx"].failed = r["error"][:200]
 
     # shapeflow
     if args.shapeflow:
@@ -388,6 +393,17 @@ def measure_model(name, args, size_sets):
             res["shapeflow"] = score_tool(names, actual, size_sets, input_syms, runs[:2], runs[2],
                                           normalise_shapeflow_dim, "shapeflow")
         res["shapeflow_secs"] = secs
+    # ONNX's shape inference, its size-only counts over the same tensors as shapeflow's
+    sf = res.get("shapeflow")
+    deps = getattr(sf, "dep_names", None) if sf is not None and not sf.failed else None
+    oc = [onnx_inferred(path, sp, args.cache, loader) for sp in specs]
+    os_ = onnx_inferred(path, [], args.cache, loader)
+    res["onnx"] = score_tool(names, actual, size_sets, input_syms, [r["tensors"] for r in oc], os_["tensors"],
+                             normalise_onnx_dim, "onnx", dep_names=deps)
+    res["onnx"].missing = []  # ONNX lists every node output; absent ones are non-tensors
+    for r in oc + [os_]:
+        if r["error"]:
+            res["onnx"].failed = r["error"][:200]
     return res, None
 
 
@@ -447,7 +463,8 @@ def main():
                      f"{pct(t.count['bounds'], t.total):>7}{len(t.wrong):>6}")
         print(line, flush=True)
         report[name] = {"const": res["const"]}
-        report[name].update({tool: {"tensors": res[tool].total, "valdep": res[tool].valdep,
+        report[name].update({tool: {"tensors": res[tool].total, "size_only": res[tool].size_total,
+                               "valdep": res[tool].valdep,
                                "wrong": res[tool].wrong, "missing": res[tool].missing,
                                "failed": res[tool].failed, **res[tool].count} for tool in tools})
         if "shapeflow_secs" in res:
@@ -479,6 +496,15 @@ def main():
         line += (f" | {'':>9}{pct(t.count['conc'], t.total):>7}{pct(t.count['sym'], t.total):>7}"
                  f"{pct(t.count['bounds'], t.total):>7}{len(t.wrong):>6}")
     print(line)
+    sz = totals[tools[0]].size_total
+    line = f"{'size-only':<20}{sz:>8}{'':>6}{'':>7}"
+    for tool in tools:
+        t = totals[tool]
+        line += (f" | {'':>9}{pct(t.count['conc_sz'], t.size_total):>7}"
+                 f"{pct(t.count['sym_sz'], t.size_total):>7}{'':>7}{'':>6}")
+    print(line)
+    print("(size-only: the tensors whose sizes do not depend on input values, i.e. all but the "
+          "value-dependent ones)")
     for f_ in failures:
         print(f"FAILED {f_}")
     for e in errors:

@@ -125,3 +125,34 @@ class Tool(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SizeOnlyCounts(unittest.TestCase):
+    def test_value_dependent_tensors_leave_the_size_only_counts(self):
+        acts = {"a": act([1, 64], [2, 64])[0], "b": act([0], [0])[0]}
+        actual = [{"a": act([1, 64])[0], "b": act([0])[0]}, {"a": act([2, 64])[0], "b": act([0])[0]}]
+        concrete = [{"a": {"dtype": "float32", "shape": [1, 64]}, "b": {"dtype": "float32", "shape": [sf("?", 0, 5)]}},
+                    {"a": {"dtype": "float32", "shape": [2, 64]}, "b": {"dtype": "float32", "shape": [sf("?", 0, 5)]}}]
+        symbolic = {"a": {"dtype": "float32", "shape": [sf("N", 1), 64]},
+                    "b": {"dtype": "float32", "shape": [sf("nonzero_0", 0, 5)]}}
+        t = P.score_tool(["a", "b"], actual, SETS, SYMS, concrete, symbolic, P.normalise_shapeflow_dim, "sf")
+        self.assertEqual((t.total, t.size_total), (2, 1))
+        self.assertEqual((t.count["conc"], t.count["sym"]), (1, 1))
+        self.assertEqual((t.count["conc_sz"], t.count["sym_sz"]), (1, 1))
+        self.assertEqual(t.count["bounds"], 2)
+        self.assertEqual(len(t.valdep), 1)
+        del acts
+        # Another tool is scored over the same size-only tensors.
+        o = P.score_tool(["a", "b"], actual, SETS, SYMS, concrete, {"a": {"dtype": "float32", "shape": [sf("?"), 64]},
+                         "b": {"dtype": "float32", "shape": [sf("?")]}}, P.normalise_shapeflow_dim, "other",
+                         dep_names={"b"})
+        self.assertEqual(o.size_total, 1)
+        self.assertEqual(o.count["sym_sz"], 0)
+
+    def test_float_expressions_are_scored_with_f32_semantics(self):
+        e = "floor(H * min(800 * (1 / min(H, 300)), 1333 * (1 / max(H, 300))))"
+        s = score_sf([sf(e)], act([800], [800]))
+        self.assertTrue(s.exact, s.wrong)
+        s = score_sf([sf(e)], act([800], [801]))
+        self.assertFalse(s.exact)
+
