@@ -183,7 +183,7 @@ private:
       bool fraction = peek() == '.' && pos_ + 1 < s_.size() && std::isdigit(uint8_t(s_[pos_ + 1]));
       if (fraction || peek() == 'e' || peek() == 'E') {
         // A float literal: read again as a double, in the current precision.
-        std::string text(s_.substr(start));
+        std::string text(s_.substr(start, 64)); // a literal is short; strtod needs a C string
         char *end = nullptr;
         double d = std::strtod(text.c_str(), &end);
         pos_ = start + size_t(end - text.c_str());
