@@ -23,7 +23,7 @@ and prints per model, over the node outputs onnxruntime reports ("tensors"):
            one, a range that excludes it, a wrong rank or a wrong dtype, in any run. Must be 0.
 The same columns follow for ONNX, where a dim_param is symbolic-exact only if it is an input
 symbol name equal to the actual size. Exit status: 1 if shapeflow has any WRONG, 2 if shapeflow
-failed to run or its output broke the JSON contract, 0 otherwise.
+failed to run or its output broke the JSON contract, 3 if --min-size-only is not met, 0 otherwise.
 Results of (c) and (d) are cached under --cache (keyed by model size and mtime).
 """
 import argparse
@@ -423,6 +423,8 @@ def main():
                     help="score only tensors that constant folding does not compute (see the const column)")
     ap.add_argument("--verbose", "-v", action="store_true", help="list value-dependent tensors in full")
     ap.add_argument("--json", dest="json_out", help="also write the figures as JSON here")
+    ap.add_argument("--min-size-only", type=float, default=None, metavar="PCT",
+                    help="exit 3 when shapeflow's size-only conc or sym is below PCT percent")
     args = ap.parse_args()
     args.shapeflow = None if args.no_shapeflow else args.shapeflow.split()
     with open(args.sizes) as f:
@@ -516,6 +518,13 @@ def main():
         return 1
     if failures or errors:
         return 2
+    if args.min_size_only is not None and "shapeflow" in totals:
+        t = totals["shapeflow"]
+        for col in ("conc_sz", "sym_sz"):
+            got = 100.0 * t.count[col] / t.size_total if t.size_total else 100.0
+            if got < args.min_size_only:
+                print(f"shapeflow size-only {col[:-3]} is {got:.1f}%, below --min-size-only {args.min_size_only}")
+                return 3
     return 0
 
 
