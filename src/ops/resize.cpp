@@ -51,8 +51,18 @@ int64_t scaleStatic(int64_t in, float s) {
   return int64_t(v);
 }
 
-/// Output size for one axis under a float scale: exact (and symbolic) when the scale is an
-/// integer or a fraction with a small power-of-two denominator (0.5, 1.5, 0.25), else bounded.
+/// floor(in * scale) computed in f32 (dim/expr.h float nodes), as scaleStatic does on numbers:
+/// for a scale that is not a small dyadic fraction, or one computed from sizes.
+Result<Dimension> scaledDimExpr(const Dimension &in, Expr scale) {
+  if (!in.expr()) return makeError("no expression");
+  SF_ASSIGN(Expr prod, floatOp(FloatOp::Mul, in.expr(), scale, FloatPrec::F32));
+  SF_ASSIGN(Expr size, roundToInt(RoundMode::Floor, prod));
+  return Dimension(size);
+}
+
+/// Output size for one axis under a float scale: an integer expression when the scale is an
+/// integer or a fraction with a small power-of-two denominator (0.5, 1.5, 0.25), else the float
+/// expression floor(dim * scale) (f32), bounded by the scaled ends of the dim's range.
 Result<Dimension> scaledDim(const Dimension &in, double scale) {
   float s = float(scale);
   if (!std::isfinite(s) || !(s > 0))
@@ -71,10 +81,17 @@ Result<Dimension> scaledDim(const Dimension &in, double scale) {
     SF_ASSIGN(Dimension scaled, in * Dimension(int64_t(num)));
     return den == 1 ? scaled : scaled.floorDiv(den);
   }
+  // Monotone in the input: the ends scale exactly.
   Interval r = in.interval();
   int64_t lo = scaleStatic(r.lo, s);
   int64_t hi = r.hi == kInf ? kInf : scaleStatic(r.hi, s);
-  return Dimension::fromInterval({lo == kInf ? 0 : lo, hi});
+  Interval range{lo == kInf ? 0 : lo, hi};
+  if (in.expr()) {
+    auto k = floatConstant(s, FloatPrec::F32);
+    auto d = k.ok() ? scaledDimExpr(in, *k) : k.takeError();
+    if (d.ok() && d->expr()) return Dimension(d->expr(), range);
+  }
+  return Dimension::fromInterval(range);
 }
 
 /// Present and non-empty (1), absent or empty (0), or present with an unknown length (2):
@@ -191,7 +208,15 @@ Result<Facts> resize(InferContext &ctx) {
     }
   } else if (useScales) {
     auto sc = constFloats(param);
-    if (!sc) {
+    auto scExprs = sc ? std::nullopt : valueExprs(param);
+    if (!sc && scExprs && scExprs->size() == axes.size()) {
+      // Scales computed from sizes (an upsampling to another tensor's size): floor(dim * scale)
+      // in f32 per axis, as far as it can be expressed.
+      for (size_t i = 0; i < axes.size(); ++i) {
+        auto d = scaledDimExpr(dims[axes[i]], (*scExprs)[i]);
+        dims[axes[i]] = d.ok() ? *d : Dimension::dynamic();
+      }
+    } else if (!sc) {
       loosen();
     } else {
       for (size_t i = 0; i < axes.size(); ++i) {

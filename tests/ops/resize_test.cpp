@@ -22,10 +22,16 @@ TEST(ResizeScales, IntegerAndDyadicScalesStaySymbolic) {
   EXPECT_EQ(three.run(), "f32[N,C,3*H,4*W]");
 }
 
-TEST(ResizeScales, OtherScalesAreBounded) {
+// Other scales give floor(dim * scale) computed in f32 (exact for a named dim, the scaled ends
+// of the range for an interval).
+TEST(ResizeScales, OtherScalesAreFloatExpressions) {
   OpTester t("Resize", 13);
   t.input("f32[N,3,?{10..20},W]").absent().constFloats({4}, {1, 1, 0.6, 0.3});
-  EXPECT_EQ(t.run(), "f32[N,3,?{6..12},?]");
+  EXPECT_EQ(t.run(), "f32[N,3,?{6..12},floor(W * 0.3)]");
+  // Scales computed from sizes (upsampling to another tensor's size, in float).
+  OpTester c("Resize", 13);
+  c.input("f32[N,3,H,W]").absent().input("f32[4] = [1,1,H2 / H,W2 / W]");
+  EXPECT_EQ(c.run(), "f32[N,3,floor(H * (H2 / H)),floor(W * (W2 / W))]");
   // Static dims are computed in float as onnxruntime does: 4 * 0.6f = 2.4 -> 2.
   OpTester s("Resize", 13);
   s.input("f32[1,1,2,4]").absent().constFloats({4}, {1, 1, 0.6, 0.6});
