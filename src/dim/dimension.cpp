@@ -38,6 +38,7 @@ Dimension::Dimension(int64_t lo, int64_t hi) {
 Dimension::Dimension(Expr e) : Dimension(e, Interval{0, kInf}) {}
 
 Dimension::Dimension(Expr e, Interval within) {
+  e = simplifyClamps(e);
   Interval r = e->bounds.intersect(within);
   if (r.empty()) r = within; // callers check emptiness; never produce an empty dim
   range_ = r;

@@ -40,6 +40,7 @@ struct Registry {
   std::unordered_set<const ExprNode *, NodeHash, NodeEq> table;
   std::deque<SymbolInfo> symbols;
   std::unordered_map<const ExprNode *, SymbolId> capped;
+  std::unordered_map<const ExprNode *, Expr> split; // simplifyClamps' results
   std::atomic<uint64_t> capHits{0};
 };
 
@@ -63,9 +64,15 @@ Expr intern(ExprNode proto) {
   for (int64_t c : proto.coefs) h = mix(h, std::hash<int64_t>()(c));
   proto.hash = h;
   uint32_t size = 1;
-  bool anon = false;
-  for (Expr o : proto.ops) size += o->size, anon = anon || o->hasAnonymous;
+  bool anon = false, minMax = proto.kind == ExprKind::Min || proto.kind == ExprKind::Max;
+  uint32_t only = proto.kind == ExprKind::Sym ? proto.sym : kNoSymbol;
+  for (Expr o : proto.ops) {
+    size += o->size, anon = anon || o->hasAnonymous, minMax = minMax || o->hasMinMax;
+    if (o->onlySym != kNoSymbol) only = only == kNoSymbol || only == o->onlySym ? o->onlySym : kManySymbols;
+  }
   proto.size = size;
+  proto.hasMinMax = minMax;
+  proto.onlySym = only;
   if (proto.kind == ExprKind::Sym) anon = symbolInfo(proto.sym).name.empty();
   proto.hasAnonymous = anon;
   proto.isFloat = isFloatKind(proto.kind);
@@ -1055,6 +1062,57 @@ std::vector<SymbolId> symbolsOf(Expr e) {
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------- range split
+// Clamps (min/max) of one symbol often cancel: the lengths of torch.roll's two slices,
+// max(P - 3, 0) + max(P - max(P - 3, 0), 0), add up to P for every P >= 0, but no rewrite of
+// the terms shows it. For an expression of a single symbol S in [lo, hi] with min/max inside:
+// re-canonicalize it with S narrowed to [K, hi] (the clamps resolve there), and keep that form
+// when it is smaller and equals the expression at every S in [lo, K) (checked by evaluating
+// each one). Sound: on [K, hi] the narrowed form is the expression's canonical form under the
+// narrower range, on [lo, K) the values were compared one by one.
+namespace {
+thread_local bool tInSplit = false;
+
+Expr trySplit(Expr e) {
+  SymbolId s = e->onlySym;
+  SymbolInfo info = symbolInfo(s);
+  Interval r = info.range;
+  if (r.lo == -kInf || r.lo < -(int64_t(1) << 40) || r.lo > (int64_t(1) << 40)) return e;
+  for (int64_t span : {64, 1024}) {
+    int64_t k = r.lo + span;
+    if (r.hi != kInf && k > r.hi) return e;
+    SymbolId narrow = newSymbol(info.name, {k, r.hi});
+    auto e1 = substitute(e, [&](SymbolId x) -> Expr { return x == s ? symbol(narrow) : nullptr; });
+    if (!e1.ok() || (*e1)->hasMinMax) continue;
+    auto back = substitute(*e1, [&](SymbolId x) -> Expr { return x == narrow ? symbol(s) : nullptr; });
+    if (!back.ok() || (*back)->size >= e->size || (*back)->hasMinMax) continue;
+    for (int64_t v = r.lo; v < k; ++v) {
+      auto at = [&](SymbolId) -> std::optional<int64_t> { return v; };
+      auto a = evaluate(e, at), b = evaluate(*back, at);
+      if (a.ok() != b.ok() || (a.ok() && *a != *b)) return e;
+    }
+    return *back;
+  }
+  return e;
+}
+} // namespace
+
+Expr simplifyClamps(Expr e) {
+  if (!e->hasMinMax || e->onlySym >= kManySymbols || e->isFloat || tInSplit) return e;
+  Registry &r = registry();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.split.find(e);
+    if (it != r.split.end()) return it->second;
+  }
+  tInSplit = true;
+  Expr out = trySplit(e);
+  tInSplit = false;
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.split.emplace(e, out);
   return out;
 }
 

@@ -513,3 +513,26 @@ TEST(ExprBounds, ShiftedAtomsBoundProductsOfCeilLikeSizes) {
 }
 } // namespace
 } // namespace sf
+
+namespace sf {
+namespace {
+// torch.roll exports as two slices whose lengths are clamps; their sum is the whole length. The
+// clamps resolve for large P and the small values are compared one by one (simplifyClamps).
+TEST(ExprClamps, RollSlicesAddUpToTheLength) {
+  Expr P = symbol(newSymbol("P", {0, kInf}));
+  Expr tail = GET(max(GET(sub(P, constant(3))), constant(0)));          // x[3:] (length)
+  Expr head = GET(max(GET(sub(P, tail)), constant(0)));                 // the rest
+  Expr sum = GET(add(tail, head));
+  EXPECT_TRUE(sum->hasMinMax);
+  EXPECT_EQ(simplifyClamps(sum), P);
+  // Not simplified when the forms differ at some small value: max(P - 3, 0) is not P - 3.
+  EXPECT_EQ(simplifyClamps(tail), tail);
+  // Two symbols: left alone.
+  Expr Q = symbol(newSymbol("Q", {0, kInf}));
+  Expr two = GET(add(GET(max(GET(sub(P, Q)), constant(0))), Q));
+  EXPECT_EQ(simplifyClamps(two), two);
+  // Dimension applies it to whole dims.
+  EXPECT_EQ(Dimension(sum).expr(), P);
+}
+} // namespace
+} // namespace sf

@@ -57,6 +57,8 @@ struct ExprNode {
   bool isFloat;          // FConst .. FMax
   double flo, fhi;       // float nodes: bounds of the real value (possibly infinite)
   bool hasAnonymous;     // mentions an anonymous symbol somewhere
+  bool hasMinMax;        // a Min or Max node somewhere
+  uint32_t onlySym;      // the one symbol it mentions; kNoSymbol for none, kManySymbols for more
   Interval bounds;       // derived from the symbols' ranges; never unsound
   size_t hash;
   std::vector<Expr> ops;         // Add: monomials; Mul: atoms (sorted, repeats allowed);
@@ -66,6 +68,7 @@ struct ExprNode {
 
 /// Tree nodes (a shared subexpression counts each time it appears, as it prints).
 inline constexpr uint32_t kMaxExprSize = 512;
+inline constexpr uint32_t kNoSymbol = 0xffffffffu, kManySymbols = 0xfffffffeu;
 /// Monomials in one sum (what multiplying sums costs).
 inline constexpr uint32_t kMaxTerms = 48;
 
@@ -119,6 +122,12 @@ inline bool isFloatExpr(Expr e) { return e && e->isFloat; }
 inline bool isConst(Expr e) { return e->kind == ExprKind::Const; }
 inline bool isSymbol(Expr e) { return e->kind == ExprKind::Sym; }
 inline Interval bounds(Expr e) { return e->bounds; }
+
+/// An expression of one symbol with min/max inside, in the simpler form it takes where the
+/// clamps resolve, when that form gives the same value at every point where they do not
+/// (max(P - 3, 0) + max(P - max(P - 3, 0), 0) is P); else `e`. Memoized; Dimension applies it
+/// to whole dims, so sub-expressions keep their canonical form.
+Expr simplifyClamps(Expr e);
 
 /// Replaces symbols through `lookup` (which returns nullptr to keep a symbol).
 Result<Expr> substitute(Expr e, const std::function<Expr(SymbolId)> &lookup);
