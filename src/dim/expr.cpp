@@ -367,7 +367,7 @@ Expr mulMono(Expr a, Expr b) {
 }
 
 Result<Lin> linMul(const Lin &a, const Lin &b) {
-  if (a.terms.size() * b.terms.size() > 4 * kMaxTerms)
+  if (a.terms.size() * b.terms.size() > kMaxProductTerms)
     return makeError("expression too large");
   Lin r;
   auto c = checkedMul(a.c, b.c);

@@ -69,8 +69,10 @@ struct ExprNode {
 /// Tree nodes (a shared subexpression counts each time it appears, as it prints).
 inline constexpr uint32_t kMaxExprSize = 512;
 inline constexpr uint32_t kNoSymbol = 0xffffffffu, kManySymbols = 0xfffffffeu;
-/// Monomials in one sum (what multiplying sums costs).
-inline constexpr uint32_t kMaxTerms = 48;
+/// Monomials in one sum (a Concat of 90 detection levels sums 90 counts).
+inline constexpr uint32_t kMaxTerms = 128;
+/// Products of monomials one multiplication of sums may form (what it costs).
+inline constexpr uint32_t kMaxProductTerms = 192;
 
 // ---- symbols (process-wide registry; a symbol never changes once made) ----
 struct SymbolInfo {
