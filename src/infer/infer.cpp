@@ -34,17 +34,26 @@ public:
   NodeContext(Graph &g, const Node &n, SymbolTable &symbols, Diagnostics &diags,
               const InferOptions &options, int depth)
       : n_(n), symbols_(symbols), diags_(diags), options_(options), depth_(depth) {
+    // The producers' facts as they are (no copy) unless symbols were bound since: then a
+    // resolved copy, kept in resolved_ (reserved, so the pointers stay valid).
     inputs_.reserve(n.inputs.size());
+    if (symbols.hasBindings()) resolved_.reserve(n.inputs.size());
     for (const OutletId &o : n.inputs) {
       if (!o.valid() || o.node >= g.nodes.size() || o.slot >= g.nodes[o.node].outputs.size()) {
-        inputs_.push_back(std::nullopt);
+        inputs_.push_back(nullptr);
         continue;
       }
-      inputs_.push_back(resolved(g.nodes[o.node].outputs[o.slot].fact, symbols));
+      const Fact &f = g.nodes[o.node].outputs[o.slot].fact;
+      if (!symbols.hasBindings()) {
+        inputs_.push_back(&f);
+      } else {
+        resolved_.push_back(resolved(f, symbols));
+        inputs_.push_back(&resolved_.back());
+      }
     }
   }
   size_t numInputs() const override { return inputs_.size(); }
-  bool hasInput(size_t i) const override { return i < inputs_.size() && inputs_[i].has_value(); }
+  bool hasInput(size_t i) const override { return i < inputs_.size() && inputs_[i]; }
   const Fact &input(size_t i) const override {
     static const Fact unknown;
     return hasInput(i) ? *inputs_[i] : unknown;
@@ -116,7 +125,8 @@ private:
   Diagnostics &diags_;
   const InferOptions &options_;
   int depth_;
-  std::vector<std::optional<Fact>> inputs_;
+  std::vector<const Fact *> inputs_;
+  std::vector<Fact> resolved_;
 };
 
 std::string inputSummary(const NodeContext &ctx) {

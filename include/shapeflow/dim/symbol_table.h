@@ -40,6 +40,8 @@ public:
   /// when it cannot lie there.
   Result<void> narrow(Expr e, Interval r);
   /// Applies every recorded substitution.
+  /// Whether any symbol is bound (resolve() changes nothing otherwise).
+  bool hasBindings() const { return !subst_.empty(); }
   Dimension resolve(const Dimension &d) const;
   PartialShape resolve(const PartialShape &s) const;
   /// Substitution target of a symbol (itself when none).
