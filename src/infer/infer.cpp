@@ -213,8 +213,9 @@ InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
       n.outputs[i].fact = std::move(inferred);
     }
   }
-  for (auto &n : g.nodes)
-    for (auto &o : n.outputs) o.fact = resolved(o.fact, symbols);
+  if (symbols.hasBindings())
+    for (auto &n : g.nodes)
+      for (auto &o : n.outputs) o.fact = resolved(o.fact, symbols);
 
   return stats;
 }

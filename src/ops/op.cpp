@@ -53,8 +53,12 @@ void OpRegistry::addAll(std::initializer_list<std::string_view> names, const Inf
 }
 
 const OpDef *OpRegistry::find(std::string_view domain, std::string_view name) const {
-  std::string d(domain == "ai.onnx" ? std::string_view() : domain);
-  auto it = ops_.find(d + "::" + std::string(name));
+  // One key buffer per thread: a lookup per node allocates nothing once it has grown.
+  thread_local std::string key;
+  key.assign(domain == "ai.onnx" ? std::string_view() : domain);
+  key += "::";
+  key += name;
+  auto it = ops_.find(key);
   return it == ops_.end() ? nullptr : &it->second;
 }
 
