@@ -251,6 +251,55 @@ PartialShape removeAxis(const PartialShape &s, int64_t axis) {
 /// A fact without contents (a loop's element facts describe every iteration, not one).
 Fact shapeOnly(const Fact &f) { return makeFact(f.type, f.shape); }
 
+// ---------------------------------------------------------------- Loop induction
+/// For each loop-carried value (carried[1 + j]), the shape after `trips` rounds when every dim
+/// changes by a constant per round: the body is inferred once with each dim of the initial
+/// shape replaced by a fresh symbol k, and an output dim k + c (c constant, the same whatever k
+/// is) gives initial + c * trips. nullopt where that does not hold.
+std::vector<std::optional<PartialShape>> inductionShapes(InferContext &ctx, const Graph &body,
+                                                         const Fact &iter, const Facts &carried,
+                                                         const Dimension &trips, size_t nCarried) {
+  std::vector<std::optional<PartialShape>> grown(nCarried);
+  Facts formals{iter, carried[0]};
+  std::vector<std::vector<SymbolId>> probes(nCarried);
+  for (size_t j = 0; j < nCarried; ++j) {
+    const Fact &init = ctx.input(2 + j);
+    Fact probe = makeFact(init.type, PartialShape::dynamic());
+    if (init.shape.rankIsStatic()) {
+      std::vector<Dimension> dims;
+      for (size_t i = 0; i < init.shape.size(); ++i) {
+        probes[j].push_back(ctx.symbols().fresh());
+        dims.push_back(Dimension::symbol(probes[j].back()));
+      }
+      probe.shape = PartialShape(std::move(dims));
+    }
+    formals.push_back(probe);
+  }
+  auto out = inferBody(ctx, body, formals, body.outputs.size());
+  if (!out.ok()) return grown;
+  for (size_t j = 0; j < nCarried; ++j) {
+    const PartialShape &init = ctx.input(2 + j).shape;
+    const PartialShape &got = (*out)[1 + j].shape;
+    if (!init.rankIsStatic() || !got.rankIsStatic() || got.size() != init.size()) continue;
+    std::vector<Dimension> dims;
+    for (size_t i = 0; i < init.size(); ++i) {
+      Dimension k = ctx.symbols().resolve(Dimension::symbol(probes[j][i]));
+      Dimension o = ctx.symbols().resolve(got[i]);
+      if (!k.expr() || !o.expr() || !init[i].expr()) break;
+      auto step = sub(o.expr(), k.expr());
+      if (!step.ok() || !isConst(*step)) break;
+      auto total = mul(*step, trips.expr());
+      auto final = total.ok() ? add(init[i].expr(), *total) : total;
+      if (!final.ok()) break;
+      Dimension d(*final);
+      if (d.maxLength() < 0) break;
+      dims.push_back(d.nonNegative());
+    }
+    if (dims.size() == init.size()) grown[j] = PartialShape(std::move(dims));
+  }
+  return grown;
+}
+
 // ---------------------------------------------------------------- If
 Result<Facts> inferIf(InferContext &ctx) {
   SubgraphMemoScope scope(ctx);
@@ -374,6 +423,14 @@ Result<Facts> inferLoop(InferContext &ctx) {
         result.push_back(out[1 + j]);
       else
         result.push_back(carried[1 + j]);
+    }
+    // Loop-carried tensors that grow by a fixed amount per round (results appended with Concat,
+    // as torchvision's keypoint and mask heads do): with a known trip count, the final dim is
+    // initial + step * trips.
+    if (!startsFalse && m && !canStop && trips.expr() && nCarried > 0) {
+      auto grown = inductionShapes(ctx, *body, iter, carried, trips, nCarried);
+      for (size_t j = 0; j < nCarried; ++j)
+        if (grown[j]) result[j].shape = *grown[j];
     }
     for (size_t k = 0; k < nScan; ++k) {
       const Fact &e = out[1 + nCarried + k];
