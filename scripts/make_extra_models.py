@@ -1,6 +1,6 @@
 """A second corpus beyond the dev corpus, to check that precision holds on architectures the
 dev corpus does not have (channel shuffle, dense concatenation, shifted windows with padding
-and roll, SSD and Faster R-CNN post-processing, LSTM/GRU/Transformer over a dynamic length,
+and roll, SSD, Faster/Mask/Keypoint R-CNN post-processing (loops pasting results), LSTM/GRU/Transformer over a dynamic length,
 pixel shuffle, im2col, non-dyadic interpolation), exported by torch.onnx at opsets 11-17 with
 random weights. Needs python3-torch, python3-torchvision (Debian).
   /usr/bin/python3 scripts/make_extra_models.py dev_models/extra
@@ -31,6 +31,9 @@ export("convnext_tiny", tv.convnext_tiny(), (img,), ["x"], dyn, 17)
 export("swin_t", tv.swin_t(), (img,), ["x"], dyn, 17)
 export("deeplabv3_mbv3", tv.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=False), (torch.randn(1,3,256,256),), ["x"], dyn, 17)
 export("ssdlite", tv.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
+export("fasterrcnn_op11", tv.detection.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 11)
+export("maskrcnn", tv.detection.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
+export("keypointrcnn", tv.detection.keypointrcnn_resnet50_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
 export("fasterrcnn_mbv3", tv.detection.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
 class Seq(nn.Module):
     def __init__(s):
