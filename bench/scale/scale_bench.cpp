@@ -5,7 +5,9 @@
 //   onnx:      onnx::shape_inference::InferShapes with data propagation on (ModelProto in memory)
 //   shapeflow: inferGraph on the imported graph (symbolic facts, value propagation)
 // and reports the load time and the size of the symbolic results.
-// Usage: scale_bench [NODES...]   (default: 10000 100000)
+// Usage: scale_bench [--shapeflow-only] [--reps R] [NODES...]   (default: 10000 100000)
+//   --shapeflow-only skips ONNX (for profiling shapeflow alone); --infer-only also infers 20
+//   copies of each loaded graph (a profile of inference alone); --reps sets repetitions (3).
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/import.h"
 
@@ -13,11 +15,30 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
+
+// Heap allocations made through operator new (counted; reported per node for inference, a
+// number that does not depend on the machine's noise).
+// (g++ warns about free() on memory from this operator new when it inlines both.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+static std::atomic<uint64_t> gAllocations{0};
+void *operator new(size_t n) {
+  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  if (void *p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -131,10 +152,18 @@ onnx::ModelProto makeModel(int64_t targetNodes) {
 
 int main(int argc, char **argv) {
   std::vector<int64_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::stoll(argv[i]));
+  bool onlySf = false, inferOnly = false;
+  int reps = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--shapeflow-only") onlySf = true;
+    else if (a == "--infer-only") onlySf = inferOnly = true;
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
+    else sizes.push_back(std::stoll(a));
+  }
   if (sizes.empty()) sizes = {10000, 100000};
-  std::printf("%10s %10s %12s %12s %12s %8s %s\n", "nodes", "onnx ms", "shapeflow ms", "sf load ms",
-              "ratio", "errors", "last output");
+  std::printf("%10s %10s %12s %12s %12s %11s %8s %s\n", "nodes", "onnx ms", "shapeflow ms",
+              "sf load ms", "ratio", "allocs/node", "errors", "last output");
   for (int64_t n : sizes) {
     onnx::ModelProto m = makeModel(n);
     std::string path = "/tmp/sf_scale_" + std::to_string(n) + ".onnx";
@@ -143,18 +172,18 @@ int main(int argc, char **argv) {
       m.SerializeToOstream(&f);
     }
     // ONNX: best of 3 on fresh copies (InferShapes writes value_info into the model).
-    double onnxMs = 1e300;
-    for (int rep = 0; rep < 3; ++rep) {
+    double onnxMs = onlySf ? 0 : 1e300;
+    for (int rep = 0; rep < (onlySf ? 0 : reps); ++rep) {
       onnx::ModelProto copy = m;
       onnx::ShapeInferenceOptions opts{false, 0, true};
       auto t = Clock::now();
       onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), opts);
       onnxMs = std::min(onnxMs, msSince(t));
     }
-    double sfMs = 1e300, loadMs = 1e300;
+    double sfMs = 1e300, loadMs = 1e300, allocsPerNode = 0;
     std::string last;
     size_t errors = 0;
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep < reps; ++rep) {
       sf::Diagnostics diags;
       auto t0 = Clock::now();
       auto g = sf::onnx::loadModelFile(path, diags);
@@ -163,14 +192,23 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "load failed: %s\n", g.error().message.c_str());
         return 1;
       }
+      // --infer-only: infer fresh copies of one loaded graph (a profile of inference alone).
+      for (int k = 0; k < (inferOnly ? 20 : 0); ++k) {
+        sf::Graph copy = *g;
+        auto t1 = Clock::now();
+        sf::inferGraph(copy, diags);
+        sfMs = std::min(sfMs, msSince(t1));
+      }
+      uint64_t a0 = gAllocations.load();
       auto t1 = Clock::now();
       sf::inferGraph(*g, diags);
       sfMs = std::min(sfMs, msSince(t1));
+      allocsPerNode = double(gAllocations.load() - a0) / double(g->nodes.size());
       errors = diags.errorCount();
       last = toString(g->fact(g->outputs[0]));
     }
-    std::printf("%10lld %10.1f %12.1f %12.1f %12.2f %8zu %s\n", (long long)n, onnxMs, sfMs, loadMs,
-                sfMs / onnxMs, errors, last.c_str());
+    std::printf("%10lld %10.1f %12.1f %12.1f %12.2f %11.1f %8zu %s\n", (long long)n, onnxMs, sfMs,
+                loadMs, onlySf ? 0.0 : sfMs / onnxMs, allocsPerNode, errors, last.c_str());
   }
   return 0;
 }

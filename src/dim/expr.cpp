@@ -18,20 +18,44 @@
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
+#include <span>
 #include <unordered_set>
+
+#include "shapeflow/support/small_vec.h"
 
 namespace sf {
 namespace {
 
 // ---------------------------------------------------------------- registry and interning
+/// The identity of a node (what interning compares), with its operands viewed in place, so a
+/// lookup that finds the node allocates nothing.
+struct NodeKey {
+  ExprKind kind;
+  int64_t value;
+  SymbolId sym;
+  FloatPrec prec;
+  std::span<const Expr> ops;
+  std::span<const int64_t> coefs;
+  size_t hash;
+};
+NodeKey keyOf(const ExprNode &n) {
+  return {n.kind, n.value, n.sym, n.prec, n.ops, n.coefs, n.hash};
+}
 struct NodeHash {
+  using is_transparent = void;
   size_t operator()(const ExprNode *n) const { return n->hash; }
+  size_t operator()(const NodeKey &k) const { return k.hash; }
 };
 struct NodeEq {
-  bool operator()(const ExprNode *a, const ExprNode *b) const {
-    return a->kind == b->kind && a->value == b->value && a->sym == b->sym && a->prec == b->prec &&
-           a->ops == b->ops && a->coefs == b->coefs;
+  using is_transparent = void;
+  static bool same(const NodeKey &a, const NodeKey &b) {
+    return a.kind == b.kind && a.value == b.value && a.sym == b.sym && a.prec == b.prec &&
+           std::equal(a.ops.begin(), a.ops.end(), b.ops.begin(), b.ops.end()) &&
+           std::equal(a.coefs.begin(), a.coefs.end(), b.coefs.begin(), b.coefs.end());
   }
+  bool operator()(const ExprNode *a, const ExprNode *b) const { return same(keyOf(*a), keyOf(*b)); }
+  bool operator()(const NodeKey &a, const ExprNode *b) const { return same(a, keyOf(*b)); }
+  bool operator()(const ExprNode *a, const NodeKey &b) const { return same(keyOf(*a), b); }
 };
 
 struct Registry {
@@ -56,13 +80,27 @@ void computeFloatBounds(ExprNode &n);
 
 bool isFloatKind(ExprKind k) { return k >= ExprKind::FConst && k <= ExprKind::FMax; }
 
+size_t hashKey(const NodeKey &k) {
+  size_t h = mix(size_t(k.kind), std::hash<int64_t>()(k.value));
+  h = mix(h, k.sym);
+  h = mix(h, size_t(k.prec));
+  for (Expr o : k.ops) h = mix(h, std::hash<const void *>()(o));
+  for (int64_t c : k.coefs) h = mix(h, std::hash<int64_t>()(c));
+  return h;
+}
+
+/// The interned node with this identity, or null.
+Expr findInterned(const NodeKey &k) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.table.find(k);
+  return it == r.table.end() ? nullptr : *it;
+}
+
 Expr intern(ExprNode proto) {
-  size_t h = mix(size_t(proto.kind), std::hash<int64_t>()(proto.value));
-  h = mix(h, proto.sym);
-  h = mix(h, size_t(proto.prec));
-  for (Expr o : proto.ops) h = mix(h, std::hash<const void *>()(o));
-  for (int64_t c : proto.coefs) h = mix(h, std::hash<int64_t>()(c));
-  proto.hash = h;
+  proto.hash = hashKey(keyOf(proto));
+  if (Expr found = findInterned(keyOf(proto))) return found;
+  // A new node: its derived fields (computed outside the lock; symbolInfo takes it).
   uint32_t size = 1;
   bool anon = false, minMax = proto.kind == ExprKind::Min || proto.kind == ExprKind::Max;
   uint32_t only = proto.kind == ExprKind::Sym ? proto.sym : kNoSymbol;
@@ -80,7 +118,7 @@ Expr intern(ExprNode proto) {
   proto.bounds = computeBounds(proto);
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.table.find(&proto);
+  auto it = r.table.find(keyOf(proto)); // another thread may have made it meanwhile
   if (it != r.table.end()) return *it;
   r.nodes.push_back(std::move(proto));
   const ExprNode *n = &r.nodes.back();
@@ -88,13 +126,17 @@ Expr intern(ExprNode proto) {
   return n;
 }
 
-Expr makeNode(ExprKind k, int64_t value, std::vector<Expr> ops, std::vector<int64_t> coefs = {}) {
+Expr makeNode(ExprKind k, int64_t value, std::span<const Expr> ops,
+              std::span<const int64_t> coefs = {}) {
+  NodeKey key{k, value, 0, FloatPrec::None, ops, coefs, 0};
+  key.hash = hashKey(key);
+  if (Expr found = findInterned(key)) return found;
   ExprNode n{};
   n.kind = k;
   n.value = value;
   n.sym = 0;
-  n.ops = std::move(ops);
-  n.coefs = std::move(coefs);
+  n.ops.assign(ops.begin(), ops.end());
+  n.coefs.assign(coefs.begin(), coefs.end());
   return intern(std::move(n));
 }
 
@@ -291,7 +333,7 @@ struct Term {
 };
 struct Lin {
   int64_t c = 0;
-  std::vector<Term> terms; // sorted by compareExpr(mono), no zero coefficients
+  SmallVec<Term, 6> terms; // sorted by compareExpr(mono), no zero coefficients
 };
 
 Lin toLin(Expr e) {
@@ -310,10 +352,10 @@ Lin toLin(Expr e) {
 Expr fromLin(const Lin &l) {
   if (l.terms.empty()) return constant(l.c);
   if (l.c == 0 && l.terms.size() == 1 && l.terms[0].coef == 1) return l.terms[0].mono;
-  std::vector<Expr> ops;
-  std::vector<int64_t> coefs;
+  SmallVec<Expr, 6> ops;
+  SmallVec<int64_t, 6> coefs;
   for (const Term &t : l.terms) ops.push_back(t.mono), coefs.push_back(t.coef);
-  return makeNode(ExprKind::Add, l.c, std::move(ops), std::move(coefs));
+  return makeNode(ExprKind::Add, l.c, ops, coefs);
 }
 
 /// a + k*b
@@ -357,13 +399,23 @@ Expr monoFromFactors(std::vector<Expr> f) {
   if (f.empty()) return constant(1);
   if (f.size() == 1) return f[0];
   std::sort(f.begin(), f.end(), [](Expr a, Expr b) { return compareExpr(a, b) < 0; });
-  return makeNode(ExprKind::Mul, 0, std::move(f));
+  return makeNode(ExprKind::Mul, 0, f);
 }
 
 Expr mulMono(Expr a, Expr b) {
-  auto fa = factorsOf(a), fb = factorsOf(b);
-  fa.insert(fa.end(), fb.begin(), fb.end());
-  return monoFromFactors(std::move(fa));
+  // The factors of both, merged in order (each side is already sorted).
+  auto factors = [](const Expr &m) {
+    return m->kind == ExprKind::Mul ? std::span<const Expr>(m->ops) : std::span<const Expr>(&m, 1);
+  };
+  auto fa = factors(a), fb = factors(b);
+  SmallVec<Expr, 8> f;
+  f.reserve(fa.size() + fb.size());
+  size_t i = 0, j = 0;
+  while (i < fa.size() || j < fb.size()) {
+    if (j == fb.size() || (i < fa.size() && compareExpr(fa[i], fb[j]) <= 0)) f.push_back(fa[i++]);
+    else f.push_back(fb[j++]);
+  }
+  return makeNode(ExprKind::Mul, 0, f);
 }
 
 Result<Lin> linMul(const Lin &a, const Lin &b) {
@@ -379,6 +431,7 @@ Result<Lin> linMul(const Lin &a, const Lin &b) {
     SF_ASSIGN(r, linAxpy(r, 1, t));
     return success();
   };
+  r.terms.reserve(a.terms.size() * b.terms.size() + a.terms.size() + b.terms.size());
   for (const Term &ta : a.terms) {
     auto k = checkedMul(ta.coef, b.c);
     if (!k) return overflow();
@@ -517,7 +570,17 @@ size_t symbolCount() {
 uint64_t exprCapHits() { return registry().capHits.load(); }
 
 // ---------------------------------------------------------------- construction
-Expr constant(int64_t v) { return makeNode(ExprKind::Const, v, {}); }
+Expr constant(int64_t v) {
+  // Small constants are made once (they come up in nearly every shape computation).
+  constexpr int64_t kLo = -64, kHi = 4096;
+  static const std::vector<Expr> small = [] {
+    std::vector<Expr> t;
+    for (int64_t c = kLo; c <= kHi; ++c) t.push_back(makeNode(ExprKind::Const, c, {}));
+    return t;
+  }();
+  if (v >= kLo && v <= kHi) return small[size_t(v - kLo)];
+  return makeNode(ExprKind::Const, v, {});
+}
 
 Expr symbol(SymbolId id) {
   ExprNode n{};
@@ -596,7 +659,7 @@ Result<Expr> floorDiv(Expr a, int64_t c) {
       if (!ac) return overflow();
       SF_ASSIGN(atom, floorDiv(inner->ops[0], *ac)); // canonical again (gcd, constant)
     } else {
-      atom = makeNode(ExprKind::FloorDiv, c, {inner});
+      atom = makeNode(ExprKind::FloorDiv, c, std::span<const Expr>(&inner, 1));
     }
     SF_ASSIGN(out, linAxpy(out, 1, toLin(atom)));
   }
@@ -628,7 +691,7 @@ Result<Expr> mod(Expr a, int64_t c) {
   Expr inner = fromLin(rest);
   Interval b = inner->bounds;
   if (b.lo >= 0 && b.hi < c) return finishExpr(inner);
-  return finishExpr(makeNode(ExprKind::Mod, c, {inner}));
+  return finishExpr(makeNode(ExprKind::Mod, c, std::span<const Expr>(&inner, 1)));
 }
 
 namespace {
@@ -661,7 +724,7 @@ Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
   std::sort(kept.begin(), kept.end(), [](Expr a, Expr b) { return compareExpr(a, b) < 0; });
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   if (kept.size() == 1) return kept[0];
-  return finishExpr(makeNode(kind, 0, std::move(kept)));
+  return finishExpr(makeNode(kind, 0, kept));
 }
 } // namespace
 

@@ -240,6 +240,12 @@ PartialShape SymbolTable::resolve(const PartialShape &s) const {
   return out;
 }
 
+PartialShape SymbolTable::resolve(PartialShape &&s) const {
+  if (s.rankIsStatic() && !subst_.empty())
+    for (auto &d : s.dims()) d = resolve(d);
+  return std::move(s);
+}
+
 std::vector<std::pair<std::string, Interval>> SymbolTable::namedSymbols() const {
   std::vector<std::pair<std::string, Interval>> out;
   for (const auto &name : order_) {

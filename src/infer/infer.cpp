@@ -2,6 +2,7 @@
 #include "shapeflow/infer/infer.h"
 
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/support/small_vec.h"
 
 #include <unordered_set>
 
@@ -125,7 +126,7 @@ private:
   Diagnostics &diags_;
   const InferOptions &options_;
   int depth_;
-  std::vector<const Fact *> inputs_;
+  SmallVec<const Fact *, 6> inputs_;
   std::vector<Fact> resolved_;
 };
 

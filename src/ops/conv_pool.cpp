@@ -355,7 +355,7 @@ Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
     auto n = ctx.mergeDims(s[0], f.shape[0]);
     if (n.ok()) s[0] = *n;
   }
-  return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(s))};
+  return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(std::move(s)))};
 }
 
 /// ConvTranspose: out = stride*(in - 1) + output_padding + ((k - 1)*dilation + 1) - pads,
@@ -465,7 +465,7 @@ Result<std::vector<Fact>> inferMaxRoiPool(InferContext &ctx) {
     return makeError("input 1 (rois) must have 5 values per RoI (batch index, x1, y1, x2, y2), got " +
                      describe(rois));
   PartialShape s{dimAt(rois, 0), dimAt(x, 1), Dimension(pooled[0]), Dimension(pooled[1])};
-  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(s))};
+  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(std::move(s)))};
 }
 
 Result<std::vector<Fact>> inferRoiAlign(InferContext &ctx) {
@@ -489,7 +489,7 @@ Result<std::vector<Fact>> inferRoiAlign(InferContext &ctx) {
     return makeError("output_height and output_width must be positive, got " +
                      std::to_string(oh) + " and " + std::to_string(ow));
   PartialShape s{n, dimAt(x, 1), Dimension(oh), Dimension(ow)};
-  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(s))};
+  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(std::move(s)))};
 }
 
 Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {

@@ -109,7 +109,7 @@ Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
     } else {
       SF_TRY(broadcastOnto(ctx, out, 2, "C"));
     }
-    out = ctx.symbols().resolve(out);
+    out = ctx.symbols().resolve(std::move(out));
   }
   return std::vector<Fact>{makeFact(t, std::move(out))};
 }

@@ -34,7 +34,7 @@ Fact sameAsInput(InferContext &ctx, const Fact &x) {
 Fact withChannels(InferContext &ctx, const Fact &x, const Dimension &c) {
   Fact out = makeFact(x.type, x.shape);
   if (out.shape.rankIsStatic() && out.shape.size() >= 2) out.shape[1] = c;
-  out.shape = ctx.symbols().resolve(out.shape);
+  out.shape = ctx.symbols().resolve(std::move(out.shape));
   return out;
 }
 
@@ -87,7 +87,7 @@ Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
     }
     stats = PartialShape{c};
   }
-  stats = ctx.symbols().resolve(stats);
+  stats = ctx.symbols().resolve(std::move(stats));
   Fact y = perActivation ? sameAsInput(ctx, x) : withChannels(ctx, x, c);
   if (perActivation && y.shape.rankIsStatic() && stats.rankIsStatic())
     for (size_t i = 0; i < stats.size(); ++i) y.shape[1 + i] = stats[i];

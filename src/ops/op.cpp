@@ -31,7 +31,7 @@ Result<PartialShape> InferContext::mergeShapes(const PartialShape &a, const Part
 Result<PartialShape> InferContext::broadcast(const PartialShape &a, const PartialShape &b,
                                              BroadcastSpec spec) {
   SF_ASSIGN(PartialShape s, broadcastShapes(a, b, spec, &symbols()));
-  return symbols().resolve(s);
+  return symbols().resolve(std::move(s));
 }
 
 Dimension InferContext::freshDim(std::string_view stem, Interval range) {

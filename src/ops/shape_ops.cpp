@@ -163,7 +163,7 @@ Result<Facts> reshape(InferContext &ctx) {
     SF_TRY(ctx.symbols().equate(total, outTotal));
   }
   out.shape = PartialShape(std::move(dims));
-  out.shape = ctx.symbols().resolve(out.shape);
+  out.shape = ctx.symbols().resolve(std::move(out.shape));
   if (data.value && isSmallVector(out.shape)) out.value = data.value;
   return Facts{out};
 }

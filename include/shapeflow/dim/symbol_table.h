@@ -44,6 +44,8 @@ public:
   bool hasBindings() const { return !subst_.empty(); }
   Dimension resolve(const Dimension &d) const;
   PartialShape resolve(const PartialShape &s) const;
+  /// In place: no copy when nothing is bound (the common case).
+  PartialShape resolve(PartialShape &&s) const;
   /// Substitution target of a symbol (itself when none).
   Expr resolveSymbol(SymbolId s) const;
 
