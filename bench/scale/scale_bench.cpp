@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <malloc.h>
 #include <chrono>
 #include <cstdlib>
 #include <new>
@@ -199,6 +200,7 @@ int main(int argc, char **argv) {
         sf::inferGraph(copy, diags);
         sfMs = std::min(sfMs, msSince(t1));
       }
+      if (std::getenv("SF_TRIM")) malloc_trim(0);
       uint64_t a0 = gAllocations.load();
       auto t1 = Clock::now();
       sf::inferGraph(*g, diags);

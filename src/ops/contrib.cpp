@@ -9,7 +9,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 const char *const kMs = "com.microsoft";
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -62,11 +61,11 @@ Result<Facts> fusedMatMul(InferContext &ctx) {
   SF_ASSIGN(int64_t transB, ctx.attrs().getInt("transB", 0));
   SF_ASSIGN(int64_t batchA, ctx.attrs().getInt("transBatchA", 0));
   SF_ASSIGN(int64_t batchB, ctx.attrs().getInt("transBatchB", 0));
-  if (batchA || batchB) return Facts{makeFact(a.type, PartialShape::dynamic())};
+  if (batchA || batchB) return factsOf(makeFact(a.type, PartialShape::dynamic()));
   Fact ta = transA ? makeFact(a.type, swapLastTwo(a.shape)) : a;
   Fact tb = transB ? makeFact(b.type, swapLastTwo(b.shape)) : b;
   SF_ASSIGN(PartialShape s, matmulShape(ctx, ta, tb, 0, 1));
-  return Facts{makeFact(a.type, s)};
+  return factsOf(makeFact(a.type, s));
 }
 
 /// MatMulIntegerToFloat / DynamicQuantizeMatMul: MatMul's shape, float output (the type of the
@@ -76,7 +75,7 @@ InferFn quantizedMatMul(size_t scaleInput) {
     SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(1), 0, 1));
     ElementType t = ctx.input(scaleInput).type;
     if (t == ElementType::Undefined) t = ElementType::F32;
-    return Facts{makeFact(t, s)};
+    return factsOf(makeFact(t, s));
   };
 }
 
@@ -86,12 +85,12 @@ Result<Facts> matMulNBits(InferContext &ctx) {
   SF_ASSIGN(int64_t k, ctx.attrs().getInt("K"));
   SF_ASSIGN(int64_t n, ctx.attrs().getInt("N"));
   if (k <= 0 || n <= 0) return makeError("K and N must be positive, got K = " + str(k) + ", N = " + str(n));
-  if (!a.shape.rankIsStatic()) return Facts{makeFact(a.type, PartialShape::dynamic())};
+  if (!a.shape.rankIsStatic()) return factsOf(makeFact(a.type, PartialShape::dynamic()));
   if (a.shape.size() == 0) return makeError("A must not be a scalar");
   SF_TRY(checkLastDim(ctx, a, Dimension(k), "A"));
   std::vector<Dimension> d = a.shape.dims();
   d.back() = Dimension(n);
-  return Facts{makeFact(a.type, PartialShape(std::move(d)))};
+  return factsOf(makeFact(a.type, PartialShape(std::move(d))));
 }
 
 /// SkipLayerNormalization / SkipSimplifiedLayerNormalization (input, skip, gamma, ...): output
@@ -175,7 +174,7 @@ Result<Facts> multiHeadAttention(InferContext &ctx) {
   const Fact &q = ctx.input(0);
   SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
   if (heads <= 0) return makeError("num_heads must be positive, got " + str(heads));
-  if (!q.shape.rankIsStatic()) return Facts{makeFact(q.type, PartialShape::dynamic())};
+  if (!q.shape.rankIsStatic()) return factsOf(makeFact(q.type, PartialShape::dynamic()));
   Dimension dv;
   if (q.shape.size() == 3 && !ctx.hasInput(1)) {
     dv = Dimension(); // packed query, key and value: layout-dependent
@@ -205,18 +204,18 @@ Result<Facts> multiHeadAttention(InferContext &ctx) {
 /// BiasSplitGelu(X [N, HW, D], bias [D]) -> [N, HW, D/2].
 Result<Facts> biasSplitGelu(InferContext &ctx) {
   const Fact &x = ctx.input(0);
-  if (!x.shape.rankIsStatic()) return Facts{makeFact(x.type, PartialShape::dynamic())};
+  if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   if (x.shape.size() != 3) return makeError("input " + describe(x) + " must be [N, HW, D]");
   std::vector<Dimension> d = x.shape.dims();
   SF_ASSIGN(d[2], splitInto(d[2], 2, "hidden size"));
-  return Facts{makeFact(x.type, PartialShape(std::move(d)))};
+  return factsOf(makeFact(x.type, PartialShape(std::move(d))));
 }
 
 /// QLinearAdd / QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp): A and B broadcast.
 Result<Facts> qlinearBinary(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(3);
   SF_ASSIGN(PartialShape s, ctx.broadcast(a.shape, b.shape));
-  return Facts{makeFact(a.type, s)};
+  return factsOf(makeFact(a.type, s));
 }
 
 /// Wraps a standard op's rule (FusedConv is Conv with an activation and an optional sum input).

@@ -151,7 +151,6 @@ Result<const Graph *> bodyAttr(InferContext &ctx, const std::string &name) {
 
 namespace {
 
-using Facts = std::vector<Fact>;
 
 std::string str(size_t v) { return std::to_string(v); }
 

@@ -284,12 +284,12 @@ Result<ElementType> sameType(const Fact &a, const Fact &b) {
 Result<std::vector<Fact>> inferConv(InferContext &ctx) {
   SF_ASSIGN(ElementType t, sameType(ctx.input(0), ctx.input(1)));
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, 2}));
-  return std::vector<Fact>{makeFact(t, std::move(s))};
+  return factsOf(makeFact(t, std::move(s)));
 }
 
 Result<std::vector<Fact>> inferConvInteger(InferContext &ctx) {
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, SIZE_MAX}));
-  return std::vector<Fact>{makeFact(ElementType::I32, std::move(s))};
+  return factsOf(makeFact(ElementType::I32, std::move(s)));
 }
 
 Result<std::vector<Fact>> inferQLinearConv(InferContext &ctx) {
@@ -302,7 +302,7 @@ Result<std::vector<Fact>> inferQLinearConv(InferContext &ctx) {
                        " vs " + describe(d) + ")");
   }
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 3, 8}));
-  return std::vector<Fact>{makeFact(ctx.input(7).type, std::move(s))};
+  return factsOf(makeFact(ctx.input(7).type, std::move(s)));
 }
 
 Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
@@ -312,7 +312,7 @@ Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
   SF_ASSIGN(int64_t offsetGroup, ctx.attrs().getInt("offset_group", 1));
   if (offsetGroup <= 0)
     return makeError("attribute 'offset_group' is " + std::to_string(offsetGroup) + ", expected > 0");
-  if (!s.rankIsStatic()) return std::vector<Fact>{makeFact(t, s)};
+  if (!s.rankIsStatic()) return factsOf(makeFact(t, s));
   size_t spatial = s.size() - 2;
   const Fact &x = ctx.input(0), &w = ctx.input(1);
   // offset: (N, offset_group * spatial * prod(kernel), out spatial...); mask without `spatial`.
@@ -355,7 +355,7 @@ Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
     auto n = ctx.mergeDims(s[0], f.shape[0]);
     if (n.ok()) s[0] = *n;
   }
-  return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(std::move(s)))};
+  return factsOf(makeFact(t, ctx.symbols().resolve(std::move(s))));
 }
 
 /// ConvTranspose: out = stride*(in - 1) + output_padding + ((k - 1)*dilation + 1) - pads,
@@ -374,7 +374,7 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
   SF_ASSIGN(std::vector<int64_t> outputShape, ctx.attrs().getInts("output_shape", {}));
   auto spatial = spatialRank(x, &w, ctx.attrs());
   if (!spatial && !outputShape.empty()) spatial = outputShape.size();
-  if (!spatial) return std::vector<Fact>{makeFact(t, PartialShape::dynamic())};
+  if (!spatial) return factsOf(makeFact(t, PartialShape::dynamic()));
 
   // W is (C, M/group, k...): C equals X's channels; the output has M = W[1]*group channels.
   if (x.shape.rankIsStatic() && w.shape.rankIsStatic())
@@ -399,7 +399,7 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
                        " values for " + std::to_string(*spatial) + " spatial axes");
     size_t off = outputShape.size() - *spatial;
     for (size_t i = 0; i < *spatial; ++i) out.push_back(Dimension(outputShape[off + i]));
-    return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out))))};
+    return factsOf(makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out)))));
   }
   for (size_t i = 0; i < *spatial; ++i) {
     Dimension in = dimAt(x, 2 + i);
@@ -423,7 +423,7 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
     o = o.nonNegative();
     out.push_back(o.isNamedExpr() || o.isStatic() ? o : Dimension::fromInterval(o.interval()));
   }
-  return std::vector<Fact>{makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out))))};
+  return factsOf(makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out)))));
 }
 
 // ---- pools ----
@@ -448,10 +448,10 @@ Result<std::vector<Fact>> inferPool(InferContext &ctx) {
 Result<std::vector<Fact>> inferGlobalPool(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "X", 2));
-  if (!x.shape.rankIsStatic()) return std::vector<Fact>{makeFact(x.type, PartialShape::dynamic())};
+  if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   std::vector<Dimension> dims{x.shape[0], x.shape[1]};
   dims.resize(x.shape.size(), Dimension(1));
-  return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
 }
 
 Result<std::vector<Fact>> inferMaxRoiPool(InferContext &ctx) {
@@ -465,7 +465,7 @@ Result<std::vector<Fact>> inferMaxRoiPool(InferContext &ctx) {
     return makeError("input 1 (rois) must have 5 values per RoI (batch index, x1, y1, x2, y2), got " +
                      describe(rois));
   PartialShape s{dimAt(rois, 0), dimAt(x, 1), Dimension(pooled[0]), Dimension(pooled[1])};
-  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(std::move(s)))};
+  return factsOf(makeFact(x.type, ctx.symbols().resolve(std::move(s))));
 }
 
 Result<std::vector<Fact>> inferRoiAlign(InferContext &ctx) {
@@ -489,7 +489,7 @@ Result<std::vector<Fact>> inferRoiAlign(InferContext &ctx) {
     return makeError("output_height and output_width must be positive, got " +
                      std::to_string(oh) + " and " + std::to_string(ow));
   PartialShape s{n, dimAt(x, 1), Dimension(oh), Dimension(ow)};
-  return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(std::move(s)))};
+  return factsOf(makeFact(x.type, ctx.symbols().resolve(std::move(s))));
 }
 
 Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
@@ -523,7 +523,7 @@ Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
         SF_ASSIGN(dims[0], requireEqual(ctx, dims[0], xs[0], "batch sizes differ: output_shape vs X", os, x));
         SF_ASSIGN(dims[1], requireEqual(ctx, dims[1], xs[1], "channels differ: output_shape vs X", os, x));
       }
-      return std::vector<Fact>{makeFact(x.type, ctx.symbols().resolve(PartialShape(std::move(dims))))};
+      return factsOf(makeFact(x.type, ctx.symbols().resolve(PartialShape(std::move(dims)))));
     }
     if (os.shape.rankIsStatic() && os.shape[0].isStatic()) {
       std::vector<Dimension> dims(os.shape[0].length());
@@ -532,13 +532,13 @@ Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
                          " elements for input of rank " + std::to_string(xs.size()) + " (" +
                          describe(os) + " vs " + describe(x) + ")");
       if (xs.rankIsStatic() && dims.size() >= 2) dims[0] = xs[0], dims[1] = xs[1];
-      return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(dims)))};
+      return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
     }
-    return std::vector<Fact>{makeFact(x.type, xs.rankIsStatic() ? PartialShape::dynamic(xs.size())
-                                                               : PartialShape::dynamic())};
+    return factsOf(makeFact(x.type, xs.rankIsStatic() ? PartialShape::dynamic(xs.size())
+                                                               : PartialShape::dynamic()));
   }
   auto spatial = spatialRank(makeFact(x.type, xs), nullptr, ctx.attrs());
-  if (!spatial) return std::vector<Fact>{makeFact(x.type, PartialShape::dynamic())};
+  if (!spatial) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   SF_ASSIGN(Window win, readWindow(ctx, *spatial, {}, true));
   Fact xf = makeFact(x.type, xs);
   std::vector<Dimension> out{dimAt(xf, 0), dimAt(xf, 1)};
@@ -553,7 +553,7 @@ Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
     o = o.nonNegative();
     out.push_back(o.isNamedExpr() || o.isStatic() ? o : Dimension::fromInterval(o.interval()));
   }
-  return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(out)))};
+  return factsOf(makeFact(x.type, PartialShape(std::move(out))));
 }
 
 } // namespace

@@ -38,14 +38,14 @@ Result<std::vector<Fact>> unary(InferContext &ctx) {
   Fact f = ctx.input(0);
   f.constant.reset();
   f.value.reset();
-  return std::vector<Fact>{f};
+  return factsOf(f);
 }
 
 Result<std::vector<Fact>> unaryBool(InferContext &ctx) {
-  return std::vector<Fact>{makeFact(ElementType::Bool, ctx.input(0).shape)};
+  return factsOf(makeFact(ElementType::Bool, ctx.input(0).shape));
 }
 
-Result<std::vector<Fact>> identity(InferContext &ctx) { return std::vector<Fact>{ctx.input(0)}; }
+Result<std::vector<Fact>> identity(InferContext &ctx) { return factsOf(ctx.input(0)); }
 
 /// Shared by the binary ops: type agreement and the broadcast shape.
 Result<Fact> broadcastBinary(InferContext &ctx, size_t i, size_t j) {
@@ -71,7 +71,7 @@ template <class ValueOp> InferFn arithmetic(ValueOp valueOp) {
     SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
     if (isInteger(out.type) && valueShapeOk(out.shape))
       out.value = combineValues(ctx.input(0), ctx.input(1), valueOp);
-    return std::vector<Fact>{out};
+    return factsOf(out);
   };
 }
 
@@ -89,13 +89,13 @@ Result<std::vector<Fact>> comparison(InferContext &ctx) {
                                 return Dimension::fromInterval({0, 1});
                               });
   }
-  return std::vector<Fact>{out};
+  return factsOf(out);
 }
 
 Result<std::vector<Fact>> logical(InferContext &ctx) {
   SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
   out.type = ElementType::Bool;
-  return std::vector<Fact>{out};
+  return factsOf(out);
 }
 
 Result<std::vector<Fact>> variadic(InferContext &ctx) {
@@ -122,7 +122,7 @@ Result<std::vector<Fact>> variadic(InferContext &ctx) {
     }
     if (ctx.numInputs() > 1 || dimValues(acc)) out.value = acc.value ? acc.value : dimValues(acc);
   }
-  return std::vector<Fact>{out};
+  return factsOf(out);
 }
 
 Result<std::vector<Fact>> where(InferContext &ctx) {
@@ -156,7 +156,7 @@ Result<std::vector<Fact>> where(InferContext &ctx) {
       if (ok) out.value = std::move(out_v);
     }
   }
-  return std::vector<Fact>{out};
+  return factsOf(out);
 }
 
 std::optional<ElementType> castTarget(InferContext &ctx) {
@@ -198,7 +198,7 @@ Result<std::vector<Fact>> cast(InferContext &ctx) {
     }
     out.value = std::move(v);
   }
-  return std::vector<Fact>{out};
+  return factsOf(out);
 }
 
 Result<std::vector<Fact>> clip(InferContext &ctx) { return unary(ctx); }
@@ -217,12 +217,12 @@ Result<std::vector<Fact>> prelu(InferContext &ctx) {
     SF_ASSIGN(Dimension c, ctx.mergeDims(x.shape[1], slope.shape[0]));
     std::vector<Dimension> dims = x.shape.dims();
     dims[1] = c;
-    return std::vector<Fact>{makeFact(x.type, PartialShape(std::move(dims)))};
+    return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
   }
   SF_ASSIGN(PartialShape s, ctx.broadcast(x.shape, slope.shape));
   if (x.shape.rankIsStatic() && s.rankIsStatic() && s.size() != x.shape.size())
     return makeError("slope " + describe(slope) + " does not broadcast onto " + describe(x));
-  return std::vector<Fact>{makeFact(x.type, x.shape.rankIsStatic() ? x.shape : s)};
+  return factsOf(makeFact(x.type, x.shape.rankIsStatic() ? x.shape : s));
 }
 
 Result<std::vector<Fact>> dropout(InferContext &ctx) {
@@ -260,7 +260,7 @@ Result<std::vector<Fact>> negAbs(InferContext &ctx) {
   } else {
     out.value.reset();
   }
-  return std::vector<Fact>{out};
+  return factsOf(out);
 }
 
 /// Integer division as ONNX defines it for integers (truncation toward zero); for the

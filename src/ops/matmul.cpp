@@ -29,7 +29,7 @@ Result<std::vector<Fact>> inferMatMul(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(1);
   SF_ASSIGN(ElementType t, sameType(a, b));
   SF_ASSIGN(PartialShape s, matmulShape(ctx, a, b, 0, 1));
-  return std::vector<Fact>{makeFact(t, std::move(s))};
+  return factsOf(makeFact(t, std::move(s)));
 }
 
 /// A zero point must have the type of the tensor it belongs to.
@@ -56,7 +56,7 @@ Result<std::vector<Fact>> inferMatMulInteger(InferContext &ctx) {
   SF_TRY(checkZeroPoint(ctx, 0, 2));
   SF_TRY(checkZeroPoint(ctx, 1, 3));
   SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(1), 0, 1));
-  return std::vector<Fact>{makeFact(ElementType::I32, std::move(s))};
+  return factsOf(makeFact(ElementType::I32, std::move(s)));
 }
 
 Result<std::vector<Fact>> inferQLinearMatMul(InferContext &ctx) {
@@ -65,7 +65,7 @@ Result<std::vector<Fact>> inferQLinearMatMul(InferContext &ctx) {
   SF_TRY(checkZeroPoint(ctx, 3, 5));
   for (size_t i : {1, 4, 6}) SF_TRY(checkScale(ctx, i));
   SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(3), 0, 3));
-  return std::vector<Fact>{makeFact(ctx.input(7).type, std::move(s))};
+  return factsOf(makeFact(ctx.input(7).type, std::move(s)));
 }
 
 
@@ -111,7 +111,7 @@ Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
     }
     out = ctx.symbols().resolve(std::move(out));
   }
-  return std::vector<Fact>{makeFact(t, std::move(out))};
+  return factsOf(makeFact(t, std::move(out)));
 }
 
 // ---- Einsum ----
@@ -271,14 +271,14 @@ Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
   }
   bool withEllipsis = out.ellipsisAt != std::string::npos;
   if (withEllipsis && !ellipsis.rankIsStatic())
-    return std::vector<Fact>{makeFact(type, PartialShape::dynamic())};
+    return factsOf(makeFact(type, PartialShape::dynamic()));
   std::vector<Dimension> shape;
   for (size_t j = 0; j <= out.letters.size(); ++j) {
     if (withEllipsis && j == out.ellipsisAt)
       for (const Dimension &d : ellipsis.dims()) shape.push_back(d);
     if (j < out.letters.size()) shape.push_back(dims[out.letters[j]]);
   }
-  return std::vector<Fact>{makeFact(type, ctx.symbols().resolve(PartialShape(std::move(shape))))};
+  return factsOf(makeFact(type, ctx.symbols().resolve(PartialShape(std::move(shape)))));
 }
 
 } // namespace

@@ -9,7 +9,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
@@ -66,7 +65,7 @@ Result<Facts> randomFromShape(InferContext &ctx) {
     if (d < 0) return makeError("attribute 'shape' has a negative dimension " + str(d));
     dims.push_back(Dimension(d));
   }
-  return Facts{makeFact(t, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(t, PartialShape(std::move(dims))));
 }
 
 /// RandomNormalLike, RandomUniformLike, Bernoulli: the input's shape, `dtype` or the input's type.
@@ -78,7 +77,7 @@ Result<Facts> randomLike(InferContext &ctx) {
   }
   if (ctx.opType() == "Bernoulli" && x.type != ElementType::Undefined && !isFloat(x.type))
     return makeError("input 0 (probabilities) must be a float tensor, got " + describe(x));
-  return Facts{makeFact(t, x.shape)};
+  return factsOf(makeFact(t, x.shape));
 }
 
 Result<Facts> multinomial(InferContext &ctx) {
@@ -90,7 +89,7 @@ Result<Facts> multinomial(InferContext &ctx) {
   SF_ASSIGN(int64_t n, ctx.attrs().getInt("sample_size", 1));
   if (n < 1) return makeError("sample_size must be positive, got " + str(n));
   Dimension batch = x.shape.rankIsStatic() ? x.shape[0] : Dimension::dynamic();
-  return Facts{makeFact(t, PartialShape{batch, Dimension(n)})};
+  return factsOf(makeFact(t, PartialShape{batch, Dimension(n)}));
 }
 
 // ---------------------------------------------------------------- quantization
@@ -163,7 +162,7 @@ Result<Facts> quantizeLinear(InferContext &ctx) {
                        " but the zero point (input 2) is " + describe(ctx.input(2)));
     t = zt;
   }
-  return Facts{makeFact(t, x.shape)};
+  return factsOf(makeFact(t, x.shape));
 }
 
 Result<Facts> dequantizeLinear(InferContext &ctx) {
@@ -178,15 +177,15 @@ Result<Facts> dequantizeLinear(InferContext &ctx) {
   // Opset 19 lets the scale be f16 or bf16: the output takes the scale's type.
   ElementType t = ElementType::F32;
   if ((ctx.opset() == 0 || ctx.opset() >= 19) && isFloat(scale.type)) t = scale.type;
-  return Facts{makeFact(t, x.shape)};
+  return factsOf(makeFact(t, x.shape));
 }
 
 Result<Facts> dynamicQuantizeLinear(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (x.type != ElementType::Undefined && !isFloat(x.type))
     return makeError("x (input 0) must be a float tensor, got " + describe(x));
-  return Facts{makeFact(ElementType::U8, x.shape), makeFact(ElementType::F32, PartialShape{}),
-               makeFact(ElementType::U8, PartialShape{})};
+  return factsOf(makeFact(ElementType::U8, x.shape), makeFact(ElementType::F32, PartialShape{}),
+               makeFact(ElementType::U8, PartialShape{}));
 }
 
 // ---------------------------------------------------------------- signal processing
@@ -220,7 +219,7 @@ Result<Facts> dft(InferContext &ctx) {
     if (n.maxLength() == 0) return makeError("dft_length must be positive, got 0");
     length = n;
   }
-  if (!x.shape.rankIsStatic()) return Facts{makeFact(x.type, PartialShape::dynamic())};
+  if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   int64_t r = int64_t(x.shape.size());
   if (r < 2) return makeError("input 0 needs a signal axis and a complex axis, got " + describe(x));
   const Dimension &last = x.shape[r - 1];
@@ -233,7 +232,7 @@ Result<Facts> dft(InferContext &ctx) {
     // Unknown axis: any signal axis may change.
     for (int64_t i = 0; i < r - 1; ++i) dims[i] = Dimension::dynamic();
     dims[0] = x.shape[0];
-    return Facts{makeFact(x.type, PartialShape(std::move(dims)))};
+    return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
   }
   SF_ASSIGN(int64_t a, normalizeAxis(*axis, r));
   if (a == r - 1)
@@ -244,7 +243,7 @@ Result<Facts> dft(InferContext &ctx) {
     SF_ASSIGN(n, onesidedBins(n));
   }
   dims[a] = n;
-  return Facts{makeFact(x.type, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
 }
 
 Result<Facts> stft(InferContext &ctx) {
@@ -295,7 +294,7 @@ Result<Facts> stft(InferContext &ctx) {
       SF_ASSIGN(bins, onesidedBins(*frame));
     }
   }
-  return Facts{makeFact(signal.type, PartialShape{batch, frames, bins, Dimension(2)})};
+  return factsOf(makeFact(signal.type, PartialShape{batch, frames, bins, Dimension(2)}));
 }
 
 Result<Facts> melWeightMatrix(InferContext &ctx) {
@@ -303,13 +302,13 @@ Result<Facts> melWeightMatrix(InferContext &ctx) {
   SF_ASSIGN(Dimension bins, sizeInput(ctx, 0, "num_mel_bins"));
   SF_ASSIGN(Dimension n, sizeInput(ctx, 1, "dft_length"));
   SF_ASSIGN(Dimension rows, onesidedBins(n));
-  return Facts{makeFact(t, PartialShape{rows, bins})};
+  return factsOf(makeFact(t, PartialShape{rows, bins}));
 }
 
 Result<Facts> window(InferContext &ctx) {
   SF_ASSIGN(ElementType t, dtypeAttr(ctx, "output_datatype", int64_t(ElementType::F32)));
   SF_ASSIGN(Dimension n, sizeInput(ctx, 0, "size"));
-  return Facts{makeFact(t, PartialShape{n})};
+  return factsOf(makeFact(t, PartialShape{n}));
 }
 
 } // namespace

@@ -108,7 +108,7 @@ Result<std::vector<Fact>> inferInstanceNorm(InferContext &ctx) {
   Dimension c = dimAt(x, 1);
   SF_ASSIGN(c, perChannel(ctx, 1, "scale", c, x));
   SF_ASSIGN(c, perChannel(ctx, 2, "B", c, x));
-  return std::vector<Fact>{withChannels(ctx, x, c)};
+  return factsOf(withChannels(ctx, x, c));
 }
 
 
@@ -161,7 +161,7 @@ Result<std::vector<Fact>> inferGroupNorm(InferContext &ctx) {
       SF_ASSIGN(c, perChannel(ctx, i, name, c, x));
     }
   }
-  return std::vector<Fact>{withChannels(ctx, x, c)};
+  return factsOf(withChannels(ctx, x, c));
 }
 
 Result<std::vector<Fact>> inferLrn(InferContext &ctx) {
@@ -169,14 +169,14 @@ Result<std::vector<Fact>> inferLrn(InferContext &ctx) {
   SF_TRY(expectMinRank(x, 0, "X", 2));
   SF_ASSIGN(int64_t size, ctx.attrs().getInt("size"));
   if (size <= 0) return makeError("attribute 'size' is " + std::to_string(size) + ", expected > 0");
-  return std::vector<Fact>{sameAsInput(ctx, x)};
+  return factsOf(sameAsInput(ctx, x));
 }
 
 Result<std::vector<Fact>> inferMvn(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(std::vector<int64_t> axes, ctx.attrs().getInts("axes", {0, 2, 3}));
   if (x.shape.rankIsStatic()) SF_TRY(normalizeAxes(axes, int64_t(x.shape.size())));
-  return std::vector<Fact>{sameAsInput(ctx, x)};
+  return factsOf(sameAsInput(ctx, x));
 }
 
 Result<std::vector<Fact>> inferLpNorm(InferContext &ctx) {
@@ -185,7 +185,7 @@ Result<std::vector<Fact>> inferLpNorm(InferContext &ctx) {
   SF_ASSIGN(int64_t p, ctx.attrs().getInt("p", 2));
   if (p != 1 && p != 2) return makeError("attribute 'p' is " + std::to_string(p) + ", expected 1 or 2");
   if (x.shape.rankIsStatic()) SF_TRY(normalizeAxis(axis, int64_t(x.shape.size())));
-  return std::vector<Fact>{sameAsInput(ctx, x)};
+  return factsOf(sameAsInput(ctx, x));
 }
 
 /// Softmax, LogSoftmax, Hardmax: the output has the input's shape (seed 000). Before opset 13
@@ -205,7 +205,7 @@ Result<std::vector<Fact>> inferSoftmax(InferContext &ctx) {
                        std::to_string(r));
     }
   }
-  return std::vector<Fact>{sameAsInput(ctx, x)};
+  return factsOf(sameAsInput(ctx, x));
 }
 
 } // namespace

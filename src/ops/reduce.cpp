@@ -10,7 +10,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 /// What a Reduce node says about its axes: the list when known, else how many when known.
 struct AxesSpec {
@@ -85,13 +84,13 @@ Result<Facts> reduce(InferContext &ctx) {
   if (spec.axes && spec.axes->empty() && noop) {
     Fact out = in;
     out.constant.reset();
-    return Facts{out};
+    return factsOf(out);
   }
   Fact out = makeFact(in.type, PartialShape::dynamic());
   if (!in.shape.rankIsStatic()) {
     // Reducing every axis without keepdims leaves a scalar whatever the rank.
     if (spec.axes && spec.axes->empty() && !keep) out.shape = PartialShape{};
-    return Facts{out};
+    return factsOf(out);
   }
   int64_t r = int64_t(in.shape.size());
   const auto &dims = in.shape.dims();
@@ -113,7 +112,7 @@ Result<Facts> reduce(InferContext &ctx) {
       Dimension any = r ? Dimension::fromInterval(h) : Dimension::dynamic();
       out.shape = PartialShape(std::vector<Dimension>(r - *spec.count, any));
     }
-    return Facts{out};
+    return factsOf(out);
   }
   SF_ASSIGN(auto norm, normalizeAxes(*spec.axes, r));
   std::vector<bool> reduced(r, norm.empty());
@@ -137,7 +136,7 @@ Result<Facts> reduce(InferContext &ctx) {
       if (auto v = foldValues(ctx.opType(), *in.value)) out.value = std::vector<Dimension>{*v};
     }
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 Result<Facts> argMinMax(InferContext &ctx) {
@@ -145,7 +144,7 @@ Result<Facts> argMinMax(InferContext &ctx) {
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   bool keep = ctx.attrs().getInt("keepdims", 1).valueOr(1) != 0;
   Fact out = makeFact(ElementType::I64, PartialShape::dynamic());
-  if (!in.shape.rankIsStatic()) return Facts{out};
+  if (!in.shape.rankIsStatic()) return factsOf(out);
   int64_t r = int64_t(in.shape.size());
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
   std::vector<Dimension> od;
@@ -156,7 +155,7 @@ Result<Facts> argMinMax(InferContext &ctx) {
       od.push_back(Dimension(1));
   }
   out.shape = PartialShape(std::move(od));
-  return Facts{out};
+  return factsOf(out);
 }
 
 Result<Facts> cumSum(InferContext &ctx) {
@@ -167,7 +166,7 @@ Result<Facts> cumSum(InferContext &ctx) {
     return makeError("'axis' must be a scalar, got " + describe(axisFact));
   Fact out = makeFact(x.type, x.shape);
   auto axis = scalarDim(axisFact);
-  if (!axis || !axis->isStatic() || !x.shape.rankIsStatic()) return Facts{out};
+  if (!axis || !axis->isStatic() || !x.shape.rankIsStatic()) return factsOf(out);
   SF_ASSIGN(int64_t a, normalizeAxis(axis->length(), int64_t(x.shape.size())));
   (void)a;
   if (x.value && isInteger(x.type) && x.shape.size() == 1) {
@@ -179,14 +178,14 @@ Result<Facts> cumSum(InferContext &ctx) {
     for (size_t i = 0; i < in.size(); ++i) {
       if (exclusive) v[i] = acc;
       auto s = acc + in[i];
-      if (!s.ok()) return Facts{out};
+      if (!s.ok()) return factsOf(out);
       acc = *s;
       if (!exclusive) v[i] = acc;
     }
     if (reverse) std::reverse(v.begin(), v.end());
     out.value = std::move(v);
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 } // namespace

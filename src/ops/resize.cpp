@@ -12,7 +12,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
@@ -169,7 +168,7 @@ Result<Facts> resize(InferContext &ctx) {
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) {
     // Without axes, sizes give the whole output shape.
-    if (ctx.attrs().has("axes") || !paramLen) return Facts{out};
+    if (ctx.attrs().has("axes") || !paramLen) return factsOf(out);
     out.shape = PartialShape::dynamic(*paramLen);
     if (useSizes && policy == "stretch") {
       if (auto sv = dimValues(param)) {
@@ -179,7 +178,7 @@ Result<Facts> resize(InferContext &ctx) {
         out.shape = PartialShape(std::move(d));
       }
     }
-    return Facts{out};
+    return factsOf(out);
   }
   int64_t r = int64_t(x.shape.size());
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
@@ -231,7 +230,7 @@ Result<Facts> resize(InferContext &ctx) {
     loosen();
   }
   out.shape = PartialShape(std::move(dims));
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Upsample
@@ -261,12 +260,12 @@ Result<Facts> upsample(InferContext &ctx) {
       out.shape = PartialShape::dynamic(int64_t(scales->size()));
     else if (auto n = vectorLength(ctx.input(1)))
       out.shape = PartialShape::dynamic(*n);
-    return Facts{out};
+    return factsOf(out);
   }
   int64_t r = int64_t(x.shape.size());
   if (!scales) {
     out.shape = PartialShape::dynamic(r);
-    return Facts{out};
+    return factsOf(out);
   }
   if (int64_t(scales->size()) != r)
     return makeError("'scales' has " + str(int64_t(scales->size())) + " elements, expected " +
@@ -277,7 +276,7 @@ Result<Facts> upsample(InferContext &ctx) {
     dims.push_back(d);
   }
   out.shape = PartialShape(std::move(dims));
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- GridSample
@@ -295,7 +294,7 @@ Result<Facts> gridSample(InferContext &ctx) {
                        " vs " + describe(grid) + ")");
     rank = g;
   }
-  if (!rank) return Facts{out};
+  if (!rank) return factsOf(out);
   if (*rank < 3)
     return makeError("input must have rank >= 3, got " + describe(x) + " and grid " +
                      describe(grid));
@@ -318,7 +317,7 @@ Result<Facts> gridSample(InferContext &ctx) {
       dims[i + 1] = grid.shape[i];
   }
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- AffineGrid
@@ -344,7 +343,7 @@ Result<Facts> affineGrid(InferContext &ctx) {
       int64_t sp = theta.shape[1].length();
       if (sp == 2 || sp == 3) n = sp + 2;
     }
-    if (!n) return Facts{out};
+    if (!n) return factsOf(out);
   }
   int64_t sp = *n - 2;
   std::vector<Dimension> dims(sp + 2);
@@ -363,14 +362,14 @@ Result<Facts> affineGrid(InferContext &ctx) {
   }
   dims[sp + 1] = Dimension(sp);
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- CenterCropPad
 Result<Facts> centerCropPad(InferContext &ctx) {
   const Fact &x = ctx.input(0), &shapeFact = ctx.input(1);
   Fact out = makeFact(x.type, PartialShape::dynamic());
-  if (!x.shape.rankIsStatic()) return Facts{out};
+  if (!x.shape.rankIsStatic()) return factsOf(out);
   int64_t r = int64_t(x.shape.size());
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
   auto n = vectorLength(shapeFact);
@@ -389,7 +388,7 @@ Result<Facts> centerCropPad(InferContext &ctx) {
     dims[axes[i]] = (*sv)[i].nonNegative();
   }
   out.shape = PartialShape(std::move(dims));
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Col2Im
@@ -402,7 +401,7 @@ Result<Facts> col2Im(InferContext &ctx) {
   std::optional<int64_t> sp = vectorLength(image);
   if (!sp) sp = vectorLength(block);
   Fact out = makeFact(x.type, PartialShape::dynamic());
-  if (!sp) return Facts{out};
+  if (!sp) return factsOf(out);
   if (auto bn = vectorLength(block); bn && *bn != *sp)
     return makeError("image_shape and block_shape lengths differ (" + describe(image) + " vs " +
                      describe(block) + ")");
@@ -412,7 +411,7 @@ Result<Facts> col2Im(InferContext &ctx) {
       dims[2 + i] = (*iv)[i].nonNegative();
   if (!x.shape.rankIsStatic()) {
     out.shape = PartialShape(std::move(dims));
-    return Facts{out};
+    return factsOf(out);
   }
   dims[0] = x.shape[0];
   if (bv) {
@@ -448,7 +447,7 @@ Result<Facts> col2Im(InferContext &ctx) {
     }
   }
   out.shape = PartialShape(std::move(dims));
-  return Facts{out};
+  return factsOf(out);
 }
 
 } // namespace

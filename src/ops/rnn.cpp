@@ -9,7 +9,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 std::string str(int64_t v) { return std::to_string(v); }
 

@@ -19,7 +19,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
@@ -50,44 +49,44 @@ Result<Facts> sequenceConstruct(InferContext &ctx) {
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
     SF_ASSIGN(seq, joinElement(seq, ctx.input(i), "input " + str(int64_t(i))));
   }
-  return Facts{seq};
+  return factsOf(seq);
 }
 
 Result<Facts> sequenceEmpty(InferContext &ctx) {
   SF_ASSIGN(int64_t dtype, ctx.attrs().getInt("dtype", int64_t(ElementType::F32)));
   auto t = elementTypeFromOnnx(dtype);
   if (!t) return makeError("attribute 'dtype' = " + str(dtype) + " is not a known element type");
-  return Facts{makeFact(*t, PartialShape::dynamic())};
+  return factsOf(makeFact(*t, PartialShape::dynamic()));
 }
 
 Result<Facts> sequenceInsert(InferContext &ctx) {
   SF_TRY(requirePosition(ctx, 2));
   SF_ASSIGN(Fact seq, joinElement(ctx.input(0), ctx.input(1), "the tensor (input 1)"));
-  return Facts{seq};
+  return factsOf(seq);
 }
 
 Result<Facts> sequenceAt(InferContext &ctx) {
   if (!ctx.hasInput(1)) return makeError("the position (input 1) is missing");
   SF_TRY(requirePosition(ctx, 1));
-  return Facts{ctx.input(0)};
+  return factsOf(ctx.input(0));
 }
 
 Result<Facts> sequenceErase(InferContext &ctx) {
   SF_TRY(requirePosition(ctx, 1));
-  return Facts{ctx.input(0)};
+  return factsOf(ctx.input(0));
 }
 
 Result<Facts> sequenceLength(InferContext &ctx) {
   // The length is not tracked (see the top of the file): a fresh size, shared downstream.
   Dimension n = ctx.freshDim("seq_len", {0, kInf});
-  return Facts{makeShapeValueFact(ElementType::I64, {n}, true)};
+  return factsOf(makeShapeValueFact(ElementType::I64, {n}, true));
 }
 
 Result<Facts> splitToSequence(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", 0));
   SF_ASSIGN(int64_t keepdims, ctx.attrs().getInt("keepdims", 1));
-  if (!x.shape.rankIsStatic()) return Facts{makeFact(x.type, PartialShape::dynamic())};
+  if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   int64_t r = int64_t(x.shape.size());
   if (r == 0) return makeError("cannot split a scalar (" + describe(x) + ")");
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
@@ -100,7 +99,7 @@ Result<Facts> splitToSequence(InferContext &ctx) {
       dims[a] = Dimension(1);
     else
       dims.erase(dims.begin() + a);
-    return Facts{makeFact(x.type, PartialShape(std::move(dims)))};
+    return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
   }
   const Fact &split = ctx.input(1);
   if (split.type != ElementType::Undefined && split.type != ElementType::I32 &&
@@ -141,7 +140,7 @@ Result<Facts> splitToSequence(InferContext &ctx) {
                        D.toString() + " (" + describe(x) + ")");
     dims[a] = h.nonNegative();
   }
-  return Facts{makeFact(x.type, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
 }
 
 Result<Facts> concatFromSequence(InferContext &ctx) {
@@ -149,7 +148,7 @@ Result<Facts> concatFromSequence(InferContext &ctx) {
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis"));
   SF_ASSIGN(int64_t newAxis, ctx.attrs().getInt("new_axis", 0));
   if (newAxis != 0 && newAxis != 1) return makeError("new_axis must be 0 or 1, got " + str(newAxis));
-  if (!seq.shape.rankIsStatic()) return Facts{makeFact(seq.type, PartialShape::dynamic())};
+  if (!seq.shape.rankIsStatic()) return factsOf(makeFact(seq.type, PartialShape::dynamic()));
   int64_t r = int64_t(seq.shape.size());
   std::vector<Dimension> dims = seq.shape.dims();
   // The number of elements is unknown: so is the length along the axis.
@@ -161,7 +160,7 @@ Result<Facts> concatFromSequence(InferContext &ctx) {
     SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
     dims[a] = Dimension::dynamic();
   }
-  return Facts{makeFact(seq.type, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(seq.type, PartialShape(std::move(dims))));
 }
 
 Result<Facts> sequenceMap(InferContext &ctx) {
@@ -186,31 +185,31 @@ Result<Facts> sequenceMap(InferContext &ctx) {
 }
 
 Result<Facts> optional(InferContext &ctx) {
-  if (ctx.hasInput(0)) return Facts{ctx.input(0)};
+  if (ctx.hasInput(0)) return factsOf(ctx.input(0));
   // An empty optional: its `type` (imported as the text of the declared fact, `f32[3,?]`) gives
   // the element's type and shape.
   auto declared = ctx.attrs().getString("type");
-  if (!declared.ok()) return Facts{Fact{}};
+  if (!declared.ok()) return factsOf(Fact{});
   std::string_view text = *declared;
   size_t open = text.find('[');
-  if (open == std::string_view::npos) return Facts{Fact{}};
+  if (open == std::string_view::npos) return factsOf(Fact{});
   Fact f;
   if (auto t = parseElementType(text.substr(0, open))) f.type = *t;
   auto shape = parsePartialShape(text.substr(open), ctx.symbols());
   if (shape.ok()) f.shape = *shape;
-  return Facts{f};
+  return factsOf(f);
 }
 
 Result<Facts> optionalHasElement(InferContext &ctx) {
   Fact out = makeFact(ElementType::Bool, PartialShape{});
   // Opset 18: an absent input is an empty optional.
   if (!ctx.hasInput(0)) out.value = std::vector<Dimension>{Dimension::constantValue(0)};
-  return Facts{out};
+  return factsOf(out);
 }
 
 Result<Facts> optionalGetElement(InferContext &ctx) {
   if (!ctx.hasInput(0)) return makeError("the optional (input 0) is missing");
-  return Facts{ctx.input(0)};
+  return factsOf(ctx.input(0));
 }
 
 } // namespace

@@ -11,7 +11,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 bool isSmallVector(const PartialShape &s) { return s.rankIsStatic() && s.size() <= 1; }
 
@@ -32,7 +31,7 @@ std::optional<std::vector<int64_t>> intsFromAttrOrInput(InferContext &ctx, const
 // ---------------------------------------------------------------- Shape, Size
 Result<Facts> shapeOf(InferContext &ctx) {
   const Fact &in = ctx.input(0);
-  if (!in.shape.rankIsStatic()) return Facts{makeFact(ElementType::I64, PartialShape::dynamic(1))};
+  if (!in.shape.rankIsStatic()) return factsOf(makeFact(ElementType::I64, PartialShape::dynamic(1)));
   int64_t r = int64_t(in.shape.size());
   int64_t start = ctx.attrs().getInt("start", 0).valueOr(0);
   int64_t end = ctx.attrs().getInt("end", r).valueOr(r);
@@ -40,7 +39,7 @@ Result<Facts> shapeOf(InferContext &ctx) {
   start = clampAxis(start), end = clampAxis(end);
   std::vector<Dimension> dims;
   for (int64_t i = start; i < end; ++i) dims.push_back(in.shape[i]);
-  return Facts{makeShapeValueFact(ElementType::I64, std::move(dims))};
+  return factsOf(makeShapeValueFact(ElementType::I64, std::move(dims)));
 }
 
 Result<Facts> sizeOf(InferContext &ctx) {
@@ -50,7 +49,7 @@ Result<Facts> sizeOf(InferContext &ctx) {
     SF_ASSIGN(Dimension n, in.shape.elementCount());
     out.value = std::vector<Dimension>{n};
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Reshape
@@ -73,7 +72,7 @@ Result<Facts> reshape(InferContext &ctx) {
   if (!target) {
     if (targetShape.rankIsStatic() && targetShape.size() == 1 && targetShape[0].isStatic())
       out.shape = PartialShape::dynamic(targetShape[0].length());
-    return Facts{out};
+    return factsOf(out);
   }
   const PartialShape &in = data.shape;
   std::vector<Dimension> dims(target->size());
@@ -165,14 +164,14 @@ Result<Facts> reshape(InferContext &ctx) {
   out.shape = PartialShape(std::move(dims));
   out.shape = ctx.symbols().resolve(std::move(out.shape));
   if (data.value && isSmallVector(out.shape)) out.value = data.value;
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Flatten
 Result<Facts> flatten(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   int64_t axis = ctx.attrs().getInt("axis", 1).valueOr(1);
-  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic(2))};
+  if (!in.shape.rankIsStatic()) return factsOf(makeFact(in.type, PartialShape::dynamic(2)));
   int64_t r = int64_t(in.shape.size());
   if (axis < -r || axis > r)
     return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
@@ -182,7 +181,7 @@ Result<Facts> flatten(InferContext &ctx) {
   SF_ASSIGN(Dimension a, productOf({d.begin(), d.begin() + axis}));
   SF_ASSIGN(Dimension b, productOf({d.begin() + axis, d.end()}));
   Fact out = makeFact(in.type, PartialShape{a, b});
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Squeeze / Unsqueeze
@@ -191,20 +190,20 @@ Result<Facts> squeeze(InferContext &ctx) {
   bool axesAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
   auto axes = intsFromAttrOrInput(ctx, "axes", 1, axesAsInput);
   Fact out = makeFact(in.type, PartialShape::dynamic());
-  if (!in.shape.rankIsStatic()) return Facts{out};
+  if (!in.shape.rankIsStatic()) return factsOf(out);
   int64_t r = int64_t(in.shape.size());
   if (!axes) {
     if (ctx.input(1).shape.rankIsStatic() && ctx.input(1).shape.size() == 1 &&
         ctx.input(1).shape[0].isStatic())
       out.shape = PartialShape::dynamic(r - ctx.input(1).shape[0].length());
-    return Facts{out};
+    return factsOf(out);
   }
   std::vector<bool> drop(r, false);
   if (axes->empty()) {
     for (int64_t i = 0; i < r; ++i) {
       const Dimension &d = in.shape[i];
       if (d.isStatic() && d.length() == 1) drop[i] = true;
-      else if (d.interval().contains(1)) return Facts{out}; // may or may not be squeezed
+      else if (d.interval().contains(1)) return factsOf(out); // may or may not be squeezed
     }
   } else {
     SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
@@ -222,7 +221,7 @@ Result<Facts> squeeze(InferContext &ctx) {
     if (!drop[i]) dims.push_back(in.shape[i]);
   out.shape = PartialShape(std::move(dims));
   if (in.value && isSmallVector(out.shape)) out.value = in.value;
-  return Facts{out};
+  return factsOf(out);
 }
 
 Result<Facts> unsqueeze(InferContext &ctx) {
@@ -236,7 +235,7 @@ Result<Facts> unsqueeze(InferContext &ctx) {
       out.shape = PartialShape::dynamic(int64_t(in.shape.size()) + ctx.input(1).shape[0].length());
     else if (axes && !in.shape.rankIsStatic())
       out.shape = PartialShape::dynamic();
-    return Facts{out};
+    return factsOf(out);
   }
   if (axes->empty()) return makeError("'axes' must not be empty");
   int64_t r = int64_t(in.shape.size()) + int64_t(axes->size());
@@ -248,7 +247,7 @@ Result<Facts> unsqueeze(InferContext &ctx) {
   for (int64_t i = 0; i < r; ++i) dims.push_back(isNew[i] ? Dimension(1) : in.shape[j++]);
   out.shape = PartialShape(std::move(dims));
   if (in.value && isSmallVector(out.shape)) out.value = in.value;
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Transpose
@@ -259,7 +258,7 @@ Result<Facts> transpose(InferContext &ctx) {
     SF_ASSIGN(auto p, ctx.attrs().getInts("perm"));
     perm = p;
   }
-  if (!in.shape.rankIsStatic() && !perm) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  if (!in.shape.rankIsStatic() && !perm) return factsOf(makeFact(in.type, PartialShape::dynamic()));
   // With an input of unknown rank, perm tells the rank and must still be a permutation.
   int64_t r = in.shape.rankIsStatic() ? int64_t(in.shape.size()) : int64_t(perm->size());
   if (!perm) {
@@ -280,7 +279,7 @@ Result<Facts> transpose(InferContext &ctx) {
     seen[p] = true;
     dims.push_back(in.shape.rankIsStatic() ? in.shape[p] : Dimension::dynamic());
   }
-  return Facts{makeFact(in.type, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(in.type, PartialShape(std::move(dims))));
 }
 
 // ---------------------------------------------------------------- Concat
@@ -308,7 +307,7 @@ Result<Facts> concat(InferContext &ctx) {
       rank = r;
     }
   }
-  if (!rank) return Facts{makeFact(type, PartialShape::dynamic())};
+  if (!rank) return factsOf(makeFact(type, PartialShape::dynamic()));
   if (*rank == 0) return makeError("cannot concatenate scalars");
   SF_ASSIGN(int64_t a, normalizeAxis(axis, *rank));
   std::vector<Dimension> dims(*rank);
@@ -350,7 +349,7 @@ Result<Facts> concat(InferContext &ctx) {
     }
     if (all) out.value = std::move(v);
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Split
@@ -417,7 +416,7 @@ Result<Facts> expand(InferContext &ctx) {
     const PartialShape &ts = ctx.input(1).shape;
     if (in.shape.rankIsStatic() && ts.rankIsStatic() && ts.size() == 1 && ts[0].isStatic())
       out.shape = PartialShape::dynamic(std::max<int64_t>(in.shape.size(), ts[0].length()));
-    return Facts{out};
+    return factsOf(out);
   }
   std::vector<Dimension> td;
   for (const auto &t : *target) td.push_back(t.nonNegative());
@@ -428,14 +427,14 @@ Result<Facts> expand(InferContext &ctx) {
     else if (in.value->size() == 1 && n <= ctx.valueBudget())
       out.value = std::vector<Dimension>(n, (*in.value)[0]);
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 Result<Facts> tile(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   auto reps = dimValues(ctx.input(1));
-  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic())};
-  if (!reps) return Facts{makeFact(in.type, PartialShape::dynamic(in.shape.size()))};
+  if (!in.shape.rankIsStatic()) return factsOf(makeFact(in.type, PartialShape::dynamic()));
+  if (!reps) return factsOf(makeFact(in.type, PartialShape::dynamic(in.shape.size())));
   if (reps->size() != in.shape.size())
     return makeError("'repeats' has " + std::to_string(reps->size()) + " elements for input " +
                      describe(in));
@@ -444,7 +443,7 @@ Result<Facts> tile(InferContext &ctx) {
     SF_ASSIGN(Dimension d, in.shape[i] * (*reps)[i].nonNegative());
     dims.push_back(d);
   }
-  return Facts{makeFact(in.type, PartialShape(std::move(dims)))};
+  return factsOf(makeFact(in.type, PartialShape(std::move(dims))));
 }
 
 // ---------------------------------------------------------------- ConstantOfShape, Range
@@ -467,7 +466,7 @@ Result<Facts> constantOfShape(InferContext &ctx) {
     const PartialShape &s = ctx.input(0).shape;
     if (s.rankIsStatic() && s.size() == 1 && s[0].isStatic())
       out.shape = PartialShape::dynamic(s[0].length());
-    return Facts{out};
+    return factsOf(out);
   }
   std::vector<Dimension> d;
   for (const auto &x : *dims) {
@@ -481,7 +480,7 @@ Result<Facts> constantOfShape(InferContext &ctx) {
     if ((d.empty() || d[0].isStatic()) && n <= ctx.valueBudget())
       out.value = std::vector<Dimension>(n, Dimension::constantValue(fillValue));
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 Result<Facts> range(InferContext &ctx) {
@@ -508,9 +507,9 @@ Result<Facts> range(InferContext &ctx) {
         if (len.ok()) out.shape = PartialShape{Dimension(*len)};
       }
     }
-    return Facts{out};
+    return factsOf(out);
   }
-  if (!start || !limit || !delta) return Facts{out};
+  if (!start || !limit || !delta) return factsOf(out);
   if (delta->isStatic() && delta->length() == 0) return makeError("delta is 0");
   SF_ASSIGN(Dimension span, *limit - *start);
   Dimension n;
@@ -520,7 +519,7 @@ Result<Facts> range(InferContext &ctx) {
     SF_ASSIGN(Dimension negSpan, Dimension::constantValue(0) - span);
     SF_ASSIGN(n, negSpan.ceilDiv(-delta->length()));
   } else {
-    return Facts{out};
+    return factsOf(out);
   }
   if (n.minLength() < 0) {
     SF_ASSIGN(n, Dimension::max(n, Dimension::constantValue(0)));
@@ -535,7 +534,7 @@ Result<Facts> range(InferContext &ctx) {
     }
     out.value = std::move(v);
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Slice
@@ -611,7 +610,7 @@ Result<Facts> slice(InferContext &ctx) {
     axes = ctx.hasInput(3) ? constInts(ctx.input(3)) : std::vector<int64_t>{};
     steps = ctx.hasInput(4) ? constInts(ctx.input(4)) : std::vector<int64_t>{};
   }
-  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  if (!in.shape.rankIsStatic()) return factsOf(makeFact(in.type, PartialShape::dynamic()));
   int64_t r = int64_t(in.shape.size());
   Fact out = makeFact(in.type, in.shape);
   auto boundAxes = [&](const std::vector<int64_t> &which) {
@@ -621,7 +620,7 @@ Result<Facts> slice(InferContext &ctx) {
     std::vector<int64_t> all(r);
     for (int64_t i = 0; i < r; ++i) all[i] = i;
     boundAxes(all);
-    return Facts{out};
+    return factsOf(out);
   }
   size_t count = starts ? starts->size() : ends ? ends->size() : axes->size();
   if (axes->empty()) {
@@ -629,7 +628,7 @@ Result<Facts> slice(InferContext &ctx) {
       std::vector<int64_t> all(r);
       for (int64_t i = 0; i < r; ++i) all[i] = i;
       boundAxes(all);
-      return Facts{out};
+      return factsOf(out);
     }
     axes = std::vector<int64_t>(count);
     for (size_t i = 0; i < count; ++i) (*axes)[i] = int64_t(i);
@@ -637,7 +636,7 @@ Result<Facts> slice(InferContext &ctx) {
   SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
   if (!starts || !ends || !steps) {
     boundAxes(norm);
-    return Facts{out};
+    return factsOf(out);
   }
   if (steps->empty()) steps = std::vector<int64_t>(starts->size(), 1);
   if (starts->size() != ends->size() || norm.size() != starts->size() ||
@@ -660,7 +659,7 @@ Result<Facts> slice(InferContext &ctx) {
       if (i >= 0 && i < int64_t(in.value->size())) v.push_back((*in.value)[i]);
     if (int64_t(v.size()) == out.shape[0].length()) out.value = std::move(v);
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 // ---------------------------------------------------------------- Pad
@@ -676,16 +675,16 @@ Result<Facts> pad(InferContext &ctx) {
   } else {
     pads = dimValues(ctx.input(1));
   }
-  if (!in.shape.rankIsStatic()) return Facts{makeFact(in.type, PartialShape::dynamic())};
+  if (!in.shape.rankIsStatic()) return factsOf(makeFact(in.type, PartialShape::dynamic()));
   int64_t r = int64_t(in.shape.size());
   std::vector<int64_t> axes(r);
   for (int64_t i = 0; i < r; ++i) axes[i] = i;
   if (ctx.hasInput(3)) {
     auto a = constInts(ctx.input(3));
-    if (!a) return Facts{makeFact(in.type, PartialShape::dynamic(r))};
+    if (!a) return factsOf(makeFact(in.type, PartialShape::dynamic(r)));
     SF_ASSIGN(axes, normalizeAxes(*a, r));
   }
-  if (!pads) return Facts{makeFact(in.type, PartialShape::dynamic(r))};
+  if (!pads) return factsOf(makeFact(in.type, PartialShape::dynamic(r)));
   if (pads->size() != 2 * axes.size())
     return makeError("'pads' has " + std::to_string(pads->size()) + " elements, expected " +
                      std::to_string(2 * axes.size()) + " for " + describe(in));
@@ -699,7 +698,7 @@ Result<Facts> pad(InferContext &ctx) {
                        describe(in) + ")");
     s[axes[i]] = d.nonNegative();
   }
-  return Facts{makeFact(in.type, s)};
+  return factsOf(makeFact(in.type, s));
 }
 
 // ---------------------------------------------------------------- Gather
@@ -707,7 +706,7 @@ Result<Facts> gather(InferContext &ctx) {
   const Fact &data = ctx.input(0), &idx = ctx.input(1);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic())
-    return Facts{makeFact(data.type, PartialShape::dynamic())};
+    return factsOf(makeFact(data.type, PartialShape::dynamic()));
   int64_t r = int64_t(data.shape.size());
   if (r == 0) return makeError("cannot gather from a scalar");
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
@@ -735,7 +734,7 @@ Result<Facts> gather(InferContext &ctx) {
         return makeError("index " + std::to_string(i) + " is out of range for axis " +
                          std::to_string(a) + " of " + describe(data));
   }
-  return Facts{out};
+  return factsOf(out);
 }
 
 } // namespace

@@ -8,7 +8,6 @@
 namespace sf {
 namespace {
 
-using Facts = std::vector<Fact>;
 
 /// The per-element loss shape [N, d1, ...] that scores [N, C, d1, ...] and a target [N, d1, ...]
 /// agree on (the target's shape, merged with the scores without their class axis).
@@ -89,7 +88,7 @@ Result<Facts> stringNormalizer(InferContext &ctx) {
     int64_t hi = std::max<int64_t>(c.maxLength(), 1);
     c = ctx.freshDim("words", Interval{c.minLength() == 0 && hi == 0 ? 0 : 1, hi});
   }
-  return Facts{makeFact(ElementType::String, s)};
+  return factsOf(makeFact(ElementType::String, s));
 }
 
 /// TfIdfVectorizer: [C] -> [K] and [N, C] -> [N, K], K = max(ngram_indexes) + 1.
@@ -105,9 +104,9 @@ Result<Facts> tfIdfVectorizer(InferContext &ctx) {
     return makeError("ngram_indexes has a negative index");
   if (k == INT64_MAX) return makeError("ngram_indexes: index too large");
   Dimension out(k + 1);
-  if (!x.shape.rankIsStatic()) return Facts{makeFact(ElementType::F32, PartialShape::dynamic())};
-  if (x.shape.size() == 1) return Facts{makeFact(ElementType::F32, PartialShape({out}))};
-  if (x.shape.size() == 2) return Facts{makeFact(ElementType::F32, PartialShape({x.shape[0], out}))};
+  if (!x.shape.rankIsStatic()) return factsOf(makeFact(ElementType::F32, PartialShape::dynamic()));
+  if (x.shape.size() == 1) return factsOf(makeFact(ElementType::F32, PartialShape({out})));
+  if (x.shape.size() == 2) return factsOf(makeFact(ElementType::F32, PartialShape({x.shape[0], out})));
   return makeError("input " + describe(x) + " must be [C] or [N, C]");
 }
 

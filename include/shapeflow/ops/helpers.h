@@ -10,6 +10,16 @@
 
 namespace sf {
 
+/// A rule's outputs.
+using Facts = std::vector<Fact>;
+/// Outputs built by moving the given facts in (a braced list would copy each one).
+template <class... F> Facts factsOf(F &&...f) {
+  Facts v;
+  v.reserve(sizeof...(f));
+  (v.push_back(std::forward<F>(f)), ...);
+  return v;
+}
+
 /// Axis in [-rank, rank) to [0, rank); the error says `axis 3 is out of range for rank 2`.
 Result<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// Each of `axes` normalised; duplicates are an error.
