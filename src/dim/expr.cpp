@@ -711,9 +711,10 @@ Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
     for (size_t j = 0; j < flat.size() && !dropped; ++j) {
       if (i == j) continue;
       // Drop flat[i] when flat[j] always wins (ties broken by index so one of equals stays).
-      auto d = sub(flat[i], flat[j]);
+      // (the difference as a sum: its bounds are all this needs)
+      auto d = linAxpy(toLin(flat[i]), -1, toLin(flat[j]));
       if (!d.ok()) continue;
-      Interval b = (*d)->bounds;
+      Interval b = fromLin(*d)->bounds;
       bool jWins = isMin ? (b.lo >= 0) : (b.hi <= 0);
       bool equal = b.lo == 0 && b.hi == 0;
       if (jWins && (!equal || j < i)) dropped = true;
@@ -730,6 +731,35 @@ Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
 
 Result<Expr> min(Expr a, Expr b) { return minMax(true, {a, b}); }
 Result<Expr> max(Expr a, Expr b) { return minMax(false, {a, b}); }
+
+Expr distributeMinMax(Expr e) {
+  if (e->kind != ExprKind::Add || !e->hasMinMax) return e;
+  Lin l = toLin(e);
+  size_t at = SIZE_MAX;
+  for (size_t i = 0; i < l.terms.size(); ++i) {
+    ExprKind k = l.terms[i].mono->kind;
+    if (k != ExprKind::Min && k != ExprKind::Max) continue;
+    if (at != SIZE_MAX) return e; // more than one
+    at = i;
+  }
+  if (at == SIZE_MAX) return e;
+  const Term &t = l.terms[at];
+  if ((t.coef != 1 && t.coef != -1) || t.mono->ops.size() > 4) return e;
+  Lin rest;
+  rest.c = l.c;
+  for (size_t i = 0; i < l.terms.size(); ++i)
+    if (i != at) rest.terms.push_back(l.terms[i]);
+  std::vector<Expr> args;
+  for (Expr arg : t.mono->ops) {
+    auto sum = linAxpy(rest, t.coef, toLin(arg));
+    if (!sum.ok()) return e;
+    args.push_back(distributeMinMax(capExpr(fromLin(*sum))));
+  }
+  bool isMin = (t.mono->kind == ExprKind::Min) == (t.coef == 1);
+  auto d = minMax(isMin, std::move(args));
+  if (!d.ok() || (*d)->size >= e->size) return e;
+  return *d;
+}
 
 Result<Expr> divExact(Expr a, Expr b) {
   SF_INT_ONLY(a, b);

@@ -538,6 +538,24 @@ Result<Facts> range(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Slice
+/// A clamped slice length in its shorter form: `L - max(L - S, 0)` is `min(S, L)`.
+Dimension readable(const Dimension &d) {
+  if (!d.expr()) return d;
+  Expr e = distributeMinMax(d.expr());
+  // max(e, 0) around a sum that distributes: its argument may simplify away the clamp.
+  if (e == d.expr() && e->kind == ExprKind::Max && e->ops.size() == 2) {
+    for (int i = 0; i < 2; ++i)
+      if (e->ops[i] == constant(0)) {
+        Expr inner = distributeMinMax(e->ops[1 - i]);
+        if (inner != e->ops[1 - i]) {
+          auto m = max(inner, constant(0));
+          if (m.ok()) e = *m;
+        }
+      }
+  }
+  return e == d.expr() ? d : Dimension(e, d.interval());
+}
+
 /// Output length of slicing `dim` (ONNX clamping semantics). start and end may be symbolic
 /// (a size computed by a shape subgraph); the common forms stay exact, the rest are bounded.
 Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const Dimension &end,
@@ -557,8 +575,39 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
     int64_t s = clampIdx(start.length(), -1, d - 1), e = clampIdx(end.length(), -1, d - 1);
     return Dimension(s > e ? (s - e + (-step) - 1) / (-step) : 0);
   }
-  if (step < 0) return bounded;
+  const Dimension zero = Dimension::constantValue(0), minusOne = Dimension::constantValue(-1);
+  if (step < 0) {
+    // Clamped index into [-1, dim - 1]: v >= 0 gives min(v, dim - 1); v < 0 gives
+    // max(dim + v, -1). Symbolic indices need a known sign (from their bounds).
+    SF_ASSIGN(Dimension last, dim - Dimension::constantValue(1));
+    auto clampRev = [&](const Dimension &v) -> Result<std::optional<Dimension>> {
+      if (v.minLength() >= 0) {
+        if (v.isStatic() && v.length() >= dim.maxLength() - 1) return std::optional<Dimension>(last);
+        SF_ASSIGN(Dimension m, Dimension::min(last, v));
+        return std::optional<Dimension>(m);
+      }
+      if (v.maxLength() < 0) {
+        if (v.isStatic() && v.length() <= -dim.maxLength() - 1)
+          return std::optional<Dimension>(minusOne);
+        SF_ASSIGN(Dimension sum, dim + v);
+        SF_ASSIGN(Dimension m, Dimension::max(sum, minusOne));
+        return std::optional<Dimension>(m);
+      }
+      return std::optional<Dimension>();
+    };
+    SF_ASSIGN(auto s, clampRev(start));
+    SF_ASSIGN(auto e, clampRev(end));
+    if (!s || !e) return bounded;
+    SF_ASSIGN(Dimension len, *s - *e);
+    SF_ASSIGN(len, Dimension::max(len, zero));
+    if (step != -1) {
+      if (step == INT64_MIN) return bounded;
+      SF_ASSIGN(len, len.ceilDiv(-step));
+    }
+    return readable(len.nonNegative());
+  }
   // Clamped index into [0, dim]: v >= 0 gives min(v, dim); v < 0 gives max(dim + v, 0).
+  // Symbolic indices need a known sign (from their bounds): `x[:, -S:]` with S >= 1.
   auto clampToDim = [&](const Dimension &v, bool isEnd) -> Result<std::optional<Dimension>> {
     if (v.isStatic()) {
       int64_t x = v.length();
@@ -568,11 +617,16 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
         return std::optional<Dimension>(m);
       }
       SF_ASSIGN(Dimension sum, dim + v);
-      SF_ASSIGN(Dimension m, Dimension::max(sum, Dimension::constantValue(0)));
+      SF_ASSIGN(Dimension m, Dimension::max(sum, zero));
       return std::optional<Dimension>(m);
     }
     if (v.minLength() >= 0) {
       SF_ASSIGN(Dimension m, Dimension::min(dim, v));
+      return std::optional<Dimension>(m);
+    }
+    if (v.maxLength() < 0) {
+      SF_ASSIGN(Dimension sum, dim + v);
+      SF_ASSIGN(Dimension m, Dimension::max(sum, zero));
       return std::optional<Dimension>(m);
     }
     return std::optional<Dimension>();
@@ -581,11 +635,11 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
   SF_ASSIGN(auto e, clampToDim(end, true));
   if (!s || !e) return bounded;
   SF_ASSIGN(Dimension len, *e - *s);
-  SF_ASSIGN(len, Dimension::max(len, Dimension::constantValue(0)));
+  SF_ASSIGN(len, Dimension::max(len, zero));
   if (step != 1) {
     SF_ASSIGN(len, len.ceilDiv(step));
   }
-  return len.nonNegative();
+  return readable(len.nonNegative());
 }
 
 Result<Facts> slice(InferContext &ctx) {

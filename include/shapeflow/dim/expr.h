@@ -102,6 +102,12 @@ Result<Expr> ceilDiv(Expr a, int64_t c);
 Result<Expr> mod(Expr a, int64_t c);
 Result<Expr> min(Expr a, Expr b);
 Result<Expr> max(Expr a, Expr b);
+/// A sum with one min/max term of coefficient +-1 with the rest distributed over it when that
+/// is smaller: x + max(a, b) = max(x + a, x + b), x - max(a, b) = min(x - a, x - b) (exact over
+/// the integers): `L - max(L - S, 0)` (a slice `[-S:]` of a length-L axis) is `min(S, L)`. Not
+/// part of the canonical form (sums with two min/max terms would depend on the order they were
+/// built in): rules call it on the results they print.
+Expr distributeMinMax(Expr e);
 /// Exact division: returns the quotient when `b` divides `a` as polynomials
 /// (N*3*H*W / (3*H) is N*W; (2*N + 2) / 2 is N + 1); nullopt-like error otherwise.
 Result<Expr> divExact(Expr a, Expr b);
