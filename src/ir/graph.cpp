@@ -42,6 +42,12 @@ void Graph::reindex() const {
   indexedNodes_ = nodes.size();
 }
 
+void Graph::reserve(size_t count) {
+  nodes.reserve(count);
+  ensureIndex();
+  index_.reserve(count);
+}
+
 void Graph::ensureIndex() const {
   if (indexedNodes_ != nodes.size()) reindex();
 }

@@ -387,7 +387,12 @@ struct Importer {
 
   Result<void> importInto(const GraphView &gv, Graph &g, Scope &scope) {
     g.name = str(gv.name);
+    // Room for every node up front: growing the vector moves every node each time it doubles.
+    g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + gv.nodes.size());
+    scope.names.reserve(scope.names.size() + gv.inputs.size() + gv.initializers.size() +
+                        2 * gv.nodes.size());
     std::unordered_set<std::string> initNames;
+    initNames.reserve(gv.initializers.size());
     for (const auto &t : gv.initializers) initNames.insert(str(t.name));
     // Graph inputs (those that are not also initializers: old exporters list weights as inputs).
     for (const auto &in : gv.inputs) {
@@ -415,10 +420,13 @@ struct Importer {
     std::vector<Pending> pending;
     std::unordered_map<uint32_t, std::vector<std::string>> capturedInputs;
     std::unordered_map<std::string, const ValueInfoView *> declared;
+    declared.reserve(gv.valueInfo.size() + gv.outputs.size());
     for (const auto &vi : gv.valueInfo) declared[str(vi.name)] = &vi;
     for (const auto &vi : gv.outputs) declared[str(vi.name)] = &vi;
     std::vector<NodeView> expanded;
     SF_ASSIGN(const std::vector<NodeView> *nodes, expandCalls(gv.nodes, expanded));
+    g.reserve(g.nodes.size() + nodes->size());
+    pending.reserve(nodes->size());
     size_t index = 0;
     for (const auto &n : *nodes) {
       std::string nodeName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
@@ -461,7 +469,7 @@ struct Importer {
           if (d != declared.end() && d->second->hasType) node.outputs[i].fact = factFromType(d->second->type);
         }
         // Captured outer values, as extra inputs (resolved below with the declared ones).
-        capturedInputs[id] = captured;
+        if (!captured.empty()) capturedInputs[id] = std::move(captured);
       }
       for (size_t i = 0; i < g.nodes[id].outputs.size(); ++i) {
         std::string out = g.nodes[id].outputs[i].name;
@@ -479,7 +487,8 @@ struct Importer {
       std::vector<std::string> names;
       for (auto s : p.view->inputs) names.push_back(str(s));
       size_t declaredCount = names.size();
-      for (const auto &c : capturedInputs[p.id]) names.push_back(c);
+      if (auto c = capturedInputs.find(p.id); c != capturedInputs.end())
+        for (const auto &name : c->second) names.push_back(name);
       for (size_t i = 0; i < names.size(); ++i) {
         OutletId src = OutletId::invalid();
         if (!names[i].empty()) {

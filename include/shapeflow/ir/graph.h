@@ -136,6 +136,10 @@ public:
   /// removed nodes).
   std::vector<uint32_t> compact();
 
+  /// Room for `count` nodes in total (and their names in the index): a loader that knows the
+  /// count avoids moving every node each time the vector doubles.
+  void reserve(size_t count);
+
   /// The outlet of that name (not on a removed node).
   std::optional<OutletId> findOutlet(std::string_view name) const;
   /// Rebuilds the name index (after direct edits of names or nodes).
