@@ -103,6 +103,12 @@ Result<int64_t> Attributes::getInt(std::string_view name, int64_t otherwise) con
 Result<std::vector<int64_t>> Attributes::getInts(std::string_view name) const {
   return getAs<std::vector<int64_t>>(name, AttributeKind::Ints);
 }
+Result<std::span<const int64_t>> Attributes::intsView(std::string_view name) const {
+  const Attribute *a = find(name);
+  if (!a) return missing(name);
+  if (const auto *v = a->get<std::vector<int64_t>>()) return std::span<const int64_t>(*v);
+  return wrongKind(name, a->kind(), AttributeKind::Ints);
+}
 Result<std::vector<int64_t>> Attributes::getInts(std::string_view name,
                                                  std::vector<int64_t> otherwise) const {
   return has(name) ? getInts(name) : Result<std::vector<int64_t>>(std::move(otherwise));

@@ -38,7 +38,7 @@ Result<std::vector<Fact>> unary(InferContext &ctx) {
   Fact f = ctx.input(0);
   f.constant.reset();
   f.value.reset();
-  return factsOf(f);
+  return factsOf(std::move(f));
 }
 
 Result<std::vector<Fact>> unaryBool(InferContext &ctx) {
@@ -55,7 +55,7 @@ Result<Fact> broadcastBinary(InferContext &ctx, size_t i, size_t j) {
     return makeError("input types differ: " + describe(a) + " vs " + describe(b));
   SF_ASSIGN(PartialShape s, ctx.broadcast(a.shape, b.shape));
   ElementType t = a.type != ElementType::Undefined ? a.type : b.type;
-  return makeFact(t, s);
+  return makeFact(t, std::move(s));
 }
 
 /// A value element that may be negative or a float expression.
@@ -71,7 +71,7 @@ template <class ValueOp> InferFn arithmetic(ValueOp valueOp) {
     SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
     if (isInteger(out.type) && valueShapeOk(out.shape))
       out.value = combineValues(ctx.input(0), ctx.input(1), valueOp);
-    return factsOf(out);
+    return factsOf(std::move(out));
   };
 }
 
@@ -89,13 +89,13 @@ Result<std::vector<Fact>> comparison(InferContext &ctx) {
                                 return Dimension::fromInterval({0, 1});
                               });
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<std::vector<Fact>> logical(InferContext &ctx) {
   SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
   out.type = ElementType::Bool;
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<std::vector<Fact>> variadic(InferContext &ctx) {
@@ -122,7 +122,7 @@ Result<std::vector<Fact>> variadic(InferContext &ctx) {
     }
     if (ctx.numInputs() > 1 || dimValues(acc)) out.value = acc.value ? acc.value : dimValues(acc);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<std::vector<Fact>> where(InferContext &ctx) {
@@ -156,7 +156,7 @@ Result<std::vector<Fact>> where(InferContext &ctx) {
       if (ok) out.value = std::move(out_v);
     }
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 std::optional<ElementType> castTarget(InferContext &ctx) {
@@ -198,7 +198,7 @@ Result<std::vector<Fact>> cast(InferContext &ctx) {
     }
     out.value = std::move(v);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<std::vector<Fact>> clip(InferContext &ctx) { return unary(ctx); }
@@ -260,7 +260,7 @@ Result<std::vector<Fact>> negAbs(InferContext &ctx) {
   } else {
     out.value.reset();
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 /// Integer division as ONNX defines it for integers (truncation toward zero); for the

@@ -137,22 +137,32 @@ Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b
       return makeError("input " + std::to_string(i) + " is a scalar, matrix product needs rank >= 1 (" +
                        describe(*f) + ")");
   if (!a.shape.rankIsStatic() || !b.shape.rankIsStatic()) return PartialShape::dynamic();
-  std::vector<Dimension> da = a.shape.dims(), db = b.shape.dims();
+  const std::vector<Dimension> &da = a.shape.dims(), &db = b.shape.dims();
+  // A vector operand: a's gets a leading 1 (then dropped), b's a trailing 1 (then dropped).
   bool dropM = da.size() == 1, dropN = db.size() == 1;
-  if (dropM) da.insert(da.begin(), Dimension(1));
-  if (dropN) db.push_back(Dimension(1));
-  const Dimension &ka = da.back(), &kb = db[db.size() - 2];
+  const Dimension &ka = da.back(), &kb = dropN ? db[0] : db[db.size() - 2];
   auto k = ctx.mergeDims(ka, kb);
   if (!k.ok())
     return makeError("inner dimensions differ: " + ka.toString() + " vs " + kb.toString() + " (" +
                      describe(a) + " times " + describe(b) + ")");
-  PartialShape batchA(std::vector<Dimension>(da.begin(), da.end() - 2));
-  PartialShape batchB(std::vector<Dimension>(db.begin(), db.end() - 2));
-  auto batch = ctx.broadcast(batchA, batchB);
-  if (!batch.ok())
-    return makeError("batch dimensions do not broadcast: " + batch.error().message + " (" +
-                     describe(a) + " times " + describe(b) + ")");
-  std::vector<Dimension> out = batch->dims();
+  size_t na = dropM ? 0 : da.size() - 2, nb = dropN ? 0 : db.size() - 2;
+  std::vector<Dimension> out;
+  if (na == 0 || nb == 0) {
+    // Batch dims on one side only (a matrix of weights): those, as they are.
+    const std::vector<Dimension> &from = na ? da : db;
+    size_t n = na ? na : nb;
+    out.reserve(n + 2);
+    for (size_t i = 0; i < n; ++i) out.push_back(ctx.symbols().resolve(from[i]));
+  } else {
+    PartialShape batchA(std::vector<Dimension>(da.begin(), da.begin() + ptrdiff_t(na)));
+    PartialShape batchB(std::vector<Dimension>(db.begin(), db.begin() + ptrdiff_t(nb)));
+    auto batch = ctx.broadcast(batchA, batchB);
+    if (!batch.ok())
+      return makeError("batch dimensions do not broadcast: " + batch.error().message + " (" +
+                       describe(a) + " times " + describe(b) + ")");
+    out = std::move(batch->dims());
+    out.reserve(out.size() + 2);
+  }
   if (!dropM) out.push_back(ctx.symbols().resolve(da[da.size() - 2]));
   if (!dropN) out.push_back(ctx.symbols().resolve(db.back()));
   return PartialShape(std::move(out));

@@ -85,7 +85,7 @@ Result<Facts> gatherElements(InferContext &ctx) {
     }
     out.value = std::move(v);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- GatherND
@@ -96,7 +96,7 @@ Result<Facts> gatherND(InferContext &ctx) {
   if (b < 0) return makeError("batch_dims " + str(b) + " is negative");
   if (idx.type != ElementType::Undefined && !isInteger(idx.type))
     return makeError("indices must be integers, got " + describe(idx));
-  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return factsOf(out);
+  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(data.shape.size()), q = int64_t(idx.shape.size());
   if (r < 1 || q < 1)
     return makeError("data and indices must have rank >= 1 (" + describe(data) + ", " +
@@ -113,7 +113,7 @@ Result<Facts> gatherND(InferContext &ctx) {
                        describe(idx) + ")");
   }
   const Dimension &kd = idx.shape[q - 1];
-  if (!kd.isStatic()) return factsOf(out);
+  if (!kd.isStatic()) return factsOf(std::move(out));
   int64_t k = kd.length();
   if (k < 1 || k > r - b)
     return makeError("the last dimension of indices (" + str(k) + ") must be in 1.." + str(r - b) +
@@ -123,7 +123,7 @@ Result<Facts> gatherND(InferContext &ctx) {
   for (int64_t i = b + k; i < r; ++i)
     dims.push_back(data.shape[i]);
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- ScatterND
@@ -133,13 +133,13 @@ Result<Facts> scatterND(InferContext &ctx) {
       data.type != upd.type)
     return makeError("updates type differs from data: " + describe(upd) + " vs " + describe(data));
   Fact out = makeFact(data.type != ElementType::Undefined ? data.type : upd.type, data.shape);
-  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return factsOf(out);
+  if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(data.shape.size()), q = int64_t(idx.shape.size());
   if (r < 1 || q < 1)
     return makeError("data and indices must have rank >= 1 (" + describe(data) + ", " +
                      describe(idx) + ")");
   const Dimension &kd = idx.shape[q - 1];
-  if (!kd.isStatic()) return factsOf(out);
+  if (!kd.isStatic()) return factsOf(std::move(out));
   int64_t k = kd.length();
   if (k > r)
     return makeError("the last dimension of indices (" + str(k) + ") exceeds the data rank " +
@@ -159,7 +159,7 @@ Result<Facts> scatterND(InferContext &ctx) {
   if (r == 1 && k == 1 && reduction == "none" && isInteger(out.type)) {
     if (auto pos = constInts(idx)) out.value = scatterValues(data, *pos, upd);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- ScatterElements, Scatter
@@ -193,7 +193,7 @@ Result<Facts> scatterElements(InferContext &ctx) {
     out.shape = PartialShape::dynamic(
         int64_t(idx.shape.rankIsStatic() ? idx.shape.size() : upd.shape.size()));
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- OneHot
@@ -218,7 +218,7 @@ Result<Facts> oneHot(InferContext &ctx) {
   if (depth && depth->isStatic() && depth->length() < 1)
     return makeError("'depth' must be positive, got " + str(depth->length()));
   Fact out = makeFact(values.type, PartialShape::dynamic());
-  if (!idx.shape.rankIsStatic()) return factsOf(out);
+  if (!idx.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(idx.shape.size());
   if (axis < -(r + 1) || axis > r)
     return makeError("axis " + str(axis) + " is out of range for output rank " + str(r + 1));
@@ -226,7 +226,7 @@ Result<Facts> oneHot(InferContext &ctx) {
   std::vector<Dimension> dims = idx.shape.dims();
   dims.insert(dims.begin() + axis, depth ? depth->nonNegative() : Dimension::dynamic());
   out.shape = PartialShape(std::move(dims));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- TopK
@@ -386,7 +386,7 @@ Result<Facts> compress(InferContext &ctx) {
   SF_TRY(requireRank(cond, 1, 1, "condition"));
   bool hasAxis = ctx.attrs().has("axis");
   Fact out = makeFact(x.type, hasAxis ? PartialShape::dynamic() : PartialShape::dynamic(1));
-  if (hasAxis && !x.shape.rankIsStatic()) return factsOf(out);
+  if (hasAxis && !x.shape.rankIsStatic()) return factsOf(std::move(out));
   // The selectable length: the flattened input, or the axis.
   Dimension len;
   int64_t a = 0;
@@ -417,7 +417,7 @@ Result<Facts> compress(InferContext &ctx) {
   } else {
     out.shape = PartialShape{c};
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- NonMaxSuppression
@@ -515,7 +515,7 @@ Result<Facts> depthSpace(InferContext &ctx) {
     if (mode != "DCR" && mode != "CRD") return makeError("unknown mode '" + mode + "'");
   }
   Fact out = makeFact(x.type, PartialShape::dynamic(4));
-  if (!x.shape.rankIsStatic()) return factsOf(out);
+  if (!x.shape.rankIsStatic()) return factsOf(std::move(out));
   auto bb = checkedMul(b, b);
   if (!bb) return makeError("blocksize " + str(b) + " overflows");
   const auto &d = x.shape.dims();
@@ -537,21 +537,21 @@ Result<Facts> depthSpace(InferContext &ctx) {
     SF_ASSIGN(Dimension w, divisible(d[3], b, "width"));
     out.shape = PartialShape{d[0], c, h, w};
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Det
 Result<Facts> det(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   Fact out = makeFact(x.type, PartialShape::dynamic());
-  if (!x.shape.rankIsStatic()) return factsOf(out);
+  if (!x.shape.rankIsStatic()) return factsOf(std::move(out));
   size_t r = x.shape.size();
   if (r < 2) return makeError("input must have rank >= 2, got " + describe(x));
   auto m = ctx.mergeDims(x.shape[r - 2], x.shape[r - 1]);
   if (!m.ok()) return makeError("matrices must be square, got " + describe(x));
   std::vector<Dimension> dims(x.shape.dims().begin(), x.shape.dims().end() - 2);
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 } // namespace

@@ -84,13 +84,13 @@ Result<Facts> reduce(InferContext &ctx) {
   if (spec.axes && spec.axes->empty() && noop) {
     Fact out = in;
     out.constant.reset();
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   Fact out = makeFact(in.type, PartialShape::dynamic());
   if (!in.shape.rankIsStatic()) {
     // Reducing every axis without keepdims leaves a scalar whatever the rank.
     if (spec.axes && spec.axes->empty() && !keep) out.shape = PartialShape{};
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   int64_t r = int64_t(in.shape.size());
   const auto &dims = in.shape.dims();
@@ -112,7 +112,7 @@ Result<Facts> reduce(InferContext &ctx) {
       Dimension any = r ? Dimension::fromInterval(h) : Dimension::dynamic();
       out.shape = PartialShape(std::vector<Dimension>(r - *spec.count, any));
     }
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   SF_ASSIGN(auto norm, normalizeAxes(*spec.axes, r));
   std::vector<bool> reduced(r, norm.empty());
@@ -136,7 +136,7 @@ Result<Facts> reduce(InferContext &ctx) {
       if (auto v = foldValues(ctx.opType(), *in.value)) out.value = std::vector<Dimension>{*v};
     }
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<Facts> argMinMax(InferContext &ctx) {
@@ -144,7 +144,7 @@ Result<Facts> argMinMax(InferContext &ctx) {
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   bool keep = ctx.attrs().getInt("keepdims", 1).valueOr(1) != 0;
   Fact out = makeFact(ElementType::I64, PartialShape::dynamic());
-  if (!in.shape.rankIsStatic()) return factsOf(out);
+  if (!in.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(in.shape.size());
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
   std::vector<Dimension> od;
@@ -155,7 +155,7 @@ Result<Facts> argMinMax(InferContext &ctx) {
       od.push_back(Dimension(1));
   }
   out.shape = PartialShape(std::move(od));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<Facts> cumSum(InferContext &ctx) {
@@ -166,7 +166,7 @@ Result<Facts> cumSum(InferContext &ctx) {
     return makeError("'axis' must be a scalar, got " + describe(axisFact));
   Fact out = makeFact(x.type, x.shape);
   auto axis = scalarDim(axisFact);
-  if (!axis || !axis->isStatic() || !x.shape.rankIsStatic()) return factsOf(out);
+  if (!axis || !axis->isStatic() || !x.shape.rankIsStatic()) return factsOf(std::move(out));
   SF_ASSIGN(int64_t a, normalizeAxis(axis->length(), int64_t(x.shape.size())));
   (void)a;
   if (x.value && isInteger(x.type) && x.shape.size() == 1) {
@@ -178,14 +178,14 @@ Result<Facts> cumSum(InferContext &ctx) {
     for (size_t i = 0; i < in.size(); ++i) {
       if (exclusive) v[i] = acc;
       auto s = acc + in[i];
-      if (!s.ok()) return factsOf(out);
+      if (!s.ok()) return factsOf(std::move(out));
       acc = *s;
       if (!exclusive) v[i] = acc;
     }
     if (reverse) std::reverse(v.begin(), v.end());
     out.value = std::move(v);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 } // namespace

@@ -168,7 +168,7 @@ Result<Facts> resize(InferContext &ctx) {
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) {
     // Without axes, sizes give the whole output shape.
-    if (ctx.attrs().has("axes") || !paramLen) return factsOf(out);
+    if (ctx.attrs().has("axes") || !paramLen) return factsOf(std::move(out));
     out.shape = PartialShape::dynamic(*paramLen);
     if (useSizes && policy == "stretch") {
       if (auto sv = dimValues(param)) {
@@ -178,7 +178,7 @@ Result<Facts> resize(InferContext &ctx) {
         out.shape = PartialShape(std::move(d));
       }
     }
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   int64_t r = int64_t(x.shape.size());
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
@@ -230,7 +230,7 @@ Result<Facts> resize(InferContext &ctx) {
     loosen();
   }
   out.shape = PartialShape(std::move(dims));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Upsample
@@ -260,12 +260,12 @@ Result<Facts> upsample(InferContext &ctx) {
       out.shape = PartialShape::dynamic(int64_t(scales->size()));
     else if (auto n = vectorLength(ctx.input(1)))
       out.shape = PartialShape::dynamic(*n);
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   int64_t r = int64_t(x.shape.size());
   if (!scales) {
     out.shape = PartialShape::dynamic(r);
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   if (int64_t(scales->size()) != r)
     return makeError("'scales' has " + str(int64_t(scales->size())) + " elements, expected " +
@@ -276,7 +276,7 @@ Result<Facts> upsample(InferContext &ctx) {
     dims.push_back(d);
   }
   out.shape = PartialShape(std::move(dims));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- GridSample
@@ -294,7 +294,7 @@ Result<Facts> gridSample(InferContext &ctx) {
                        " vs " + describe(grid) + ")");
     rank = g;
   }
-  if (!rank) return factsOf(out);
+  if (!rank) return factsOf(std::move(out));
   if (*rank < 3)
     return makeError("input must have rank >= 3, got " + describe(x) + " and grid " +
                      describe(grid));
@@ -317,7 +317,7 @@ Result<Facts> gridSample(InferContext &ctx) {
       dims[i + 1] = grid.shape[i];
   }
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- AffineGrid
@@ -343,7 +343,7 @@ Result<Facts> affineGrid(InferContext &ctx) {
       int64_t sp = theta.shape[1].length();
       if (sp == 2 || sp == 3) n = sp + 2;
     }
-    if (!n) return factsOf(out);
+    if (!n) return factsOf(std::move(out));
   }
   int64_t sp = *n - 2;
   std::vector<Dimension> dims(sp + 2);
@@ -362,14 +362,14 @@ Result<Facts> affineGrid(InferContext &ctx) {
   }
   dims[sp + 1] = Dimension(sp);
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- CenterCropPad
 Result<Facts> centerCropPad(InferContext &ctx) {
   const Fact &x = ctx.input(0), &shapeFact = ctx.input(1);
   Fact out = makeFact(x.type, PartialShape::dynamic());
-  if (!x.shape.rankIsStatic()) return factsOf(out);
+  if (!x.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(x.shape.size());
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
   auto n = vectorLength(shapeFact);
@@ -388,7 +388,7 @@ Result<Facts> centerCropPad(InferContext &ctx) {
     dims[axes[i]] = (*sv)[i].nonNegative();
   }
   out.shape = PartialShape(std::move(dims));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Col2Im
@@ -401,7 +401,7 @@ Result<Facts> col2Im(InferContext &ctx) {
   std::optional<int64_t> sp = vectorLength(image);
   if (!sp) sp = vectorLength(block);
   Fact out = makeFact(x.type, PartialShape::dynamic());
-  if (!sp) return factsOf(out);
+  if (!sp) return factsOf(std::move(out));
   if (auto bn = vectorLength(block); bn && *bn != *sp)
     return makeError("image_shape and block_shape lengths differ (" + describe(image) + " vs " +
                      describe(block) + ")");
@@ -411,7 +411,7 @@ Result<Facts> col2Im(InferContext &ctx) {
       dims[2 + i] = (*iv)[i].nonNegative();
   if (!x.shape.rankIsStatic()) {
     out.shape = PartialShape(std::move(dims));
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   dims[0] = x.shape[0];
   if (bv) {
@@ -447,7 +447,7 @@ Result<Facts> col2Im(InferContext &ctx) {
     }
   }
   out.shape = PartialShape(std::move(dims));
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 } // namespace

@@ -49,7 +49,7 @@ Result<Facts> sequenceConstruct(InferContext &ctx) {
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
     SF_ASSIGN(seq, joinElement(seq, ctx.input(i), "input " + str(int64_t(i))));
   }
-  return factsOf(seq);
+  return factsOf(std::move(seq));
 }
 
 Result<Facts> sequenceEmpty(InferContext &ctx) {
@@ -62,7 +62,7 @@ Result<Facts> sequenceEmpty(InferContext &ctx) {
 Result<Facts> sequenceInsert(InferContext &ctx) {
   SF_TRY(requirePosition(ctx, 2));
   SF_ASSIGN(Fact seq, joinElement(ctx.input(0), ctx.input(1), "the tensor (input 1)"));
-  return factsOf(seq);
+  return factsOf(std::move(seq));
 }
 
 Result<Facts> sequenceAt(InferContext &ctx) {
@@ -197,14 +197,14 @@ Result<Facts> optional(InferContext &ctx) {
   if (auto t = parseElementType(text.substr(0, open))) f.type = *t;
   auto shape = parsePartialShape(text.substr(open), ctx.symbols());
   if (shape.ok()) f.shape = *shape;
-  return factsOf(f);
+  return factsOf(std::move(f));
 }
 
 Result<Facts> optionalHasElement(InferContext &ctx) {
   Fact out = makeFact(ElementType::Bool, PartialShape{});
   // Opset 18: an absent input is an empty optional.
   if (!ctx.hasInput(0)) out.value = std::vector<Dimension>{Dimension::constantValue(0)};
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<Facts> optionalGetElement(InferContext &ctx) {

@@ -4,6 +4,7 @@
 // symbolic: each op here passes integer elements (as Dimensions) through when it can.
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/support/small_vec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +50,7 @@ Result<Facts> sizeOf(InferContext &ctx) {
     SF_ASSIGN(Dimension n, in.shape.elementCount());
     out.value = std::vector<Dimension>{n};
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Reshape
@@ -72,7 +73,7 @@ Result<Facts> reshape(InferContext &ctx) {
   if (!target) {
     if (targetShape.rankIsStatic() && targetShape.size() == 1 && targetShape[0].isStatic())
       out.shape = PartialShape::dynamic(targetShape[0].length());
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   const PartialShape &in = data.shape;
   std::vector<Dimension> dims(target->size());
@@ -164,7 +165,7 @@ Result<Facts> reshape(InferContext &ctx) {
   out.shape = PartialShape(std::move(dims));
   out.shape = ctx.symbols().resolve(std::move(out.shape));
   if (data.value && isSmallVector(out.shape)) out.value = data.value;
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Flatten
@@ -181,7 +182,7 @@ Result<Facts> flatten(InferContext &ctx) {
   SF_ASSIGN(Dimension a, productOf({d.begin(), d.begin() + axis}));
   SF_ASSIGN(Dimension b, productOf({d.begin() + axis, d.end()}));
   Fact out = makeFact(in.type, PartialShape{a, b});
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Squeeze / Unsqueeze
@@ -190,20 +191,20 @@ Result<Facts> squeeze(InferContext &ctx) {
   bool axesAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
   auto axes = intsFromAttrOrInput(ctx, "axes", 1, axesAsInput);
   Fact out = makeFact(in.type, PartialShape::dynamic());
-  if (!in.shape.rankIsStatic()) return factsOf(out);
+  if (!in.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(in.shape.size());
   if (!axes) {
     if (ctx.input(1).shape.rankIsStatic() && ctx.input(1).shape.size() == 1 &&
         ctx.input(1).shape[0].isStatic())
       out.shape = PartialShape::dynamic(r - ctx.input(1).shape[0].length());
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   std::vector<bool> drop(r, false);
   if (axes->empty()) {
     for (int64_t i = 0; i < r; ++i) {
       const Dimension &d = in.shape[i];
       if (d.isStatic() && d.length() == 1) drop[i] = true;
-      else if (d.interval().contains(1)) return factsOf(out); // may or may not be squeezed
+      else if (d.interval().contains(1)) return factsOf(std::move(out)); // may or may not be squeezed
     }
   } else {
     SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
@@ -221,7 +222,7 @@ Result<Facts> squeeze(InferContext &ctx) {
     if (!drop[i]) dims.push_back(in.shape[i]);
   out.shape = PartialShape(std::move(dims));
   if (in.value && isSmallVector(out.shape)) out.value = in.value;
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<Facts> unsqueeze(InferContext &ctx) {
@@ -235,7 +236,7 @@ Result<Facts> unsqueeze(InferContext &ctx) {
       out.shape = PartialShape::dynamic(int64_t(in.shape.size()) + ctx.input(1).shape[0].length());
     else if (axes && !in.shape.rankIsStatic())
       out.shape = PartialShape::dynamic();
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   if (axes->empty()) return makeError("'axes' must not be empty");
   int64_t r = int64_t(in.shape.size()) + int64_t(axes->size());
@@ -247,37 +248,37 @@ Result<Facts> unsqueeze(InferContext &ctx) {
   for (int64_t i = 0; i < r; ++i) dims.push_back(isNew[i] ? Dimension(1) : in.shape[j++]);
   out.shape = PartialShape(std::move(dims));
   if (in.value && isSmallVector(out.shape)) out.value = in.value;
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Transpose
 Result<Facts> transpose(InferContext &ctx) {
   const Fact &in = ctx.input(0);
-  std::optional<std::vector<int64_t>> perm;
-  if (ctx.attrs().has("perm")) {
-    SF_ASSIGN(auto p, ctx.attrs().getInts("perm"));
-    perm = p;
+  SmallVec<int64_t, 8> perm;
+  bool hasPerm = ctx.attrs().has("perm");
+  if (hasPerm) {
+    SF_ASSIGN(auto p, ctx.attrs().intsView("perm"));
+    for (int64_t x : p) perm.push_back(x);
   }
-  if (!in.shape.rankIsStatic() && !perm) return factsOf(makeFact(in.type, PartialShape::dynamic()));
+  if (!in.shape.rankIsStatic() && !hasPerm) return factsOf(makeFact(in.type, PartialShape::dynamic()));
   // With an input of unknown rank, perm tells the rank and must still be a permutation.
-  int64_t r = in.shape.rankIsStatic() ? int64_t(in.shape.size()) : int64_t(perm->size());
-  if (!perm) {
-    perm = std::vector<int64_t>(r);
-    for (int64_t i = 0; i < r; ++i) (*perm)[i] = r - 1 - i;
-  }
-  if (int64_t(perm->size()) != r)
-    return makeError("perm has " + std::to_string(perm->size()) + " entries for input of rank " +
+  int64_t r = in.shape.rankIsStatic() ? int64_t(in.shape.size()) : int64_t(perm.size());
+  if (!hasPerm)
+    for (int64_t i = 0; i < r; ++i) perm.push_back(r - 1 - i);
+  if (int64_t(perm.size()) != r)
+    return makeError("perm has " + std::to_string(perm.size()) + " entries for input of rank " +
                      std::to_string(r) + " (" + describe(in) + ")");
-  std::vector<bool> seen(r, false);
+  std::vector<bool> seen(size_t(r), false);
   std::vector<Dimension> dims;
-  for (int64_t p : *perm) {
-    if (p < 0 || p >= r || seen[p]) {
+  dims.reserve(size_t(r));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= r || seen[size_t(p)]) {
       std::string s;
-      for (int64_t x : *perm) s += (s.empty() ? "" : ",") + std::to_string(x);
+      for (int64_t x : perm) s += (s.empty() ? "" : ",") + std::to_string(x);
       return makeError("perm [" + s + "] is not a permutation of 0.." + std::to_string(r - 1));
     }
-    seen[p] = true;
-    dims.push_back(in.shape.rankIsStatic() ? in.shape[p] : Dimension::dynamic());
+    seen[size_t(p)] = true;
+    dims.push_back(in.shape.rankIsStatic() ? in.shape[size_t(p)] : Dimension::dynamic());
   }
   return factsOf(makeFact(in.type, PartialShape(std::move(dims))));
 }
@@ -349,7 +350,7 @@ Result<Facts> concat(InferContext &ctx) {
     }
     if (all) out.value = std::move(v);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Split
@@ -416,7 +417,7 @@ Result<Facts> expand(InferContext &ctx) {
     const PartialShape &ts = ctx.input(1).shape;
     if (in.shape.rankIsStatic() && ts.rankIsStatic() && ts.size() == 1 && ts[0].isStatic())
       out.shape = PartialShape::dynamic(std::max<int64_t>(in.shape.size(), ts[0].length()));
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   std::vector<Dimension> td;
   for (const auto &t : *target) td.push_back(t.nonNegative());
@@ -427,7 +428,7 @@ Result<Facts> expand(InferContext &ctx) {
     else if (in.value->size() == 1 && n <= ctx.valueBudget())
       out.value = std::vector<Dimension>(n, (*in.value)[0]);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<Facts> tile(InferContext &ctx) {
@@ -466,7 +467,7 @@ Result<Facts> constantOfShape(InferContext &ctx) {
     const PartialShape &s = ctx.input(0).shape;
     if (s.rankIsStatic() && s.size() == 1 && s[0].isStatic())
       out.shape = PartialShape::dynamic(s[0].length());
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   std::vector<Dimension> d;
   for (const auto &x : *dims) {
@@ -480,7 +481,7 @@ Result<Facts> constantOfShape(InferContext &ctx) {
     if ((d.empty() || d[0].isStatic()) && n <= ctx.valueBudget())
       out.value = std::vector<Dimension>(n, Dimension::constantValue(fillValue));
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 Result<Facts> range(InferContext &ctx) {
@@ -507,9 +508,9 @@ Result<Facts> range(InferContext &ctx) {
         if (len.ok()) out.shape = PartialShape{Dimension(*len)};
       }
     }
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
-  if (!start || !limit || !delta) return factsOf(out);
+  if (!start || !limit || !delta) return factsOf(std::move(out));
   if (delta->isStatic() && delta->length() == 0) return makeError("delta is 0");
   SF_ASSIGN(Dimension span, *limit - *start);
   Dimension n;
@@ -519,7 +520,7 @@ Result<Facts> range(InferContext &ctx) {
     SF_ASSIGN(Dimension negSpan, Dimension::constantValue(0) - span);
     SF_ASSIGN(n, negSpan.ceilDiv(-delta->length()));
   } else {
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   if (n.minLength() < 0) {
     SF_ASSIGN(n, Dimension::max(n, Dimension::constantValue(0)));
@@ -534,7 +535,7 @@ Result<Facts> range(InferContext &ctx) {
     }
     out.value = std::move(v);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Slice
@@ -674,7 +675,7 @@ Result<Facts> slice(InferContext &ctx) {
     std::vector<int64_t> all(r);
     for (int64_t i = 0; i < r; ++i) all[i] = i;
     boundAxes(all);
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   size_t count = starts ? starts->size() : ends ? ends->size() : axes->size();
   if (axes->empty()) {
@@ -682,7 +683,7 @@ Result<Facts> slice(InferContext &ctx) {
       std::vector<int64_t> all(r);
       for (int64_t i = 0; i < r; ++i) all[i] = i;
       boundAxes(all);
-      return factsOf(out);
+      return factsOf(std::move(out));
     }
     axes = std::vector<int64_t>(count);
     for (size_t i = 0; i < count; ++i) (*axes)[i] = int64_t(i);
@@ -690,7 +691,7 @@ Result<Facts> slice(InferContext &ctx) {
   SF_ASSIGN(auto norm, normalizeAxes(*axes, r));
   if (!starts || !ends || !steps) {
     boundAxes(norm);
-    return factsOf(out);
+    return factsOf(std::move(out));
   }
   if (steps->empty()) steps = std::vector<int64_t>(starts->size(), 1);
   if (starts->size() != ends->size() || norm.size() != starts->size() ||
@@ -713,7 +714,7 @@ Result<Facts> slice(InferContext &ctx) {
       if (i >= 0 && i < int64_t(in.value->size())) v.push_back((*in.value)[i]);
     if (int64_t(v.size()) == out.shape[0].length()) out.value = std::move(v);
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 // ---------------------------------------------------------------- Pad
@@ -788,7 +789,7 @@ Result<Facts> gather(InferContext &ctx) {
         return makeError("index " + std::to_string(i) + " is out of range for axis " +
                          std::to_string(a) + " of " + describe(data));
   }
-  return factsOf(out);
+  return factsOf(std::move(out));
 }
 
 } // namespace

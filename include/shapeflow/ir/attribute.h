@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -100,6 +101,8 @@ public:
   Result<int64_t> getInt(std::string_view name) const;
   Result<int64_t> getInt(std::string_view name, int64_t otherwise) const;
   Result<std::vector<int64_t>> getInts(std::string_view name) const;
+  /// The ints in place (no copy); valid while these attributes live and are not changed.
+  Result<std::span<const int64_t>> intsView(std::string_view name) const;
   Result<std::vector<int64_t>> getInts(std::string_view name,
                                        std::vector<int64_t> otherwise) const;
   Result<double> getFloat(std::string_view name) const;
