@@ -1,7 +1,8 @@
 """A second corpus beyond the dev corpus, to check that precision holds on architectures the
 dev corpus does not have (channel shuffle, dense concatenation, shifted windows with padding
 and roll, SSD, Faster/Mask/Keypoint R-CNN post-processing (loops pasting results), LSTM/GRU/Transformer over a dynamic length,
-pixel shuffle, im2col, non-dyadic interpolation), exported by torch.onnx at opsets 11-17 with
+pixel shuffle, im2col, non-dyadic interpolation, a YOLO-style detect head with meshgrid grids,
+a GPT-2-style decoder with past keys, a causal-mask slice and `[:, -S:]`), exported by torch.onnx at opsets 11-17 with
 random weights. Needs python3-torch, python3-torchvision (Debian).
   /usr/bin/python3 scripts/make_extra_models.py dev_models/extra
   scripts/precision.py --models-dir dev_models/extra --sizes scripts/precision_sizes_extra.json"""
@@ -64,3 +65,62 @@ class Up(nn.Module):
         w = F.interpolate(y, size=(x.shape[2] // 3, x.shape[3] // 3), mode="bilinear", align_corners=True)
         return y, z, u, w
 export("upsample_mix", Up(), (torch.randn(1, 3, 64, 48),), ["x"], dyn, 13)
+# YOLOv5-style detect head: per level view(bs, na, no, ny, nx), meshgrid grids, levels concatenated.
+class Yolo(nn.Module):
+    def __init__(s, nc=5, na=3):
+        super().__init__()
+        s.no = nc + 5; s.na = na
+        s.b1 = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.SiLU(), nn.Conv2d(16, 32, 3, 2, 1), nn.SiLU(), nn.Conv2d(32, 32, 3, 2, 1), nn.SiLU())
+        s.b2 = nn.Sequential(nn.Conv2d(32, 64, 3, 2, 1), nn.SiLU())
+        s.b3 = nn.Sequential(nn.Conv2d(64, 64, 3, 2, 1), nn.SiLU())
+        s.up = nn.Upsample(scale_factor=2, mode="nearest")
+        s.m = nn.ModuleList([nn.Conv2d(c, s.no * na, 1) for c in (32 + 64, 64 + 64, 64)])
+        s.stride = [8, 16, 32]
+    def forward(s, x):
+        p3 = s.b1(x); p4 = s.b2(p3); p5 = s.b3(p4)
+        f4 = torch.cat([s.up(p5)[..., :p4.shape[2], :p4.shape[3]], p4], 1)
+        f3 = torch.cat([s.up(p4)[..., :p3.shape[2], :p3.shape[3]], p3], 1)
+        outs = []
+        for i, f in enumerate([f3, f4, p5]):
+            y = s.m[i](f)
+            bs, _, ny, nx = y.shape
+            y = y.view(bs, s.na, s.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+            yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing="ij")
+            grid = torch.stack((xv, yv), 2).expand(1, s.na, ny, nx, 2).float()
+            y = y.sigmoid()
+            xy = (y[..., 0:2] * 2 - 0.5 + grid) * s.stride[i]
+            y = torch.cat((xy, y[..., 2:]), -1)
+            outs.append(y.view(bs, -1, s.no))
+        return torch.cat(outs, 1)
+export("yolo_head", Yolo(), (torch.randn(1, 3, 256, 320),), ["x"], {"x": {0: "N", 2: "H", 3: "W"}}, 13)
+class GPT(nn.Module):
+    def __init__(s, v=100, d=64, h=4, n=2):
+        super().__init__()
+        s.wte = nn.Embedding(v, d); s.wpe = nn.Embedding(512, d); s.h = h; s.d = d
+        s.qkv = nn.ModuleList([nn.Linear(d, 3 * d) for _ in range(n)]); s.o = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        s.register_buffer("bias", torch.tril(torch.ones(512, 512)).view(1, 1, 512, 512))
+    def forward(s, ids, mask, past_k, past_v):
+        B, S = ids.shape
+        P = past_k.shape[3]
+        pos = torch.arange(P, P + S).unsqueeze(0)
+        x = s.wte(ids) + s.wpe(pos)
+        am = mask[:, None, None, :].float()
+        am = (1.0 - am) * -10000.0
+        presents = []
+        for i in range(len(s.qkv)):
+            q, k, v = s.qkv[i](x).split(s.d, dim=2)
+            sh = lambda t: t.view(B, S, s.h, s.d // s.h).transpose(1, 2)
+            q, k, v = sh(q), sh(k), sh(v)
+            k = torch.cat([past_k[i], k], dim=2); v = torch.cat([past_v[i], v], dim=2)
+            presents.append(k)
+            w = q @ k.transpose(-1, -2) / (s.d // s.h) ** 0.5
+            L = k.size(-2)
+            causal = s.bias[:, :, L - S:L, :L].bool()
+            w = torch.where(causal, w, torch.tensor(-1e4)) + am
+            a = (w.softmax(-1) @ v).transpose(1, 2).contiguous().view(B, S, s.d)
+            x = x + s.o[i](a)
+        pid = (mask.cumsum(-1) - 1)[:, -S:]
+        return x, torch.stack(presents), pid
+ids = torch.randint(0, 100, (2, 5)); pk = torch.randn(2, 2, 4, 3, 16)
+export("gpt_past", GPT(), (ids, torch.ones(2, 8, dtype=torch.long), pk, pk), ["ids", "mask", "past_k", "past_v"],
+       {"ids": {0: "B", 1: "S"}, "mask": {0: "B", 1: "L"}, "past_k": {1: "B", 3: "P"}, "past_v": {1: "B", 3: "P"}}, 14)
