@@ -286,7 +286,9 @@ Result<Facts> transpose(InferContext &ctx) {
 // ---------------------------------------------------------------- Concat
 Result<Facts> concat(InferContext &ctx) {
   if (ctx.numInputs() == 0) return makeError("needs at least one input");
-  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis"));
+  // Concat-1 (opsets 1-3) concatenates along axis 1 when none is given.
+  bool concat1 = ctx.opset() > 0 && ctx.opset() < 4;
+  SF_ASSIGN(int64_t axis, concat1 ? ctx.attrs().getInt("axis", 1) : ctx.attrs().getInt("axis"));
   ElementType type = ElementType::Undefined;
   std::optional<int64_t> rank;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
