@@ -360,8 +360,18 @@ Result<Facts> split(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   size_t n = ctx.numOutputs();
-  bool splitAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
-  auto sizes = intsFromAttrOrInput(ctx, "split", 1, splitAsInput);
+  // The sizes are an input from opset 13 on, and in Split-1 also when the node has one.
+  bool splitAsInput = ctx.opset() == 0 || ctx.opset() >= 13 || (ctx.opset() == 1 && ctx.hasInput(1));
+  auto ints = intsFromAttrOrInput(ctx, "split", 1, splitAsInput);
+  // Sizes as dimensions: numbers, or symbolic values computed from sizes (torch.split with
+  // lengths taken from other tensors' shapes).
+  std::optional<std::vector<Dimension>> sizes;
+  if (ints) {
+    sizes.emplace();
+    for (int64_t v : *ints) sizes->push_back(Dimension::constantValue(v));
+  } else if (splitAsInput && ctx.hasInput(1)) {
+    sizes = dimValues(ctx.input(1));
+  }
   Facts outs(n, makeFact(in.type, PartialShape::dynamic()));
   if (!in.shape.rankIsStatic()) return outs;
   int64_t r = int64_t(in.shape.size());
@@ -374,8 +384,9 @@ Result<Facts> split(InferContext &ctx) {
                        std::to_string(n) + " outputs");
     Dimension total(0);
     for (size_t i = 0; i < n; ++i) {
-      if ((*sizes)[i] < 0) return makeError("negative split size " + std::to_string((*sizes)[i]));
-      parts[i] = Dimension((*sizes)[i]);
+      const Dimension &v = (*sizes)[i];
+      if (v.maxLength() < 0) return makeError("negative split size " + v.toString());
+      parts[i] = v.minLength() >= 0 ? v : v.nonNegative();
       SF_ASSIGN(total, total + parts[i]);
     }
     if (!d.compatible(total))
