@@ -498,6 +498,20 @@ Result<Facts> constantOfShape(InferContext &ctx) {
 }
 
 Result<Facts> range(InferContext &ctx) {
+  // Scalars by the spec; onnxruntime also runs a one-element tensor, so that is a warning and
+  // anything known to hold more (or fewer) elements an error.
+  static const char *const kNames[] = {"start", "limit", "delta"};
+  for (size_t i = 0; i < 3; ++i) {
+    const Fact &f = ctx.input(i);
+    if (!f.shape.rankIsStatic() || f.shape.size() == 0) continue;
+    auto n = f.shape.elementCount();
+    if (n.ok() && n->isStatic() && n->length() != 1)
+      return makeError(std::string(kNames[i]) + " must be a scalar, got " + describe(f));
+    if (!n.ok() || !n->compatible(Dimension(1)))
+      return makeError(std::string(kNames[i]) + " must be a scalar, got " + describe(f));
+    ctx.warn(std::string(kNames[i]) + " should be a scalar (rank 0), got " + describe(f) +
+             "; read as its one element");
+  }
   ElementType t = ctx.input(0).type;
   auto start = scalarDim(ctx.input(0)), limit = scalarDim(ctx.input(1)),
        delta = scalarDim(ctx.input(2));
