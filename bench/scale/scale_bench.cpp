@@ -5,7 +5,7 @@
 //   onnx:      onnx::shape_inference::InferShapes with data propagation on (ModelProto in memory)
 //   shapeflow: inferGraph on the imported graph (symbolic facts, value propagation)
 // and reports the load time and the size of the symbolic results.
-// Usage: scale_bench [--shapeflow-only] [--reps R] [NODES...]   (default: 10000 100000)
+// Usage: scale_bench [--shapeflow-only | --infer-only] [--reps R] [NODES...]   (default: 10000 100000)
 //   --shapeflow-only skips ONNX (for profiling shapeflow alone); --infer-only also infers 20
 //   copies of each loaded graph (a profile of inference alone); --reps sets repetitions (3).
 #include "shapeflow/infer/infer.h"
@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <malloc.h>
 #include <chrono>
 #include <cstdlib>
 #include <new>
@@ -200,7 +199,6 @@ int main(int argc, char **argv) {
         sf::inferGraph(copy, diags);
         sfMs = std::min(sfMs, msSince(t1));
       }
-      if (std::getenv("SF_TRIM")) malloc_trim(0);
       uint64_t a0 = gAllocations.load();
       auto t1 = Clock::now();
       sf::inferGraph(*g, diags);

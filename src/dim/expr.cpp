@@ -733,7 +733,20 @@ Result<Expr> min(Expr a, Expr b) { return minMax(true, {a, b}); }
 Result<Expr> max(Expr a, Expr b) { return minMax(false, {a, b}); }
 
 Expr distributeMinMax(Expr e) {
-  if (e->kind != ExprKind::Add || !e->hasMinMax) return e;
+  if (!e->hasMinMax) return e;
+  if (e->kind == ExprKind::Min || e->kind == ExprKind::Max) {
+    // Into the arguments: max(L - max(L - S, 0), 0) is max(min(S, L), 0), which is min(S, L).
+    std::vector<Expr> args;
+    bool changed = false;
+    for (Expr a : e->ops) {
+      args.push_back(distributeMinMax(a));
+      changed = changed || args.back() != a;
+    }
+    if (!changed) return e;
+    auto d = minMax(e->kind == ExprKind::Min, std::move(args));
+    return d.ok() && (*d)->size < e->size ? *d : e;
+  }
+  if (e->kind != ExprKind::Add) return e;
   Lin l = toLin(e);
   size_t at = SIZE_MAX;
   for (size_t i = 0; i < l.terms.size(); ++i) {
@@ -877,6 +890,18 @@ Result<Expr> floatConstant(double v, FloatPrec p) {
   return intern(std::move(n));
 }
 
+Result<Expr> integerArith(FloatOp op, Expr a, Expr b) {
+  switch (op) {
+  case FloatOp::Add: return add(a, b);
+  case FloatOp::Sub: return sub(a, b);
+  case FloatOp::Mul: return mul(a, b);
+  case FloatOp::Min: return min(a, b);
+  case FloatOp::Max: return max(a, b);
+  case FloatOp::Div: return divExact(a, b);
+  }
+  return makeError("unknown integer operation");
+}
+
 Result<Expr> floatOp(FloatOp op, Expr a, Expr b, FloatPrec p) {
   if (p == FloatPrec::None) return makeError("float arithmetic needs a precision");
   auto ka = knownNumber(a), kb = knownNumber(b);
@@ -887,18 +912,8 @@ Result<Expr> floatOp(FloatOp op, Expr a, Expr b, FloatPrec p) {
   }
   if (!a->isFloat && !b->isFloat) {
     // Integers stand for themselves in float math (exact below 2^24 in f32).
-    switch (op) {
-    case FloatOp::Add: return add(a, b);
-    case FloatOp::Sub: return sub(a, b);
-    case FloatOp::Mul: return mul(a, b);
-    case FloatOp::Min: return min(a, b);
-    case FloatOp::Max: return max(a, b);
-    case FloatOp::Div: {
-      auto q = divExact(a, b);
-      if (q.ok()) return q;
-      break;
-    }
-    }
+    auto r = integerArith(op, a, b);
+    if (op != FloatOp::Div || r.ok()) return r;
   }
   if (kb && *kb == 0 && op == FloatOp::Div) return makeError("division by zero in float shape math");
   // Identities that hold for every float (the value of x * 1.0 is x), when the other operand
@@ -969,11 +984,8 @@ Result<double> evalFloatIn(Expr e, FloatPrec p,
 
 Result<double> evaluateFloat(Expr e,
                              const std::function<std::optional<int64_t>(SymbolId)> &value) {
-  if (!e->isFloat) {
-    SF_ASSIGN(int64_t v, evaluate(e, value));
-    return double(v);
-  }
-  return evalFloatIn(e, e->prec, value);
+  // An integer read in f64 is itself (toPrec leaves doubles alone).
+  return evalFloatIn(e, e->isFloat ? e->prec : FloatPrec::F64, value);
 }
 
 // ---------------------------------------------------------------- queries

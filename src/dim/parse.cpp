@@ -105,16 +105,7 @@ private:
   /// `a op b`: integer arithmetic, or float arithmetic in the current precision when either
   /// side is a float (and always for `/`).
   Result<Expr> arith(FloatOp op, Expr a, Expr b) {
-    if (op != FloatOp::Div && !a->isFloat && !b->isFloat) {
-      switch (op) {
-      case FloatOp::Add: return add(a, b);
-      case FloatOp::Sub: return sub(a, b);
-      case FloatOp::Mul: return mul(a, b);
-      case FloatOp::Min: return min(a, b);
-      case FloatOp::Max: return max(a, b);
-      case FloatOp::Div: break;
-      }
-    }
+    if (op != FloatOp::Div && !a->isFloat && !b->isFloat) return integerArith(op, a, b);
     auto r = floatOp(op, a, b, prec_);
     if (!r.ok()) return fail(r.error().message);
     return r;

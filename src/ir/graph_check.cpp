@@ -171,29 +171,6 @@ Result<std::vector<uint32_t>> Graph::topologicalOrder() const {
         return makeError(nodeLabel(uint32_t(i)) + " input " + std::to_string(s) +
                          " refers to a missing outlet");
   }
-  // Fast path (importers emit nodes in file order, which ONNX requires to be topological):
-  // every input's producer has a smaller id, so id order is the order; one sequential pass.
-  {
-    bool sorted = true;
-    size_t live = 0;
-    for (size_t i = 0; i < n && sorted; ++i) {
-      const Node &node = nodes[i];
-      if (node.removed) continue;
-      ++live;
-      for (const OutletId &in : node.inputs)
-        if (in.valid() && in.node >= i) {
-          sorted = false;
-          break;
-        }
-    }
-    if (sorted) {
-      std::vector<uint32_t> order;
-      order.reserve(live);
-      for (uint32_t i = 0; i < n; ++i)
-        if (!nodes[i].removed) order.push_back(i);
-      return order;
-    }
-  }
   // Post-order DFS from every node in id order, walking to producers. Emitting a node after its
   // producers gives id order whenever ids are already topological. A producer still on the
   // stack closes a cycle, which the stack spells out.

@@ -387,10 +387,13 @@ struct Importer {
 
   Result<void> importInto(const GraphView &gv, Graph &g, Scope &scope) {
     g.name = str(gv.name);
-    // Room for every node up front: growing the vector moves every node each time it doubles.
-    g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + gv.nodes.size());
+    // Calls of local functions expanded first, so that the node count is known: room for every
+    // node up front (growing the vector moves every node each time it doubles).
+    std::vector<NodeView> expanded;
+    SF_ASSIGN(const std::vector<NodeView> *nodes, expandCalls(gv.nodes, expanded));
+    g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + nodes->size());
     scope.names.reserve(scope.names.size() + gv.inputs.size() + gv.initializers.size() +
-                        2 * gv.nodes.size());
+                        2 * nodes->size());
     std::unordered_set<std::string> initNames;
     initNames.reserve(gv.initializers.size());
     for (const auto &t : gv.initializers) initNames.insert(str(t.name));
@@ -423,9 +426,6 @@ struct Importer {
     declared.reserve(gv.valueInfo.size() + gv.outputs.size());
     for (const auto &vi : gv.valueInfo) declared[str(vi.name)] = &vi;
     for (const auto &vi : gv.outputs) declared[str(vi.name)] = &vi;
-    std::vector<NodeView> expanded;
-    SF_ASSIGN(const std::vector<NodeView> *nodes, expandCalls(gv.nodes, expanded));
-    g.reserve(g.nodes.size() + nodes->size());
     pending.reserve(nodes->size());
     size_t index = 0;
     for (const auto &n : *nodes) {

@@ -50,6 +50,13 @@ std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget) {
   return std::nullopt;
 }
 
+std::vector<Dimension> constantDims(std::span<const int64_t> v) {
+  std::vector<Dimension> out;
+  out.reserve(v.size());
+  for (int64_t x : v) out.push_back(Dimension::constantValue(x));
+  return out;
+}
+
 std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
   // Values of higher rank exist (moved through Reshape/Transpose/Slice) but are not vectors.
   if (f.value && f.shape.rankIsStatic() && f.shape.size() > 1) return std::nullopt;
@@ -57,10 +64,7 @@ std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
   if (f.constant && isInteger(f.constant->type())) {
     auto v = f.constant->toInt64s(budget);
     if (!v.ok()) return std::nullopt;
-    std::vector<Dimension> out;
-    out.reserve(v->size());
-    for (int64_t x : *v) out.push_back(Dimension::fromInterval(Interval::point(x)));
-    return out;
+    return constantDims(*v);
   }
   return std::nullopt;
 }

@@ -61,9 +61,7 @@ Result<Facts> reshape(InferContext &ctx) {
   if (ctx.opset() != 0 && ctx.opset() < 5) {
     auto v = ctx.attrs().getInts("shape");
     if (!v.ok()) return makeError("attribute 'shape' is required");
-    std::vector<Dimension> t;
-    for (int64_t x : *v) t.push_back(Dimension::constantValue(x));
-    target = t;
+    target = constantDims(*v);
   } else {
     target = dimValues(ctx.input(1));
     targetShape = ctx.input(1).shape;
@@ -367,8 +365,7 @@ Result<Facts> split(InferContext &ctx) {
   // lengths taken from other tensors' shapes).
   std::optional<std::vector<Dimension>> sizes;
   if (ints) {
-    sizes.emplace();
-    for (int64_t v : *ints) sizes->push_back(Dimension::constantValue(v));
+    sizes = constantDims(*ints);
   } else if (splitAsInput && ctx.hasInput(1)) {
     sizes = dimValues(ctx.input(1));
   }
@@ -386,7 +383,7 @@ Result<Facts> split(InferContext &ctx) {
     for (size_t i = 0; i < n; ++i) {
       const Dimension &v = (*sizes)[i];
       if (v.maxLength() < 0) return makeError("negative split size " + v.toString());
-      parts[i] = v.minLength() >= 0 ? v : v.nonNegative();
+      parts[i] = v.nonNegative();
       SF_ASSIGN(total, total + parts[i]);
     }
     if (!d.compatible(total))
@@ -505,8 +502,6 @@ Result<Facts> range(InferContext &ctx) {
     const Fact &f = ctx.input(i);
     if (!f.shape.rankIsStatic() || f.shape.size() == 0) continue;
     auto n = f.shape.elementCount();
-    if (n.ok() && n->isStatic() && n->length() != 1)
-      return makeError(std::string(kNames[i]) + " must be a scalar, got " + describe(f));
     if (!n.ok() || !n->compatible(Dimension(1)))
       return makeError(std::string(kNames[i]) + " must be a scalar, got " + describe(f));
     ctx.warn(std::string(kNames[i]) + " should be a scalar (rank 0), got " + describe(f) +
@@ -570,17 +565,6 @@ Result<Facts> range(InferContext &ctx) {
 Dimension readable(const Dimension &d) {
   if (!d.expr()) return d;
   Expr e = distributeMinMax(d.expr());
-  // max(e, 0) around a sum that distributes: its argument may simplify away the clamp.
-  if (e == d.expr() && e->kind == ExprKind::Max && e->ops.size() == 2) {
-    for (int i = 0; i < 2; ++i)
-      if (e->ops[i] == constant(0)) {
-        Expr inner = distributeMinMax(e->ops[1 - i]);
-        if (inner != e->ops[1 - i]) {
-          auto m = max(inner, constant(0));
-          if (m.ok()) e = *m;
-        }
-      }
-  }
   return e == d.expr() ? d : Dimension(e, d.interval());
 }
 
@@ -675,11 +659,7 @@ Result<Facts> slice(InferContext &ctx) {
   std::optional<std::vector<Dimension>> starts, ends;
   std::optional<std::vector<int64_t>> axes, steps;
   auto asDims = [](const std::optional<std::vector<int64_t>> &v) {
-    std::optional<std::vector<Dimension>> out;
-    if (!v) return out;
-    out.emplace();
-    for (int64_t x : *v) out->push_back(Dimension::constantValue(x));
-    return out;
+    return v ? std::optional(constantDims(*v)) : std::nullopt;
   };
   if (ctx.opset() != 0 && ctx.opset() < 10) {
     starts = asDims(intsFromAttrOrInput(ctx, "starts", 0, false));
@@ -751,9 +731,7 @@ Result<Facts> pad(InferContext &ctx) {
   if (ctx.opset() != 0 && ctx.opset() < 11) {
     auto p = ctx.attrs().getInts(ctx.attrs().has("pads") ? "pads" : "paddings");
     if (!p.ok()) return makeError("attribute 'pads' is required");
-    std::vector<Dimension> v;
-    for (int64_t x : *p) v.push_back(Dimension::constantValue(x));
-    pads = v;
+    pads = constantDims(*p);
   } else {
     pads = dimValues(ctx.input(1));
   }
@@ -928,8 +906,7 @@ InferFn movingInts(InferFn rule, Move move) {
     if (isInteger(in.type) && in.value) {
       data = *in.value;
     } else if (auto ints = isInteger(in.type) ? constInts(in, kMoveBudget) : std::nullopt) {
-      data.emplace();
-      for (int64_t v : *ints) data->push_back(Dimension::constantValue(v));
+      data = constantDims(*ints);
     }
     if (!data) return outs;
     auto idx = movedIndices(ctx, move, *inShape, *outShape);

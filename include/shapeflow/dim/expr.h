@@ -104,7 +104,8 @@ Result<Expr> min(Expr a, Expr b);
 Result<Expr> max(Expr a, Expr b);
 /// A sum with one min/max term of coefficient +-1 with the rest distributed over it when that
 /// is smaller: x + max(a, b) = max(x + a, x + b), x - max(a, b) = min(x - a, x - b) (exact over
-/// the integers): `L - max(L - S, 0)` (a slice `[-S:]` of a length-L axis) is `min(S, L)`. Not
+/// the integers): `L - max(L - S, 0)` (a slice `[-S:]` of a length-L axis) is `min(S, L)`; the
+/// arguments of a min/max likewise (`max(L - max(L - S, 0), 0)` is `min(S, L)`). Not
 /// part of the canonical form (sums with two min/max terms would depend on the order they were
 /// built in): rules call it on the results they print.
 Expr distributeMinMax(Expr e);
@@ -118,6 +119,9 @@ Result<Expr> floorDivExpr(Expr a, Expr b);
 // ---- float shape math (see the header comment) ----
 /// `v` rounded to `p`; an integral result is the integer constant. Fails on NaN or infinity.
 Result<Expr> floatConstant(double v, FloatPrec p);
+/// `a op b` on integer expressions: +, -, *, min, max, and for Div the exact quotient (divExact;
+/// an error when it does not divide). Both operands must be integers.
+Result<Expr> integerArith(FloatOp op, Expr a, Expr b);
 /// `a op b` computed in `p`. Two integer operands give integer arithmetic where that is exact
 /// (+, -, *, min, max, and a division that divides). Fails on a known division by zero.
 Result<Expr> floatOp(FloatOp op, Expr a, Expr b, FloatPrec p);

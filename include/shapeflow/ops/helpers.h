@@ -5,6 +5,7 @@
 #include "shapeflow/ops/op.h"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget = 1 
 /// Elements of an integer fact as dimensions (numbers, symbols, expressions, intervals), when
 /// its element count is known: from the constant, from the propagated value. Rank <= 1 only.
 std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = 1 << 16);
+/// Numbers as dimensions (each a constant).
+std::vector<Dimension> constantDims(std::span<const int64_t> v);
 /// The precision float shape math computes in for an element type (f32, f64; else none).
 std::optional<FloatPrec> precisionOf(ElementType t);
 /// The elements of a rank <= 1 fact as expressions (dim/expr.h): integer values, integral or
