@@ -482,11 +482,12 @@ struct Importer {
       pending.push_back({id, &n});
     }
     for (const auto &p : pending) {
-      Node &node = g.nodes[p.id];
-      if (node.opType == "Constant" && node.inputs.empty() && p.view->inputs.empty()) continue;
+      // No reference into g.nodes across the loop: resolving a name this graph captures from an
+      // enclosing one adds a Parameter to g.nodes, which may reallocate it.
+      if (g.nodes[p.id].isConstant() && g.nodes[p.id].inputs.empty() && p.view->inputs.empty())
+        continue;
       std::vector<std::string> names;
       for (auto s : p.view->inputs) names.push_back(str(s));
-      size_t declaredCount = names.size();
       if (auto c = capturedInputs.find(p.id); c != capturedInputs.end())
         for (const auto &name : c->second) names.push_back(name);
       for (size_t i = 0; i < names.size(); ++i) {
@@ -494,13 +495,13 @@ struct Importer {
         if (!names[i].empty()) {
           auto o = scope.resolve(names[i]);
           if (!o)
-            return makeError("node '" + node.name + "' (" + node.opType + "): input '" + names[i] +
+            return makeError("node '" + g.nodes[p.id].name + "' (" + g.nodes[p.id].opType +
+                             "): input '" + names[i] +
                              "' is not produced by any node, initializer or graph input");
           src = *o;
         }
         SF_TRY(g.addInput(p.id, src));
       }
-      (void)declaredCount;
     }
     for (const auto &out : gv.outputs) {
       std::string name = str(out.name);

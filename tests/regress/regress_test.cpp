@@ -1,0 +1,69 @@
+// Replays every input in tests/regress/ (listed with its expected outcome in expected.txt)
+// through read -> import -> inference, as `shapeflow infer` does. Under the sanitizer build in CI
+// this is where a fixed memory-safety bug would show again.
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/onnx/import.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  std::string file, outcome, text;
+};
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::vector<Case> manifest(const fs::path &dir) {
+  std::vector<Case> out;
+  std::ifstream in(dir / "expected.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t a = line.find(" | "), b = line.find(" | ", a + 3);
+    if (a == std::string::npos) continue;
+    Case c{trim(line.substr(0, a)), trim(line.substr(a + 3, b == std::string::npos ? b : b - a - 3)),
+           b == std::string::npos ? std::string() : trim(line.substr(b + 3))};
+    out.push_back(c);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(Regressions, EveryFileGivesItsOutcome) {
+  fs::path dir = SF_REGRESS_DIR;
+  auto cases = manifest(dir);
+  ASSERT_FALSE(cases.empty());
+  std::set<std::string> listed;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.file);
+    listed.insert(c.file);
+    sf::Diagnostics diags;
+    auto g = sf::onnx::loadModelFile((dir / c.file).string(), diags);
+    std::string text;
+    if (!g.ok()) {
+      text = g.error().message;
+      EXPECT_EQ("load-error", c.outcome) << text;
+    } else {
+      sf::inferGraph(*g, diags);
+      for (const auto &d : diags.list()) text += sf::format(d) + "\n";
+      std::string got = diags.hasErrors() ? "errors" : diags.list().empty() ? "clean" : "warnings";
+      EXPECT_EQ(c.outcome, got) << text;
+    }
+    EXPECT_NE(std::string::npos, text.find(c.text)) << text;
+  }
+  for (const auto &entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".onnx") {
+      EXPECT_TRUE(listed.count(entry.path().filename().string())) << entry.path();
+    }
+}
