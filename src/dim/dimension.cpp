@@ -65,6 +65,21 @@ Result<int64_t> Dimension::getLength() const {
   return range_.lo;
 }
 
+Dimension Dimension::hull(const Dimension &a, const Dimension &b) {
+  if (a == b) return a;
+  Interval r = a.interval().hull(b.interval());
+  if (a.expr() && a.expr() == b.expr() && !isConst(a.expr())) return Dimension(a.expr(), r);
+  return Dimension::fromInterval(r);
+}
+
+std::vector<Dimension> constantDims(std::span<const int64_t> v) {
+  std::vector<Dimension> out;
+  out.reserve(v.size());
+  for (int64_t x : v)
+    out.push_back(Dimension::constantValue(x));
+  return out;
+}
+
 std::optional<Dimension> Dimension::merge(const Dimension &a, const Dimension &b) {
   Interval r = a.range_.intersect(b.range_);
   if (r.empty()) return std::nullopt;

@@ -87,6 +87,16 @@ bool PartialShape::relaxes(const PartialShape &o) const {
   return true;
 }
 
+PartialShape PartialShape::hull(const PartialShape &a, const PartialShape &b) {
+  if (!a.rankIsStatic() || !b.rankIsStatic() || a.size() != b.size())
+    return PartialShape::dynamic();
+  std::vector<Dimension> dims;
+  dims.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    dims.push_back(Dimension::hull(a[i], b[i]));
+  return PartialShape(std::move(dims));
+}
+
 std::optional<PartialShape> PartialShape::merge(const PartialShape &a, const PartialShape &b) {
   if (!a.dims_) return b;
   if (!b.dims_) return a;

@@ -1,6 +1,8 @@
 // The forward inference driver.
 #include "shapeflow/infer/infer.h"
 
+#include "subgraph_memo.h"
+
 #include "shapeflow/ops/helpers.h"
 #include "shapeflow/support/small_vec.h"
 
@@ -8,6 +10,18 @@
 
 namespace sf {
 namespace {
+
+/// What one inference run shares across its nodes and the subgraphs inferred inside them.
+struct Run {
+  const OpRegistry &registry;
+  SymbolTable &symbols;
+  const InferOptions &options;
+  /// Body and rule results, for the control-flow node being inferred at the top level (and
+  /// everything nested in it); cleared after it, as nothing else can hit them.
+  SubgraphMemo memo;
+};
+
+InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth);
 
 /// A graph input's unknown or interval dims become anonymous symbols with the same range, so
 /// each has an identity: `Shape(x)[0]` fed back into a Reshape target is the same dim as x's own
@@ -30,13 +44,21 @@ PartialShape identifyAnonymous(const PartialShape &s, SymbolTable &symbols) {
   return changed ? PartialShape(std::move(dims)) : s;
 }
 
+std::vector<Fact> resolvedAll(const std::vector<Fact> &facts, const SymbolTable &t) {
+  std::vector<Fact> out;
+  out.reserve(facts.size());
+  for (const auto &f : facts)
+    out.push_back(resolved(f, t));
+  return out;
+}
+
 class NodeContext final : public InferContext {
 public:
-  NodeContext(Graph &g, const Node &n, SymbolTable &symbols, Diagnostics &diags,
-              const InferOptions &options, int depth)
-      : n_(n), symbols_(symbols), diags_(diags), options_(options), depth_(depth) {
+  NodeContext(Run &run, Graph &g, const Node &n, Diagnostics &diags, int depth)
+      : run_(run), n_(n), diags_(diags), depth_(depth) {
     // The producers' facts as they are (no copy) unless symbols were bound since: then a
     // resolved copy, kept in resolved_ (reserved, so the pointers stay valid).
+    SymbolTable &symbols = run.symbols;
     inputs_.reserve(n.inputs.size());
     if (symbols.hasBindings()) resolved_.reserve(n.inputs.size());
     for (const OutletId &o : n.inputs) {
@@ -62,17 +84,50 @@ public:
   size_t numOutputs() const override { return n_.outputs.size(); }
   const Attributes &attrs() const override { return n_.attrs; }
   int64_t opset() const override { return n_.opsetVersion; }
-  const std::string &opType() const override { return n_.opType; }
   const std::string &nodeName() const override { return n_.name; }
-  SymbolTable &symbols() override { return symbols_; }
+  SymbolTable &symbols() override { return run_.symbols; }
   void warn(std::string message) override { diags_.warning(n_.name, n_.opType, std::move(message)); }
 
-  Result<std::vector<Fact>> inferSubgraph(const Graph &body,
-                                          const std::vector<Fact> &formals) override {
-    if (depth_ + 1 > options_.maxSubgraphDepth)
-      return makeError("subgraphs nested deeper than " + std::to_string(options_.maxSubgraphDepth));
+  Result<Facts> inferBody(const Graph &body, const Facts &formals, size_t expectOutputs) override {
+    if (expectOutputs != SIZE_MAX && body.outputs.size() != expectOutputs)
+      return errorf("subgraph '{}' has {} outputs, expected {}", body.name, body.outputs.size(),
+                    expectOutputs);
+    // The key: formal facts, then the facts of the captured outer values.
+    std::vector<Fact> key = resolvedAll(formals, run_.symbols);
+    for (const OutletId &in : body.inputs) {
+      if (!body.contains(in)) continue;
+      const Node &p = body.nodes[in.node];
+      if (!p.isCaptured()) continue;
+      auto idx = p.attrs.getInt("captured");
+      key.push_back(idx.ok() && *idx >= 0 ? input(size_t(*idx)) : Fact{});
+    }
+    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Body, &body, key))
+      return resolvedAll(*hit, run_.symbols);
+    SF_ASSIGN(Facts out, inferSubgraph(body, formals));
+    run_.memo.add(SubgraphMemo::Kind::Body, &body, std::move(key), out);
+    return out;
+  }
+
+  Result<Facts> memoized(const Graph &body,
+                         const std::function<Result<Facts>()> &compute) override {
+    std::vector<Fact> key;
+    key.reserve(numInputs());
+    for (size_t i = 0; i < numInputs(); ++i)
+      key.push_back(input(i));
+    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Rule, &body, key))
+      return resolvedAll(*hit, run_.symbols);
+    SF_ASSIGN(Facts out, compute());
+    run_.memo.add(SubgraphMemo::Kind::Rule, &body, std::move(key), out);
+    return out;
+  }
+
+private:
+  /// Infers the body from the facts of its formal inputs (unmemoized).
+  Result<Facts> inferSubgraph(const Graph &body, const Facts &formals) {
+    if (depth_ + 1 > run_.options.maxSubgraphDepth)
+      return errorf("subgraphs nested deeper than {}", run_.options.maxSubgraphDepth);
     // A shallow copy: inference writes facts into the copy's own nodes only, and nested bodies
-    // (shared with `body`, never written) keep their identity, which rules memoize on; a deep
+    // (shared with `body`, never written) keep their identity, which the memo keys on; a deep
     // clone here would copy every nested body again at every level and every round.
     Graph copy = body;
     // Formal inputs take the caller's facts (merged with what the body declares); captured
@@ -84,8 +139,9 @@ public:
       if (p.isCaptured()) {
         auto idx = p.attrs.getInt("captured");
         if (!idx.ok() || !hasInput(size_t(*idx)))
-          return makeError("subgraph '" + body.name + "': captured value '" + p.outputs[0].name +
-                           "' has no matching input on the owning node");
+          return errorf(
+              "subgraph '{}': captured value '{}' has no matching input on the owning node",
+              body.name, p.outputs[0].name);
         f = input(size_t(*idx));
         continue;
       }
@@ -99,7 +155,7 @@ public:
       ++formalIndex;
     }
     Diagnostics inner;
-    inferGraph(copy, symbols_, inner, options_, depth_ + 1);
+    inferIn(run_, copy, inner, depth_ + 1);
     for (const auto &d : inner.list()) {
       Diagnostic nd = d;
       nd.message = "in subgraph '" + body.name + "': " + format(d);
@@ -115,16 +171,15 @@ public:
         }
       if (!seen) diags_.add(nd);
     }
-    std::vector<Fact> out;
+    Facts out;
+    out.reserve(copy.outputs.size());
     for (const OutletId &o : copy.outputs) out.push_back(copy.fact(o));
     return out;
   }
 
-private:
+  Run &run_;
   const Node &n_;
-  SymbolTable &symbols_;
   Diagnostics &diags_;
-  const InferOptions &options_;
   int depth_;
   SmallVec<const Fact *, 6> inputs_;
   std::vector<Fact> resolved_;
@@ -141,21 +196,22 @@ std::string inputSummary(const NodeContext &ctx) {
 
 /// A fact the file declared for an output (value_info) that contradicts the inferred one is
 /// worth a warning: the file or a rule is wrong. Different symbols are not a contradiction.
-void checkDeclared(const Node &n, size_t slot, const Fact &declared, const Fact &inferred,
-                   const SymbolTable &symbols, Diagnostics &diags) {
-  if (declared.isUnknown()) return;
+void checkDeclared(const Node &n, size_t slot, const Fact &inferred, const SymbolTable &symbols,
+                   Diagnostics &diags) {
+  const Fact *declared = n.outputs[slot].declared.get();
+  if (!declared || declared->isUnknown()) return;
   std::string why;
-  if (declared.type != ElementType::Undefined && inferred.type != ElementType::Undefined &&
-      declared.type != inferred.type)
+  if (declared->type != ElementType::Undefined && inferred.type != ElementType::Undefined &&
+      declared->type != inferred.type)
     why = "element type";
-  else if (declared.shape.rankIsStatic() && inferred.shape.rankIsStatic() &&
-           !symbols.resolve(declared.shape).compatible(inferred.shape))
+  else if (declared->shape.rankIsStatic() && inferred.shape.rankIsStatic() &&
+           !symbols.resolve(declared->shape).compatible(inferred.shape))
     why = "shape";
   if (why.empty()) return;
-  diags.warning(n.name, n.opType,
-                "output " + std::to_string(slot) + " ('" + n.outputs[slot].name + "') is declared " +
-                    toString(declared) + " in the model but inferred " + toString(inferred) +
-                    " (" + why + " differs)");
+  diags.warning(
+      n.name, n.opType,
+      fmt::format("output {} ('{}') is declared {} in the model but inferred {} ({} differs)", slot,
+                  n.outputs[slot].name, *declared, inferred, why));
 }
 
 constexpr size_t kPrefetchAhead = 6;
@@ -167,44 +223,39 @@ void prefetchNode(const Node &n) {
   if (!n.attrs.empty()) __builtin_prefetch(&*n.attrs.begin());
 }
 
-} // namespace
-
-InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
-  return inferGraph(g, g.symbols, diags, options, 0);
-}
-
-InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
-                      const InferOptions &options, int depth) {
+InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
   InferStats stats;
-  const OpRegistry &reg = options.registry ? *options.registry : defaultRegistry();
+  SymbolTable &symbols = run.symbols;
   std::unordered_set<std::string> reported;
   auto inferNode = [&](Node &n) {
     if (n.removed) return;
     ++stats.nodes;
-    if (n.opType == "Parameter") {
+    if (n.isParameter()) {
       if (depth == 0)
         for (auto &o : n.outputs) o.fact.shape = identifyAnonymous(o.fact.shape, symbols);
       return;
     }
-    if (n.opType == "Constant" && n.domain.empty() && n.attrs.has("value")) {
-      auto t = n.attrs.getTensor("value");
-      if (t.ok() && !n.outputs.empty()) n.outputs[0].fact = Fact::fromTensor(*t);
-      return;
-    }
-    const OpDef *def = reg.find(n.domain, n.opType);
-    if (!def) {
+    // A Constant's fact was made with it (Graph::addConstant).
+    if (n.isConstant() && n.attrs.has("value")) return;
+    const OpDef *def = run.registry.find(n.domain, n.opType);
+    if (!def || !def->infer) {
       ++stats.withoutRule;
-      std::string key = n.domain + "::" + n.opType;
-      if (reported.insert(key).second) {
-        stats.opsWithoutRule.push_back(n.domain.empty() ? n.opType : n.domain + "." + n.opType);
+      std::string label = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
+      if (reported.insert(label).second) {
+        stats.opsWithoutRule.push_back(label);
         diags.warning(n.name, n.opType,
-                      "no shape rule for op '" + (n.domain.empty() ? n.opType : n.domain + "." + n.opType) +
+                      "no shape rule for op '" + label +
                           "': its outputs are left unknown (reported once per op type)");
       }
+      // What the file declares is all there is.
+      for (auto &o : n.outputs)
+        if (o.declared) o.fact = *o.declared;
       return;
     }
-    NodeContext ctx(g, n, symbols, diags, options, depth);
+    NodeContext ctx(run, g, n, diags, depth);
     auto facts = def->infer(ctx);
+    if (facts.ok() && def->values) def->values(ctx, *facts);
+    if (depth == 0 && !run.memo.empty()) run.memo.clear();
     if (!facts.ok()) {
       ++stats.failed;
       diags.error(n.name, n.opType, facts.error().message + " (inputs: " + inputSummary(ctx) + ")");
@@ -213,7 +264,7 @@ InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       Fact inferred = i < facts->size() ? std::move((*facts)[i]) : Fact{};
-      checkDeclared(n, i, n.outputs[i].fact, inferred, symbols, diags);
+      checkDeclared(n, i, inferred, symbols, diags);
       n.outputs[i].fact = std::move(inferred);
     }
   };
@@ -258,6 +309,13 @@ InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
       for (auto &o : n.outputs) o.fact = resolved(o.fact, symbols);
 
   return stats;
+}
+
+} // namespace
+
+InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
+  Run run{options.registry ? *options.registry : defaultRegistry(), g.symbols, options, {}};
+  return inferIn(run, g, diags, 0);
 }
 
 } // namespace sf

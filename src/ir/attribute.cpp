@@ -15,6 +15,10 @@ const char *toString(AttributeKind k) {
   case AttributeKind::Tensors: return "tensors";
   case AttributeKind::Graph: return "graph";
   case AttributeKind::Graphs: return "graphs";
+  case AttributeKind::Type:
+    return "type";
+  case AttributeKind::Types:
+    return "types";
   }
   return "?";
 }
@@ -70,6 +74,10 @@ std::string describe(AttributeKind k) {
   case AttributeKind::Tensors: return "a list of tensors";
   case AttributeKind::Graph: return "a graph";
   case AttributeKind::Graphs: return "a list of graphs";
+  case AttributeKind::Type:
+    return "a type";
+  case AttributeKind::Types:
+    return "a list of types";
   }
   return "?";
 }
@@ -89,7 +97,8 @@ Result<T> Attributes::getAs(std::string_view name, AttributeKind want) const {
   if (!a) return missing(name);
   if (const T *v = a->get<T>()) return *v;
   if (isEmptyInts(*a) && (want == AttributeKind::Floats || want == AttributeKind::Strings ||
-                          want == AttributeKind::Tensors || want == AttributeKind::Graphs))
+                          want == AttributeKind::Tensors || want == AttributeKind::Graphs ||
+                          want == AttributeKind::Types))
     return T{};
   return wrongKind(name, a->kind(), want);
 }
@@ -153,6 +162,14 @@ Result<GraphPtr> Attributes::getGraph(std::string_view name) const {
 }
 Result<std::vector<GraphPtr>> Attributes::getGraphs(std::string_view name) const {
   return getAs<std::vector<GraphPtr>>(name, AttributeKind::Graphs);
+}
+Result<TypePtr> Attributes::getType(std::string_view name) const {
+  SF_ASSIGN(TypePtr t, getAs<TypePtr>(name, AttributeKind::Type));
+  if (!t) return errorf("attribute '{}' holds no type", name);
+  return t;
+}
+Result<std::vector<Fact>> Attributes::getTypes(std::string_view name) const {
+  return getAs<std::vector<Fact>>(name, AttributeKind::Types);
 }
 
 } // namespace sf

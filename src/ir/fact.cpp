@@ -29,12 +29,70 @@ Fact Fact::fromTensor(std::shared_ptr<const Tensor> t, size_t valueBudget) {
   return f;
 }
 
+std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
+  // Values of higher rank exist (moved through Reshape/Transpose/Slice) but are not vectors.
+  if (f.value && f.shape.rankIsStatic() && f.shape.size() > 1) return std::nullopt;
+  if (f.value) return *f.value;
+  if (f.constant && isInteger(f.constant->type())) {
+    auto v = f.constant->toInt64s(budget);
+    if (!v.ok()) return std::nullopt;
+    return constantDims(*v);
+  }
+  return std::nullopt;
+}
+
+Result<Fact> hull(const Fact &a, const Fact &b) {
+  if (a.type != ElementType::Undefined && b.type != ElementType::Undefined && a.type != b.type)
+    return errorf("element types differ ({} vs {})", a, b);
+  Fact out;
+  out.type = a.type != ElementType::Undefined ? a.type : b.type;
+  out.shape = PartialShape::hull(a.shape, b.shape);
+  if (a.constant && b.constant && (a.constant == b.constant || *a.constant == *b.constant))
+    out.constant = a.constant;
+  auto va = dimValues(a), vb = dimValues(b);
+  if (va && vb && va->size() == vb->size() && out.shape.rankIsStatic() && out.shape.size() <= 1) {
+    std::vector<Dimension> v;
+    v.reserve(va->size());
+    for (size_t i = 0; i < va->size(); ++i)
+      v.push_back(Dimension::hull((*va)[i], (*vb)[i]));
+    out.value = std::move(v);
+  }
+  return out;
+}
+
 Fact resolved(const Fact &f, const SymbolTable &symbols) {
   Fact out = f;
   out.shape = symbols.resolve(f.shape);
   if (out.value)
     for (auto &d : *out.value) d = symbols.resolve(d);
   return out;
+}
+
+namespace {
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+size_t mixDim(size_t h, const Dimension &d) {
+  h = mix(h, std::hash<const void *>()(d.expr()));
+  h = mix(h, std::hash<int64_t>()(d.minLength()));
+  return mix(h, std::hash<int64_t>()(d.maxLength()));
+}
+} // namespace
+
+size_t hashOf(const Fact &f) {
+  size_t h = mix(size_t(f.type), f.shape.rankIsStatic() ? f.shape.size() + 1 : 0);
+  if (f.shape.rankIsStatic())
+    for (const Dimension &d : f.shape.dims())
+      h = mixDim(h, d);
+  if (f.value) {
+    h = mix(h, f.value->size() + 1);
+    for (const Dimension &d : *f.value)
+      h = mixDim(h, d);
+  }
+  if (f.constant) {
+    h = mix(h, size_t(f.constant->type()) + 1);
+    for (int64_t d : f.constant->shape())
+      h = mix(h, std::hash<int64_t>()(d));
+  }
+  return h;
 }
 
 bool Fact::operator==(const Fact &o) const {
@@ -60,7 +118,7 @@ std::string toString(const Fact &f) {
 
 Result<Fact> merge(const Fact &a, const Fact &b) {
   auto fail = [&](const std::string &why) {
-    return makeError("cannot merge " + toString(a) + " with " + toString(b) + ": " + why);
+    return errorf("cannot merge {} with {}: {}", toString(a), toString(b), why);
   };
   Fact out;
   if (a.type != ElementType::Undefined && b.type != ElementType::Undefined && a.type != b.type)

@@ -156,7 +156,8 @@ Result<uint32_t> Graph::addNode(std::string opType, std::string nodeName,
   n.opType = std::move(opType);
   n.attrs = std::move(attrs);
   n.inputs = std::move(ins);
-  for (auto &outName : outputNames) n.outputs.push_back(Outlet{std::move(outName), Fact{}, {}});
+  for (auto &outName : outputNames)
+    n.outputs.push_back(Outlet{std::move(outName), Fact{}, {}, nullptr});
   for (uint32_t s = 0; s < n.inputs.size(); ++s)
     if (n.inputs[s].valid()) outlet(n.inputs[s]).successors.push_back(InletId{n.id, s});
   nodes.push_back(std::move(n));

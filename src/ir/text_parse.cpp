@@ -457,6 +457,11 @@ private:
       SF_ASSIGN(GraphPtr g, graphDef());
       return Attribute(std::move(g));
     }
+    if (atWord("type")) {
+      pos_ += 4;
+      SF_ASSIGN(Fact f, fact());
+      return Attribute(TypePtr(std::make_shared<const Fact>(std::move(f))));
+    }
     if (std::isalpha(uint8_t(c))) {
       size_t e = pos_;
       while (e < s_.size() && std::isalnum(uint8_t(s_[e]))) ++e;
@@ -527,6 +532,12 @@ private:
     if (all(is(AttributeKind::Graph))) {
       std::vector<GraphPtr> v;
       for (auto &a : items) v.push_back(*a.get<GraphPtr>());
+      return Attribute(std::move(v));
+    }
+    if (all(is(AttributeKind::Type))) {
+      std::vector<Fact> v;
+      for (auto &a : items)
+        v.push_back(**a.get<TypePtr>());
       return Attribute(std::move(v));
     }
     return fail(at, "a list mixes kinds of values");
@@ -664,11 +675,9 @@ private:
         n.outputs[0].fact = Fact::fromTensor(constant);
       }
     }
-    for (size_t s = 0; s < outs.size(); ++s) {
-      if (!outs[s].fact) continue;
-      n.outputs[s].fact = std::move(*outs[s].fact);
-      if (s == 0 && constant) n.outputs[0].fact.constant = constant;
-    }
+    for (size_t s = 0; s < outs.size(); ++s)
+      if (outs[s].fact)
+        n.outputs[s].declared = std::make_shared<const Fact>(std::move(*outs[s].fact));
     node.id = *id;
     pending.push_back(std::move(node));
     return success();

@@ -191,6 +191,12 @@ private:
         else s = "null";
         return s;
       });
+    case AttributeKind::Type: {
+      const TypePtr &t = *a.get<TypePtr>();
+      return "type " + (t ? fact(*t) : fact(Fact{}));
+    }
+    case AttributeKind::Types:
+      return list(*a.get<std::vector<Fact>>(), [&](const Fact &f) { return "type " + fact(f); });
     }
     return "null";
   }
@@ -266,7 +272,11 @@ private:
         std::string name = it != made.end() ? it->second : n.outputs[s].name;
         if (s == 0) firstName = name;
         out += (s ? ", " : "") + (name.empty() ? std::string("\"\"") : printName(name));
-        if (opt_.facts) out += ": " + fact(n.outputs[s].fact);
+        if (opt_.facts) {
+          // The inferred fact; before inference, what the graph declared.
+          const Outlet &ol = n.outputs[s];
+          out += ": " + fact(ol.fact.isUnknown() && ol.declared ? *ol.declared : ol.fact);
+        }
       }
       if (!n.outputs.empty()) out += " = ";
       std::string op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;

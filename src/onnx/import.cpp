@@ -6,9 +6,13 @@
 // dependency is visible to topological ordering in the outer graph.
 #include "shapeflow/onnx/import.h"
 
+#include "shapeflow/ir/text.h"
+
 #include <algorithm>
 #include <deque>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -64,7 +68,10 @@ struct Scope {
   }
   Fact factOf(const std::string &name) const {
     auto it = names.find(name);
-    if (it != names.end()) return graph->nodes[it->second.node].outputs[it->second.slot].fact;
+    if (it != names.end()) {
+      const Outlet &o = graph->outlet(it->second);
+      return o.fact.isUnknown() && o.declared ? *o.declared : o.fact;
+    }
     return parent ? parent->factOf(name) : Fact{};
   }
 };
@@ -308,15 +315,16 @@ struct Importer {
       return Attribute(v);
     }
     case AttributeType::TypeProto: {
-      // Kept as the text of the fact it declares (`f32[3,?]`; a sequence's or optional's element
-      // type): Optional's `type` is the one standard use.
-      if (!a.tp) return makeError("attribute '" + str(a.name) + "' has no type");
-      return Attribute(toString(factFromType(*a.tp)));
+      // The fact it declares (a sequence's or optional's element): Optional's `type` is the one
+      // standard use.
+      if (!a.tp) return errorf("attribute '{}' has no type", a.name);
+      return Attribute(TypePtr(std::make_shared<const Fact>(factFromType(*a.tp))));
     }
     case AttributeType::TypeProtos: {
-      std::vector<std::string> v;
-      for (const auto &t : a.typeProtos) v.push_back(toString(factFromType(t)));
-      return Attribute(v);
+      std::vector<Fact> v;
+      for (const auto &t : a.typeProtos)
+        v.push_back(factFromType(t));
+      return Attribute(std::move(v));
     }
     default:
       return makeError("attribute '" + str(a.name) + "' of type " + std::to_string(a.type) +
@@ -466,7 +474,8 @@ struct Importer {
         node.opsetVersion = opsetOf(n.domain);
         for (size_t i = 0; i < n.outputs.size(); ++i) {
           auto d = declared.find(node.outputs[i].name);
-          if (d != declared.end() && d->second->hasType) node.outputs[i].fact = factFromType(d->second->type);
+          if (d != declared.end() && d->second->hasType)
+            node.outputs[i].declared = std::make_shared<const Fact>(factFromType(d->second->type));
         }
         // Captured outer values, as extra inputs (resolved below with the declared ones).
         if (!captured.empty()) capturedInputs[id] = std::move(captured);
@@ -535,6 +544,27 @@ Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags, const I
   SF_ASSIGN(ModelView model, readModelFile(path));
   auto g = importModel(model, diags, options);
   if (!g.ok()) return makeError(path + ": " + g.error().message);
+  return g;
+}
+
+Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags) {
+  auto endsWith = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (endsWith(".onnx")) return loadModelFile(path, diags);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errorf("{}: cannot open", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  // A text-form graph starts with printable text; anything else is taken as ONNX protobuf.
+  bool binary = false;
+  for (size_t i = 0; i < std::min<size_t>(text.size(), 64); ++i)
+    if (text[i] == 0 || (uint8_t(text[i]) < 9)) binary = true;
+  if (binary) return loadModelFile(path, diags);
+  auto g = parseGraph(text);
+  if (!g.ok()) return errorf("{}: {}", path, g.error().message);
   return g;
 }
 

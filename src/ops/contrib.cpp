@@ -5,24 +5,23 @@
 // statistics, packed KV caches) stays unknown rather than guessed.
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shared_rules.h"
 
 namespace sf {
 namespace {
 
 const char *const kMs = "com.microsoft";
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 /// d / k for a dim that must split into k equal parts: exact when static (an error when it does
 /// not divide), d//k when symbolic (exact for every value the op accepts).
 Result<Dimension> splitInto(const Dimension &d, int64_t k, const std::string &what) {
   if (d.isStatic() && d.length() % k != 0)
-    return makeError(what + " " + d.toString() + " is not a multiple of " + str(k));
+    return errorf("{} {} is not a multiple of {}", what, d, k);
   return d.floorDiv(k);
 }
 
 /// Output 0 like input 0 (optionally broadcast with the inputs listed), the rest unknown.
-InferFn likeInput(std::vector<size_t> broadcastWith = {}) {
+InferFn inferLikeInput(std::vector<size_t> broadcastWith = {}) {
   return [broadcastWith](InferContext &ctx) -> Result<Facts> {
     const Fact &x = ctx.input(0);
     PartialShape s = x.shape;
@@ -42,8 +41,7 @@ Result<void> checkLastDim(InferContext &ctx, const Fact &f, const Dimension &exp
   if (!f.shape.rankIsStatic() || f.shape.size() == 0) return success();
   const Dimension &d = f.shape[f.shape.size() - 1];
   if (!d.compatible(expected))
-    return makeError(what + " " + describe(f) + " has last dim " + d.toString() + ", expected " +
-                     expected.toString());
+    return errorf("{} {} has last dim {}, expected {}", what, f, d, expected);
   SF_TRY(ctx.mergeDims(d, expected));
   return success();
 }
@@ -55,7 +53,7 @@ PartialShape swapLastTwo(const PartialShape &s) {
   return PartialShape(std::move(d));
 }
 
-Result<Facts> fusedMatMul(InferContext &ctx) {
+Result<Facts> inferFusedMatMul(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(1);
   SF_ASSIGN(int64_t transA, ctx.attrs().getInt("transA", 0));
   SF_ASSIGN(int64_t transB, ctx.attrs().getInt("transB", 0));
@@ -70,7 +68,7 @@ Result<Facts> fusedMatMul(InferContext &ctx) {
 
 /// MatMulIntegerToFloat / DynamicQuantizeMatMul: MatMul's shape, float output (the type of the
 /// scale at `scaleInput`).
-InferFn quantizedMatMul(size_t scaleInput) {
+InferFn inferQuantizedMatMul(size_t scaleInput) {
   return [scaleInput](InferContext &ctx) -> Result<Facts> {
     SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(1), 0, 1));
     ElementType t = ctx.input(scaleInput).type;
@@ -80,11 +78,11 @@ InferFn quantizedMatMul(size_t scaleInput) {
 }
 
 /// MatMulNBits(A [..., K], B packed, scales, ...) with attributes K and N: [..., N].
-Result<Facts> matMulNBits(InferContext &ctx) {
+Result<Facts> inferMatMulNBits(InferContext &ctx) {
   const Fact &a = ctx.input(0);
   SF_ASSIGN(int64_t k, ctx.attrs().getInt("K"));
   SF_ASSIGN(int64_t n, ctx.attrs().getInt("N"));
-  if (k <= 0 || n <= 0) return makeError("K and N must be positive, got K = " + str(k) + ", N = " + str(n));
+  if (k <= 0 || n <= 0) return errorf("K and N must be positive, got K = {}, N = {}", k, n);
   if (!a.shape.rankIsStatic()) return factsOf(makeFact(a.type, PartialShape::dynamic()));
   if (a.shape.size() == 0) return makeError("A must not be a scalar");
   SF_TRY(checkLastDim(ctx, a, Dimension(k), "A"));
@@ -95,7 +93,7 @@ Result<Facts> matMulNBits(InferContext &ctx) {
 
 /// SkipLayerNormalization / SkipSimplifiedLayerNormalization (input, skip, gamma, ...): output
 /// 0 and the sum of input, skip and bias (output 3) are input's shape; gamma is [hidden].
-Result<Facts> skipLayerNorm(InferContext &ctx) {
+Result<Facts> inferSkipLayerNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0), &skip = ctx.input(1);
   PartialShape s = x.shape;
   if (s.rankIsStatic() && skip.shape.rankIsStatic() && skip.shape.size() == s.size()) {
@@ -112,7 +110,7 @@ Result<Facts> skipLayerNorm(InferContext &ctx) {
 
 /// EmbedLayerNormalization(input_ids [B,S], segment_ids, word_embedding [V,H], ...):
 /// output [B,S,H], mask_index [B] (int32), embedding_sum [B,S,H].
-Result<Facts> embedLayerNorm(InferContext &ctx) {
+Result<Facts> inferEmbedLayerNorm(InferContext &ctx) {
   const Fact &ids = ctx.input(0), &words = ctx.input(2);
   Dimension hidden;
   if (words.shape.rankIsStatic() && words.shape.size() == 2) hidden = words.shape[1];
@@ -122,7 +120,7 @@ Result<Facts> embedLayerNorm(InferContext &ctx) {
   PartialShape out = PartialShape::dynamic(3);
   Dimension batch;
   if (ids.shape.rankIsStatic()) {
-    if (ids.shape.size() != 2) return makeError("input_ids " + describe(ids) + " must be [B, S]");
+    if (ids.shape.size() != 2) return errorf("input_ids {} must be [B, S]", ids);
     batch = ids.shape[0];
     out = PartialShape({ids.shape[0], ids.shape[1], hidden});
   } else {
@@ -137,10 +135,10 @@ Result<Facts> embedLayerNorm(InferContext &ctx) {
 
 /// Attention(input [B,S,Hin], weights [Hin, 3H] or qkv_hidden_sizes, bias, mask, past, ...):
 /// output [B,S,Hv]; present [2,B,heads,P+S,head] when past is given as [2,B,heads,P,head].
-Result<Facts> attention(InferContext &ctx) {
+Result<Facts> inferAttention(InferContext &ctx) {
   const Fact &x = ctx.input(0), &w = ctx.input(1);
   SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
-  if (heads <= 0) return makeError("num_heads must be positive, got " + str(heads));
+  if (heads <= 0) return errorf("num_heads must be positive, got {}", heads);
   Dimension hv;
   if (ctx.attrs().has("qkv_hidden_sizes")) {
     SF_ASSIGN(auto sizes, ctx.attrs().getInts("qkv_hidden_sizes"));
@@ -150,7 +148,7 @@ Result<Facts> attention(InferContext &ctx) {
     SF_ASSIGN(hv, splitInto(w.shape[1], 3, "weights dim 1"));
   }
   if (x.shape.rankIsStatic() && x.shape.size() != 3)
-    return makeError("input " + describe(x) + " must be [B, S, hidden]");
+    return errorf("input {} must be [B, S, hidden]", x);
   if (x.shape.rankIsStatic() && w.shape.rankIsStatic() && w.shape.size() == 2)
     SF_TRY(ctx.mergeDims(x.shape[2], w.shape[0]));
   Dimension b, s;
@@ -170,10 +168,10 @@ Result<Facts> attention(InferContext &ctx) {
 
 /// MultiHeadAttention(query [B,S,D], key, value, ...): output [B,S,Dv], Dv from value
 /// ([B,L,Dv], or [B,heads,L,head] giving heads*head); other layouts leave Dv unknown.
-Result<Facts> multiHeadAttention(InferContext &ctx) {
+Result<Facts> inferMultiHeadAttention(InferContext &ctx) {
   const Fact &q = ctx.input(0);
   SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
-  if (heads <= 0) return makeError("num_heads must be positive, got " + str(heads));
+  if (heads <= 0) return errorf("num_heads must be positive, got {}", heads);
   if (!q.shape.rankIsStatic()) return factsOf(makeFact(q.type, PartialShape::dynamic()));
   Dimension dv;
   if (q.shape.size() == 3 && !ctx.hasInput(1)) {
@@ -198,34 +196,24 @@ Result<Facts> multiHeadAttention(InferContext &ctx) {
     for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(Fact{});
     return out;
   }
-  return makeError("query " + describe(q) + " must be [B, S, D] or [B, S, heads, 3, head]");
+  return errorf("query {} must be [B, S, D] or [B, S, heads, 3, head]", q);
 }
 
 /// BiasSplitGelu(X [N, HW, D], bias [D]) -> [N, HW, D/2].
-Result<Facts> biasSplitGelu(InferContext &ctx) {
+Result<Facts> inferBiasSplitGelu(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
-  if (x.shape.size() != 3) return makeError("input " + describe(x) + " must be [N, HW, D]");
+  if (x.shape.size() != 3) return errorf("input {} must be [N, HW, D]", x);
   std::vector<Dimension> d = x.shape.dims();
   SF_ASSIGN(d[2], splitInto(d[2], 2, "hidden size"));
   return factsOf(makeFact(x.type, PartialShape(std::move(d))));
 }
 
 /// QLinearAdd / QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp): A and B broadcast.
-Result<Facts> qlinearBinary(InferContext &ctx) {
+Result<Facts> inferQlinearBinary(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(3);
   SF_ASSIGN(PartialShape s, ctx.broadcast(a.shape, b.shape));
   return factsOf(makeFact(a.type, s));
-}
-
-/// Wraps a standard op's rule (FusedConv is Conv with an activation and an optional sum input).
-InferFn alias(const OpRegistry &r, std::string_view name) {
-  const OpDef *def = r.find("", name);
-  InferFn f = def ? def->infer : InferFn{};
-  return [f](InferContext &ctx) -> Result<Facts> {
-    if (!f) return makeError("no rule for the standard op it extends");
-    return f(ctx);
-  };
 }
 
 } // namespace
@@ -235,27 +223,27 @@ void registerContribOps(OpRegistry &r) {
     std::vector<size_t> with;
     if (std::string_view(op) == "BiasGelu" || std::string_view(op) == "FastGelu") with = {1};
     if (std::string_view(op) == "BiasAdd") with = {1, 2};
-    r.add({op, kMs, likeInput(with)});
+    r.add({.name = op, .domain = kMs, .infer = inferLikeInput(with)});
   }
-  r.add({"RotaryEmbedding", kMs, likeInput()});
-  r.add({"SimplifiedLayerNormalization", "", likeInput()});
-  r.add({"SkipLayerNormalization", kMs, skipLayerNorm});
-  r.add({"SkipSimplifiedLayerNormalization", kMs, skipLayerNorm});
-  r.add({"EmbedLayerNormalization", kMs, embedLayerNorm});
-  r.add({"Attention", kMs, attention});
-  r.add({"MultiHeadAttention", kMs, multiHeadAttention});
-  r.add({"FusedMatMul", kMs, fusedMatMul});
-  r.add({"MatMulIntegerToFloat", kMs, quantizedMatMul(2)});
-  r.add({"DynamicQuantizeMatMul", kMs, quantizedMatMul(2)});
-  r.add({"MatMulNBits", kMs, matMulNBits});
-  r.add({"BiasSplitGelu", kMs, biasSplitGelu});
-  r.add({"QLinearAdd", kMs, qlinearBinary});
-  r.add({"QLinearMul", kMs, qlinearBinary});
-  r.add({"QLinearSigmoid", kMs, likeInput()});
-  r.add({"QLinearLeakyRelu", kMs, likeInput()});
-  r.add({"FusedConv", kMs, alias(r, "Conv")});
-  r.add({"FusedGemm", kMs, alias(r, "Gemm")});
-  r.add({"LayerNormalization", kMs, alias(r, "LayerNormalization")});
+  r.add({.name = "RotaryEmbedding", .domain = kMs, .infer = inferLikeInput()});
+  r.add({.name = "SimplifiedLayerNormalization", .infer = inferLikeInput()});
+  r.add({.name = "SkipLayerNormalization", .domain = kMs, .infer = inferSkipLayerNorm});
+  r.add({.name = "SkipSimplifiedLayerNormalization", .domain = kMs, .infer = inferSkipLayerNorm});
+  r.add({.name = "EmbedLayerNormalization", .domain = kMs, .infer = inferEmbedLayerNorm});
+  r.add({.name = "Attention", .domain = kMs, .infer = inferAttention});
+  r.add({.name = "MultiHeadAttention", .domain = kMs, .infer = inferMultiHeadAttention});
+  r.add({.name = "FusedMatMul", .domain = kMs, .infer = inferFusedMatMul});
+  r.add({.name = "MatMulIntegerToFloat", .domain = kMs, .infer = inferQuantizedMatMul(2)});
+  r.add({.name = "DynamicQuantizeMatMul", .domain = kMs, .infer = inferQuantizedMatMul(2)});
+  r.add({.name = "MatMulNBits", .domain = kMs, .infer = inferMatMulNBits});
+  r.add({.name = "BiasSplitGelu", .domain = kMs, .infer = inferBiasSplitGelu});
+  r.add({.name = "QLinearAdd", .domain = kMs, .infer = inferQlinearBinary});
+  r.add({.name = "QLinearMul", .domain = kMs, .infer = inferQlinearBinary});
+  r.add({.name = "QLinearSigmoid", .domain = kMs, .infer = inferLikeInput()});
+  r.add({.name = "QLinearLeakyRelu", .domain = kMs, .infer = inferLikeInput()});
+  r.add({.name = "FusedConv", .domain = kMs, .infer = inferConv});
+  r.add({.name = "FusedGemm", .domain = kMs, .infer = inferGemm});
+  r.add({.name = "LayerNormalization", .domain = kMs, .infer = inferLayerNorm});
 }
 
 } // namespace sf

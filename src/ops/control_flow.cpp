@@ -7,10 +7,9 @@
 // dims the interval union, different ranks an unknown rank), unless the condition is a known
 // constant. Loop and Scan iterate body inference to a fixed point of the loop-carried facts
 // (each round joins the body's outputs into them), relaxing what keeps changing after a few
-// rounds. Bodies are inferred through a memo (subgraph.h) so that nested loops cost a body
-// inference per distinct input facts, not one per enclosing round.
-#include "subgraph.h"
-
+// rounds. Bodies are inferred through the run's memo (InferContext::inferBody) so that nested
+// loops cost a body inference per distinct input facts, not one per enclosing round.
+#include "shapeflow/ir/graph.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -19,133 +18,9 @@
 
 namespace sf {
 
-// ================================================================ hull
-
-Dimension hullDim(const Dimension &a, const Dimension &b) {
-  if (a == b) return a;
-  Interval r = a.interval().hull(b.interval());
-  if (a.expr() && a.expr() == b.expr() && !isConst(a.expr())) return Dimension(a.expr(), r);
-  return Dimension::fromInterval(r);
-}
-
-PartialShape hullShape(const PartialShape &a, const PartialShape &b) {
-  if (!a.rankIsStatic() || !b.rankIsStatic() || a.size() != b.size()) return PartialShape::dynamic();
-  std::vector<Dimension> dims;
-  dims.reserve(a.size());
-  for (size_t i = 0; i < a.size(); ++i) dims.push_back(hullDim(a[i], b[i]));
-  return PartialShape(std::move(dims));
-}
-
-Result<Fact> hullFacts(const Fact &a, const Fact &b) {
-  if (a.type != ElementType::Undefined && b.type != ElementType::Undefined && a.type != b.type)
-    return makeError("element types differ (" + describe(a) + " vs " + describe(b) + ")");
-  Fact out;
-  out.type = a.type != ElementType::Undefined ? a.type : b.type;
-  out.shape = hullShape(a.shape, b.shape);
-  if (a.constant && b.constant && (a.constant == b.constant || *a.constant == *b.constant))
-    out.constant = a.constant;
-  auto va = dimValues(a), vb = dimValues(b);
-  if (va && vb && va->size() == vb->size() && out.shape.rankIsStatic() && out.shape.size() <= 1) {
-    std::vector<Dimension> v;
-    v.reserve(va->size());
-    for (size_t i = 0; i < va->size(); ++i) v.push_back(hullDim((*va)[i], (*vb)[i]));
-    out.value = std::move(v);
-  }
-  return out;
-}
-
-// ================================================================ memo
-
-namespace {
-
-std::vector<Fact> resolvedAll(const std::vector<Fact> &facts, const SymbolTable &t) {
-  std::vector<Fact> out;
-  out.reserve(facts.size());
-  for (const auto &f : facts) out.push_back(resolved(f, t));
-  return out;
-}
-
-} // namespace
-
-struct SubgraphMemo {
-  enum class Kind { Body, Rule };
-  struct Entry {
-    Kind kind;
-    const Graph *body;
-    std::vector<Fact> inputs;
-    std::vector<Fact> outputs;
-  };
-  // Bounds the memory a pathological model can make the memo hold; past it, nothing new is kept.
-  static constexpr size_t kMaxEntries = 4096;
-
-  SymbolTable *symbols = nullptr;
-  std::vector<Entry> entries;
-
-  const Entry *find(Kind k, const Graph *body, const std::vector<Fact> &inputs) const {
-    for (const auto &e : entries)
-      if (e.kind == k && e.body == body && e.inputs == inputs) return &e;
-    return nullptr;
-  }
-  void add(Kind k, const Graph *body, std::vector<Fact> inputs, std::vector<Fact> outputs) {
-    if (entries.size() < kMaxEntries)
-      entries.push_back({k, body, std::move(inputs), std::move(outputs)});
-  }
-};
-
-namespace {
-thread_local SubgraphMemo *tMemo = nullptr;
-} // namespace
-
-SubgraphMemoScope::SubgraphMemoScope(InferContext &ctx) : previous_(tMemo) {
-  // A rule inferred inside another one's body runs on the same symbol table and joins its memo;
-  // anything else (the outermost rule, or another run started from within) gets its own.
-  if (tMemo && tMemo->symbols == &ctx.symbols()) return;
-  own_ = std::make_unique<SubgraphMemo>();
-  own_->symbols = &ctx.symbols();
-  tMemo = own_.get();
-}
-
-SubgraphMemoScope::~SubgraphMemoScope() { tMemo = previous_; }
-
-Result<std::vector<Fact>> inferBody(InferContext &ctx, const Graph &body,
-                                    const std::vector<Fact> &formals, size_t expectOutputs) {
-  if (expectOutputs != SIZE_MAX && body.outputs.size() != expectOutputs)
-    return makeError("subgraph '" + body.name + "' has " + std::to_string(body.outputs.size()) +
-                     " outputs, expected " + std::to_string(expectOutputs));
-  SubgraphMemo *memo = tMemo && tMemo->symbols == &ctx.symbols() ? tMemo : nullptr;
-  if (!memo) return ctx.inferSubgraph(body, formals);
-  // The key: formal facts, then the facts of the captured outer values.
-  std::vector<Fact> key = resolvedAll(formals, ctx.symbols());
-  for (const OutletId &in : body.inputs) {
-    if (!body.contains(in)) continue;
-    const Node &p = body.nodes[in.node];
-    if (!p.isCaptured()) continue;
-    auto idx = p.attrs.getInt("captured");
-    key.push_back(idx.ok() && *idx >= 0 ? ctx.input(size_t(*idx)) : Fact{});
-  }
-  if (const auto *hit = memo->find(SubgraphMemo::Kind::Body, &body, key))
-    return resolvedAll(hit->outputs, ctx.symbols());
-  SF_ASSIGN(std::vector<Fact> out, ctx.inferSubgraph(body, formals));
-  memo->add(SubgraphMemo::Kind::Body, &body, std::move(key), out);
-  return out;
-}
-
-Result<std::vector<Fact>> memoizedRule(InferContext &ctx, const Graph &body,
-                                       const std::function<Result<std::vector<Fact>>()> &compute) {
-  SubgraphMemo *memo = tMemo && tMemo->symbols == &ctx.symbols() ? tMemo : nullptr;
-  if (!memo) return compute();
-  std::vector<Fact> key;
-  for (size_t i = 0; i < ctx.numInputs(); ++i) key.push_back(ctx.input(i));
-  if (const auto *hit = memo->find(SubgraphMemo::Kind::Rule, &body, key))
-    return resolvedAll(hit->outputs, ctx.symbols());
-  SF_ASSIGN(std::vector<Fact> out, compute());
-  memo->add(SubgraphMemo::Kind::Rule, &body, std::move(key), out);
-  return out;
-}
-
 Result<const Graph *> bodyAttr(InferContext &ctx, const std::string &name) {
   SF_ASSIGN(GraphPtr g, ctx.attrs().getGraph(name));
-  if (!g) return makeError("attribute '" + name + "' holds no graph");
+  if (!g) return errorf("attribute '{}' holds no graph", name);
   return static_cast<const Graph *>(g.get());
 }
 
@@ -167,10 +42,10 @@ std::string inputName(const Graph &body, size_t i) {
 /// Requires a scalar (or one-element 1-D) input of the given type, when known.
 Result<void> requireScalar(const Fact &f, ElementType t, const char *what) {
   if (f.type != ElementType::Undefined && f.type != t)
-    return makeError(std::string(what) + " must be " + shortName(t) + ", got " + describe(f));
+    return errorf("{} must be {}, got {}", what, shortName(t), f);
   if (f.shape.rankIsStatic()) {
     bool ok = f.shape.size() == 0 || (f.shape.size() == 1 && f.shape[0].compatible(Dimension(1)));
-    if (!ok) return makeError(std::string(what) + " must be a single element, got " + describe(f));
+    if (!ok) return errorf("{} must be a single element, got {}", what, f);
   }
   return success();
 }
@@ -207,15 +82,14 @@ Result<Facts> fixedPoint(InferContext &ctx, const Graph &body, const Facts &pref
     Facts formals = prefix;
     formals.insert(formals.end(), carried.begin(), carried.end());
     formals.insert(formals.end(), suffix.begin(), suffix.end());
-    SF_ASSIGN(Facts out, inferBody(ctx, body, formals, nOutputs));
+    SF_ASSIGN(Facts out, ctx.inferBody(body, formals, nOutputs));
     Facts next = carried;
     for (size_t j = 0; j < carried.size(); ++j) {
       if (!feeds[j]) continue;
-      auto h = hullFacts(carried[j], out[j]);
+      auto h = hull(carried[j], out[j]);
       if (!h.ok())
-        return makeError("body input '" + inputName(body, prefix.size() + j) + "' is " +
-                         describe(carried[j]) + " but the body returns " + describe(out[j]) +
-                         " for it (output " + str(j) + ")");
+        return errorf("body input '{}' is {} but the body returns {} for it (output {})",
+                      inputName(body, prefix.size() + j), carried[j], out[j], j);
       next[j] = std::move(*h);
     }
     if (next == carried) return out;
@@ -274,7 +148,7 @@ std::vector<std::optional<PartialShape>> inductionShapes(InferContext &ctx, cons
     }
     formals.push_back(probe);
   }
-  auto out = inferBody(ctx, body, formals, body.outputs.size());
+  auto out = ctx.inferBody(body, formals, body.outputs.size());
   if (!out.ok()) return grown;
   for (size_t j = 0; j < nCarried; ++j) {
     const PartialShape &init = ctx.input(2 + j).shape;
@@ -301,7 +175,6 @@ std::vector<std::optional<PartialShape>> inductionShapes(InferContext &ctx, cons
 
 // ---------------------------------------------------------------- If
 Result<Facts> inferIf(InferContext &ctx) {
-  SubgraphMemoScope scope(ctx);
   SF_ASSIGN(const Graph *thenBody, bodyAttr(ctx, "then_branch"));
   SF_ASSIGN(const Graph *elseBody, bodyAttr(ctx, "else_branch"));
   const Fact &cond = ctx.input(0);
@@ -309,16 +182,16 @@ Result<Facts> inferIf(InferContext &ctx) {
   SF_TRY(requireScalar(cond, ElementType::Bool, "the condition (input 0)"));
   size_t n = ctx.numOutputs();
   if (thenBody->outputs.size() != n)
-    return makeError("then_branch '" + thenBody->name + "' has " + str(thenBody->outputs.size()) +
-                     " outputs, the node has " + str(n));
+    return errorf("then_branch '{}' has {} outputs, the node has {}", thenBody->name,
+                  thenBody->outputs.size(), n);
   if (elseBody->outputs.size() != n)
-    return makeError("else_branch '" + elseBody->name + "' has " + str(elseBody->outputs.size()) +
-                     " outputs, the node has " + str(n));
-  return memoizedRule(ctx, *thenBody, [&]() -> Result<Facts> {
+    return errorf("else_branch '{}' has {} outputs, the node has {}", elseBody->name,
+                  elseBody->outputs.size(), n);
+  return ctx.memoized(*thenBody, [&]() -> Result<Facts> {
     auto c = constInts(cond);
-    if (c && c->size() == 1) return inferBody(ctx, (*c)[0] ? *thenBody : *elseBody, {}, n);
-    SF_ASSIGN(Facts a, inferBody(ctx, *thenBody, {}, n));
-    SF_ASSIGN(Facts b, inferBody(ctx, *elseBody, {}, n));
+    if (c && c->size() == 1) return ctx.inferBody((*c)[0] ? *thenBody : *elseBody, {}, n);
+    SF_ASSIGN(Facts a, ctx.inferBody(*thenBody, {}, n));
+    SF_ASSIGN(Facts b, ctx.inferBody(*elseBody, {}, n));
     Facts out;
     // A dim the branches disagree on is one of the two in any run: a fresh symbol within their
     // hull (`if_0`), so that what follows stays symbolic in it (NMS's kept boxes, or 0 when the
@@ -326,10 +199,9 @@ Result<Facts> inferIf(InferContext &ctx) {
     // several outputs share one symbol: both come from the branch the run takes.
     std::map<std::pair<Expr, Expr>, Dimension> minted;
     for (size_t i = 0; i < n; ++i) {
-      auto h = hullFacts(a[i], b[i]);
+      auto h = hull(a[i], b[i]);
       if (!h.ok())
-        return makeError("output " + str(i) + " is " + describe(a[i]) + " in then_branch but " +
-                         describe(b[i]) + " in else_branch");
+        return errorf("output {} is {} in then_branch but {} in else_branch", i, a[i], b[i]);
       const PartialShape &sa = a[i].shape, &sb = b[i].shape;
       if (h->shape.rankIsStatic() && sa.rankIsStatic() && sb.rankIsStatic() &&
           sa.size() == h->shape.size() && sb.size() == h->shape.size()) {
@@ -355,29 +227,29 @@ Result<Facts> inferIf(InferContext &ctx) {
 
 // ---------------------------------------------------------------- Loop
 Result<Facts> inferLoop(InferContext &ctx) {
-  SubgraphMemoScope scope(ctx);
   SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
   size_t formals = body->formalInputCount();
   if (formals < 2)
-    return makeError("body '" + body->name + "' has " + str(formals) +
-                     " inputs, expected at least 2 (iteration number, condition)");
+    return errorf("body '{}' has {} inputs, expected at least 2 (iteration number, condition)",
+                  body->name, formals);
   size_t nCarried = formals - 2;
   if (body->outputs.size() < 1 + nCarried)
-    return makeError("body '" + body->name + "' has " + str(body->outputs.size()) +
-                     " outputs, expected at least " + str(1 + nCarried) +
-                     " (condition and loop-carried values)");
+    return errorf(
+        "body '{}' has {} outputs, expected at least {} (condition and loop-carried values)",
+        body->name, body->outputs.size(), 1 + nCarried);
   size_t nScan = body->outputs.size() - 1 - nCarried;
   if (ctx.numInputs() < 2 + nCarried)
-    return makeError("the body takes " + str(nCarried) + " loop-carried values but the node has " +
-                     str(ctx.numInputs()) + " inputs");
+    return errorf("the body takes {} loop-carried values but the node has {} inputs", nCarried,
+                  ctx.numInputs());
   if (ctx.numOutputs() > nCarried + nScan)
-    return makeError("the node has " + str(ctx.numOutputs()) + " outputs, the body makes " +
-                     str(nCarried) + " loop-carried values and " + str(nScan) + " scan outputs");
+    return errorf(
+        "the node has {} outputs, the body makes {} loop-carried values and {} scan outputs",
+        ctx.numOutputs(), nCarried, nScan);
   bool hasM = ctx.hasInput(0), hasCond = ctx.hasInput(1);
   if (hasM) SF_TRY(requireScalar(ctx.input(0), ElementType::I64, "the trip count M (input 0)"));
   if (hasCond) SF_TRY(requireScalar(ctx.input(1), ElementType::Bool, "the condition (input 1)"));
 
-  return memoizedRule(ctx, *body, [&]() -> Result<Facts> {
+  return ctx.memoized(*body, [&]() -> Result<Facts> {
     // The trip count when nothing stops the loop early: max(M, 0).
     std::optional<Dimension> m;
     if (hasM)
@@ -397,7 +269,8 @@ Result<Facts> inferLoop(InferContext &ctx) {
     Facts carried{makeFact(ElementType::Bool, PartialShape{})};
     if (hasCond)
       if (auto v = dimValues(ctx.input(1)); v && v->size() == 1) carried[0].value = *v;
-    for (size_t j = 0; j < nCarried; ++j) carried.push_back(ctx.input(2 + j));
+    for (size_t j = 0; j < nCarried; ++j)
+      carried.push_back(ctx.input(2 + j));
     std::vector<bool> feeds(carried.size(), true);
     // Without a condition input the body's condition output is ignored.
     feeds[0] = hasCond;
@@ -441,47 +314,42 @@ Result<Facts> inferLoop(InferContext &ctx) {
 
 // ---------------------------------------------------------------- Scan
 Result<Facts> inferScan(InferContext &ctx) {
-  SubgraphMemoScope scope(ctx);
   SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
   SF_ASSIGN(int64_t nScanIn, ctx.attrs().getInt("num_scan_inputs"));
   size_t formals = body->formalInputCount();
   if (nScanIn < 1 || size_t(nScanIn) > formals)
-    return makeError("num_scan_inputs is " + std::to_string(nScanIn) + " but the body has " +
-                     str(formals) + " inputs");
+    return errorf("num_scan_inputs is {} but the body has {} inputs", nScanIn, formals);
   size_t M = size_t(nScanIn), N = formals - M;
   if (body->outputs.size() < N)
-    return makeError("body '" + body->name + "' has " + str(body->outputs.size()) +
-                     " outputs, expected at least " + str(N) + " (the state variables)");
+    return errorf("body '{}' has {} outputs, expected at least {} (the state variables)",
+                  body->name, body->outputs.size(), N);
   size_t K = body->outputs.size() - N;
   // Opset 8: a leading sequence_lens input, and every input and output has a batch axis 0 with
   // the scan axis 1.
   bool batched = ctx.opset() > 0 && ctx.opset() < 9;
   size_t first = batched ? 1 : 0;
   if (ctx.numInputs() < first + N + M)
-    return makeError("the body takes " + str(N) + " states and " + str(M) +
-                     " scan inputs but the node has " + str(ctx.numInputs()) + " inputs");
+    return errorf("the body takes {} states and {} scan inputs but the node has {} inputs", N, M,
+                  ctx.numInputs());
   if (ctx.numOutputs() > N + K)
-    return makeError("the node has " + str(ctx.numOutputs()) + " outputs, the body makes " +
-                     str(N + K));
+    return errorf("the node has {} outputs, the body makes {}", ctx.numOutputs(), N + K);
   std::vector<int64_t> inAxes(M, 0), outAxes(K, 0);
   if (!batched) {
     SF_ASSIGN(inAxes, ctx.attrs().getInts("scan_input_axes", inAxes));
     SF_ASSIGN(outAxes, ctx.attrs().getInts("scan_output_axes", outAxes));
     if (inAxes.size() != M)
-      return makeError("scan_input_axes has " + str(inAxes.size()) + " entries, expected " + str(M));
+      return errorf("scan_input_axes has {} entries, expected {}", inAxes.size(), M);
     if (outAxes.size() != K)
-      return makeError("scan_output_axes has " + str(outAxes.size()) + " entries, expected " +
-                       str(K));
+      return errorf("scan_output_axes has {} entries, expected {}", outAxes.size(), K);
     for (const char *a : {"scan_input_directions", "scan_output_directions"}) {
       SF_ASSIGN(auto dirs, ctx.attrs().getInts(a, {}));
       size_t want = a[5] == 'i' ? M : K;
       if (!dirs.empty() && dirs.size() != want)
-        return makeError(std::string(a) + " has " + str(dirs.size()) + " entries, expected " +
-                         str(want));
+        return errorf("{} has {} entries, expected {}", a, dirs.size(), want);
     }
   }
 
-  return memoizedRule(ctx, *body, [&]() -> Result<Facts> {
+  return ctx.memoized(*body, [&]() -> Result<Facts> {
     // The batch (opset 8) and the scan length, shared by every input that has them.
     std::optional<Dimension> batch, length;
     auto join = [&](std::optional<Dimension> &acc, const Dimension &d, const std::string &what,
@@ -492,9 +360,8 @@ Result<Facts> inferScan(InferContext &ctx) {
       }
       auto m = ctx.mergeDims(*acc, d);
       if (!m.ok())
-        return makeError("input " + str(input) + " has " + what + " " + d.toString() +
-                         ", other inputs " + acc->toString() + " (" + describe(ctx.input(input)) +
-                         ")");
+        return errorf("input {} has {} {}, other inputs {} ({})", input, what, d, acc->toString(),
+                      ctx.input(input));
       acc = *m;
       return success();
     };
@@ -503,8 +370,7 @@ Result<Facts> inferScan(InferContext &ctx) {
       size_t i = first + j;
       Fact s = ctx.input(i);
       if (batched && s.shape.rankIsStatic()) {
-        if (s.shape.size() < 1)
-          return makeError("state input " + str(i) + " has no batch axis (" + describe(s) + ")");
+        if (s.shape.size() < 1) return errorf("state input {} has no batch axis ({})", i, s);
         SF_TRY(join(batch, s.shape[0], "batch size", i));
         s = makeFact(s.type, removeAxis(s.shape, 0));
       }
@@ -518,15 +384,11 @@ Result<Facts> inferScan(InferContext &ctx) {
         int64_t r = int64_t(x.shape.size());
         int64_t axis = 1;
         if (batched) {
-          if (r < 2)
-            return makeError("scan input " + str(i) + " needs batch and scan axes (" + describe(x) +
-                             ")");
+          if (r < 2) return errorf("scan input {} needs batch and scan axes ({})", i, x);
           SF_TRY(join(batch, x.shape[0], "batch size", i));
         } else {
           auto a = normalizeAxis(inAxes[j], r);
-          if (!a.ok())
-            return makeError("scan_input_axes[" + str(j) + "]: " + a.error().message + " (" +
-                             describe(x) + ")");
+          if (!a.ok()) return errorf("scan_input_axes[{}]: {} ({})", j, a.error().message, x);
           axis = *a;
         }
         SF_TRY(join(length, x.shape[axis], "scan length", i));
@@ -538,7 +400,7 @@ Result<Facts> inferScan(InferContext &ctx) {
     if (batched && ctx.hasInput(0)) {
       const Fact &lens = ctx.input(0);
       if (lens.shape.rankIsStatic() && lens.shape.size() != 1)
-        return makeError("sequence_lens (input 0) must be 1-D, got " + describe(lens));
+        return errorf("sequence_lens (input 0) must be 1-D, got {}", lens);
       if (lens.shape.rankIsStatic()) SF_TRY(join(batch, lens.shape[0], "batch size", 0));
     }
     Dimension L = length ? ctx.symbols().resolve(*length) : Dimension::dynamic();
@@ -563,8 +425,7 @@ Result<Facts> inferScan(InferContext &ctx) {
         } else {
           auto a = normalizeAxis(outAxes[k], int64_t(e.shape.size()) + 1);
           if (!a.ok())
-            return makeError("scan_output_axes[" + str(k) + "]: " + a.error().message +
-                             " (body output " + describe(e) + ")");
+            return errorf("scan_output_axes[{}]: {} (body output {})", k, a.error().message, e);
           f.shape = insertAxis(e.shape, *a, L);
         }
       }
@@ -577,9 +438,9 @@ Result<Facts> inferScan(InferContext &ctx) {
 } // namespace
 
 void registerControlFlowOps(OpRegistry &r) {
-  r.add({"If", "", inferIf});
-  r.add({"Loop", "", inferLoop});
-  r.add({"Scan", "", inferScan});
+  r.add({.name = "If", .infer = inferIf});
+  r.add({.name = "Loop", .infer = inferLoop});
+  r.add({.name = "Scan", .infer = inferScan});
 }
 
 } // namespace sf

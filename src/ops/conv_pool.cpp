@@ -10,6 +10,7 @@
 // when the stride outruns the kernel.
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shared_rules.h"
 
 #include <numeric>
 
@@ -21,15 +22,14 @@ constexpr ElementType kUnknownType = ElementType::Undefined;
 
 Result<void> expectRank(const Fact &f, size_t i, const char *name, size_t rank) {
   if (f.shape.rankIsStatic() && f.shape.size() != rank)
-    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
-                     ", expected " + std::to_string(rank) + " (" + describe(f) + ")");
+    return errorf("{} has rank {}, expected {} ({})", inputLabel(i, name), f.shape.size(), rank, f);
   return success();
 }
 
 Result<void> expectMinRank(const Fact &f, size_t i, const char *name, size_t rank) {
   if (f.shape.rankIsStatic() && f.shape.size() < rank)
-    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
-                     ", expected at least " + std::to_string(rank) + " (" + describe(f) + ")");
+    return errorf("{} has rank {}, expected at least {} ({})", inputLabel(i, name), f.shape.size(),
+                  rank, f);
   return success();
 }
 
@@ -41,9 +41,7 @@ Dimension dimAt(const Fact &f, size_t axis) {
 Result<Dimension> requireEqual(InferContext &ctx, const Dimension &a, const Dimension &b,
                                const std::string &what, const Fact &fa, const Fact &fb) {
   auto m = ctx.mergeDims(a, b);
-  if (!m.ok())
-    return makeError(what + ": " + a.toString() + " vs " + b.toString() + " (" + describe(fa) +
-                     " vs " + describe(fb) + ")");
+  if (!m.ok()) return errorf("{}: {} vs {} ({} vs {})", what, a, b, fa, fb);
   return *m;
 }
 
@@ -54,9 +52,8 @@ Result<Dimension> biasChannels(InferContext &ctx, size_t i, const Dimension &m, 
   if (!b.shape.rankIsStatic()) return m;
   auto merged = ctx.mergeDims(b.shape[0], m);
   if (!merged.ok())
-    return makeError(inputLabel(i, "B") + " has " + b.shape[0].toString() +
-                     " elements, expected M = " + m.toString() + " (" + describe(b) + " vs " +
-                     describe(w) + ")");
+    return errorf("{} has {} elements, expected M = {} ({} vs {})", inputLabel(i, "B"), b.shape[0],
+                  m, b, w);
   return *merged;
 }
 
@@ -89,13 +86,11 @@ Result<std::vector<int64_t>> intsOfSize(const Attributes &attrs, const char *nam
                                         int64_t dflt, bool positive) {
   SF_ASSIGN(std::vector<int64_t> v, attrs.getInts(name, {}));
   if (v.empty()) return std::vector<int64_t>(n, dflt);
-  if (v.size() != n)
-    return makeError("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) +
-                     " values, expected " + std::to_string(n));
+  if (v.size() != n) return errorf("attribute '{}' has {} values, expected {}", name, v.size(), n);
   for (int64_t x : v)
     if (positive ? x <= 0 : x < 0)
-      return makeError("attribute '" + std::string(name) + "' has value " + std::to_string(x) +
-                       ", expected " + (positive ? "> 0" : ">= 0"));
+      return errorf("attribute '{}' has value {}, expected {}", name, x,
+                    (positive ? "> 0" : ">= 0"));
   return v;
 }
 
@@ -112,18 +107,17 @@ Result<Window> readWindow(InferContext &ctx, size_t spatial,
     return makeError("attribute 'kernel_shape' is missing");
   if (!ks.empty() || (kernelRequired && attrs.has("kernel_shape"))) {
     if (ks.size() != spatial)
-      return makeError("attribute 'kernel_shape' has " + std::to_string(ks.size()) +
-                       " values for " + std::to_string(spatial) + " spatial axes");
+      return errorf("attribute 'kernel_shape' has {} values for {} spatial axes", ks.size(),
+                    spatial);
     for (int64_t k : ks)
-      if (k <= 0) return makeError("attribute 'kernel_shape' has value " + std::to_string(k) + ", expected > 0");
+      if (k <= 0) return errorf("attribute 'kernel_shape' has value {}, expected > 0", k);
     for (size_t i = 0; i < spatial; ++i) {
       Dimension k(ks[i]);
       if (i < weightKernel.size()) {
         auto m = ctx.mergeDims(weightKernel[i], k);
         if (!m.ok())
-          return makeError("attribute 'kernel_shape' " + toString(Shape(ks)) +
-                           " disagrees with the weight's spatial dims " +
-                           PartialShape(weightKernel).toString());
+          return errorf("attribute 'kernel_shape' {} disagrees with the weight's spatial dims {}",
+                        toString(Shape(ks)), PartialShape(weightKernel));
       }
       w.kernel.push_back(k);
     }
@@ -144,8 +138,8 @@ Result<Window> readWindow(InferContext &ctx, size_t spatial,
   else if (ap == "VALID")
     w.autoPad = AutoPad::Valid;
   else
-    return makeError("attribute 'auto_pad' is '" + ap +
-                     "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+    return errorf("attribute 'auto_pad' is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                  ap);
   if (w.autoPad != AutoPad::NotSet) std::fill(w.pads.begin(), w.pads.end(), 0);
   SF_ASSIGN(int64_t ceil, attrs.getInt("ceil_mode", 0));
   w.ceilMode = ceil != 0;
@@ -173,7 +167,7 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
     }();
     if (!num.ok()) return Dimension();
     if (num->isStatic() && num->length() < 0)
-      return makeError(where + "the window does not fit input dimension " + in0.toString());
+      return errorf("{}the window does not fit input dimension {}", where, in0);
     SF_ASSIGN(Dimension q, w.ceilMode ? num->nonNegative().ceilDiv(s) : num->nonNegative().floorDiv(s));
     SF_ASSIGN(Dimension out, q + Dimension(1));
     return out.isNamedExpr() || out.isStatic() ? out : Dimension::fromInterval(out.interval());
@@ -181,11 +175,11 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
   int64_t kk = k.length();
   auto span = checkedMul(d, kk - 1);
   auto shift = span ? checkedSub(pb + pe, *span + 1) : std::nullopt;
-  if (!shift) return makeError(where + "window size overflows int64");
+  if (!shift) return errorf("{}window size overflows int64", where);
   Dimension in = in0;
   if (!in.isStatic() && in.hasUpperBound() && in.maxLength() + *shift < 0)
-    return makeError(where + "a window of " + std::to_string(*span + 1) + " (padded by " +
-                     std::to_string(pb + pe) + ") does not fit input dimension " + in.toString());
+    return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
+                  *span + 1, pb + pe, in);
   if (!in.expr() && !in.isStatic()) {
     // An anonymous range: keep the part where the window fits.
     in = Dimension::fromInterval({std::max(in.minLength(), -*shift), in.maxLength()});
@@ -194,8 +188,8 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
     SF_ASSIGN(Expr num, add(in.expr(), constant(*shift)));
     auto fit = ctx.symbols().narrow(num, {0, kInf});
     if (!fit.ok())
-      return makeError(where + "a window of " + std::to_string(*span + 1) + " (padded by " +
-                       std::to_string(pb + pe) + ") does not fit input dimension " + in.toString());
+      return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
+                    *span + 1, pb + pe, in);
     in = ctx.symbols().resolve(in);
   }
   auto out = windowOutputDim(in, kk, s, d, pb, pe, w.ceilMode);
@@ -239,11 +233,10 @@ Result<PartialShape> convShape(InferContext &ctx, ConvInputs in, bool allowAutoP
   SF_TRY(expectMinRank(x, in.x, "X", 3));
   SF_TRY(expectMinRank(w, in.w, "W", 3));
   if (x.shape.rankIsStatic() && w.shape.rankIsStatic() && x.shape.size() != w.shape.size())
-    return makeError(inputLabel(in.w, "W") + " has rank " + std::to_string(w.shape.size()) +
-                     ", expected " + std::to_string(x.shape.size()) + " like input " +
-                     std::to_string(in.x) + " (" + describe(w) + " vs " + describe(x) + ")");
+    return errorf("{} has rank {}, expected {} like input {} ({} vs {})", inputLabel(in.w, "W"),
+                  w.shape.size(), x.shape.size(), in.x, w, x);
   SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
-  if (group <= 0) return makeError("attribute 'group' is " + std::to_string(group) + ", expected > 0");
+  if (group <= 0) return errorf("attribute 'group' is {}, expected > 0", group);
   if (!allowAutoPad && ctx.attrs().has("auto_pad"))
     return makeError("attribute 'auto_pad' is not defined for this op");
   auto spatial = spatialRank(x, &w, ctx.attrs());
@@ -255,15 +248,13 @@ Result<PartialShape> convShape(InferContext &ctx, ConvInputs in, bool allowAutoP
     SF_ASSIGN(Dimension perGroupTimesGroup, w.shape[1] * Dimension(group));
     auto c = ctx.mergeDims(x.shape[1], perGroupTimesGroup);
     if (!c.ok())
-      return makeError("channels differ: " + inputLabel(in.x, "X") + " has " +
-                       x.shape[1].toString() + ", " + inputLabel(in.w, "W") + " has " +
-                       w.shape[1].toString() + " per group times group " + std::to_string(group) +
-                       " (" + describe(x) + " vs " + describe(w) + ")");
+      return errorf("channels differ: {} has {}, {} has {} per group times group {} ({} vs {})",
+                    inputLabel(in.x, "X"), x.shape[1], inputLabel(in.w, "W"), w.shape[1], group, x,
+                    w);
   }
   if (m.isStatic() && m.length() % group != 0)
-    return makeError(inputLabel(in.w, "W") + " has " + m.toString() +
-                     " output channels, not divisible by group " + std::to_string(group) + " (" +
-                     describe(w) + ")");
+    return errorf("{} has {} output channels, not divisible by group {} ({})",
+                  inputLabel(in.w, "W"), m, group, w);
   if (in.b != SIZE_MAX && ctx.hasInput(in.b)) {
     SF_ASSIGN(m, biasChannels(ctx, in.b, m, w));
   }
@@ -277,41 +268,43 @@ Result<PartialShape> convShape(InferContext &ctx, ConvInputs in, bool allowAutoP
 
 Result<ElementType> sameType(const Fact &a, const Fact &b) {
   if (a.type != kUnknownType && b.type != kUnknownType && a.type != b.type)
-    return makeError("input types differ: " + describe(a) + " vs " + describe(b));
+    return errorf("input types differ: {} vs {}", a, b);
   return a.type != kUnknownType ? a.type : b.type;
 }
 
-Result<std::vector<Fact>> inferConv(InferContext &ctx) {
+} // namespace
+
+Result<Facts> inferConv(InferContext &ctx) {
   SF_ASSIGN(ElementType t, sameType(ctx.input(0), ctx.input(1)));
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, 2}));
   return factsOf(makeFact(t, std::move(s)));
 }
 
-Result<std::vector<Fact>> inferConvInteger(InferContext &ctx) {
+namespace {
+
+Result<Facts> inferConvInteger(InferContext &ctx) {
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, SIZE_MAX}));
   return factsOf(makeFact(ElementType::I32, std::move(s)));
 }
 
-Result<std::vector<Fact>> inferQLinearConv(InferContext &ctx) {
+Result<Facts> inferQLinearConv(InferContext &ctx) {
   // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
   for (auto [data, zp] : {std::pair<size_t, size_t>{0, 2}, {3, 5}}) {
     const Fact &d = ctx.input(data), &z = ctx.input(zp);
     if (ctx.hasInput(zp) && d.type != kUnknownType && z.type != kUnknownType && d.type != z.type)
-      return makeError("input " + std::to_string(zp) + " (zero point) has type " +
-                       toString(z.type) + ", expected " + toString(d.type) + " (" + describe(z) +
-                       " vs " + describe(d) + ")");
+      return errorf("input {} (zero point) has type {}, expected {} ({} vs {})", zp,
+                    toString(z.type), toString(d.type), z, d);
   }
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 3, 8}));
   return factsOf(makeFact(ctx.input(7).type, std::move(s)));
 }
 
-Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
+Result<Facts> inferDeformConv(InferContext &ctx) {
   // X, W, offset, B, mask
   SF_ASSIGN(ElementType t, sameType(ctx.input(0), ctx.input(1)));
   SF_ASSIGN(PartialShape s, convShape(ctx, {0, 1, 3}, false));
   SF_ASSIGN(int64_t offsetGroup, ctx.attrs().getInt("offset_group", 1));
-  if (offsetGroup <= 0)
-    return makeError("attribute 'offset_group' is " + std::to_string(offsetGroup) + ", expected > 0");
+  if (offsetGroup <= 0) return errorf("attribute 'offset_group' is {}, expected > 0", offsetGroup);
   if (!s.rankIsStatic()) return factsOf(makeFact(t, s));
   size_t spatial = s.size() - 2;
   const Fact &x = ctx.input(0), &w = ctx.input(1);
@@ -336,20 +329,19 @@ Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
     SF_TRY(expectRank(f, a.i, a.name, s.size()));
     if (!f.shape.rankIsStatic()) continue;
     if (!ctx.mergeDims(f.shape[0], dimAt(x, 0)).ok())
-      return makeError(inputLabel(a.i, a.name) + " has batch " + f.shape[0].toString() +
-                       ", input 0 (X) has " + dimAt(x, 0).toString() + " (" + describe(f) +
-                       " vs " + describe(x) + ")");
+      return errorf("{} has batch {}, input 0 (X) has {} ({} vs {})", inputLabel(a.i, a.name),
+                    f.shape[0], dimAt(x, 0), f, x);
     if (kernelKnown) {
       auto ch = checkedMul(offsetGroup * a.perKernel, kernelElems);
       if (ch && !ctx.mergeDims(f.shape[1], Dimension(*ch)).ok())
-        return makeError(inputLabel(a.i, a.name) + " has " + f.shape[1].toString() +
-                         " channels, expected " + std::to_string(*ch) + " (" + describe(f) + ")");
+        return errorf("{} has {} channels, expected {} ({})", inputLabel(a.i, a.name), f.shape[1],
+                      *ch, f);
     }
     for (size_t j = 0; j < spatial; ++j) {
       auto m = ctx.mergeDims(f.shape[2 + j], s[2 + j]);
       if (!m.ok())
-        return makeError(inputLabel(a.i, a.name) + " has spatial shape " + f.shape.toString() +
-                         ", expected the output's " + s.toString() + " (" + describe(f) + ")");
+        return errorf("{} has spatial shape {}, expected the output's {} ({})",
+                      inputLabel(a.i, a.name), f.shape, s, f);
       s[2 + j] = *m;
     }
     auto n = ctx.mergeDims(s[0], f.shape[0]);
@@ -360,17 +352,16 @@ Result<std::vector<Fact>> inferDeformConv(InferContext &ctx) {
 
 /// ConvTranspose: out = stride*(in - 1) + output_padding + ((k - 1)*dilation + 1) - pads,
 /// or the output_shape attribute, or in*stride with SAME padding.
-Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
+Result<Facts> inferConvTranspose(InferContext &ctx) {
   const Fact &x = ctx.input(0), &w = ctx.input(1);
   SF_ASSIGN(ElementType t, sameType(x, w));
   SF_TRY(expectMinRank(x, 0, "X", 3));
   SF_TRY(expectMinRank(w, 1, "W", 3));
   if (x.shape.rankIsStatic() && w.shape.rankIsStatic() && x.shape.size() != w.shape.size())
-    return makeError("input 1 (W) has rank " + std::to_string(w.shape.size()) + ", expected " +
-                     std::to_string(x.shape.size()) + " like input 0 (" + describe(w) + " vs " +
-                     describe(x) + ")");
+    return errorf("input 1 (W) has rank {}, expected {} like input 0 ({} vs {})", w.shape.size(),
+                  x.shape.size(), w, x);
   SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
-  if (group <= 0) return makeError("attribute 'group' is " + std::to_string(group) + ", expected > 0");
+  if (group <= 0) return errorf("attribute 'group' is {}, expected > 0", group);
   SF_ASSIGN(std::vector<int64_t> outputShape, ctx.attrs().getInts("output_shape", {}));
   auto spatial = spatialRank(x, &w, ctx.attrs());
   if (!spatial && !outputShape.empty()) spatial = outputShape.size();
@@ -395,8 +386,8 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
   if (!outputShape.empty()) {
     // The spatial dims, or (as onnxruntime accepts) the whole shape.
     if (outputShape.size() != *spatial && outputShape.size() != *spatial + 2)
-      return makeError("attribute 'output_shape' has " + std::to_string(outputShape.size()) +
-                       " values for " + std::to_string(*spatial) + " spatial axes");
+      return errorf("attribute 'output_shape' has {} values for {} spatial axes",
+                    outputShape.size(), *spatial);
     size_t off = outputShape.size() - *spatial;
     for (size_t i = 0; i < *spatial; ++i) out.push_back(Dimension(outputShape[off + i]));
     return factsOf(makeFact(t, ctx.symbols().resolve(PartialShape(std::move(out)))));
@@ -417,9 +408,7 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
     SF_ASSIGN(Dimension ab, a + span);
     SF_ASSIGN(Dimension o, ab + constDim(outPad[i] + 1 - pads - s - win.dilations[i]));
     if (o.isStatic() && o.length() <= 0)
-      return makeError("spatial axis " + std::to_string(i) + ": output size would be " +
-                       o.toString() + " (input " + in.toString() + ", pads " +
-                       std::to_string(pads) + ")");
+      return errorf("spatial axis {}: output size would be {} (input {}, pads {})", i, o, in, pads);
     o = o.nonNegative();
     out.push_back(o.isNamedExpr() || o.isStatic() ? o : Dimension::fromInterval(o.interval()));
   }
@@ -428,7 +417,9 @@ Result<std::vector<Fact>> inferConvTranspose(InferContext &ctx) {
 
 // ---- pools ----
 
-Result<std::vector<Fact>> inferPool(InferContext &ctx) {
+/// MaxPool, AveragePool, LpPool; `withIndices`: MaxPool's optional second output (the argmax
+/// indices, i64, of output 0's shape).
+Result<Facts> poolWith(InferContext &ctx, bool withIndices) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "X", 3));
   auto spatial = spatialRank(x, nullptr, ctx.attrs());
@@ -440,12 +431,15 @@ Result<std::vector<Fact>> inferPool(InferContext &ctx) {
     SF_ASSIGN(PartialShape s, windowShape(ctx, x, win, dimAt(x, 1)));
     out.push_back(makeFact(x.type, std::move(s)));
   }
-  if (ctx.opType() == "MaxPool" && ctx.numOutputs() > 1)
-    out.push_back(makeFact(ElementType::I64, out[0].shape));
+  if (withIndices && ctx.numOutputs() > 1) out.push_back(makeFact(ElementType::I64, out[0].shape));
   return out;
 }
 
-Result<std::vector<Fact>> inferGlobalPool(InferContext &ctx) {
+InferFn inferPool(bool withIndices) {
+  return [withIndices](InferContext &ctx) { return poolWith(ctx, withIndices); };
+}
+
+Result<Facts> inferGlobalPool(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "X", 2));
   if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
@@ -454,69 +448,66 @@ Result<std::vector<Fact>> inferGlobalPool(InferContext &ctx) {
   return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
 }
 
-Result<std::vector<Fact>> inferMaxRoiPool(InferContext &ctx) {
+Result<Facts> inferMaxRoiPool(InferContext &ctx) {
   const Fact &x = ctx.input(0), &rois = ctx.input(1);
   SF_TRY(expectRank(x, 0, "X", 4));
   SF_TRY(expectRank(rois, 1, "rois", 2));
   SF_ASSIGN(std::vector<int64_t> pooled, ctx.attrs().getInts("pooled_shape"));
   if (pooled.size() != 2 || pooled[0] <= 0 || pooled[1] <= 0)
-    return makeError("attribute 'pooled_shape' must be two positive values, got " + toString(Shape(pooled)));
+    return errorf("attribute 'pooled_shape' must be two positive values, got {}",
+                  toString(Shape(pooled)));
   if (rois.shape.rankIsStatic() && !ctx.mergeDims(rois.shape[1], Dimension(5)).ok())
-    return makeError("input 1 (rois) must have 5 values per RoI (batch index, x1, y1, x2, y2), got " +
-                     describe(rois));
+    return errorf("input 1 (rois) must have 5 values per RoI (batch index, x1, y1, x2, y2), got {}",
+                  rois);
   PartialShape s{dimAt(rois, 0), dimAt(x, 1), Dimension(pooled[0]), Dimension(pooled[1])};
   return factsOf(makeFact(x.type, ctx.symbols().resolve(std::move(s))));
 }
 
-Result<std::vector<Fact>> inferRoiAlign(InferContext &ctx) {
+Result<Facts> inferRoiAlign(InferContext &ctx) {
   const Fact &x = ctx.input(0), &rois = ctx.input(1), &idx = ctx.input(2);
   SF_TRY(expectRank(x, 0, "X", 4));
   SF_TRY(expectRank(rois, 1, "rois", 2));
   SF_TRY(expectRank(idx, 2, "batch_indices", 1));
   if (rois.type != kUnknownType && x.type != kUnknownType && rois.type != x.type)
-    return makeError("input types differ: " + describe(x) + " vs " + describe(rois));
+    return errorf("input types differ: {} vs {}", x, rois);
   if (idx.type != kUnknownType && idx.type != ElementType::I64 && idx.type != ElementType::I32)
-    return makeError("input 2 (batch_indices) must be an integer tensor, got " + describe(idx));
+    return errorf("input 2 (batch_indices) must be an integer tensor, got {}", idx);
   if (rois.shape.rankIsStatic() && !ctx.mergeDims(rois.shape[1], Dimension(4)).ok())
-    return makeError("input 1 (rois) must have 4 values per RoI (x1, y1, x2, y2), got " +
-                     describe(rois));
+    return errorf("input 1 (rois) must have 4 values per RoI (x1, y1, x2, y2), got {}", rois);
   SF_ASSIGN(Dimension n, requireEqual(ctx, dimAt(rois, 0), dimAt(idx, 0),
                                       "RoI counts differ: input 1 (rois) vs input 2 (batch_indices)",
                                       rois, idx));
   SF_ASSIGN(int64_t oh, ctx.attrs().getInt("output_height", 1));
   SF_ASSIGN(int64_t ow, ctx.attrs().getInt("output_width", 1));
   if (oh <= 0 || ow <= 0)
-    return makeError("output_height and output_width must be positive, got " +
-                     std::to_string(oh) + " and " + std::to_string(ow));
+    return errorf("output_height and output_width must be positive, got {} and {}", oh, ow);
   PartialShape s{n, dimAt(x, 1), Dimension(oh), Dimension(ow)};
   return factsOf(makeFact(x.type, ctx.symbols().resolve(std::move(s))));
 }
 
-Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
+Result<Facts> inferMaxUnpool(InferContext &ctx) {
   const Fact &x = ctx.input(0), &idx = ctx.input(1);
   SF_TRY(expectMinRank(x, 0, "X", 3));
   if (idx.type != kUnknownType && idx.type != ElementType::I64)
-    return makeError("input 1 (I) must be i64, got " + describe(idx));
+    return errorf("input 1 (I) must be i64, got {}", idx);
   auto merged = ctx.mergeShapes(x.shape, idx.shape);
   if (!merged.ok())
-    return makeError("input 1 (I) must have the shape of input 0 (X): " + describe(idx) + " vs " +
-                     describe(x));
+    return errorf("input 1 (I) must have the shape of input 0 (X): {} vs {}", idx, x);
   PartialShape xs = *merged;
   if (ctx.hasInput(2)) {
     // The output shape is given as a tensor: its value, element by element.
     const Fact &os = ctx.input(2);
     SF_TRY(expectRank(os, 2, "output_shape", 1));
     if (os.type != kUnknownType && !isInteger(os.type))
-      return makeError("input 2 (output_shape) must be an integer tensor, got " + describe(os));
-    if (auto v = dimValues(os, ctx.valueBudget())) {
+      return errorf("input 2 (output_shape) must be an integer tensor, got {}", os);
+    if (auto v = dimValues(os, kValueBudget)) {
       if (xs.rankIsStatic() && v->size() != xs.size())
-        return makeError("input 2 (output_shape) has " + std::to_string(v->size()) +
-                         " elements for input of rank " + std::to_string(xs.size()) + " (" +
-                         describe(os) + " vs " + describe(x) + ")");
+        return errorf("input 2 (output_shape) has {} elements for input of rank {} ({} vs {})",
+                      v->size(), xs.size(), os, x);
       std::vector<Dimension> dims;
       for (const Dimension &d : *v) {
         if (d.isStatic() && d.length() < 0)
-          return makeError("input 2 (output_shape) has a negative element (" + describe(os) + ")");
+          return errorf("input 2 (output_shape) has a negative element ({})", os);
         dims.push_back(d.nonNegative());
       }
       if (xs.rankIsStatic()) {
@@ -528,9 +519,8 @@ Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
     if (os.shape.rankIsStatic() && os.shape[0].isStatic()) {
       std::vector<Dimension> dims(os.shape[0].length());
       if (xs.rankIsStatic() && dims.size() != xs.size())
-        return makeError("input 2 (output_shape) has " + std::to_string(dims.size()) +
-                         " elements for input of rank " + std::to_string(xs.size()) + " (" +
-                         describe(os) + " vs " + describe(x) + ")");
+        return errorf("input 2 (output_shape) has {} elements for input of rank {} ({} vs {})",
+                      dims.size(), xs.size(), os, x);
       if (xs.rankIsStatic() && dims.size() >= 2) dims[0] = xs[0], dims[1] = xs[1];
       return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
     }
@@ -549,7 +539,7 @@ Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
     SF_ASSIGN(Dimension o, a + constDim(win.kernel[i].length() - win.strides[i] - win.pads[i] -
                                         win.pads[*spatial + i]));
     if (o.isStatic() && o.length() <= 0)
-      return makeError("spatial axis " + std::to_string(i) + ": output size would be " + o.toString());
+      return errorf("spatial axis {}: output size would be {}", i, o);
     o = o.nonNegative();
     out.push_back(o.isNamedExpr() || o.isStatic() ? o : Dimension::fromInterval(o.interval()));
   }
@@ -559,16 +549,17 @@ Result<std::vector<Fact>> inferMaxUnpool(InferContext &ctx) {
 } // namespace
 
 void registerConvPoolOps(OpRegistry &r) {
-  r.addAll({"Conv"}, inferConv);
-  r.addAll({"ConvInteger"}, inferConvInteger);
-  r.addAll({"QLinearConv"}, inferQLinearConv);
-  r.addAll({"ConvTranspose"}, inferConvTranspose);
-  r.addAll({"DeformConv"}, inferDeformConv);
-  r.addAll({"MaxPool", "AveragePool", "LpPool"}, inferPool);
-  r.addAll({"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, inferGlobalPool);
-  r.addAll({"MaxRoiPool"}, inferMaxRoiPool);
-  r.addAll({"RoiAlign"}, inferRoiAlign);
-  r.addAll({"MaxUnpool"}, inferMaxUnpool);
+  r.addAll({"Conv"}, {.infer = inferConv});
+  r.addAll({"ConvInteger"}, {.infer = inferConvInteger});
+  r.addAll({"QLinearConv"}, {.infer = inferQLinearConv});
+  r.addAll({"ConvTranspose"}, {.infer = inferConvTranspose});
+  r.addAll({"DeformConv"}, {.infer = inferDeformConv});
+  r.add({.name = "MaxPool", .infer = inferPool(true)});
+  r.addAll({"AveragePool", "LpPool"}, {.infer = inferPool(false)});
+  r.addAll({"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, {.infer = inferGlobalPool});
+  r.addAll({"MaxRoiPool"}, {.infer = inferMaxRoiPool});
+  r.addAll({"RoiAlign"}, {.infer = inferRoiAlign});
+  r.addAll({"MaxUnpool"}, {.infer = inferMaxUnpool});
 }
 
 } // namespace sf

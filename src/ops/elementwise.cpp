@@ -34,28 +34,36 @@ std::optional<std::vector<Dimension>> combineValues(const Fact &a, const Fact &b
 
 bool valueShapeOk(const PartialShape &s) { return s.rankIsStatic() && s.size() <= 1; }
 
-Result<std::vector<Fact>> unary(InferContext &ctx) {
+Result<Facts> inferUnary(InferContext &ctx) {
   Fact f = ctx.input(0);
   f.constant.reset();
   f.value.reset();
   return factsOf(std::move(f));
 }
 
-Result<std::vector<Fact>> unaryBool(InferContext &ctx) {
+Result<Facts> inferUnaryBool(InferContext &ctx) {
   return factsOf(makeFact(ElementType::Bool, ctx.input(0).shape));
 }
 
-Result<std::vector<Fact>> identity(InferContext &ctx) { return factsOf(ctx.input(0)); }
+Result<Facts> inferIdentity(InferContext &ctx) { return factsOf(ctx.input(0)); }
 
-/// Shared by the binary ops: type agreement and the broadcast shape.
-Result<Fact> broadcastBinary(InferContext &ctx, size_t i, size_t j) {
+/// Shared by the binary ops: type agreement (unless `mixedTypes`: Pow's exponent and BitShift's
+/// amount may have their own type) and the broadcast shape.
+Result<Fact> broadcastBinary(InferContext &ctx, size_t i, size_t j, bool mixedTypes = false) {
   const Fact &a = ctx.input(i), &b = ctx.input(j);
   if (a.type != ElementType::Undefined && b.type != ElementType::Undefined && a.type != b.type &&
-      ctx.opType() != "Pow" && ctx.opType() != "BitShift")
-    return makeError("input types differ: " + describe(a) + " vs " + describe(b));
+      !mixedTypes)
+    return errorf("input types differ: {} vs {}", a, b);
   SF_ASSIGN(PartialShape s, ctx.broadcast(a.shape, b.shape));
   ElementType t = a.type != ElementType::Undefined ? a.type : b.type;
   return makeFact(t, std::move(s));
+}
+
+InferFn inferBinary(bool mixedTypes = false) {
+  return [mixedTypes](InferContext &ctx) -> Result<Facts> {
+    SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1, mixedTypes));
+    return factsOf(std::move(out));
+  };
 }
 
 /// A value element that may be negative or a float expression.
@@ -66,39 +74,39 @@ std::optional<Dimension> opt(Result<Dimension> r) {
   return *r;
 }
 
-template <class ValueOp> InferFn arithmetic(ValueOp valueOp) {
-  return [valueOp](InferContext &ctx) -> Result<std::vector<Fact>> {
-    SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
+using ValueOp = std::function<std::optional<Dimension>(const Dimension &, const Dimension &)>;
+
+/// Integer values of a binary op, element by element (shape math: sizes added, multiplied, ...).
+ValueFn intValues(ValueOp op) {
+  return [op](InferContext &ctx, Facts &outs) {
+    Fact &out = outs[0];
     if (isInteger(out.type) && valueShapeOk(out.shape))
-      out.value = combineValues(ctx.input(0), ctx.input(1), valueOp);
-    return factsOf(std::move(out));
+      out.value = combineValues(ctx.input(0), ctx.input(1), op);
   };
 }
 
-Result<std::vector<Fact>> comparison(InferContext &ctx) {
-  SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
-  out.type = ElementType::Bool;
-  if (ctx.opType() == "Equal" && valueShapeOk(out.shape) && isInteger(ctx.input(0).type)) {
-    // Equal of known elements: 1 where the same expression, 0 where the ranges are disjoint.
-    out.value = combineValues(ctx.input(0), ctx.input(1),
-                              [](const Dimension &x, const Dimension &y) -> std::optional<Dimension> {
-                                if (x.isStatic() && y.isStatic())
-                                  return Dimension::constantValue(x.length() == y.length());
-                                if (x.expr() && x.expr() == y.expr()) return Dimension::constantValue(1);
-                                if (!x.compatible(y)) return Dimension::constantValue(0);
-                                return Dimension::fromInterval({0, 1});
-                              });
-  }
-  return factsOf(std::move(out));
-}
-
-Result<std::vector<Fact>> logical(InferContext &ctx) {
+Result<Facts> inferComparison(InferContext &ctx) {
   SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
   out.type = ElementType::Bool;
   return factsOf(std::move(out));
 }
 
-Result<std::vector<Fact>> variadic(InferContext &ctx) {
+/// Equal of known elements: 1 where the same expression, 0 where the ranges are disjoint.
+void equalValues(InferContext &ctx, Facts &outs) {
+  Fact &out = outs[0];
+  if (!valueShapeOk(out.shape) || !isInteger(ctx.input(0).type)) return;
+  out.value = combineValues(ctx.input(0), ctx.input(1),
+                            [](const Dimension &x, const Dimension &y) -> std::optional<Dimension> {
+                              if (x.isStatic() && y.isStatic())
+                                return Dimension::constantValue(x.length() == y.length());
+                              if (x.expr() && x.expr() == y.expr())
+                                return Dimension::constantValue(1);
+                              if (!x.compatible(y)) return Dimension::constantValue(0);
+                              return Dimension::fromInterval({0, 1});
+                            });
+}
+
+Result<Facts> inferVariadic(InferContext &ctx) {
   if (ctx.numInputs() == 0) return makeError("needs at least one input");
   Fact out = ctx.input(0);
   out.constant.reset();
@@ -106,104 +114,107 @@ Result<std::vector<Fact>> variadic(InferContext &ctx) {
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
     const Fact &b = ctx.input(i);
     if (out.type != ElementType::Undefined && b.type != ElementType::Undefined && out.type != b.type)
-      return makeError("input types differ: " + describe(out) + " vs " + describe(b));
+      return errorf("input types differ: {} vs {}", out, b);
     SF_ASSIGN(out.shape, ctx.broadcast(out.shape, b.shape));
     if (out.type == ElementType::Undefined) out.type = b.type;
   }
-  // Max/Min of integer values (e.g. clamping a computed size).
-  std::string op = ctx.opType();
-  if ((op == "Max" || op == "Min") && isInteger(out.type) && valueShapeOk(out.shape)) {
+  return factsOf(std::move(out));
+}
+
+/// Max/Min of integer values (clamping a computed size).
+ValueFn minMaxValues(bool isMax) {
+  return [isMax](InferContext &ctx, Facts &outs) {
+    Fact &out = outs[0];
+    if (!isInteger(out.type) || !valueShapeOk(out.shape)) return;
     Fact acc = ctx.input(0);
     for (size_t i = 1; i < ctx.numInputs() && acc.value; ++i) {
       acc.value = combineValues(acc, ctx.input(i), [&](const Dimension &x, const Dimension &y) {
-        return opt(op == "Max" ? Dimension::max(x, y) : Dimension::min(x, y));
+        return opt(isMax ? Dimension::max(x, y) : Dimension::min(x, y));
       });
       acc.constant.reset();
     }
     if (ctx.numInputs() > 1 || dimValues(acc)) out.value = acc.value ? acc.value : dimValues(acc);
-  }
-  return factsOf(std::move(out));
+  };
 }
 
-Result<std::vector<Fact>> where(InferContext &ctx) {
+Result<Facts> inferWhere(InferContext &ctx) {
   const Fact &c = ctx.input(0), &x = ctx.input(1), &y = ctx.input(2);
   if (c.type != ElementType::Undefined && c.type != ElementType::Bool)
-    return makeError("condition must be bool, got " + describe(c));
+    return errorf("condition must be bool, got {}", c);
   if (x.type != ElementType::Undefined && y.type != ElementType::Undefined && x.type != y.type)
-    return makeError("branch types differ: " + describe(x) + " vs " + describe(y));
+    return errorf("branch types differ: {} vs {}", x, y);
   SF_ASSIGN(PartialShape s, ctx.broadcast(c.shape, x.shape));
   SF_ASSIGN(s, ctx.broadcast(s, y.shape));
-  Fact out = makeFact(x.type != ElementType::Undefined ? x.type : y.type, s);
-  if (isInteger(out.type) && valueShapeOk(s)) {
-    auto vc = dimValues(c), vx = dimValues(x), vy = dimValues(y);
-    if (vc && vx && vy) {
-      size_t n = std::max({vc->size(), vx->size(), vy->size()});
-      std::vector<Dimension> out_v;
-      bool ok = true;
-      for (size_t i = 0; i < n && ok; ++i) {
-        auto pick = [&](const std::vector<Dimension> &v) -> const Dimension & {
-          return v[v.size() == 1 ? 0 : std::min(i, v.size() - 1)];
-        };
-        const Dimension &ci = pick(*vc);
-        if (ci.isStatic()) {
-          out_v.push_back(ci.length() ? pick(*vx) : pick(*vy));
-        } else {
-          // Either branch: the hull of both.
-          Interval h = pick(*vx).interval().hull(pick(*vy).interval());
-          out_v.push_back(pick(*vx) == pick(*vy) ? pick(*vx) : Dimension::fromInterval(h));
-        }
-      }
-      if (ok) out.value = std::move(out_v);
+  return factsOf(makeFact(x.type != ElementType::Undefined ? x.type : y.type, s));
+}
+
+/// Where over known elements: the picked branch where the condition is known, else the hull.
+void whereValues(InferContext &ctx, Facts &outs) {
+  Fact &out = outs[0];
+  if (!isInteger(out.type) || !valueShapeOk(out.shape)) return;
+  auto vc = dimValues(ctx.input(0)), vx = dimValues(ctx.input(1)), vy = dimValues(ctx.input(2));
+  if (!vc || !vx || !vy) return;
+  size_t n = std::max({vc->size(), vx->size(), vy->size()});
+  std::vector<Dimension> v;
+  for (size_t i = 0; i < n; ++i) {
+    auto pick = [&](const std::vector<Dimension> &w) -> const Dimension & {
+      return w[w.size() == 1 ? 0 : std::min(i, w.size() - 1)];
+    };
+    const Dimension &ci = pick(*vc);
+    if (ci.isStatic()) {
+      v.push_back(ci.length() ? pick(*vx) : pick(*vy));
+    } else {
+      Interval h = pick(*vx).interval().hull(pick(*vy).interval());
+      v.push_back(pick(*vx) == pick(*vy) ? pick(*vx) : Dimension::fromInterval(h));
     }
   }
-  return factsOf(std::move(out));
+  out.value = std::move(v);
 }
 
-std::optional<ElementType> castTarget(InferContext &ctx) {
-  auto to = ctx.attrs().getInt("to");
-  if (!to.ok()) return std::nullopt;
-  return elementTypeFromOnnx(*to);
+/// Cast (the target type from attribute `to`) or CastLike (from input 1's type).
+InferFn inferCast(bool like) {
+  return [like](InferContext &ctx) -> Result<Facts> {
+    ElementType to = ctx.input(1).type;
+    if (!like) {
+      auto code = ctx.attrs().getInt("to");
+      auto t = code.ok() ? elementTypeFromOnnx(*code) : std::nullopt;
+      if (!t || *t == ElementType::Undefined)
+        return makeError("attribute 'to' is missing or not a supported element type");
+      to = *t;
+    }
+    return factsOf(makeFact(to, ctx.input(0).shape));
+  };
 }
 
-Result<std::vector<Fact>> cast(InferContext &ctx) {
+/// Integer values survive a cast between integer types (shape math commonly goes through i32
+/// or through float and back); a cast to float keeps them too, as the values are exact small
+/// integers, so that Cast(float) -> Cast(int64) round trips. Float expressions (dim/expr.h)
+/// become integers toward zero; to f32 from an f64 expression they would round, which is not
+/// expressed, so that element is only bounded.
+void castValues(InferContext &ctx, Facts &outs) {
   const Fact &in = ctx.input(0);
-  ElementType to = ctx.input(1).type;
-  if (ctx.opType() == "Cast") {
-    auto t = castTarget(ctx);
-    if (!t || *t == ElementType::Undefined)
-      return makeError("attribute 'to' is missing or not a supported element type");
-    to = *t;
-  }
-  Fact out = makeFact(to, in.shape);
-  // Integer values survive a cast between integer types (shape math commonly goes through
-  // i32 or through float and back); a cast to float keeps them too, as the values are exact
-  // small integers, so that Cast(float) -> Cast(int64) round trips.
-  // Float expressions (dim/expr.h) become integers toward zero; to f32 from an f64 expression
-  // they would round, which is not expressed, so that element is only bounded.
-  if (in.value && (isInteger(to) || isFloat(to))) {
-    std::vector<Dimension> v;
-    for (const Dimension &d : *in.value) {
-      if (!isFloatExpr(d.expr())) {
-        v.push_back(d);
-      } else if (isInteger(to)) {
-        auto r = roundToInt(RoundMode::Trunc, d.expr());
-        v.push_back(r.ok() ? valueElement(*r) : Dimension::fromInterval(d.interval()));
-      } else if (to == ElementType::F32 && d.expr()->prec == FloatPrec::F64) {
-        v.push_back(Dimension::fromInterval(d.interval()));
-      } else if (isFloat(to) && to != ElementType::F32 && to != ElementType::F64) {
-        v.push_back(Dimension::fromInterval(d.interval()));
-      } else {
-        v.push_back(d);
-      }
+  Fact &out = outs[0];
+  ElementType to = out.type;
+  if (!in.value || !(isInteger(to) || isFloat(to))) return;
+  std::vector<Dimension> v;
+  for (const Dimension &d : *in.value) {
+    if (!isFloatExpr(d.expr())) {
+      v.push_back(d);
+    } else if (isInteger(to)) {
+      auto r = roundToInt(RoundMode::Trunc, d.expr());
+      v.push_back(r.ok() ? valueElement(*r) : Dimension::fromInterval(d.interval()));
+    } else if (to == ElementType::F32 && d.expr()->prec == FloatPrec::F64) {
+      v.push_back(Dimension::fromInterval(d.interval()));
+    } else if (isFloat(to) && to != ElementType::F32 && to != ElementType::F64) {
+      v.push_back(Dimension::fromInterval(d.interval()));
+    } else {
+      v.push_back(d);
     }
-    out.value = std::move(v);
   }
-  return factsOf(std::move(out));
+  out.value = std::move(v);
 }
 
-Result<std::vector<Fact>> clip(InferContext &ctx) { return unary(ctx); }
-
-Result<std::vector<Fact>> prelu(InferContext &ctx) {
+Result<Facts> inferPRelu(InferContext &ctx) {
   // Slope broadcasts unidirectionally onto X.
   const Fact &x = ctx.input(0), &slope = ctx.input(1);
   // Before opset 7 a 1-D slope holds one value per channel (axis 1), as the old exporters wrote
@@ -211,9 +222,8 @@ Result<std::vector<Fact>> prelu(InferContext &ctx) {
   if (ctx.opset() < 7 && x.shape.rankIsStatic() && x.shape.size() >= 2 &&
       slope.shape.rankIsStatic() && slope.shape.size() == 1 && slope.shape[0] != Dimension(1)) {
     if (!x.shape[1].compatible(slope.shape[0]))
-      return makeError("slope " + describe(slope) + " has " + slope.shape[0].toString() +
-                       " elements but X " + describe(x) + " has " + x.shape[1].toString() +
-                       " channels");
+      return errorf("slope {} has {} elements but X {} has {} channels", slope, slope.shape[0], x,
+                    x.shape[1]);
     SF_ASSIGN(Dimension c, ctx.mergeDims(x.shape[1], slope.shape[0]));
     std::vector<Dimension> dims = x.shape.dims();
     dims[1] = c;
@@ -221,46 +231,48 @@ Result<std::vector<Fact>> prelu(InferContext &ctx) {
   }
   SF_ASSIGN(PartialShape s, ctx.broadcast(x.shape, slope.shape));
   if (x.shape.rankIsStatic() && s.rankIsStatic() && s.size() != x.shape.size())
-    return makeError("slope " + describe(slope) + " does not broadcast onto " + describe(x));
+    return errorf("slope {} does not broadcast onto {}", slope, x);
   return factsOf(makeFact(x.type, x.shape.rankIsStatic() ? x.shape : s));
 }
 
-Result<std::vector<Fact>> dropout(InferContext &ctx) {
+Result<Facts> inferDropout(InferContext &ctx) {
   Fact out = ctx.input(0);
   out.constant.reset();
   out.value.reset();
-  std::vector<Fact> r{out};
+  Facts r{out};
   if (ctx.numOutputs() > 1) r.push_back(makeFact(ElementType::Bool, out.shape));
   return r;
 }
 
-Result<std::vector<Fact>> negAbs(InferContext &ctx) {
-  Fact out = ctx.input(0);
-  out.constant.reset();
-  if (out.value && isInteger(out.type)) {
-    bool isNeg = ctx.opType() == "Neg";
-    std::vector<Dimension> v;
-    for (const auto &d : *out.value) {
-      if (isNeg) {
-        auto r = Dimension::constantValue(0) - d;
-        if (!r.ok()) {
-          out.value.reset();
-          break;
-        }
-        v.push_back(*r);
-      } else if (d.minLength() >= 0) {
-        v.push_back(d);
-      } else if (d.isStatic()) {
-        v.push_back(Dimension::constantValue(d.length() < 0 ? -d.length() : d.length()));
-      } else {
-        v.push_back(Dimension::fromInterval({0, std::max(d.maxLength(), d.minLength() == -kInf ? kInf : -d.minLength())}));
-      }
-    }
-    if (out.value) out.value = std::move(v);
-  } else {
-    out.value.reset();
+/// Neg of integer values.
+void negValues(InferContext &ctx, Facts &outs) {
+  const Fact &in = ctx.input(0);
+  if (!in.value || !isInteger(outs[0].type)) return;
+  std::vector<Dimension> v;
+  for (const auto &d : *in.value) {
+    auto r = Dimension::constantValue(0) - d;
+    if (!r.ok()) return;
+    v.push_back(*r);
   }
-  return factsOf(std::move(out));
+  outs[0].value = std::move(v);
+}
+
+/// Abs of integer values.
+void absValues(InferContext &ctx, Facts &outs) {
+  const Fact &in = ctx.input(0);
+  if (!in.value || !isInteger(outs[0].type)) return;
+  std::vector<Dimension> v;
+  for (const auto &d : *in.value) {
+    if (d.minLength() >= 0) {
+      v.push_back(d);
+    } else if (d.isStatic()) {
+      v.push_back(Dimension::constantValue(d.length() < 0 ? -d.length() : d.length()));
+    } else {
+      v.push_back(Dimension::fromInterval(
+          {0, std::max(d.maxLength(), d.minLength() == -kInf ? kInf : -d.minLength())}));
+    }
+  }
+  outs[0].value = std::move(v);
 }
 
 /// Integer division as ONNX defines it for integers (truncation toward zero); for the
@@ -307,11 +319,17 @@ std::optional<Dimension> fmodValue(const Dimension &x, const Dimension &y) {
   return std::nullopt;
 }
 
-Result<std::vector<Fact>> modOp(InferContext &ctx) {
-  static const InferFn pythonMod = arithmetic(modValue), cMod = arithmetic(fmodValue);
+Result<Facts> inferMod(InferContext &ctx) {
   SF_ASSIGN(int64_t fmod, ctx.attrs().getInt("fmod", 0));
-  if (fmod != 0 && fmod != 1) return makeError("fmod must be 0 or 1, got " + std::to_string(fmod));
-  return fmod ? cMod(ctx) : pythonMod(ctx);
+  if (fmod != 0 && fmod != 1) return errorf("fmod must be 0 or 1, got {}", fmod);
+  SF_ASSIGN(Fact out, broadcastBinary(ctx, 0, 1));
+  return factsOf(std::move(out));
+}
+
+/// Mod's values: Python's remainder (fmod = 0) or C's (fmod = 1).
+void modValues(InferContext &ctx, Facts &outs) {
+  static const ValueFn python = intValues(modValue), c = intValues(fmodValue);
+  (ctx.attrs().getInt("fmod", 0).valueOr(0) ? c : python)(ctx, outs);
 }
 
 // ---------------------------------------------------------------- float folding
@@ -321,8 +339,6 @@ Result<std::vector<Fact>> modOp(InferContext &ctx) {
 // op is evaluated here, in the output's precision (each f32 result rounded to float, as the
 // runtime computes it; f16/bf16 are not folded). The result is a constant tensor, and when its
 // elements are integral, also a value, so that shape ops and Cast carry it on.
-
-constexpr size_t kFoldBudget = 64;
 
 double roundTo(ElementType t, double v) { return t == ElementType::F32 ? double(float(v)) : v; }
 
@@ -350,58 +366,25 @@ void setFolded(Fact &out, const std::vector<double> &values) {
 }
 
 using FloatFn = std::function<double(const std::vector<double> &)>;
+using ExprFn = std::function<Result<Expr>(const std::vector<Expr> &, FloatPrec)>;
+using Doubles = const std::vector<double> &;
+using Exprs = const std::vector<Expr> &;
 
-/// The float function of an op, or null when it is not folded.
-FloatFn floatFunction(std::string_view op) {
-  using V = const std::vector<double> &;
-  if (op == "Add") return [](V x) { return x[0] + x[1]; };
-  if (op == "Sub") return [](V x) { return x[0] - x[1]; };
-  if (op == "Mul") return [](V x) { return x[0] * x[1]; };
-  if (op == "Div") return [](V x) { return x[0] / x[1]; };
-  if (op == "Min") return [](V x) { return *std::min_element(x.begin(), x.end()); };
-  if (op == "Max") return [](V x) { return *std::max_element(x.begin(), x.end()); };
-  if (op == "Reciprocal") return [](V x) { return 1.0 / x[0]; };
-  if (op == "Floor") return [](V x) { return std::floor(x[0]); };
-  if (op == "Ceil") return [](V x) { return std::ceil(x[0]); };
-  if (op == "Round") return [](V x) { return std::nearbyint(x[0]); }; // half to even
-  if (op == "Sqrt") return [](V x) { return std::sqrt(x[0]); };
-  if (op == "Neg") return [](V x) { return -x[0]; };
-  if (op == "Abs") return [](V x) { return std::fabs(x[0]); };
-  if (op == "Cast") return [](V x) { return x[0]; };
-  return nullptr;
+/// A binary float op over numbers and over float expressions (dim/expr.h), applied left to right
+/// over every input (Min and Max are variadic).
+ExprFn exprFold(FloatOp o) {
+  return [o](Exprs x, FloatPrec p) -> Result<Expr> {
+    Expr acc = x[0];
+    for (size_t i = 1; i < x.size(); ++i) {
+      SF_ASSIGN(acc, floatOp(o, acc, x[i], p));
+    }
+    return acc;
+  };
 }
 
-/// Wraps an elementwise rule: after it, folds float arithmetic on known inputs with `fn` (see
-/// above).
-using ExprFn = std::function<Result<Expr>(const std::vector<Expr> &, FloatPrec)>;
-
-/// The op on float expressions (dim/expr.h), or null when it has none.
-ExprFn exprFunction(std::string_view op) {
-  using V = const std::vector<Expr> &;
-  auto binary = [](FloatOp o) {
-    return [o](V x, FloatPrec p) -> Result<Expr> {
-      Expr acc = x[0];
-      for (size_t i = 1; i < x.size(); ++i) {
-        SF_ASSIGN(acc, floatOp(o, acc, x[i], p));
-      }
-      return acc;
-    };
-  };
-  auto rounding = [](RoundMode m) {
-    return [m](V x, FloatPrec) { return roundToInt(m, x[0]); };
-  };
-  if (op == "Add") return binary(FloatOp::Add);
-  if (op == "Sub") return binary(FloatOp::Sub);
-  if (op == "Mul") return binary(FloatOp::Mul);
-  if (op == "Div") return binary(FloatOp::Div);
-  if (op == "Min") return binary(FloatOp::Min);
-  if (op == "Max") return binary(FloatOp::Max);
-  if (op == "Reciprocal") return [](V x, FloatPrec p) { return floatOp(FloatOp::Div, constant(1), x[0], p); };
-  if (op == "Neg") return [](V x, FloatPrec p) { return floatOp(FloatOp::Mul, x[0], constant(-1), p); };
-  if (op == "Floor") return rounding(RoundMode::Floor);
-  if (op == "Ceil") return rounding(RoundMode::Ceil);
-  if (op == "Round") return rounding(RoundMode::HalfEven);
-  return nullptr;
+/// Floor, Ceil, Round of a float expression: an integer atom again.
+ExprFn exprRound(RoundMode m) {
+  return [m](Exprs x, FloatPrec) { return roundToInt(m, x[0]); };
 }
 
 /// Folds float arithmetic on known numbers; false when some input is not a known number.
@@ -411,11 +394,11 @@ bool foldNumbers(InferContext &ctx, const FloatFn &fn, Fact &out) {
   if (!outShape.ok()) return false;
   size_t n = 1;
   for (int64_t d : *outShape) n *= size_t(d);
-  if (n > kFoldBudget) return false;
+  if (n > kValueBudget) return false;
   std::vector<std::vector<double>> in;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
     const Fact &f = ctx.input(i);
-    auto v = f.shape.isStatic() ? constFloats(f, kFoldBudget) : std::nullopt;
+    auto v = f.shape.isStatic() ? constFloats(f, kValueBudget) : std::nullopt;
     if (!v) return false;
     // Scalars and same-shape inputs only (the shape math this is for).
     if (v->size() != 1 && (f.shape.toShape().valueOr(Shape{}) != *outShape || v->size() != n))
@@ -448,7 +431,7 @@ void foldExprs(InferContext &ctx, const ExprFn &fn, Fact &out) {
   std::vector<std::vector<Expr>> in;
   size_t n = 1;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    auto v = valueExprs(ctx.input(i), kFoldBudget);
+    auto v = valueExprs(ctx.input(i), kValueBudget);
     if (!v || v->empty()) return;
     if (v->size() != 1) {
       if (n != 1 && v->size() != n) return;
@@ -456,7 +439,7 @@ void foldExprs(InferContext &ctx, const ExprFn &fn, Fact &out) {
     }
     in.push_back(std::move(*v));
   }
-  if (in.empty() || n > kFoldBudget) return;
+  if (in.empty() || n > kValueBudget) return;
   std::vector<Dimension> result;
   std::vector<Expr> args(in.size());
   for (size_t e = 0; e < n; ++e) {
@@ -468,58 +451,133 @@ void foldExprs(InferContext &ctx, const ExprFn &fn, Fact &out) {
   out.value = std::move(result);
 }
 
-/// Wraps an elementwise rule: after it, float arithmetic on known inputs is folded to numbers
-/// with `fn`, or else kept as float expressions with `efn`.
-InferFn foldingFloats(InferFn rule, FloatFn fn, ExprFn efn) {
-  return [rule, fn, efn](InferContext &ctx) -> Result<std::vector<Fact>> {
-    SF_ASSIGN(std::vector<Fact> outs, rule(ctx));
-    if (outs.size() != 1) return outs;
+/// Float arithmetic on known inputs folded to numbers with `fn`, or else kept as float
+/// expressions with `efn` (null: numbers only).
+ValueFn floatValues(FloatFn fn, ExprFn efn = nullptr) {
+  return [fn, efn](InferContext &ctx, Facts &outs) {
+    if (outs.size() != 1) return;
     Fact &out = outs[0];
     bool floatMath = false;
     for (size_t i = 0; i < ctx.numInputs(); ++i)
       floatMath = floatMath || isFloat(ctx.input(i).type);
-    if (!floatMath && !isFloat(out.type)) return outs; // integer math: values do it exactly
+    if (!floatMath && !isFloat(out.type)) return; // integer math: values do it exactly
     if (out.type != ElementType::F32 && out.type != ElementType::F64 && !isInteger(out.type))
-      return outs;
+      return;
     if (!foldNumbers(ctx, fn, out) && efn && !out.value) foldExprs(ctx, efn, out);
-    return outs;
+  };
+}
+
+/// Both, in order.
+ValueFn chain(ValueFn a, ValueFn b) {
+  return [a, b](InferContext &ctx, Facts &outs) {
+    a(ctx, outs);
+    b(ctx, outs);
   };
 }
 
 } // namespace
 
 void registerElementwiseOps(OpRegistry &r) {
-  r.addAll({"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil",
-            "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-            "Acosh", "Atanh", "Softplus", "Softsign", "Sign", "HardSigmoid", "HardSwish", "Elu",
-            "Selu", "LeakyRelu", "ThresholdedRelu", "Celu", "Mish", "Gelu", "Shrink", "BitwiseNot",
-            "Clip"},
-           unary);
-  r.addAll({"Not", "IsNaN", "IsInf"}, unaryBool);
-  r.addAll({"Identity"}, identity);
-  r.addAll({"Neg", "Abs"}, negAbs);
-  r.addAll({"Add"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x + y); }));
-  r.addAll({"Sub"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x - y); }));
-  r.addAll({"Mul"}, arithmetic([](const Dimension &x, const Dimension &y) { return opt(x * y); }));
-  r.addAll({"Div"}, arithmetic(divValue));
-  r.addAll({"Mod"}, modOp);
-  r.addAll({"Pow", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
-           arithmetic([](const Dimension &, const Dimension &) -> std::optional<Dimension> {
-             return std::nullopt;
-           }));
-  r.addAll({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, comparison);
-  r.addAll({"And", "Or", "Xor"}, logical);
-  r.addAll({"Sum", "Mean", "Max", "Min"}, variadic);
-  r.addAll({"Where"}, where);
-  r.addAll({"Cast", "CastLike"}, cast);
-  r.addAll({"PRelu"}, prelu);
-  r.addAll({"Dropout"}, dropout);
-  (void)clip;
-  for (const char *op : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Reciprocal", "Floor", "Ceil",
-                         "Round", "Sqrt", "Neg", "Abs", "Cast"}) {
-    const OpDef *def = r.find("", op);
-    if (def) r.add({op, "", foldingFloats(def->infer, floatFunction(op), exprFunction(op))});
-  }
+  const OpTraits elementwise{.sameShape = true, .inPlace = true};
+  const OpTraits binary{.inPlace = true};
+  r.addAll({"Relu",        "Sigmoid",
+            "Tanh",        "Exp",
+            "Log",         "Erf",
+            "Sin",         "Cos",
+            "Tan",         "Asin",
+            "Acos",        "Atan",
+            "Sinh",        "Cosh",
+            "Asinh",       "Acosh",
+            "Atanh",       "Softplus",
+            "Softsign",    "Sign",
+            "HardSigmoid", "HardSwish",
+            "Elu",         "Selu",
+            "LeakyRelu",   "ThresholdedRelu",
+            "Celu",        "Mish",
+            "Gelu",        "Shrink",
+            "BitwiseNot",  "Clip"},
+           {.infer = inferUnary, .traits = elementwise});
+  // Float shape math on sizes (a resize factor, a rounded size) folds; see "float folding".
+  auto unaryFloat = [&](const char *name, FloatFn fn, ExprFn efn) {
+    r.add(
+        {.name = name, .infer = inferUnary, .values = floatValues(fn, efn), .traits = elementwise});
+  };
+  unaryFloat(
+      "Reciprocal", [](Doubles x) { return 1.0 / x[0]; },
+      [](Exprs x, FloatPrec p) { return floatOp(FloatOp::Div, constant(1), x[0], p); });
+  unaryFloat(
+      "Floor", [](Doubles x) { return std::floor(x[0]); }, exprRound(RoundMode::Floor));
+  unaryFloat(
+      "Ceil", [](Doubles x) { return std::ceil(x[0]); }, exprRound(RoundMode::Ceil));
+  unaryFloat(
+      "Round", [](Doubles x) { return std::nearbyint(x[0]); }, // half to even
+      exprRound(RoundMode::HalfEven));
+  unaryFloat(
+      "Sqrt", [](Doubles x) { return std::sqrt(x[0]); }, nullptr);
+  r.add({.name = "Neg",
+         .infer = inferUnary,
+         .values = chain(negValues, floatValues([](Doubles x) { return -x[0]; },
+                                                [](Exprs x, FloatPrec p) {
+                                                  return floatOp(FloatOp::Mul, x[0], constant(-1),
+                                                                 p);
+                                                })),
+         .traits = elementwise});
+  r.add({.name = "Abs",
+         .infer = inferUnary,
+         .values = chain(absValues, floatValues([](Doubles x) { return std::fabs(x[0]); })),
+         .traits = elementwise});
+  r.addAll({"Not", "IsNaN", "IsInf"}, {.infer = inferUnaryBool, .traits = {.sameShape = true}});
+  r.add({.name = "Identity", .infer = inferIdentity, .traits = {.sameShape = true, .view = true}});
+
+  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn) {
+    r.add({.name = name,
+           .infer = inferBinary(),
+           .values = chain(intValues(op), floatValues(fn, exprFold(f))),
+           .traits = binary});
+  };
+  arithmetic(
+      "Add", [](const Dimension &x, const Dimension &y) { return opt(x + y); }, FloatOp::Add,
+      [](Doubles x) { return x[0] + x[1]; });
+  arithmetic(
+      "Sub", [](const Dimension &x, const Dimension &y) { return opt(x - y); }, FloatOp::Sub,
+      [](Doubles x) { return x[0] - x[1]; });
+  arithmetic(
+      "Mul", [](const Dimension &x, const Dimension &y) { return opt(x * y); }, FloatOp::Mul,
+      [](Doubles x) { return x[0] * x[1]; });
+  arithmetic("Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; });
+  r.add({.name = "Mod", .infer = inferMod, .values = modValues, .traits = binary});
+  // Pow's exponent and BitShift's amount may have their own element type.
+  r.addAll({"Pow", "BitShift"}, {.infer = inferBinary(true), .traits = binary});
+  r.addAll({"BitwiseAnd", "BitwiseOr", "BitwiseXor"}, {.infer = inferBinary(), .traits = binary});
+  r.add({.name = "Equal", .infer = inferComparison, .values = equalValues});
+  r.addAll({"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, {.infer = inferComparison});
+  r.addAll({"And", "Or", "Xor"}, {.infer = inferComparison});
+  r.addAll({"Sum", "Mean"}, {.infer = inferVariadic, .traits = binary});
+  r.add(
+      {.name = "Max",
+       .infer = inferVariadic,
+       .values = chain(minMaxValues(true),
+                       floatValues([](Doubles x) { return *std::max_element(x.begin(), x.end()); },
+                                   exprFold(FloatOp::Max))),
+       .traits = binary});
+  r.add(
+      {.name = "Min",
+       .infer = inferVariadic,
+       .values = chain(minMaxValues(false),
+                       floatValues([](Doubles x) { return *std::min_element(x.begin(), x.end()); },
+                                   exprFold(FloatOp::Min))),
+       .traits = binary});
+  r.add({.name = "Where", .infer = inferWhere, .values = whereValues});
+  r.add({.name = "Cast",
+         .infer = inferCast(false),
+         .values = chain(castValues, floatValues([](Doubles x) { return x[0]; })),
+         .traits = {.sameShape = true}});
+  r.add({.name = "CastLike",
+         .infer = inferCast(true),
+         .values = castValues,
+         .traits = {.sameShape = true}});
+  r.add({.name = "PRelu", .infer = inferPRelu, .traits = elementwise});
+  r.add({.name = "Dropout", .infer = inferDropout, .traits = {.sameShape = true}});
 }
 
 } // namespace sf

@@ -7,8 +7,7 @@ namespace sf {
 
 Result<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
-    return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(rank));
+    return errorf("axis {} is out of range for rank {}", axis, rank);
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -17,25 +16,26 @@ Result<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t> &axes, int
   std::set<int64_t> seen;
   for (int64_t a : axes) {
     SF_ASSIGN(int64_t n, normalizeAxis(a, rank));
-    if (!seen.insert(n).second) return makeError("axis " + std::to_string(a) + " is repeated");
+    if (!seen.insert(n).second) return errorf("axis {} is repeated", a);
     out.push_back(n);
   }
   return out;
 }
 
 std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget) {
+  // The value first: a small integer constant's elements were decoded once, into its fact.
+  if (f.value && f.value->size() <= budget) {
+    std::vector<int64_t> out;
+    out.reserve(f.value->size());
+    for (const auto &d : *f.value) {
+      if (!d.isStatic()) break;
+      out.push_back(d.length());
+    }
+    if (out.size() == f.value->size()) return out;
+  }
   if (f.constant) {
     auto v = f.constant->toInt64s(budget);
     if (v.ok()) return *v;
-    return std::nullopt;
-  }
-  if (f.value) {
-    std::vector<int64_t> out;
-    for (const auto &d : *f.value) {
-      if (!d.isStatic()) return std::nullopt;
-      out.push_back(d.length());
-    }
-    return out;
   }
   return std::nullopt;
 }
@@ -47,25 +47,6 @@ std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget) {
     return std::nullopt;
   }
   if (auto ints = constInts(f, budget)) return std::vector<double>(ints->begin(), ints->end());
-  return std::nullopt;
-}
-
-std::vector<Dimension> constantDims(std::span<const int64_t> v) {
-  std::vector<Dimension> out;
-  out.reserve(v.size());
-  for (int64_t x : v) out.push_back(Dimension::constantValue(x));
-  return out;
-}
-
-std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget) {
-  // Values of higher rank exist (moved through Reshape/Transpose/Slice) but are not vectors.
-  if (f.value && f.shape.rankIsStatic() && f.shape.size() > 1) return std::nullopt;
-  if (f.value) return *f.value;
-  if (f.constant && isInteger(f.constant->type())) {
-    auto v = f.constant->toInt64s(budget);
-    if (!v.ok()) return std::nullopt;
-    return constantDims(*v);
-  }
   return std::nullopt;
 }
 
@@ -112,8 +93,7 @@ Result<void> broadcastOnto(InferContext &ctx, PartialShape &target, size_t ic, c
   const Fact &c = ctx.input(ic);
   if (!c.shape.rankIsStatic() || !target.rankIsStatic()) return success();
   auto fail = [&] {
-    return makeError(inputLabel(ic, name) + " " + describe(c) + " does not broadcast to " +
-                     target.toString());
+    return errorf("{} {} does not broadcast to {}", inputLabel(ic, name), c, target);
   };
   if (c.shape.size() > target.size()) return fail();
   size_t off = target.size() - c.shape.size();
@@ -138,17 +118,14 @@ Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b
                                  size_t ib) {
   for (auto [f, i] : {std::pair{&a, ia}, std::pair{&b, ib}})
     if (f->shape.rankIsStatic() && f->shape.size() == 0)
-      return makeError("input " + std::to_string(i) + " is a scalar, matrix product needs rank >= 1 (" +
-                       describe(*f) + ")");
+      return errorf("input {} is a scalar, matrix product needs rank >= 1 ({})", i, *f);
   if (!a.shape.rankIsStatic() || !b.shape.rankIsStatic()) return PartialShape::dynamic();
   const std::vector<Dimension> &da = a.shape.dims(), &db = b.shape.dims();
   // A vector operand: a's gets a leading 1 (then dropped), b's a trailing 1 (then dropped).
   bool dropM = da.size() == 1, dropN = db.size() == 1;
   const Dimension &ka = da.back(), &kb = dropN ? db[0] : db[db.size() - 2];
   auto k = ctx.mergeDims(ka, kb);
-  if (!k.ok())
-    return makeError("inner dimensions differ: " + ka.toString() + " vs " + kb.toString() + " (" +
-                     describe(a) + " times " + describe(b) + ")");
+  if (!k.ok()) return errorf("inner dimensions differ: {} vs {} ({} times {})", ka, kb, a, b);
   size_t na = dropM ? 0 : da.size() - 2, nb = dropN ? 0 : db.size() - 2;
   std::vector<Dimension> out;
   if (na == 0 || nb == 0) {
@@ -162,8 +139,8 @@ Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b
     PartialShape batchB(std::vector<Dimension>(db.begin(), db.begin() + ptrdiff_t(nb)));
     auto batch = ctx.broadcast(batchA, batchB);
     if (!batch.ok())
-      return makeError("batch dimensions do not broadcast: " + batch.error().message + " (" +
-                       describe(a) + " times " + describe(b) + ")");
+      return errorf("batch dimensions do not broadcast: {} ({} times {})", batch.error().message, a,
+                    b);
     out = std::move(batch->dims());
     out.reserve(out.size() + 2);
   }
@@ -175,9 +152,9 @@ Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b
 Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t stride,
                                   int64_t dilation, int64_t padBegin, int64_t padEnd,
                                   bool ceilMode) {
-  if (stride <= 0) return makeError("stride must be positive, got " + std::to_string(stride));
-  if (dilation <= 0) return makeError("dilation must be positive, got " + std::to_string(dilation));
-  if (kernel <= 0) return makeError("kernel size must be positive, got " + std::to_string(kernel));
+  if (stride <= 0) return errorf("stride must be positive, got {}", stride);
+  if (dilation <= 0) return errorf("dilation must be positive, got {}", dilation);
+  if (kernel <= 0) return errorf("kernel size must be positive, got {}", kernel);
   auto span = checkedMul(dilation, kernel - 1);
   auto pads = checkedAdd(padBegin, padEnd);
   if (!span || !pads) return makeError("window size overflows int64");
@@ -189,8 +166,8 @@ Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t s
     auto num = checkedAdd(in.length(), *shift);
     if (!num) return makeError("window size overflows int64");
     if (*num < 0)
-      return makeError("window of " + std::to_string(*span + 1) + " (padded by " +
-                       std::to_string(*pads) + ") does not fit input dimension " + in.toString());
+      return errorf("window of {} (padded by {}) does not fit input dimension {}", *span + 1, *pads,
+                    in);
   }
   // Build from the expression so the result stays symbolic: (in + shift)//stride + 1.
   Dimension num;
@@ -206,7 +183,7 @@ Result<Dimension> windowOutputDim(const Dimension &in, int64_t kernel, int64_t s
 }
 
 Result<Dimension> sameOutputDim(const Dimension &in, int64_t stride) {
-  if (stride <= 0) return makeError("stride must be positive, got " + std::to_string(stride));
+  if (stride <= 0) return errorf("stride must be positive, got {}", stride);
   return in.ceilDiv(stride);
 }
 

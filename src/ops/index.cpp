@@ -13,9 +13,6 @@
 namespace sf {
 namespace {
 
-
-std::string str(int64_t v) { return std::to_string(v); }
-
 /// Range of the element count of a shape of static rank (open when a dim is unbounded).
 Interval elementCountRange(const PartialShape &s) {
   int64_t lo = 1, hi = 1;
@@ -29,9 +26,8 @@ Interval elementCountRange(const PartialShape &s) {
 /// Error unless `f` has rank `r` (when its rank is known).
 Result<void> requireRank(const Fact &f, size_t index, int64_t r, const char *what) {
   if (f.shape.rankIsStatic() && int64_t(f.shape.size()) != r)
-    return makeError("input " + str(int64_t(index)) + " (" + what + ") has rank " +
-                     str(int64_t(f.shape.size())) + ", expected " + str(r) + " (" + describe(f) +
-                     ")");
+    return errorf("input {} ({}) has rank {}, expected {} ({})", int64_t(index), what,
+                  int64_t(f.shape.size()), r, f);
   return success();
 }
 
@@ -60,13 +56,13 @@ scatterValues(const Fact &data, const std::vector<int64_t> &positions, const Fac
 }
 
 // ---------------------------------------------------------------- GatherElements
-Result<Facts> gatherElements(InferContext &ctx) {
+Result<Facts> inferGatherElements(InferContext &ctx) {
   const Fact &data = ctx.input(0), &idx = ctx.input(1);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   Fact out = makeFact(data.type, idx.shape);
   if (data.shape.rankIsStatic()) {
     int64_t r = int64_t(data.shape.size());
-    if (r == 0) return makeError("cannot gather from a scalar (" + describe(data) + ")");
+    if (r == 0) return errorf("cannot gather from a scalar ({})", data);
     SF_TRY(normalizeAxis(axis, r));
     SF_TRY(requireRank(idx, 1, r, "indices"));
     if (!idx.shape.rankIsStatic()) out.shape = PartialShape::dynamic(r);
@@ -79,8 +75,7 @@ Result<Facts> gatherElements(InferContext &ctx) {
     std::vector<Dimension> v;
     for (int64_t i : *iv) {
       int64_t j = i < 0 ? i + n : i;
-      if (j < 0 || j >= n)
-        return makeError("index " + str(i) + " is out of range for " + describe(data));
+      if (j < 0 || j >= n) return errorf("index {} is out of range for {}", i, data);
       v.push_back((*dv)[j]);
     }
     out.value = std::move(v);
@@ -89,35 +84,31 @@ Result<Facts> gatherElements(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- GatherND
-Result<Facts> gatherND(InferContext &ctx) {
+Result<Facts> inferGatherND(InferContext &ctx) {
   const Fact &data = ctx.input(0), &idx = ctx.input(1);
   int64_t b = ctx.attrs().getInt("batch_dims", 0).valueOr(0);
   Fact out = makeFact(data.type, PartialShape::dynamic());
-  if (b < 0) return makeError("batch_dims " + str(b) + " is negative");
+  if (b < 0) return errorf("batch_dims {} is negative", b);
   if (idx.type != ElementType::Undefined && !isInteger(idx.type))
-    return makeError("indices must be integers, got " + describe(idx));
+    return errorf("indices must be integers, got {}", idx);
   if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(data.shape.size()), q = int64_t(idx.shape.size());
-  if (r < 1 || q < 1)
-    return makeError("data and indices must have rank >= 1 (" + describe(data) + ", " +
-                     describe(idx) + ")");
+  if (r < 1 || q < 1) return errorf("data and indices must have rank >= 1 ({}, {})", data, idx);
   if (b >= std::min(r, q))
-    return makeError("batch_dims " + str(b) + " must be less than both ranks (" + describe(data) +
-                     ", " + describe(idx) + ")");
+    return errorf("batch_dims {} must be less than both ranks ({}, {})", b, data, idx);
   std::vector<Dimension> dims;
   for (int64_t i = 0; i < b; ++i) {
     auto m = ctx.mergeDims(data.shape[i], idx.shape[i]);
     if (!m.ok())
-      return makeError("batch dimension " + str(i) + " differs: " + data.shape[i].toString() +
-                       " vs " + idx.shape[i].toString() + " (" + describe(data) + ", " +
-                       describe(idx) + ")");
+      return errorf("batch dimension {} differs: {} vs {} ({}, {})", i, data.shape[i], idx.shape[i],
+                    data, idx);
   }
   const Dimension &kd = idx.shape[q - 1];
   if (!kd.isStatic()) return factsOf(std::move(out));
   int64_t k = kd.length();
   if (k < 1 || k > r - b)
-    return makeError("the last dimension of indices (" + str(k) + ") must be in 1.." + str(r - b) +
-                     " (" + describe(data) + ", " + describe(idx) + ")");
+    return errorf("the last dimension of indices ({}) must be in 1..{} ({}, {})", k, r - b, data,
+                  idx);
   for (int64_t i = 0; i < q - 1; ++i)
     dims.push_back(idx.shape[i]);
   for (int64_t i = b + k; i < r; ++i)
@@ -127,30 +118,28 @@ Result<Facts> gatherND(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- ScatterND
-Result<Facts> scatterND(InferContext &ctx) {
+Result<Facts> inferScatterND(InferContext &ctx) {
   const Fact &data = ctx.input(0), &idx = ctx.input(1), &upd = ctx.input(2);
   if (data.type != ElementType::Undefined && upd.type != ElementType::Undefined &&
       data.type != upd.type)
-    return makeError("updates type differs from data: " + describe(upd) + " vs " + describe(data));
+    return errorf("updates type differs from data: {} vs {}", upd, data);
   Fact out = makeFact(data.type != ElementType::Undefined ? data.type : upd.type, data.shape);
   if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(data.shape.size()), q = int64_t(idx.shape.size());
-  if (r < 1 || q < 1)
-    return makeError("data and indices must have rank >= 1 (" + describe(data) + ", " +
-                     describe(idx) + ")");
+  if (r < 1 || q < 1) return errorf("data and indices must have rank >= 1 ({}, {})", data, idx);
   const Dimension &kd = idx.shape[q - 1];
   if (!kd.isStatic()) return factsOf(std::move(out));
   int64_t k = kd.length();
   if (k > r)
-    return makeError("the last dimension of indices (" + str(k) + ") exceeds the data rank " +
-                     str(r) + " (" + describe(data) + ", " + describe(idx) + ")");
+    return errorf("the last dimension of indices ({}) exceeds the data rank {} ({}, {})", k, r,
+                  data, idx);
   std::vector<Dimension> expect(idx.shape.dims().begin(), idx.shape.dims().end() - 1);
   expect.insert(expect.end(), data.shape.dims().begin() + k, data.shape.dims().end());
   if (upd.shape.rankIsStatic()) {
     auto m = ctx.mergeShapes(upd.shape, PartialShape(expect));
     if (!m.ok())
-      return makeError("updates " + describe(upd) + " do not match the expected shape " +
-                       PartialShape(expect).toString() + " (" + m.error().message + ")");
+      return errorf("updates {} do not match the expected shape {} ({})", upd, PartialShape(expect),
+                    m.error().message);
   }
   out.shape = ctx.symbols().resolve(data.shape);
   // Values: writing known elements into a known vector (1-D data, k = 1, no reduction).
@@ -163,22 +152,20 @@ Result<Facts> scatterND(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- ScatterElements, Scatter
-Result<Facts> scatterElements(InferContext &ctx) {
+Result<Facts> inferScatterElements(InferContext &ctx) {
   const Fact &data = ctx.input(0), &idx = ctx.input(1), &upd = ctx.input(2);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   if (data.type != ElementType::Undefined && upd.type != ElementType::Undefined &&
       data.type != upd.type)
-    return makeError("updates type differs from data: " + describe(upd) + " vs " + describe(data));
+    return errorf("updates type differs from data: {} vs {}", upd, data);
   Fact out = makeFact(data.type != ElementType::Undefined ? data.type : upd.type, data.shape);
   if (idx.shape.rankIsStatic() && upd.shape.rankIsStatic()) {
     auto m = ctx.mergeShapes(idx.shape, upd.shape);
-    if (!m.ok())
-      return makeError("indices and updates must have the same shape (" + describe(idx) + " vs " +
-                       describe(upd) + ")");
+    if (!m.ok()) return errorf("indices and updates must have the same shape ({} vs {})", idx, upd);
   }
   if (data.shape.rankIsStatic()) {
     int64_t r = int64_t(data.shape.size());
-    if (r == 0) return makeError("cannot scatter into a scalar (" + describe(data) + ")");
+    if (r == 0) return errorf("cannot scatter into a scalar ({})", data);
     SF_TRY(normalizeAxis(axis, r));
     SF_TRY(requireRank(idx, 1, r, "indices"));
     SF_TRY(requireRank(upd, 2, r, "updates"));
@@ -197,17 +184,17 @@ Result<Facts> scatterElements(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- OneHot
-Result<Facts> oneHot(InferContext &ctx) {
+Result<Facts> inferOneHot(InferContext &ctx) {
   const Fact &idx = ctx.input(0), &depthFact = ctx.input(1), &values = ctx.input(2);
   int64_t axis = ctx.attrs().getInt("axis", -1).valueOr(-1);
   if (depthFact.shape.rankIsStatic()) {
     auto n = elementCountRange(depthFact.shape);
     if (depthFact.shape.size() > 1 || (n.isPoint() && n.lo != 1))
-      return makeError("'depth' must be a scalar or have one element, got " + describe(depthFact));
+      return errorf("'depth' must be a scalar or have one element, got {}", depthFact);
   }
   if (values.shape.rankIsStatic()) {
     if (values.shape.size() != 1 || !values.shape[0].compatible(Dimension(2)))
-      return makeError("'values' must have shape [2], got " + describe(values));
+      return errorf("'values' must have shape [2], got {}", values);
   }
   std::optional<Dimension> depth = scalarDim(depthFact);
   if (!depth) {
@@ -216,12 +203,12 @@ Result<Facts> oneHot(InferContext &ctx) {
       depth = Dimension::constantValue(int64_t(std::trunc((*f)[0])));
   }
   if (depth && depth->isStatic() && depth->length() < 1)
-    return makeError("'depth' must be positive, got " + str(depth->length()));
+    return errorf("'depth' must be positive, got {}", depth->length());
   Fact out = makeFact(values.type, PartialShape::dynamic());
   if (!idx.shape.rankIsStatic()) return factsOf(std::move(out));
   int64_t r = int64_t(idx.shape.size());
   if (axis < -(r + 1) || axis > r)
-    return makeError("axis " + str(axis) + " is out of range for output rank " + str(r + 1));
+    return errorf("axis {} is out of range for output rank {}", axis, r + 1);
   if (axis < 0) axis += r + 1;
   std::vector<Dimension> dims = idx.shape.dims();
   dims.insert(dims.begin() + axis, depth ? depth->nonNegative() : Dimension::dynamic());
@@ -230,7 +217,7 @@ Result<Facts> oneHot(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- TopK
-Result<Facts> topK(InferContext &ctx) {
+Result<Facts> inferTopK(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   int64_t axis = ctx.attrs().getInt("axis", -1).valueOr(-1);
   bool kFromInput = ctx.opset() == 0 ? ctx.numInputs() >= 2 : ctx.opset() >= 10;
@@ -239,11 +226,11 @@ Result<Facts> topK(InferContext &ctx) {
     const Fact &kf = ctx.input(1);
     if (!ctx.hasInput(1)) return makeError("input 1 ('K') is required");
     if (kf.type != ElementType::Undefined && !isInteger(kf.type))
-      return makeError("'K' must be an integer, got " + describe(kf));
+      return errorf("'K' must be an integer, got {}", kf);
     if (kf.shape.rankIsStatic()) {
       auto n = elementCountRange(kf.shape);
       if (kf.shape.size() > 1 || (n.isPoint() && n.lo != 1))
-        return makeError("'K' must have one element, got " + describe(kf));
+        return errorf("'K' must have one element, got {}", kf);
     }
     k = scalarDim(kf);
   } else {
@@ -252,7 +239,7 @@ Result<Facts> topK(InferContext &ctx) {
     k = Dimension::constantValue(*a);
   }
   if (k && k->isStatic() && k->length() < 0)
-    return makeError("k must be non-negative, got " + str(k->length()));
+    return errorf("k must be non-negative, got {}", k->length());
   Fact values = makeFact(x.type, PartialShape::dynamic());
   Fact indices = makeFact(ElementType::I64, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) return factsOf(values, indices);
@@ -263,20 +250,15 @@ Result<Facts> topK(InferContext &ctx) {
   Dimension kd;
   if (k && k->isStatic()) {
     if (k->length() > d.maxLength())
-      return makeError("k = " + str(k->length()) + " is larger than axis " + str(a) + " of " +
-                       describe(x));
+      return errorf("k = {} is larger than axis {} of {}", k->length(), a, x);
     kd = Dimension(k->length());
   } else if (k && k->isNamedExpr()) {
     Interval in = k->interval().intersect(valid);
-    if (in.empty())
-      return makeError("k = " + k->toString() + " cannot fit axis " + str(a) + " of " +
-                       describe(x));
+    if (in.empty()) return errorf("k = {} cannot fit axis {} of {}", k->toString(), a, x);
     kd = Dimension(k->expr(), in);
   } else {
     Interval in = k ? k->interval().intersect(valid) : valid;
-    if (in.empty())
-      return makeError("k = " + k->toString() + " cannot fit axis " + str(a) + " of " +
-                       describe(x));
+    if (in.empty()) return errorf("k = {} cannot fit axis {} of {}", k->toString(), a, x);
     kd = ctx.freshDim("topk_k", in);
   }
   std::vector<Dimension> dims = x.shape.dims();
@@ -287,14 +269,14 @@ Result<Facts> topK(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- NonZero
-Result<Facts> nonZero(InferContext &ctx) {
+Result<Facts> inferNonZero(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   // A scalar counts as a 1-element vector (numpy's nonzero and onnxruntime): [1, nnz].
   Dimension rank =
       x.shape.rankIsStatic() ? Dimension(std::max<int64_t>(x.shape.size(), 1)) : Dimension();
   Interval count{0, kInf};
   if (x.shape.rankIsStatic()) count = {0, elementCountRange(x.shape).hi};
-  if (auto v = constantElements(x, ctx.valueBudget())) {
+  if (auto v = constantElements(x, kValueBudget)) {
     int64_t n = 0;
     for (double e : *v)
       n += e != 0;
@@ -315,7 +297,7 @@ Result<Facts> nonZero(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Unique
-Result<Facts> unique(InferContext &ctx) {
+Result<Facts> inferUnique(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   Facts outs(4, makeFact(ElementType::I64, PartialShape::dynamic(1)));
   outs[0] = makeFact(x.type, PartialShape::dynamic());
@@ -330,7 +312,7 @@ Result<Facts> unique(InferContext &ctx) {
   if (!hasAxis) {
     Interval n = elementCountRange(x.shape);
     Interval range{std::min<int64_t>(n.lo, 1), n.hi};
-    if (auto v = constantElements(x, ctx.valueBudget())) {
+    if (auto v = constantElements(x, kValueBudget)) {
       std::set<double> distinct;
       int64_t nans = 0;
       for (double e : *v)
@@ -349,7 +331,7 @@ Result<Facts> unique(InferContext &ctx) {
   SF_ASSIGN(int64_t a, normalizeAxis(axis, int64_t(x.shape.size())));
   const Dimension &d = x.shape[a];
   Interval range{std::min<int64_t>(d.minLength(), 1), d.maxLength()};
-  auto v = constantElements(x, ctx.valueBudget());
+  auto v = constantElements(x, kValueBudget);
   auto shape = x.shape.toShape();
   if (v && shape.ok()) {
     // Distinct slices along the axis.
@@ -379,10 +361,10 @@ Result<Facts> unique(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Compress
-Result<Facts> compress(InferContext &ctx) {
+Result<Facts> inferCompress(InferContext &ctx) {
   const Fact &x = ctx.input(0), &cond = ctx.input(1);
   if (cond.type != ElementType::Undefined && cond.type != ElementType::Bool)
-    return makeError("condition must be bool, got " + describe(cond));
+    return errorf("condition must be bool, got {}", cond);
   SF_TRY(requireRank(cond, 1, 1, "condition"));
   bool hasAxis = ctx.attrs().has("axis");
   Fact out = makeFact(x.type, hasAxis ? PartialShape::dynamic() : PartialShape::dynamic(1));
@@ -399,7 +381,7 @@ Result<Facts> compress(InferContext &ctx) {
   }
   Dimension condLen = cond.shape.rankIsStatic() ? cond.shape[0] : Dimension();
   Interval range{0, std::min(len.maxLength(), condLen.maxLength())};
-  if (auto v = constantElements(cond, ctx.valueBudget())) {
+  if (auto v = constantElements(cond, kValueBudget)) {
     // Trues within what the input surely has, and within what it may have.
     int64_t sure = 0, maybe = 0;
     for (size_t i = 0; i < v->size(); ++i) {
@@ -421,15 +403,14 @@ Result<Facts> compress(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- NonMaxSuppression
-Result<Facts> nonMaxSuppression(InferContext &ctx) {
+Result<Facts> inferNonMaxSuppression(InferContext &ctx) {
   const Fact &boxes = ctx.input(0), &scores = ctx.input(1);
   SF_TRY(requireRank(boxes, 0, 3, "boxes"));
   SF_TRY(requireRank(scores, 1, 3, "scores"));
   Dimension batches, classes, count;
   if (boxes.shape.rankIsStatic()) {
     if (!boxes.shape[2].compatible(Dimension(4)))
-      return makeError("boxes must have 4 coordinates in the last dimension, got " +
-                       describe(boxes));
+      return errorf("boxes must have 4 coordinates in the last dimension, got {}", boxes);
     SF_TRY(ctx.mergeDims(boxes.shape[2], Dimension(4)));
     batches = boxes.shape[0];
     count = boxes.shape[1];
@@ -438,8 +419,7 @@ Result<Facts> nonMaxSuppression(InferContext &ctx) {
     auto b = ctx.mergeDims(batches, scores.shape[0]);
     auto n = ctx.mergeDims(count, scores.shape[2]);
     if (!b.ok() || !n.ok())
-      return makeError("boxes and scores disagree on batches or boxes (" + describe(boxes) +
-                       " vs " + describe(scores) + ")");
+      return errorf("boxes and scores disagree on batches or boxes ({} vs {})", boxes, scores);
     batches = *b;
     count = *n;
     classes = scores.shape[1];
@@ -457,40 +437,39 @@ Result<Facts> nonMaxSuppression(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Trilu, ReverseSequence, EyeLike
-Result<Facts> trilu(InferContext &ctx) {
+Result<Facts> inferTrilu(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (x.shape.rankIsStatic() && x.shape.size() < 2)
-    return makeError("input must have rank >= 2, got " + describe(x));
+    return errorf("input must have rank >= 2, got {}", x);
   if (ctx.hasInput(1)) {
     const Fact &k = ctx.input(1);
     if (k.shape.rankIsStatic() && k.shape.size() > 0)
-      return makeError("'k' must be a scalar, got " + describe(k));
+      return errorf("'k' must be a scalar, got {}", k);
   }
   return factsOf(makeFact(x.type, x.shape));
 }
 
-Result<Facts> reverseSequence(InferContext &ctx) {
+Result<Facts> inferReverseSequence(InferContext &ctx) {
   const Fact &x = ctx.input(0), &lens = ctx.input(1);
   int64_t batchAxis = ctx.attrs().getInt("batch_axis", 1).valueOr(1);
   int64_t timeAxis = ctx.attrs().getInt("time_axis", 0).valueOr(0);
   if ((batchAxis != 0 && batchAxis != 1) || (timeAxis != 0 && timeAxis != 1) ||
       batchAxis == timeAxis)
-    return makeError("batch_axis (" + str(batchAxis) + ") and time_axis (" + str(timeAxis) +
-                     ") must be 0 and 1 in some order");
+    return errorf("batch_axis ({}) and time_axis ({}) must be 0 and 1 in some order", batchAxis,
+                  timeAxis);
   SF_TRY(requireRank(lens, 1, 1, "sequence_lens"));
   if (x.shape.rankIsStatic() && x.shape.size() < 2)
-    return makeError("input must have rank >= 2, got " + describe(x));
+    return errorf("input must have rank >= 2, got {}", x);
   if (x.shape.rankIsStatic() && lens.shape.rankIsStatic()) {
     auto m = ctx.mergeDims(x.shape[batchAxis], lens.shape[0]);
     if (!m.ok())
-      return makeError("sequence_lens has " + lens.shape[0].toString() +
-                       " elements but the batch axis has " + x.shape[batchAxis].toString() + " (" +
-                       describe(x) + ", " + describe(lens) + ")");
+      return errorf("sequence_lens has {} elements but the batch axis has {} ({}, {})",
+                    lens.shape[0], x.shape[batchAxis], x, lens);
   }
   return factsOf(makeFact(x.type, ctx.symbols().resolve(x.shape)));
 }
 
-Result<Facts> eyeLike(InferContext &ctx) {
+Result<Facts> inferEyeLike(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(requireRank(x, 0, 2, "input"));
   ElementType t = x.type;
@@ -498,35 +477,35 @@ Result<Facts> eyeLike(InferContext &ctx) {
     SF_ASSIGN(int64_t dt, ctx.attrs().getInt("dtype"));
     auto known = elementTypeFromOnnx(dt);
     if (!known || *known == ElementType::Undefined)
-      return makeError("attribute 'dtype' (" + str(dt) + ") is not a known element type");
+      return errorf("attribute 'dtype' ({}) is not a known element type", dt);
     t = *known;
   }
   return factsOf(makeFact(t, x.shape.rankIsStatic() ? x.shape : PartialShape::dynamic(2)));
 }
 
 // ---------------------------------------------------------------- DepthToSpace, SpaceToDepth
-Result<Facts> depthSpace(InferContext &ctx) {
+/// DepthToSpace (`toSpace`) and SpaceToDepth.
+Result<Facts> depthSpaceWith(InferContext &ctx, bool toSpace) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(int64_t b, ctx.attrs().getInt("blocksize"));
-  if (b <= 0) return makeError("blocksize must be positive, got " + str(b));
+  if (b <= 0) return errorf("blocksize must be positive, got {}", b);
   SF_TRY(requireRank(x, 0, 4, "input"));
   if (ctx.attrs().has("mode")) {
     std::string mode = ctx.attrs().getString("mode").valueOr("");
-    if (mode != "DCR" && mode != "CRD") return makeError("unknown mode '" + mode + "'");
+    if (mode != "DCR" && mode != "CRD") return errorf("unknown mode '{}'", mode);
   }
   Fact out = makeFact(x.type, PartialShape::dynamic(4));
   if (!x.shape.rankIsStatic()) return factsOf(std::move(out));
   auto bb = checkedMul(b, b);
-  if (!bb) return makeError("blocksize " + str(b) + " overflows");
+  if (!bb) return errorf("blocksize {} overflows", b);
   const auto &d = x.shape.dims();
   auto divisible = [&](const Dimension &dim, int64_t by, const char *name) -> Result<Dimension> {
     if (dim.isStatic() && dim.length() % by != 0)
-      return makeError(std::string(name) + " (" + dim.toString() + ") is not divisible by " +
-                       str(by) + " (" + describe(x) + ", blocksize " + str(b) + ")");
+      return errorf("{} ({}) is not divisible by {} ({}, blocksize {})", name, dim, by, x, b);
     return dim.floorDiv(by);
   };
   Dimension bd(b);
-  if (ctx.opType() == "DepthToSpace") {
+  if (toSpace) {
     SF_ASSIGN(Dimension c, divisible(d[1], *bb, "channels"));
     SF_ASSIGN(Dimension h, d[2] * bd);
     SF_ASSIGN(Dimension w, d[3] * bd);
@@ -540,15 +519,19 @@ Result<Facts> depthSpace(InferContext &ctx) {
   return factsOf(std::move(out));
 }
 
+InferFn inferDepthSpace(bool toSpace) {
+  return [toSpace](InferContext &ctx) { return depthSpaceWith(ctx, toSpace); };
+}
+
 // ---------------------------------------------------------------- Det
-Result<Facts> det(InferContext &ctx) {
+Result<Facts> inferDet(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) return factsOf(std::move(out));
   size_t r = x.shape.size();
-  if (r < 2) return makeError("input must have rank >= 2, got " + describe(x));
+  if (r < 2) return errorf("input must have rank >= 2, got {}", x);
   auto m = ctx.mergeDims(x.shape[r - 2], x.shape[r - 1]);
-  if (!m.ok()) return makeError("matrices must be square, got " + describe(x));
+  if (!m.ok()) return errorf("matrices must be square, got {}", x);
   std::vector<Dimension> dims(x.shape.dims().begin(), x.shape.dims().end() - 2);
   out.shape = ctx.symbols().resolve(PartialShape(std::move(dims)));
   return factsOf(std::move(out));
@@ -557,21 +540,22 @@ Result<Facts> det(InferContext &ctx) {
 } // namespace
 
 void registerIndexOps(OpRegistry &r) {
-  r.addAll({"GatherElements"}, gatherElements);
-  r.addAll({"GatherND"}, gatherND);
-  r.addAll({"ScatterND"}, scatterND);
-  r.addAll({"ScatterElements", "Scatter"}, scatterElements);
-  r.addAll({"OneHot"}, oneHot);
-  r.addAll({"TopK"}, topK);
-  r.addAll({"NonZero"}, nonZero);
-  r.addAll({"Unique"}, unique);
-  r.addAll({"Compress"}, compress);
-  r.addAll({"NonMaxSuppression"}, nonMaxSuppression);
-  r.addAll({"Trilu"}, trilu);
-  r.addAll({"ReverseSequence"}, reverseSequence);
-  r.addAll({"EyeLike"}, eyeLike);
-  r.addAll({"DepthToSpace", "SpaceToDepth"}, depthSpace);
-  r.addAll({"Det"}, det);
+  r.addAll({"GatherElements"}, {.infer = inferGatherElements});
+  r.addAll({"GatherND"}, {.infer = inferGatherND});
+  r.addAll({"ScatterND"}, {.infer = inferScatterND});
+  r.addAll({"ScatterElements", "Scatter"}, {.infer = inferScatterElements});
+  r.addAll({"OneHot"}, {.infer = inferOneHot});
+  r.addAll({"TopK"}, {.infer = inferTopK});
+  r.addAll({"NonZero"}, {.infer = inferNonZero});
+  r.addAll({"Unique"}, {.infer = inferUnique});
+  r.addAll({"Compress"}, {.infer = inferCompress});
+  r.addAll({"NonMaxSuppression"}, {.infer = inferNonMaxSuppression});
+  r.addAll({"Trilu"}, {.infer = inferTrilu});
+  r.addAll({"ReverseSequence"}, {.infer = inferReverseSequence});
+  r.addAll({"EyeLike"}, {.infer = inferEyeLike});
+  r.add({.name = "DepthToSpace", .infer = inferDepthSpace(true)});
+  r.add({.name = "SpaceToDepth", .infer = inferDepthSpace(false)});
+  r.addAll({"Det"}, {.infer = inferDet});
 }
 
 } // namespace sf

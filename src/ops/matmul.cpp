@@ -5,6 +5,7 @@
 // symbol table, so K learned in one product is known everywhere.
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shared_rules.h"
 
 #include <algorithm>
 #include <map>
@@ -14,18 +15,14 @@ namespace {
 
 constexpr ElementType kUnknownType = ElementType::Undefined;
 
-std::string inputLabel(size_t i, const char *name) {
-  return "input " + std::to_string(i) + " (" + name + ")";
-}
-
 /// The common type of two inputs that must agree; an error naming both when they do not.
 Result<ElementType> sameType(const Fact &a, const Fact &b) {
   if (a.type != kUnknownType && b.type != kUnknownType && a.type != b.type)
-    return makeError("input types differ: " + describe(a) + " vs " + describe(b));
+    return errorf("input types differ: {} vs {}", a, b);
   return a.type != kUnknownType ? a.type : b.type;
 }
 
-Result<std::vector<Fact>> inferMatMul(InferContext &ctx) {
+Result<Facts> inferMatMul(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(1);
   SF_ASSIGN(ElementType t, sameType(a, b));
   SF_ASSIGN(PartialShape s, matmulShape(ctx, a, b, 0, 1));
@@ -37,9 +34,8 @@ Result<void> checkZeroPoint(InferContext &ctx, size_t data, size_t zp) {
   if (!ctx.hasInput(zp)) return success();
   const Fact &d = ctx.input(data), &z = ctx.input(zp);
   if (d.type != kUnknownType && z.type != kUnknownType && d.type != z.type)
-    return makeError("input " + std::to_string(zp) + " (zero point) has type " + toString(z.type) +
-                     ", expected " + toString(d.type) + " like input " + std::to_string(data) +
-                     " (" + describe(z) + " vs " + describe(d) + ")");
+    return errorf("input {} (zero point) has type {}, expected {} like input {} ({} vs {})", zp,
+                  toString(z.type), toString(d.type), data, z, d);
   return success();
 }
 
@@ -47,19 +43,18 @@ Result<void> checkZeroPoint(InferContext &ctx, size_t data, size_t zp) {
 Result<void> checkScale(InferContext &ctx, size_t i) {
   const Fact &s = ctx.input(i);
   if (s.type != kUnknownType && !isFloat(s.type))
-    return makeError("input " + std::to_string(i) + " (scale) must be a float tensor, got " +
-                     describe(s));
+    return errorf("input {} (scale) must be a float tensor, got {}", i, s);
   return success();
 }
 
-Result<std::vector<Fact>> inferMatMulInteger(InferContext &ctx) {
+Result<Facts> inferMatMulInteger(InferContext &ctx) {
   SF_TRY(checkZeroPoint(ctx, 0, 2));
   SF_TRY(checkZeroPoint(ctx, 1, 3));
   SF_ASSIGN(PartialShape s, matmulShape(ctx, ctx.input(0), ctx.input(1), 0, 1));
   return factsOf(makeFact(ElementType::I32, std::move(s)));
 }
 
-Result<std::vector<Fact>> inferQLinearMatMul(InferContext &ctx) {
+Result<Facts> inferQLinearMatMul(InferContext &ctx) {
   // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
   SF_TRY(checkZeroPoint(ctx, 0, 2));
   SF_TRY(checkZeroPoint(ctx, 3, 5));
@@ -68,8 +63,9 @@ Result<std::vector<Fact>> inferQLinearMatMul(InferContext &ctx) {
   return factsOf(makeFact(ctx.input(7).type, std::move(s)));
 }
 
+} // namespace
 
-Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
+Result<Facts> inferGemm(InferContext &ctx) {
   const Fact &a = ctx.input(0), &b = ctx.input(1);
   SF_ASSIGN(ElementType t, sameType(a, b));
   SF_ASSIGN(int64_t transA, ctx.attrs().getInt("transA", 0));
@@ -78,8 +74,7 @@ Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
   for (size_t i = 0; i < 2; ++i) {
     const Fact &f = ctx.input(i);
     if (f.shape.rankIsStatic() && f.shape.size() != 2)
-      return makeError(inputLabel(i, names[i]) + " has rank " + std::to_string(f.shape.size()) +
-                       ", expected 2 (" + describe(f) + ")");
+      return errorf("{} has rank {}, expected 2 ({})", inputLabel(i, names[i]), f.shape.size(), f);
   }
   Dimension m, n, ka, kb;
   if (a.shape.rankIsStatic()) {
@@ -91,21 +86,19 @@ Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
     n = b.shape[transB ? 0 : 1];
   }
   if (!ctx.mergeDims(ka, kb).ok())
-    return makeError("inner dimensions differ: " + ka.toString() + " vs " + kb.toString() + " (" +
-                     describe(a) + (transA ? " transposed" : "") + " times " + describe(b) +
-                     (transB ? " transposed" : "") + ")");
+    return errorf("inner dimensions differ: {} vs {} ({}{} times {}{})", ka, kb, a,
+                  (transA ? " transposed" : ""), b, (transB ? " transposed" : ""));
   PartialShape out{ctx.symbols().resolve(m), ctx.symbols().resolve(n)};
   if (ctx.hasInput(2)) {
     const Fact &c = ctx.input(2);
     if (c.type != kUnknownType && t != kUnknownType && c.type != t)
-      return makeError("input types differ: " + describe(c) + " vs " + describe(a));
+      return errorf("input types differ: {} vs {}", c, a);
     if (t == kUnknownType) t = c.type;
     SF_ASSIGN(int64_t bcast, ctx.attrs().getInt("broadcast", 1));
     if (ctx.opset() > 0 && ctx.opset() < 7 && bcast == 0 && c.shape.rankIsStatic()) {
       // Before opset 7, C has exactly the shape (M, N) unless broadcast = 1.
       if (!ctx.mergeShapes(c.shape, out).ok())
-        return makeError("input 2 (C) " + describe(c) + " must have shape " + out.toString() +
-                         " when broadcast = 0");
+        return errorf("input 2 (C) {} must have shape {} when broadcast = 0", c, out);
     } else {
       SF_TRY(broadcastOnto(ctx, out, 2, "C"));
     }
@@ -113,6 +106,8 @@ Result<std::vector<Fact>> inferGemm(InferContext &ctx) {
   }
   return factsOf(makeFact(t, std::move(out)));
 }
+
+namespace {
 
 // ---- Einsum ----
 
@@ -128,14 +123,13 @@ Result<EinsumTerm> parseTerm(std::string_view text) {
     char c = text[i];
     if (c == '.') {
       if (text.substr(i, 3) != "..." || t.ellipsisAt != std::string::npos)
-        return makeError("bad ellipsis in einsum term '" + std::string(text) + "'");
+        return errorf("bad ellipsis in einsum term '{}'", text);
       t.ellipsisAt = t.letters.size();
       i += 3;
       continue;
     }
     if (!std::isalpha(static_cast<unsigned char>(c)))
-      return makeError("bad character '" + std::string(1, c) + "' in einsum term '" +
-                       std::string(text) + "'");
+      return errorf("bad character '{}' in einsum term '{}'", c, text);
     t.letters += c;
     ++i;
   }
@@ -167,24 +161,24 @@ Result<EinsumEquation> parseEquation(const std::string &raw) {
   if (arrow != std::string::npos) {
     std::string rhs = eq.substr(arrow + 2);
     if (rhs.find("->") != std::string::npos || rhs.find(',') != std::string::npos)
-      return makeError("bad einsum output '" + rhs + "'");
+      return errorf("bad einsum output '{}'", rhs);
     SF_ASSIGN(EinsumTerm t, parseTerm(rhs));
     out.output = std::move(t);
   }
   return out;
 }
 
-Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
+Result<Facts> inferEinsum(InferContext &ctx) {
   SF_ASSIGN(std::string equation, ctx.attrs().getString("equation"));
   SF_ASSIGN(EinsumEquation eq, parseEquation(equation));
   if (eq.inputs.size() != ctx.numInputs())
-    return makeError("equation '" + equation + "' has " + std::to_string(eq.inputs.size()) +
-                     " input terms for " + std::to_string(ctx.numInputs()) + " inputs");
+    return errorf("equation '{}' has {} input terms for {} inputs", equation, eq.inputs.size(),
+                  ctx.numInputs());
   ElementType type = kUnknownType;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
     const Fact &f = ctx.input(i);
     if (f.type != kUnknownType && type != kUnknownType && f.type != type)
-      return makeError("input types differ: " + describe(ctx.input(0)) + " vs " + describe(f));
+      return errorf("input types differ: {} vs {}", ctx.input(0), f);
     if (type == kUnknownType) type = f.type;
   }
 
@@ -206,9 +200,8 @@ Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
     }
     size_t rank = f.shape.size();
     if (rank < t.letters.size() || (!hasEllipsis && rank != t.letters.size()))
-      return makeError("input " + std::to_string(i) + " has rank " + std::to_string(rank) +
-                       " but its term in '" + equation + "' names " +
-                       std::to_string(t.letters.size()) + " axes (" + describe(f) + ")");
+      return errorf("input {} has rank {} but its term in '{}' names {} axes ({})", i, rank,
+                    equation, t.letters.size(), f);
     size_t nEll = rank - t.letters.size();
     std::map<char, Dimension> own; // repeated letters within one term: a diagonal, dims equal
     for (size_t j = 0, axis = 0; j < t.letters.size(); ++j, ++axis) {
@@ -218,9 +211,8 @@ Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
       if (auto it = own.find(c); it != own.end()) {
         auto m = ctx.mergeDims(it->second, d);
         if (!m.ok())
-          return makeError("input " + std::to_string(i) + " repeats '" + std::string(1, c) +
-                           "' on axes of different sizes " + it->second.toString() + " and " +
-                           d.toString() + " (" + describe(f) + ")");
+          return errorf("input {} repeats '{}' on axes of different sizes {} and {} ({})", i, c,
+                        it->second, d, f);
         it->second = *m;
       } else {
         own.emplace(c, d);
@@ -234,17 +226,15 @@ Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
       }
       auto b = broadcastDim(it->second, d, &ctx.symbols());
       if (!b.ok())
-        return makeError("dimension '" + std::string(1, c) + "' of input " + std::to_string(i) +
-                         " is " + d.toString() + ", elsewhere " + it->second.toString() + " (" +
-                         describe(f) + ")");
+        return errorf("dimension '{}' of input {} is {}, elsewhere {} ({})", c, i, d, it->second,
+                      f);
       it->second = *b;
     }
     if (hasEllipsis) {
       PartialShape e(std::vector<Dimension>(f.shape.dims().begin() + t.ellipsisAt,
                                             f.shape.dims().begin() + t.ellipsisAt + nEll));
       auto b = ctx.broadcast(ellipsis, e);
-      if (!b.ok())
-        return makeError("ellipsis dimensions do not broadcast: " + b.error().message);
+      if (!b.ok()) return errorf("ellipsis dimensions do not broadcast: {}", b.error().message);
       ellipsis = *b;
     }
   }
@@ -257,11 +247,9 @@ Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
     for (size_t j = 0; j < out.letters.size(); ++j) {
       char c = out.letters[j];
       if (!counts.count(c))
-        return makeError("output label '" + std::string(1, c) + "' of '" + equation +
-                         "' is not in any input");
+        return errorf("output label '{}' of '{}' is not in any input", c, equation);
       if (out.letters.find(c) != j)
-        return makeError("output label '" + std::string(1, c) + "' of '" + equation +
-                         "' is repeated");
+        return errorf("output label '{}' of '{}' is repeated", c, equation);
     }
   } else {
     // Implicit mode: the ellipsis dims, then the letters used once, in alphabetical (ASCII) order.
@@ -284,11 +272,11 @@ Result<std::vector<Fact>> inferEinsum(InferContext &ctx) {
 } // namespace
 
 void registerMatmulOps(OpRegistry &r) {
-  r.addAll({"MatMul"}, inferMatMul);
-  r.addAll({"MatMulInteger"}, inferMatMulInteger);
-  r.addAll({"QLinearMatMul"}, inferQLinearMatMul);
-  r.addAll({"Gemm"}, inferGemm);
-  r.addAll({"Einsum"}, inferEinsum);
+  r.addAll({"MatMul"}, {.infer = inferMatMul});
+  r.addAll({"MatMulInteger"}, {.infer = inferMatMulInteger});
+  r.addAll({"QLinearMatMul"}, {.infer = inferQLinearMatMul});
+  r.addAll({"Gemm"}, {.infer = inferGemm});
+  r.addAll({"Einsum"}, {.infer = inferEinsum});
 }
 
 } // namespace sf

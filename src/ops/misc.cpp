@@ -9,24 +9,19 @@
 namespace sf {
 namespace {
 
-
-std::string str(int64_t v) { return std::to_string(v); }
-
 /// The element type named by an int attribute holding an ONNX TensorProto.DataType.
 Result<ElementType> dtypeAttr(InferContext &ctx, const char *name, int64_t otherwise) {
   SF_ASSIGN(int64_t v, ctx.attrs().getInt(name, otherwise));
   auto t = elementTypeFromOnnx(v);
   if (!t || *t == ElementType::Undefined)
-    return makeError("attribute '" + std::string(name) + "' = " + str(v) +
-                     " is not a known element type");
+    return errorf("attribute '{}' = {} is not a known element type", name, v);
   return *t;
 }
 
 Result<ElementType> floatDtype(InferContext &ctx, const char *name, int64_t otherwise) {
   SF_ASSIGN(ElementType t, dtypeAttr(ctx, name, otherwise));
   if (!isFloat(t))
-    return makeError("attribute '" + std::string(name) + "' must name a float type, got " +
-                     shortName(t));
+    return errorf("attribute '{}' must name a float type, got {}", name, shortName(t));
   return t;
 }
 
@@ -35,59 +30,60 @@ Result<ElementType> floatDtype(InferContext &ctx, const char *name, int64_t othe
 Result<Dimension> sizeInput(InferContext &ctx, size_t i, const char *what) {
   const Fact &f = ctx.input(i);
   if (f.type != ElementType::Undefined && !isInteger(f.type))
-    return makeError(std::string(what) + " (input " + str(int64_t(i)) +
-                     ") must be an integer, got " + describe(f));
+    return errorf("{} (input {}) must be an integer, got {}", what, int64_t(i), f);
   if (f.shape.rankIsStatic() && f.shape.size() > 1)
-    return makeError(std::string(what) + " (input " + str(int64_t(i)) +
-                     ") must be a scalar, got " + describe(f));
+    return errorf("{} (input {}) must be a scalar, got {}", what, int64_t(i), f);
   auto d = scalarDim(f);
   if (!d) return Dimension::dynamic();
   if (d->maxLength() < 0)
-    return makeError(std::string(what) + " (input " + str(int64_t(i)) + ") is " + d->toString() +
-                     ", must not be negative");
+    return errorf("{} (input {}) is {}, must not be negative", what, int64_t(i), d->toString());
   return d->nonNegative();
 }
 
 Result<void> requireRank(const Fact &f, size_t i, const char *what, int64_t rank) {
   if (f.shape.rankIsStatic() && int64_t(f.shape.size()) != rank)
-    return makeError("input " + str(int64_t(i)) + " (" + what + ") has rank " +
-                     str(int64_t(f.shape.size())) + ", expected " + str(rank) + " (" + describe(f) +
-                     ")");
+    return errorf("input {} ({}) has rank {}, expected {} ({})", int64_t(i), what,
+                  int64_t(f.shape.size()), rank, f);
   return success();
 }
 
 // ---------------------------------------------------------------- random
-Result<Facts> randomFromShape(InferContext &ctx) {
+Result<Facts> inferRandomFromShape(InferContext &ctx) {
   SF_ASSIGN(ElementType t, floatDtype(ctx, "dtype", int64_t(ElementType::F32)));
   SF_ASSIGN(std::vector<int64_t> shape, ctx.attrs().getInts("shape"));
   std::vector<Dimension> dims;
   for (int64_t d : shape) {
-    if (d < 0) return makeError("attribute 'shape' has a negative dimension " + str(d));
+    if (d < 0) return errorf("attribute 'shape' has a negative dimension {}", d);
     dims.push_back(Dimension(d));
   }
   return factsOf(makeFact(t, PartialShape(std::move(dims))));
 }
 
-/// RandomNormalLike, RandomUniformLike, Bernoulli: the input's shape, `dtype` or the input's type.
-Result<Facts> randomLike(InferContext &ctx) {
+/// RandomNormalLike, RandomUniformLike, Bernoulli (`probabilities`: its input must be float):
+/// the input's shape, `dtype` or the input's type.
+Result<Facts> randomLikeWith(InferContext &ctx, bool probabilities) {
   const Fact &x = ctx.input(0);
   ElementType t = x.type;
   if (ctx.attrs().has("dtype")) {
     SF_ASSIGN(t, dtypeAttr(ctx, "dtype", 1));
   }
-  if (ctx.opType() == "Bernoulli" && x.type != ElementType::Undefined && !isFloat(x.type))
-    return makeError("input 0 (probabilities) must be a float tensor, got " + describe(x));
+  if (probabilities && x.type != ElementType::Undefined && !isFloat(x.type))
+    return errorf("input 0 (probabilities) must be a float tensor, got {}", x);
   return factsOf(makeFact(t, x.shape));
 }
 
-Result<Facts> multinomial(InferContext &ctx) {
+InferFn inferRandomLike(bool probabilities) {
+  return [probabilities](InferContext &ctx) { return randomLikeWith(ctx, probabilities); };
+}
+
+Result<Facts> inferMultinomial(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(requireRank(x, 0, "input", 2));
   SF_ASSIGN(ElementType t, dtypeAttr(ctx, "dtype", int64_t(ElementType::I32)));
   if (t != ElementType::I32 && t != ElementType::I64)
-    return makeError("attribute 'dtype' must be i32 or i64, got " + std::string(shortName(t)));
+    return errorf("attribute 'dtype' must be i32 or i64, got {}", shortName(t));
   SF_ASSIGN(int64_t n, ctx.attrs().getInt("sample_size", 1));
-  if (n < 1) return makeError("sample_size must be positive, got " + str(n));
+  if (n < 1) return errorf("sample_size must be positive, got {}", n);
   Dimension batch = x.shape.rankIsStatic() ? x.shape[0] : Dimension::dynamic();
   return factsOf(makeFact(t, PartialShape{batch, Dimension(n)}));
 }
@@ -103,7 +99,7 @@ Result<void> checkQuantParams(InferContext &ctx) {
   int64_t opset = ctx.opset() == 0 ? 21 : ctx.opset();
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", 1));
   SF_ASSIGN(int64_t block, ctx.attrs().getInt("block_size", 0));
-  if (block < 0) return makeError("block_size must not be negative, got " + str(block));
+  if (block < 0) return errorf("block_size must not be negative, got {}", block);
   if (hasZp && scale.shape.rankIsStatic() && zp.shape.rankIsStatic()) {
     bool oneElement = [](const PartialShape &a, const PartialShape &b) {
       auto single = [](const PartialShape &s) {
@@ -114,8 +110,8 @@ Result<void> checkQuantParams(InferContext &ctx) {
     if (!oneElement) {
       auto m = ctx.mergeShapes(scale.shape, zp.shape);
       if (!m.ok())
-        return makeError("the zero point (input 2) must be shaped like the scale (input 1): " +
-                         describe(zp) + " vs " + describe(scale));
+        return errorf("the zero point (input 2) must be shaped like the scale (input 1): {} vs {}",
+                      zp, scale);
     }
   }
   if (!scale.shape.rankIsStatic()) return success();
@@ -124,25 +120,24 @@ Result<void> checkQuantParams(InferContext &ctx) {
   if (perTensor && block == 0) return success();
   if (block > 0) {
     if (x.shape.rankIsStatic() && r != x.shape.size())
-      return makeError("with block_size, the scale (input 1) must have the rank of x: " +
-                       describe(scale) + " vs " + describe(x));
+      return errorf("with block_size, the scale (input 1) must have the rank of x: {} vs {}", scale,
+                    x);
     return success();
   }
   if (r != 1 || opset < 13)
-    return makeError("the scale (input 1) must be a scalar" +
-                     std::string(opset < 13 ? "" : " or 1-D") + ", got " + describe(scale));
+    return errorf("the scale (input 1) must be a scalar{}, got {}", opset < 13 ? "" : " or 1-D",
+                  scale);
   if (!x.shape.rankIsStatic()) return success();
   auto a = normalizeAxis(axis, int64_t(x.shape.size()));
-  if (!a.ok()) return makeError(a.error().message + " (" + describe(x) + ")");
+  if (!a.ok()) return errorf("{} ({})", a.error().message, x);
   auto m = ctx.mergeDims(x.shape[*a], scale.shape[0]);
   if (!m.ok())
-    return makeError("the scale (input 1) has " + scale.shape[0].toString() +
-                     " elements but x has " + x.shape[*a].toString() + " along axis " + str(*a) +
-                     " (" + describe(scale) + " vs " + describe(x) + ")");
+    return errorf("the scale (input 1) has {} elements but x has {} along axis {} ({} vs {})",
+                  scale.shape[0], x.shape[*a], *a, scale, x);
   return success();
 }
 
-Result<Facts> quantizeLinear(InferContext &ctx) {
+Result<Facts> inferQuantizeLinear(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(checkQuantParams(ctx));
   ElementType t = ElementType::U8;
@@ -158,21 +153,20 @@ Result<Facts> quantizeLinear(InferContext &ctx) {
   if (ctx.hasInput(2)) {
     ElementType zt = ctx.input(2).type;
     if (outDtype != 0 && zt != ElementType::Undefined && t != ElementType::Undefined && zt != t)
-      return makeError("output_dtype is " + std::string(shortName(t)) +
-                       " but the zero point (input 2) is " + describe(ctx.input(2)));
+      return errorf("output_dtype is {} but the zero point (input 2) is {}", shortName(t),
+                    ctx.input(2));
     t = zt;
   }
   return factsOf(makeFact(t, x.shape));
 }
 
-Result<Facts> dequantizeLinear(InferContext &ctx) {
+Result<Facts> inferDequantizeLinear(InferContext &ctx) {
   const Fact &x = ctx.input(0), &scale = ctx.input(1);
   SF_TRY(checkQuantParams(ctx));
   if (ctx.hasInput(2)) {
     const Fact &zp = ctx.input(2);
     if (x.type != ElementType::Undefined && zp.type != ElementType::Undefined && x.type != zp.type)
-      return makeError("the zero point (input 2) must have x's type: " + describe(zp) + " vs " +
-                       describe(x));
+      return errorf("the zero point (input 2) must have x's type: {} vs {}", zp, x);
   }
   // Opset 19 lets the scale be f16 or bf16: the output takes the scale's type.
   ElementType t = ElementType::F32;
@@ -180,10 +174,10 @@ Result<Facts> dequantizeLinear(InferContext &ctx) {
   return factsOf(makeFact(t, x.shape));
 }
 
-Result<Facts> dynamicQuantizeLinear(InferContext &ctx) {
+Result<Facts> inferDynamicQuantizeLinear(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (x.type != ElementType::Undefined && !isFloat(x.type))
-    return makeError("x (input 0) must be a float tensor, got " + describe(x));
+    return errorf("x (input 0) must be a float tensor, got {}", x);
   return factsOf(makeFact(ElementType::U8, x.shape), makeFact(ElementType::F32, PartialShape{}),
                makeFact(ElementType::U8, PartialShape{}));
 }
@@ -195,7 +189,7 @@ Result<Dimension> onesidedBins(const Dimension &n) {
   return h + Dimension(1);
 }
 
-Result<Facts> dft(InferContext &ctx) {
+Result<Facts> inferDft(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(int64_t inverse, ctx.attrs().getInt("inverse", 0));
   SF_ASSIGN(int64_t onesided, ctx.attrs().getInt("onesided", 0));
@@ -221,11 +215,11 @@ Result<Facts> dft(InferContext &ctx) {
   }
   if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   int64_t r = int64_t(x.shape.size());
-  if (r < 2) return makeError("input 0 needs a signal axis and a complex axis, got " + describe(x));
+  if (r < 2) return errorf("input 0 needs a signal axis and a complex axis, got {}", x);
   const Dimension &last = x.shape[r - 1];
   if (last.isStatic() && last.length() != 1 && last.length() != 2)
-    return makeError("the last axis of input 0 holds real or complex parts and must be 1 or 2 (" +
-                     describe(x) + ")");
+    return errorf("the last axis of input 0 holds real or complex parts and must be 1 or 2 ({})",
+                  x);
   std::vector<Dimension> dims = x.shape.dims();
   dims[r - 1] = Dimension(2);
   if (!axis) {
@@ -236,8 +230,7 @@ Result<Facts> dft(InferContext &ctx) {
   }
   SF_ASSIGN(int64_t a, normalizeAxis(*axis, r));
   if (a == r - 1)
-    return makeError("axis " + str(*axis) + " is the real/complex axis of " + describe(x) +
-                     ", not a signal axis");
+    return errorf("axis {} is the real/complex axis of {}, not a signal axis", *axis, x);
   Dimension n = length ? *length : x.shape[a];
   if (onesided) {
     SF_ASSIGN(n, onesidedBins(n));
@@ -246,7 +239,7 @@ Result<Facts> dft(InferContext &ctx) {
   return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
 }
 
-Result<Facts> stft(InferContext &ctx) {
+Result<Facts> inferStft(InferContext &ctx) {
   const Fact &signal = ctx.input(0);
   SF_ASSIGN(int64_t onesided, ctx.attrs().getInt("onesided", 1));
   SF_TRY(requireRank(signal, 0, "signal", 3));
@@ -263,8 +256,8 @@ Result<Facts> stft(InferContext &ctx) {
     if (frame) {
       auto m = ctx.mergeDims(*frame, fl);
       if (!m.ok())
-        return makeError("frame_length (input 3) is " + fl.toString() + " but the window has " +
-                         frame->toString() + " elements (" + describe(ctx.input(2)) + ")");
+        return errorf("frame_length (input 3) is {} but the window has {} elements ({})", fl,
+                      frame->toString(), ctx.input(2));
       frame = *m;
     } else {
       frame = fl;
@@ -275,13 +268,14 @@ Result<Facts> stft(InferContext &ctx) {
     batch = signal.shape[0];
     const Dimension &last = signal.shape[2];
     if (last.isStatic() && last.length() != 1 && last.length() != 2)
-      return makeError("the last axis of the signal holds real or complex parts and must be 1 or 2 (" +
-                       describe(signal) + ")");
+      return errorf(
+          "the last axis of the signal holds real or complex parts and must be 1 or 2 ({})",
+          signal);
     const Dimension &len = signal.shape[1];
     if (frame) {
       if (len.isStatic() && frame->isStatic() && frame->length() > len.length())
-        return makeError("frames of " + frame->toString() + " do not fit a signal of " +
-                         len.toString() + " (" + describe(signal) + ")");
+        return errorf("frames of {} do not fit a signal of {} ({})", frame->toString(), len,
+                      signal);
       // (len - frame) // step + 1
       SF_ASSIGN(Dimension span, len - *frame);
       SF_ASSIGN(Dimension q, span.nonNegative().floorDiv(step));
@@ -297,7 +291,7 @@ Result<Facts> stft(InferContext &ctx) {
   return factsOf(makeFact(signal.type, PartialShape{batch, frames, bins, Dimension(2)}));
 }
 
-Result<Facts> melWeightMatrix(InferContext &ctx) {
+Result<Facts> inferMelWeightMatrix(InferContext &ctx) {
   SF_ASSIGN(ElementType t, floatDtype(ctx, "output_datatype", int64_t(ElementType::F32)));
   SF_ASSIGN(Dimension bins, sizeInput(ctx, 0, "num_mel_bins"));
   SF_ASSIGN(Dimension n, sizeInput(ctx, 1, "dft_length"));
@@ -305,7 +299,7 @@ Result<Facts> melWeightMatrix(InferContext &ctx) {
   return factsOf(makeFact(t, PartialShape{rows, bins}));
 }
 
-Result<Facts> window(InferContext &ctx) {
+Result<Facts> inferWindow(InferContext &ctx) {
   SF_ASSIGN(ElementType t, dtypeAttr(ctx, "output_datatype", int64_t(ElementType::F32)));
   SF_ASSIGN(Dimension n, sizeInput(ctx, 0, "size"));
   return factsOf(makeFact(t, PartialShape{n}));
@@ -314,16 +308,17 @@ Result<Facts> window(InferContext &ctx) {
 } // namespace
 
 void registerMiscOps(OpRegistry &r) {
-  r.addAll({"RandomNormal", "RandomUniform"}, randomFromShape);
-  r.addAll({"RandomNormalLike", "RandomUniformLike", "Bernoulli"}, randomLike);
-  r.add({"Multinomial", "", multinomial});
-  r.add({"QuantizeLinear", "", quantizeLinear});
-  r.add({"DequantizeLinear", "", dequantizeLinear});
-  r.add({"DynamicQuantizeLinear", "", dynamicQuantizeLinear});
-  r.add({"DFT", "", dft});
-  r.add({"STFT", "", stft});
-  r.add({"MelWeightMatrix", "", melWeightMatrix});
-  r.addAll({"HannWindow", "HammingWindow", "BlackmanWindow"}, window);
+  r.addAll({"RandomNormal", "RandomUniform"}, {.infer = inferRandomFromShape});
+  r.addAll({"RandomNormalLike", "RandomUniformLike"}, {.infer = inferRandomLike(false)});
+  r.add({.name = "Bernoulli", .infer = inferRandomLike(true)});
+  r.add({.name = "Multinomial", .infer = inferMultinomial});
+  r.add({.name = "QuantizeLinear", .infer = inferQuantizeLinear});
+  r.add({.name = "DequantizeLinear", .infer = inferDequantizeLinear});
+  r.add({.name = "DynamicQuantizeLinear", .infer = inferDynamicQuantizeLinear});
+  r.add({.name = "DFT", .infer = inferDft});
+  r.add({.name = "STFT", .infer = inferStft});
+  r.add({.name = "MelWeightMatrix", .infer = inferMelWeightMatrix});
+  r.addAll({"HannWindow", "HammingWindow", "BlackmanWindow"}, {.infer = inferWindow});
 }
 
 } // namespace sf

@@ -7,6 +7,7 @@
 // dim so that what one input says about C, every tensor knows.
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shared_rules.h"
 
 namespace sf {
 namespace {
@@ -20,8 +21,8 @@ Dimension dimAt(const Fact &f, size_t axis) {
 
 Result<void> expectMinRank(const Fact &f, size_t i, const char *name, size_t rank) {
   if (f.shape.rankIsStatic() && f.shape.size() < rank)
-    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
-                     ", expected at least " + std::to_string(rank) + " (" + describe(f) + ")");
+    return errorf("{} has rank {}, expected at least {} ({})", inputLabel(i, name), f.shape.size(),
+                  rank, f);
   return success();
 }
 
@@ -46,21 +47,20 @@ Result<Dimension> perChannel(InferContext &ctx, size_t i, const char *name, cons
   const Fact &f = ctx.input(i);
   if (!f.shape.rankIsStatic()) return c;
   if (f.shape.size() != 1)
-    return makeError(inputLabel(i, name) + " has rank " + std::to_string(f.shape.size()) +
-                     ", expected 1 (" + describe(f) + ")");
+    return errorf("{} has rank {}, expected 1 ({})", inputLabel(i, name), f.shape.size(), f);
   auto m = ctx.mergeDims(f.shape[0], c);
   if (!m.ok())
-    return makeError(inputLabel(i, name) + " has " + f.shape[0].toString() + " elements, expected " +
-                     what + " = " + c.toString() + " (" + describe(f) + " vs " + describe(x) + ")");
+    return errorf("{} has {} elements, expected {} = {} ({} vs {})", inputLabel(i, name),
+                  f.shape[0], what, c, f, x);
   return *m;
 }
 
 // ---- BatchNormalization ----
 
-Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
+Result<Facts> inferBatchNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (x.shape.rankIsStatic() && x.shape.size() == 0)
-    return makeError("input 0 (X) is a scalar, expected (N, C, ...) (" + describe(x) + ")");
+    return errorf("input 0 (X) is a scalar, expected (N, C, ...) ({})", x);
   // A 1-D input is (N) with C = 1.
   Dimension c = !x.shape.rankIsStatic() ? Dimension() : x.shape.size() == 1 ? Dimension(1) : x.shape[1];
   const char *names[] = {"X", "scale", "B", "mean", "var"};
@@ -77,8 +77,8 @@ Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
       const Fact &f = ctx.input(i);
       auto m = ctx.mergeShapes(stats, f.shape);
       if (!m.ok())
-        return makeError(inputLabel(i, names[i]) + " must have shape " + stats.toString() +
-                         " with spatial = 0 (" + describe(f) + " vs " + describe(x) + ")");
+        return errorf("{} must have shape {} with spatial = 0 ({} vs {})", inputLabel(i, names[i]),
+                      stats, f, x);
       stats = *m;
     }
   } else {
@@ -93,7 +93,7 @@ Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
     for (size_t i = 0; i < stats.size(); ++i) y.shape[1 + i] = stats[i];
   const Fact &mean = ctx.input(3), &var = ctx.input(4);
   if (mean.type != kUnknownType && var.type != kUnknownType && mean.type != var.type)
-    return makeError("input types differ: " + describe(mean) + " vs " + describe(var));
+    return errorf("input types differ: {} vs {}", mean, var);
   std::vector<Fact> out{y};
   // Opset 14+: running_mean, running_var (type of the input mean); before: mean, var,
   // saved_mean, saved_var (type of X).
@@ -102,7 +102,7 @@ Result<std::vector<Fact>> inferBatchNorm(InferContext &ctx) {
   return out;
 }
 
-Result<std::vector<Fact>> inferInstanceNorm(InferContext &ctx) {
+Result<Facts> inferInstanceNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "input", 2));
   Dimension c = dimAt(x, 1);
@@ -111,20 +111,21 @@ Result<std::vector<Fact>> inferInstanceNorm(InferContext &ctx) {
   return factsOf(withChannels(ctx, x, c));
 }
 
+} // namespace
 
-Result<std::vector<Fact>> inferLayerNorm(InferContext &ctx) {
+Result<Facts> inferLayerNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
   SF_ASSIGN(int64_t stash, ctx.attrs().getInt("stash_type", 1));
   auto stashType = elementTypeFromOnnx(stash);
   if (!stashType || !isFloat(*stashType))
-    return makeError("attribute 'stash_type' is " + std::to_string(stash) + ", not a float type");
+    return errorf("attribute 'stash_type' is {}, not a float type", stash);
   PartialShape xs = x.shape;
   SF_TRY(broadcastOnto(ctx, xs, 1, "Scale"));
   if (ctx.hasInput(2)) SF_TRY(broadcastOnto(ctx, xs, 2, "B"));
   const Fact &scale = ctx.input(1);
   if (scale.type != kUnknownType && x.type != kUnknownType && scale.type != x.type)
-    return makeError("input types differ: " + describe(x) + " vs " + describe(scale));
+    return errorf("input types differ: {} vs {}", x, scale);
   std::vector<Fact> out{makeFact(x.type, ctx.symbols().resolve(xs))};
   PartialShape stats = PartialShape::dynamic();
   if (x.shape.rankIsStatic()) {
@@ -138,16 +139,16 @@ Result<std::vector<Fact>> inferLayerNorm(InferContext &ctx) {
   return out;
 }
 
-Result<std::vector<Fact>> inferGroupNorm(InferContext &ctx) {
+namespace {
+
+Result<Facts> inferGroupNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "X", 2));
   SF_ASSIGN(int64_t groups, ctx.attrs().getInt("num_groups"));
-  if (groups <= 0)
-    return makeError("attribute 'num_groups' is " + std::to_string(groups) + ", expected > 0");
+  if (groups <= 0) return errorf("attribute 'num_groups' is {}, expected > 0", groups);
   Dimension c = dimAt(x, 1);
   if (c.isStatic() && c.length() % groups != 0)
-    return makeError("input 0 (X) has " + c.toString() + " channels, not divisible by " +
-                     std::to_string(groups) + " groups (" + describe(x) + ")");
+    return errorf("input 0 (X) has {} channels, not divisible by {} groups ({})", c, groups, x);
   // Opset 18: scale and bias have num_groups elements; opset 21: C. Unknown opset: either.
   for (auto [i, name] : {std::pair<size_t, const char *>{1, "scale"}, {2, "bias"}}) {
     if (!ctx.hasInput(i)) continue;
@@ -164,26 +165,26 @@ Result<std::vector<Fact>> inferGroupNorm(InferContext &ctx) {
   return factsOf(withChannels(ctx, x, c));
 }
 
-Result<std::vector<Fact>> inferLrn(InferContext &ctx) {
+Result<Facts> inferLrn(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "X", 2));
   SF_ASSIGN(int64_t size, ctx.attrs().getInt("size"));
-  if (size <= 0) return makeError("attribute 'size' is " + std::to_string(size) + ", expected > 0");
+  if (size <= 0) return errorf("attribute 'size' is {}, expected > 0", size);
   return factsOf(sameAsInput(ctx, x));
 }
 
-Result<std::vector<Fact>> inferMvn(InferContext &ctx) {
+Result<Facts> inferMvn(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(std::vector<int64_t> axes, ctx.attrs().getInts("axes", {0, 2, 3}));
   if (x.shape.rankIsStatic()) SF_TRY(normalizeAxes(axes, int64_t(x.shape.size())));
   return factsOf(sameAsInput(ctx, x));
 }
 
-Result<std::vector<Fact>> inferLpNorm(InferContext &ctx) {
+Result<Facts> inferLpNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
   SF_ASSIGN(int64_t p, ctx.attrs().getInt("p", 2));
-  if (p != 1 && p != 2) return makeError("attribute 'p' is " + std::to_string(p) + ", expected 1 or 2");
+  if (p != 1 && p != 2) return errorf("attribute 'p' is {}, expected 1 or 2", p);
   if (x.shape.rankIsStatic()) SF_TRY(normalizeAxis(axis, int64_t(x.shape.size())));
   return factsOf(sameAsInput(ctx, x));
 }
@@ -191,7 +192,7 @@ Result<std::vector<Fact>> inferLpNorm(InferContext &ctx) {
 /// Softmax, LogSoftmax, Hardmax: the output has the input's shape (seed 000). Before opset 13
 /// the default axis is 1 and the input is coerced to 2-D around it; before opset 11 the axis
 /// may equal the rank (all of the input in the first factor) and ONNX does not check it.
-Result<std::vector<Fact>> inferSoftmax(InferContext &ctx) {
+Result<Facts> inferSoftmax(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   bool legacy = ctx.opset() > 0 && ctx.opset() < 13;
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", legacy ? 1 : -1));
@@ -201,8 +202,7 @@ Result<std::vector<Fact>> inferSoftmax(InferContext &ctx) {
     if (!coerceToRank) {
       SF_TRY(normalizeAxis(axis, r));
     } else if (axis < -r || axis > r) {
-      return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
-                       std::to_string(r));
+      return errorf("axis {} is out of range for rank {}", axis, r);
     }
   }
   return factsOf(sameAsInput(ctx, x));
@@ -211,14 +211,14 @@ Result<std::vector<Fact>> inferSoftmax(InferContext &ctx) {
 } // namespace
 
 void registerNormOps(OpRegistry &r) {
-  r.addAll({"BatchNormalization"}, inferBatchNorm);
-  r.addAll({"InstanceNormalization"}, inferInstanceNorm);
-  r.addAll({"LayerNormalization"}, inferLayerNorm);
-  r.addAll({"GroupNormalization"}, inferGroupNorm);
-  r.addAll({"LRN"}, inferLrn);
-  r.addAll({"MeanVarianceNormalization"}, inferMvn);
-  r.addAll({"LpNormalization"}, inferLpNorm);
-  r.addAll({"Softmax", "LogSoftmax", "Hardmax"}, inferSoftmax);
+  r.addAll({"BatchNormalization"}, {.infer = inferBatchNorm});
+  r.addAll({"InstanceNormalization"}, {.infer = inferInstanceNorm});
+  r.addAll({"LayerNormalization"}, {.infer = inferLayerNorm});
+  r.addAll({"GroupNormalization"}, {.infer = inferGroupNorm});
+  r.addAll({"LRN"}, {.infer = inferLrn});
+  r.addAll({"MeanVarianceNormalization"}, {.infer = inferMvn});
+  r.addAll({"LpNormalization"}, {.infer = inferLpNorm});
+  r.addAll({"Softmax", "LogSoftmax", "Hardmax"}, {.infer = inferSoftmax});
 }
 
 } // namespace sf

@@ -7,7 +7,7 @@ namespace sf {
 
 Result<Dimension> InferContext::mergeDims(const Dimension &a, const Dimension &b) {
   auto m = Dimension::merge(a, b);
-  if (!m) return makeError("dimensions " + a.toString() + " and " + b.toString() + " differ");
+  if (!m) return errorf("dimensions {} and {} differ", a, b);
   SF_TRY(symbols().equate(a, b));
   return symbols().resolve(*m);
 }
@@ -15,14 +15,11 @@ Result<Dimension> InferContext::mergeDims(const Dimension &a, const Dimension &b
 Result<PartialShape> InferContext::mergeShapes(const PartialShape &a, const PartialShape &b) {
   if (!a.rankIsStatic()) return b;
   if (!b.rankIsStatic()) return a;
-  if (a.size() != b.size())
-    return makeError("ranks differ: " + a.toString() + " vs " + b.toString());
+  if (a.size() != b.size()) return errorf("ranks differ: {} vs {}", a, b);
   std::vector<Dimension> out;
   for (size_t i = 0; i < a.size(); ++i) {
     auto d = mergeDims(a[i], b[i]);
-    if (!d.ok())
-      return makeError("shapes " + a.toString() + " and " + b.toString() + " differ at axis " +
-                       std::to_string(i));
+    if (!d.ok()) return errorf("shapes {} and {} differ at axis {}", a, b, i);
     out.push_back(*d);
   }
   return PartialShape(std::move(out));
@@ -48,8 +45,12 @@ void OpRegistry::add(OpDef def) {
   ops_[key] = std::move(def);
 }
 
-void OpRegistry::addAll(std::initializer_list<std::string_view> names, const InferFn &infer) {
-  for (auto n : names) add(OpDef{std::string(n), "", infer});
+void OpRegistry::addAll(std::initializer_list<std::string_view> names, const OpDef &def) {
+  for (auto n : names) {
+    OpDef d = def;
+    d.name = std::string(n);
+    add(std::move(d));
+  }
 }
 
 const OpDef *OpRegistry::find(std::string_view domain, std::string_view name) const {
@@ -62,10 +63,22 @@ const OpDef *OpRegistry::find(std::string_view domain, std::string_view name) co
   return it == ops_.end() ? nullptr : &it->second;
 }
 
+OpDef *OpRegistry::findMutable(std::string_view domain, std::string_view name) {
+  return const_cast<OpDef *>(static_cast<const OpRegistry *>(this)->find(domain, name));
+}
+
 std::vector<std::string> OpRegistry::names() const {
   std::vector<std::string> out;
   for (const auto &[k, v] : ops_) out.push_back(v.domain.empty() ? v.name : v.domain + "::" + v.name);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<const OpDef *> OpRegistry::all() const {
+  std::vector<const OpDef *> out;
+  out.reserve(ops_.size());
+  for (const auto &[k, v] : ops_)
+    out.push_back(&v);
   return out;
 }
 

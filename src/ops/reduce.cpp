@@ -17,24 +17,31 @@ struct AxesSpec {
   std::optional<int64_t> count;
 };
 
-/// The opset from which `op` reads its axes from input 1 (ReduceSum moved at 13, the rest at 18).
-int64_t axesInputSince(const std::string &op) { return op == "ReduceSum" ? 13 : 18; }
+/// How the elements of a 1-D integer value combine under a reduction (shape math folds Sum,
+/// Prod, Max and Min; the others are not followed).
+enum class Fold { None, Sum, Prod, Max, Min };
 
-Result<AxesSpec> readAxes(InferContext &ctx) {
+/// What distinguishes one Reduce op from another for its rule.
+struct ReduceSpec {
+  /// The opset from which the axes are read from input 1 (ReduceSum moved at 13, the rest at 18).
+  int64_t axesInputSince = 18;
+  Fold fold = Fold::None;
+};
+
+Result<AxesSpec> readAxes(InferContext &ctx, int64_t axesInputSince) {
   AxesSpec s;
   if (ctx.attrs().has("axes")) {
     SF_ASSIGN(auto v, ctx.attrs().getInts("axes"));
     s.axes = v;
     return s;
   }
-  bool fromInput = ctx.opset() == 0 || ctx.opset() >= axesInputSince(ctx.opType());
+  bool fromInput = ctx.opset() == 0 || ctx.opset() >= axesInputSince;
   if (!fromInput || !ctx.hasInput(1)) {
     s.axes = std::vector<int64_t>{};
     return s;
   }
   const Fact &a = ctx.input(1);
-  if (a.shape.rankIsStatic() && a.shape.size() > 1)
-    return makeError("'axes' must be 1-D, got " + describe(a));
+  if (a.shape.rankIsStatic() && a.shape.size() > 1) return errorf("'axes' must be 1-D, got {}", a);
   if (auto v = constInts(a)) {
     s.axes = *v;
     return s;
@@ -53,35 +60,35 @@ Dimension dimOrOne(const Dimension &d) {
 }
 
 /// The value of reducing a 1-D integer vector to one element, when the op folds.
-std::optional<Dimension> foldValues(const std::string &op, const std::vector<Dimension> &v) {
+std::optional<Dimension> foldValues(Fold op, const std::vector<Dimension> &v) {
   std::optional<Dimension> acc;
-  if (op == "ReduceSum")
+  if (op == Fold::Sum)
     acc = Dimension::constantValue(0);
-  else if (op == "ReduceProd")
+  else if (op == Fold::Prod)
     acc = Dimension::constantValue(1);
-  else if (op != "ReduceMax" && op != "ReduceMin")
+  else if (op != Fold::Max && op != Fold::Min)
     return std::nullopt;
   for (const auto &d : v) {
     if (!acc) {
       acc = d; // Max/Min start from the first element
       continue;
     }
-    Result<Dimension> r = op == "ReduceSum"    ? *acc + d
-                          : op == "ReduceProd" ? *acc * d
-                          : op == "ReduceMax"  ? Dimension::max(*acc, d)
-                                               : Dimension::min(*acc, d);
+    Result<Dimension> r = op == Fold::Sum    ? *acc + d
+                          : op == Fold::Prod ? *acc * d
+                          : op == Fold::Max  ? Dimension::max(*acc, d)
+                                             : Dimension::min(*acc, d);
     if (!r.ok()) return std::nullopt;
     acc = *r;
   }
   return acc; // nullopt for Max/Min of nothing
 }
 
-Result<Facts> reduce(InferContext &ctx) {
+Result<Facts> reduceWith(InferContext &ctx, const ReduceSpec &spec) {
   const Fact &in = ctx.input(0);
   bool keep = ctx.attrs().getInt("keepdims", 1).valueOr(1) != 0;
   bool noop = ctx.attrs().getInt("noop_with_empty_axes", 0).valueOr(0) != 0;
-  SF_ASSIGN(AxesSpec spec, readAxes(ctx));
-  if (spec.axes && spec.axes->empty() && noop) {
+  SF_ASSIGN(AxesSpec axes, readAxes(ctx, spec.axesInputSince));
+  if (axes.axes && axes.axes->empty() && noop) {
     Fact out = in;
     out.constant.reset();
     return factsOf(std::move(out));
@@ -89,32 +96,30 @@ Result<Facts> reduce(InferContext &ctx) {
   Fact out = makeFact(in.type, PartialShape::dynamic());
   if (!in.shape.rankIsStatic()) {
     // Reducing every axis without keepdims leaves a scalar whatever the rank.
-    if (spec.axes && spec.axes->empty() && !keep) out.shape = PartialShape{};
+    if (axes.axes && axes.axes->empty() && !keep) out.shape = PartialShape{};
     return factsOf(std::move(out));
   }
   int64_t r = int64_t(in.shape.size());
   const auto &dims = in.shape.dims();
-  if (!spec.axes) {
+  if (!axes.axes) {
     if (keep) {
       std::vector<Dimension> d;
       for (const auto &x : dims)
         d.push_back(dimOrOne(x));
       out.shape = PartialShape(std::move(d));
-    } else if (spec.count) {
-      if (*spec.count > r)
-        return makeError("'axes' has " + std::to_string(*spec.count) +
-                         " elements for input of rank " + std::to_string(r) + " (" + describe(in) +
-                         ")");
+    } else if (axes.count) {
+      if (*axes.count > r)
+        return errorf("'axes' has {} elements for input of rank {} ({})", *axes.count, r, in);
       // Each remaining dim is one of the input's.
       Interval h{kInf, 0};
       for (const auto &x : dims)
         h = h.hull(x.interval());
       Dimension any = r ? Dimension::fromInterval(h) : Dimension::dynamic();
-      out.shape = PartialShape(std::vector<Dimension>(r - *spec.count, any));
+      out.shape = PartialShape(std::vector<Dimension>(r - *axes.count, any));
     }
     return factsOf(std::move(out));
   }
-  SF_ASSIGN(auto norm, normalizeAxes(*spec.axes, r));
+  SF_ASSIGN(auto norm, normalizeAxes(*axes.axes, r));
   std::vector<bool> reduced(r, norm.empty());
   for (int64_t a : norm)
     reduced[a] = true;
@@ -128,18 +133,22 @@ Result<Facts> reduce(InferContext &ctx) {
   out.shape = PartialShape(std::move(od));
   // Integral float values fold under Max and Min only (a float Sum or Prod may round).
   bool exactOp = isInteger(in.type) ||
-                 (isFloat(in.type) && (ctx.opType() == "ReduceMax" || ctx.opType() == "ReduceMin"));
+                 (isFloat(in.type) && (spec.fold == Fold::Max || spec.fold == Fold::Min));
   if (in.value && exactOp) {
     if (r == 0) {
       out.value = in.value;
     } else if (r == 1 && reduced[0]) {
-      if (auto v = foldValues(ctx.opType(), *in.value)) out.value = std::vector<Dimension>{*v};
+      if (auto v = foldValues(spec.fold, *in.value)) out.value = std::vector<Dimension>{*v};
     }
   }
   return factsOf(std::move(out));
 }
 
-Result<Facts> argMinMax(InferContext &ctx) {
+InferFn inferReduce(ReduceSpec spec) {
+  return [spec](InferContext &ctx) { return reduceWith(ctx, spec); };
+}
+
+Result<Facts> inferArgMinMax(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   bool keep = ctx.attrs().getInt("keepdims", 1).valueOr(1) != 0;
@@ -158,12 +167,12 @@ Result<Facts> argMinMax(InferContext &ctx) {
   return factsOf(std::move(out));
 }
 
-Result<Facts> cumSum(InferContext &ctx) {
+Result<Facts> inferCumSum(InferContext &ctx) {
   const Fact &x = ctx.input(0), &axisFact = ctx.input(1);
   if (axisFact.type != ElementType::Undefined && !isInteger(axisFact.type))
-    return makeError("'axis' must be an integer, got " + describe(axisFact));
+    return errorf("'axis' must be an integer, got {}", axisFact);
   if (axisFact.shape.rankIsStatic() && axisFact.shape.size() > 1)
-    return makeError("'axis' must be a scalar, got " + describe(axisFact));
+    return errorf("'axis' must be a scalar, got {}", axisFact);
   Fact out = makeFact(x.type, x.shape);
   auto axis = scalarDim(axisFact);
   if (!axis || !axis->isStatic() || !x.shape.rankIsStatic()) return factsOf(std::move(out));
@@ -191,11 +200,15 @@ Result<Facts> cumSum(InferContext &ctx) {
 } // namespace
 
 void registerReduceOps(OpRegistry &r) {
-  r.addAll({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-            "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"},
-           reduce);
-  r.addAll({"ArgMax", "ArgMin"}, argMinMax);
-  r.addAll({"CumSum"}, cumSum);
+  r.add({.name = "ReduceSum", .infer = inferReduce({.axesInputSince = 13, .fold = Fold::Sum})});
+  r.add({.name = "ReduceProd", .infer = inferReduce({.fold = Fold::Prod})});
+  r.add({.name = "ReduceMax", .infer = inferReduce({.fold = Fold::Max})});
+  r.add({.name = "ReduceMin", .infer = inferReduce({.fold = Fold::Min})});
+  r.addAll(
+      {"ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"},
+      {.infer = inferReduce({})});
+  r.addAll({"ArgMax", "ArgMin"}, {.infer = inferArgMinMax});
+  r.addAll({"CumSum"}, {.infer = inferCumSum});
 }
 
 } // namespace sf

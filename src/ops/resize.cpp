@@ -12,9 +12,6 @@
 namespace sf {
 namespace {
 
-
-std::string str(int64_t v) { return std::to_string(v); }
-
 std::string fmtScale(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", s);
@@ -39,7 +36,7 @@ std::optional<int64_t> vectorLength(const Fact &f) {
     n = f.constant->elementCount();
   else if (f.shape.rankIsStatic() && f.shape.size() == 1 && f.shape[0].isStatic())
     n = f.shape[0].length();
-  if (n && *n > int64_t(kValueElementBudget)) return std::nullopt;
+  if (n && *n > int64_t(kValueBudget)) return std::nullopt;
   return n;
 }
 
@@ -65,11 +62,10 @@ Result<Dimension> scaledDimExpr(const Dimension &in, Expr scale) {
 Result<Dimension> scaledDim(const Dimension &in, double scale) {
   float s = float(scale);
   if (!std::isfinite(s) || !(s > 0))
-    return makeError("scale " + fmtScale(scale) + " must be positive and finite");
+    return errorf("scale {} must be positive and finite", fmtScale(scale));
   if (in.isStatic()) {
     int64_t v = scaleStatic(in.length(), s);
-    if (v == kInf)
-      return makeError("scaling " + in.toString() + " by " + fmtScale(scale) + " overflows");
+    if (v == kInf) return errorf("scaling {} by {} overflows", in, fmtScale(scale));
     return Dimension(v);
   }
   // s = num / 2^m exactly for some small m.
@@ -148,7 +144,7 @@ Result<void> keepAspect(std::vector<Dimension> &dims, const std::vector<int64_t>
 }
 
 // ---------------------------------------------------------------- Resize
-Result<Facts> resize(InferContext &ctx) {
+Result<Facts> inferResize(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   bool v10 = ctx.opset() != 0 && ctx.opset() < 11;
   size_t iScales = v10 ? 1 : 2, iSizes = 3;
@@ -164,7 +160,7 @@ Result<Facts> resize(InferContext &ctx) {
                            ? ctx.attrs().getString("keep_aspect_ratio_policy").valueOr("stretch")
                            : "stretch";
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
-    return makeError("unknown keep_aspect_ratio_policy '" + policy + "'");
+    return errorf("unknown keep_aspect_ratio_policy '{}'", policy);
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) {
     // Without axes, sizes give the whole output shape.
@@ -184,8 +180,7 @@ Result<Facts> resize(InferContext &ctx) {
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
   const char *what = useSizes ? "'sizes'" : "'scales'";
   if (paramLen && *paramLen != int64_t(axes.size()))
-    return makeError(std::string(what) + " has " + str(*paramLen) + " elements, expected " +
-                     str(int64_t(axes.size())) + " (" + describe(x) + ")");
+    return errorf("{} has {} elements, expected {} ({})", what, *paramLen, int64_t(axes.size()), x);
   std::vector<Dimension> dims = x.shape.dims();
   auto loosen = [&] {
     for (int64_t a : axes)
@@ -197,7 +192,7 @@ Result<Facts> resize(InferContext &ctx) {
       loosen();
     } else {
       for (const auto &v : *sv)
-        if (v.maxLength() < 0) return makeError("'sizes' has a negative element " + v.toString());
+        if (v.maxLength() < 0) return errorf("'sizes' has a negative element {}", v);
       if (policy == "stretch") {
         for (size_t i = 0; i < axes.size(); ++i)
           dims[axes[i]] = (*sv)[i].nonNegative();
@@ -220,9 +215,7 @@ Result<Facts> resize(InferContext &ctx) {
     } else {
       for (size_t i = 0; i < axes.size(); ++i) {
         auto d = scaledDim(dims[axes[i]], (*sc)[i]);
-        if (!d.ok())
-          return makeError("axis " + str(axes[i]) + ": " + d.error().message + " (" + describe(x) +
-                           ")");
+        if (!d.ok()) return errorf("axis {}: {} ({})", axes[i], d.error().message, x);
         dims[axes[i]] = *d;
       }
     }
@@ -234,7 +227,7 @@ Result<Facts> resize(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Upsample
-Result<Facts> upsample(InferContext &ctx) {
+Result<Facts> inferUpsample(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   std::optional<std::vector<double>> scales;
   int64_t opset = ctx.opset();
@@ -254,7 +247,7 @@ Result<Facts> upsample(InferContext &ctx) {
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (scales)
     for (double s : *scales)
-      if (!(s >= 1.0)) return makeError("scale " + fmtScale(s) + " is less than 1");
+      if (!(s >= 1.0)) return errorf("scale {} is less than 1", fmtScale(s));
   if (!x.shape.rankIsStatic()) {
     if (scales)
       out.shape = PartialShape::dynamic(int64_t(scales->size()));
@@ -268,8 +261,7 @@ Result<Facts> upsample(InferContext &ctx) {
     return factsOf(std::move(out));
   }
   if (int64_t(scales->size()) != r)
-    return makeError("'scales' has " + str(int64_t(scales->size())) + " elements, expected " +
-                     str(r) + " (" + describe(x) + ")");
+    return errorf("'scales' has {} elements, expected {} ({})", int64_t(scales->size()), r, x);
   std::vector<Dimension> dims;
   for (int64_t i = 0; i < r; ++i) {
     SF_ASSIGN(Dimension d, scaledDim(x.shape[i], (*scales)[i]));
@@ -280,24 +272,21 @@ Result<Facts> upsample(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- GridSample
-Result<Facts> gridSample(InferContext &ctx) {
+Result<Facts> inferGridSample(InferContext &ctx) {
   const Fact &x = ctx.input(0), &grid = ctx.input(1);
   if (grid.type != ElementType::Undefined && !isFloat(grid.type))
-    return makeError("grid must be floating point, got " + describe(grid));
+    return errorf("grid must be floating point, got {}", grid);
   Fact out = makeFact(x.type, PartialShape::dynamic());
   std::optional<int64_t> rank;
   if (x.shape.rankIsStatic()) rank = int64_t(x.shape.size());
   if (grid.shape.rankIsStatic()) {
     int64_t g = int64_t(grid.shape.size());
     if (rank && *rank != g)
-      return makeError("grid has rank " + str(g) + ", expected " + str(*rank) + " (" + describe(x) +
-                       " vs " + describe(grid) + ")");
+      return errorf("grid has rank {}, expected {} ({} vs {})", g, *rank, x, grid);
     rank = g;
   }
   if (!rank) return factsOf(std::move(out));
-  if (*rank < 3)
-    return makeError("input must have rank >= 3, got " + describe(x) + " and grid " +
-                     describe(grid));
+  if (*rank < 3) return errorf("input must have rank >= 3, got {} and grid {}", x, grid);
   std::vector<Dimension> dims(*rank);
   if (x.shape.rankIsStatic()) {
     dims[0] = x.shape[0];
@@ -306,12 +295,10 @@ Result<Facts> gridSample(InferContext &ctx) {
   if (grid.shape.rankIsStatic()) {
     const Dimension &last = grid.shape[*rank - 1];
     if (!last.compatible(Dimension(*rank - 2)))
-      return makeError("grid's last dimension is " + last.toString() + ", expected " +
-                       str(*rank - 2) + " (" + describe(grid) + ")");
+      return errorf("grid's last dimension is {}, expected {} ({})", last, *rank - 2, grid);
     SF_TRY(ctx.mergeDims(last, Dimension(*rank - 2)));
     auto n = ctx.mergeDims(dims[0], grid.shape[0]);
-    if (!n.ok())
-      return makeError("batch sizes differ (" + describe(x) + " vs " + describe(grid) + ")");
+    if (!n.ok()) return errorf("batch sizes differ ({} vs {})", x, grid);
     dims[0] = *n;
     for (int64_t i = 1; i < *rank - 1; ++i)
       dims[i + 1] = grid.shape[i];
@@ -321,21 +308,19 @@ Result<Facts> gridSample(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- AffineGrid
-Result<Facts> affineGrid(InferContext &ctx) {
+Result<Facts> inferAffineGrid(InferContext &ctx) {
   const Fact &theta = ctx.input(0), &sizeFact = ctx.input(1);
   Fact out = makeFact(theta.type, PartialShape::dynamic());
   std::optional<int64_t> n = vectorLength(sizeFact);
   if (n && *n != 4 && *n != 5)
-    return makeError("'size' must have 4 or 5 elements (N, C, [D,] H, W), got " +
-                     describe(sizeFact));
+    return errorf("'size' must have 4 or 5 elements (N, C, [D,] H, W), got {}", sizeFact);
   if (theta.shape.rankIsStatic()) {
-    if (theta.shape.size() != 3) return makeError("theta must have rank 3, got " + describe(theta));
+    if (theta.shape.size() != 3) return errorf("theta must have rank 3, got {}", theta);
     if (n) {
       int64_t sp = *n - 2;
       if (!theta.shape[1].compatible(Dimension(sp)) ||
           !theta.shape[2].compatible(Dimension(sp + 1)))
-        return makeError("theta must be [N, " + str(sp) + ", " + str(sp + 1) + "] for a " +
-                         str(sp) + "-D grid, got " + describe(theta));
+        return errorf("theta must be [N, {}, {}] for a {}-D grid, got {}", sp, sp + 1, sp, theta);
     }
   }
   if (!n) {
@@ -355,9 +340,7 @@ Result<Facts> affineGrid(InferContext &ctx) {
   }
   if (theta.shape.rankIsStatic()) {
     auto m = ctx.mergeDims(dims[0], theta.shape[0]);
-    if (!m.ok())
-      return makeError("batch sizes differ (" + describe(theta) + " vs size " + dims[0].toString() +
-                       ")");
+    if (!m.ok()) return errorf("batch sizes differ ({} vs size {})", theta, dims[0]);
     dims[0] = *m;
   }
   dims[sp + 1] = Dimension(sp);
@@ -366,7 +349,7 @@ Result<Facts> affineGrid(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- CenterCropPad
-Result<Facts> centerCropPad(InferContext &ctx) {
+Result<Facts> inferCenterCropPad(InferContext &ctx) {
   const Fact &x = ctx.input(0), &shapeFact = ctx.input(1);
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) return factsOf(std::move(out));
@@ -374,8 +357,7 @@ Result<Facts> centerCropPad(InferContext &ctx) {
   SF_ASSIGN(auto axes, resizeAxes(ctx, r));
   auto n = vectorLength(shapeFact);
   if (n && *n != int64_t(axes.size()))
-    return makeError("'shape' has " + str(*n) + " elements, expected " + str(int64_t(axes.size())) +
-                     " (" + describe(x) + ")");
+    return errorf("'shape' has {} elements, expected {} ({})", *n, int64_t(axes.size()), x);
   std::vector<Dimension> dims = x.shape.dims();
   auto sv = dimValues(shapeFact);
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -383,8 +365,7 @@ Result<Facts> centerCropPad(InferContext &ctx) {
       dims[axes[i]] = Dimension::dynamic();
       continue;
     }
-    if ((*sv)[i].maxLength() < 0)
-      return makeError("'shape' has a negative element " + (*sv)[i].toString());
+    if ((*sv)[i].maxLength() < 0) return errorf("'shape' has a negative element {}", (*sv)[i]);
     dims[axes[i]] = (*sv)[i].nonNegative();
   }
   out.shape = PartialShape(std::move(dims));
@@ -392,10 +373,10 @@ Result<Facts> centerCropPad(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Col2Im
-Result<Facts> col2Im(InferContext &ctx) {
+Result<Facts> inferCol2Im(InferContext &ctx) {
   const Fact &x = ctx.input(0), &image = ctx.input(1), &block = ctx.input(2);
   if (x.shape.rankIsStatic() && x.shape.size() != 3)
-    return makeError("input must have rank 3 (N, C*prod(block_shape), L), got " + describe(x));
+    return errorf("input must have rank 3 (N, C*prod(block_shape), L), got {}", x);
   auto iv = dimValues(image);
   auto bv = constInts(block);
   std::optional<int64_t> sp = vectorLength(image);
@@ -403,8 +384,7 @@ Result<Facts> col2Im(InferContext &ctx) {
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!sp) return factsOf(std::move(out));
   if (auto bn = vectorLength(block); bn && *bn != *sp)
-    return makeError("image_shape and block_shape lengths differ (" + describe(image) + " vs " +
-                     describe(block) + ")");
+    return errorf("image_shape and block_shape lengths differ ({} vs {})", image, block);
   std::vector<Dimension> dims(*sp + 2);
   if (iv)
     for (int64_t i = 0; i < *sp; ++i)
@@ -417,11 +397,10 @@ Result<Facts> col2Im(InferContext &ctx) {
   if (bv) {
     SF_ASSIGN(Dimension prod, productOf(std::vector<Dimension>(bv->begin(), bv->end())));
     for (int64_t b : *bv)
-      if (b <= 0) return makeError("block_shape must be positive, got " + str(b));
+      if (b <= 0) return errorf("block_shape must be positive, got {}", b);
     const Dimension &cb = x.shape[1];
     if (cb.isStatic() && cb.length() % prod.length() != 0)
-      return makeError("input channels " + cb.toString() + " are not divisible by the block size " +
-                       prod.toString() + " (" + describe(x) + ")");
+      return errorf("input channels {} are not divisible by the block size {} ({})", cb, prod, x);
     SF_ASSIGN(dims[1], cb.floorDiv(prod.length()));
     // L must be the number of block positions.
     auto attrInts = [&](const char *name, int64_t n, int64_t dflt) -> Result<std::vector<int64_t>> {
@@ -433,7 +412,7 @@ Result<Facts> col2Im(InferContext &ctx) {
     SF_ASSIGN(auto pads, attrInts("pads", 2 * *sp, 0));
     if (int64_t(strides.size()) != *sp || int64_t(dil.size()) != *sp ||
         int64_t(pads.size()) != 2 * *sp)
-      return makeError("strides, dilations and pads must match " + str(*sp) + " spatial axes");
+      return errorf("strides, dilations and pads must match {} spatial axes", *sp);
     if (iv) {
       Dimension blocks(1);
       for (int64_t i = 0; i < *sp; ++i) {
@@ -442,8 +421,7 @@ Result<Facts> col2Im(InferContext &ctx) {
         SF_ASSIGN(blocks, blocks * n);
       }
       if (!blocks.compatible(x.shape[2]))
-        return makeError("input has " + x.shape[2].toString() + " blocks, expected " +
-                         blocks.toString() + " (" + describe(x) + ")");
+        return errorf("input has {} blocks, expected {} ({})", x.shape[2], blocks, x);
     }
   }
   out.shape = PartialShape(std::move(dims));
@@ -453,12 +431,12 @@ Result<Facts> col2Im(InferContext &ctx) {
 } // namespace
 
 void registerResizeOps(OpRegistry &r) {
-  r.addAll({"Resize"}, resize);
-  r.addAll({"Upsample"}, upsample);
-  r.addAll({"GridSample"}, gridSample);
-  r.addAll({"AffineGrid"}, affineGrid);
-  r.addAll({"CenterCropPad"}, centerCropPad);
-  r.addAll({"Col2Im"}, col2Im);
+  r.addAll({"Resize"}, {.infer = inferResize});
+  r.addAll({"Upsample"}, {.infer = inferUpsample});
+  r.addAll({"GridSample"}, {.infer = inferGridSample});
+  r.addAll({"AffineGrid"}, {.infer = inferAffineGrid});
+  r.addAll({"CenterCropPad"}, {.infer = inferCenterCropPad});
+  r.addAll({"Col2Im"}, {.infer = inferCol2Im});
 }
 
 } // namespace sf

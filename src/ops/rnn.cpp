@@ -9,14 +9,12 @@
 namespace sf {
 namespace {
 
-
-std::string str(int64_t v) { return std::to_string(v); }
-
-int64_t gateCount(const std::string &op) {
-  if (op == "GRU") return 3;
-  if (op == "LSTM") return 4;
-  return 1;
-}
+/// What distinguishes the three cells for the rule: RNN has 1 gate, GRU 3, LSTM 4 and a cell
+/// state (input 6 and output 2) and peepholes (input 7).
+struct Cell {
+  int64_t gates;
+  bool lstm;
+};
 
 /// Merges the dims of one input, when its rank is known, with the expected ones (an expected dim
 /// may be unknown); the error names the input and both shapes.
@@ -29,15 +27,13 @@ public:
     const Fact &f = ctx_.input(i);
     if (!f.shape.rankIsStatic()) return success();
     if (f.shape.size() != dims.size())
-      return makeError("input " + str(int64_t(i)) + " (" + name + ") has rank " +
-                       str(int64_t(f.shape.size())) + ", expected " + str(int64_t(dims.size())) +
-                       " (" + describe(f) + ")");
+      return errorf("input {} ({}) has rank {}, expected {} ({})", int64_t(i), name,
+                    int64_t(f.shape.size()), int64_t(dims.size()), f);
     for (size_t k = 0; k < dims.size(); ++k) {
       auto m = ctx_.mergeDims(*dims[k], f.shape[k]);
       if (!m.ok())
-        return makeError("input " + str(int64_t(i)) + " (" + name + ") has " +
-                         f.shape[k].toString() + " at axis " + str(int64_t(k)) + ", expected " +
-                         dims[k]->toString() + " (" + describe(f) + ")");
+        return errorf("input {} ({}) has {} at axis {}, expected {} ({})", int64_t(i), name,
+                      f.shape[k], int64_t(k), dims[k]->toString(), f);
       *dims[k] = *m;
     }
     return success();
@@ -47,9 +43,8 @@ private:
   InferContext &ctx_;
 };
 
-Result<Facts> inferRecurrent(InferContext &ctx) {
-  const std::string &op = ctx.opType();
-  int64_t gates = gateCount(op);
+Result<Facts> recurrentWith(InferContext &ctx, Cell cell) {
+  int64_t gates = cell.gates;
   SF_ASSIGN(std::string direction, ctx.attrs().getString("direction", "forward"));
   int64_t numDir;
   if (direction == "forward" || direction == "reverse")
@@ -57,14 +52,12 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
   else if (direction == "bidirectional")
     numDir = 2;
   else
-    return makeError("direction '" + direction +
-                     "' is not one of forward, reverse, bidirectional");
+    return errorf("direction '{}' is not one of forward, reverse, bidirectional", direction);
   int64_t layout = 0;
   if (ctx.opset() == 0 || ctx.opset() >= 14) {
     SF_ASSIGN(layout, ctx.attrs().getInt("layout", 0));
   }
-  if (layout != 0 && layout != 1)
-    return makeError("layout must be 0 or 1, got " + str(layout));
+  if (layout != 0 && layout != 1) return errorf("layout must be 0 or 1, got {}", layout);
 
   // Element type: every float input shares X's.
   ElementType t = ElementType::Undefined;
@@ -73,21 +66,21 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
     ElementType ti = ctx.input(i).type;
     if (ti == ElementType::Undefined) continue;
     if (t != ElementType::Undefined && ti != t)
-      return makeError("input " + str(int64_t(i)) + " is " + describe(ctx.input(i)) +
-                       ", expected element type " + shortName(t) + " like X");
+      return errorf("input {} is {}, expected element type {} like X", int64_t(i), ctx.input(i),
+                    shortName(t));
     t = ti;
   }
   if (ctx.hasInput(4)) {
     ElementType tl = ctx.input(4).type;
     if (tl != ElementType::Undefined && tl != ElementType::I32)
-      return makeError("sequence_lens (input 4) must be i32, got " + describe(ctx.input(4)));
+      return errorf("sequence_lens (input 4) must be i32, got {}", ctx.input(4));
   }
 
   Dimension seq, batch, input, hidden;
   Dimension dir(numDir);
   if (ctx.attrs().has("hidden_size")) {
     SF_ASSIGN(int64_t h, ctx.attrs().getInt("hidden_size"));
-    if (h <= 0) return makeError("hidden_size must be positive, got " + str(h));
+    if (h <= 0) return errorf("hidden_size must be positive, got {}", h);
     hidden = Dimension(h);
   } else if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() &&
              ctx.input(2).shape.size() == 3) {
@@ -107,13 +100,13 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
   SF_TRY(c.check(3, "B", {&dir, &bias}));
   SF_TRY(c.check(4, "sequence_lens", {&batch}));
   const char *stateNames[] = {"initial_h", "initial_c"};
-  for (size_t i = 5; i <= (op == "LSTM" ? 6u : 5u); ++i) {
+  for (size_t i = 5; i <= (cell.lstm ? 6u : 5u); ++i) {
     if (layout == 0)
       SF_TRY(c.check(i, stateNames[i - 5], {&dir, &batch, &hidden}));
     else
       SF_TRY(c.check(i, stateNames[i - 5], {&batch, &dir, &hidden}));
   }
-  if (op == "LSTM") {
+  if (cell.lstm) {
     SF_ASSIGN(Dimension peep, Dimension(3) * hidden);
     SF_TRY(c.check(7, "P", {&dir, &peep}));
   }
@@ -123,9 +116,8 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
     int64_t per = rows == &gh ? gates : 2 * gates;
     size_t i = rows == &gh ? 1 : 3;
     if (rows->length() % per != 0)
-      return makeError(std::string(i == 1 ? "W" : "B") + " (input " + str(int64_t(i)) + ") has " +
-                       str(rows->length()) + " rows, not a multiple of " + str(per) + " (" +
-                       describe(ctx.input(i)) + ")");
+      return errorf("{} (input {}) has {} rows, not a multiple of {} ({})", i == 1 ? "W" : "B",
+                    int64_t(i), rows->length(), per, ctx.input(i));
     SF_ASSIGN(hidden, ctx.mergeDims(hidden, Dimension(rows->length() / per)));
   }
   // What later inputs taught the symbol table reaches the dims read earlier.
@@ -137,12 +129,20 @@ Result<Facts> inferRecurrent(InferContext &ctx) {
   PartialShape state = layout == 0 ? PartialShape{dir, batch, hidden}
                                    : PartialShape{batch, dir, hidden};
   Facts out{makeFact(t, y), makeFact(t, state)};
-  if (op == "LSTM") out.push_back(makeFact(t, state));
+  if (cell.lstm) out.push_back(makeFact(t, state));
   return out;
+}
+
+InferFn inferRecurrent(Cell cell) {
+  return [cell](InferContext &ctx) { return recurrentWith(ctx, cell); };
 }
 
 } // namespace
 
-void registerRnnOps(OpRegistry &r) { r.addAll({"RNN", "GRU", "LSTM"}, inferRecurrent); }
+void registerRnnOps(OpRegistry &r) {
+  r.add({.name = "RNN", .infer = inferRecurrent({.gates = 1, .lstm = false})});
+  r.add({.name = "GRU", .infer = inferRecurrent({.gates = 3, .lstm = false})});
+  r.add({.name = "LSTM", .infer = inferRecurrent({.gates = 4, .lstm = true})});
+}
 
 } // namespace sf

@@ -3,17 +3,15 @@
 // OptionalHasElement, OptionalGetElement.
 //
 // Convention: Fact has no sequence or optional kind, so a sequence is represented by the fact of
-// its ELEMENTS, the hull (subgraph.h) of what every element can be: SequenceConstruct(a:[2,3],
+// its ELEMENTS, the hull (fact.h) of what every element can be: SequenceConstruct(a:[2,3],
 // b:[4,3]) is `f32[?{2..4},3]`, SequenceAt returns that fact as is, SequenceInsert joins the new
 // element in. An optional is represented by the fact of the value it may hold. The importer reads
 // sequence and optional types the same way (their element type), so Identity, If and Loop carry
 // them unchanged. What this cannot say: the length of a sequence (SequenceLength is a fresh
 // symbol), that a sequence is empty (SequenceEmpty's element fact is merely unknown), or whether
 // an optional holds a value.
-#include "subgraph.h"
-
+#include "shapeflow/ir/graph.h"
 #include "shapeflow/ops/families.h"
-#include "shapeflow/dim/parse.h"
 #include "shapeflow/ops/helpers.h"
 
 namespace sf {
@@ -24,9 +22,8 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 /// An element joined into a sequence: same element type required.
 Result<Fact> joinElement(const Fact &seq, const Fact &elem, const std::string &what) {
-  auto h = hullFacts(seq, elem);
-  if (!h.ok())
-    return makeError(what + " is " + describe(elem) + " but the sequence holds " + describe(seq));
+  auto h = hull(seq, elem);
+  if (!h.ok()) return errorf("{} is {} but the sequence holds {}", what, elem, seq);
   return *h;
 }
 
@@ -34,16 +31,14 @@ Result<void> requirePosition(InferContext &ctx, size_t i) {
   if (!ctx.hasInput(i)) return success();
   const Fact &p = ctx.input(i);
   if (p.type != ElementType::Undefined && p.type != ElementType::I32 && p.type != ElementType::I64)
-    return makeError("position (input " + str(int64_t(i)) + ") must be i32 or i64, got " +
-                     describe(p));
+    return errorf("position (input {}) must be i32 or i64, got {}", int64_t(i), p);
   if (p.shape.rankIsStatic() &&
       !(p.shape.size() == 0 || (p.shape.size() == 1 && p.shape[0].compatible(Dimension(1)))))
-    return makeError("position (input " + str(int64_t(i)) + ") must be a scalar, got " +
-                     describe(p));
+    return errorf("position (input {}) must be a scalar, got {}", int64_t(i), p);
   return success();
 }
 
-Result<Facts> sequenceConstruct(InferContext &ctx) {
+Result<Facts> inferSequenceConstruct(InferContext &ctx) {
   if (ctx.numInputs() == 0) return makeError("needs at least one input");
   Fact seq = ctx.input(0);
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
@@ -52,43 +47,43 @@ Result<Facts> sequenceConstruct(InferContext &ctx) {
   return factsOf(std::move(seq));
 }
 
-Result<Facts> sequenceEmpty(InferContext &ctx) {
+Result<Facts> inferSequenceEmpty(InferContext &ctx) {
   SF_ASSIGN(int64_t dtype, ctx.attrs().getInt("dtype", int64_t(ElementType::F32)));
   auto t = elementTypeFromOnnx(dtype);
-  if (!t) return makeError("attribute 'dtype' = " + str(dtype) + " is not a known element type");
+  if (!t) return errorf("attribute 'dtype' = {} is not a known element type", dtype);
   return factsOf(makeFact(*t, PartialShape::dynamic()));
 }
 
-Result<Facts> sequenceInsert(InferContext &ctx) {
+Result<Facts> inferSequenceInsert(InferContext &ctx) {
   SF_TRY(requirePosition(ctx, 2));
   SF_ASSIGN(Fact seq, joinElement(ctx.input(0), ctx.input(1), "the tensor (input 1)"));
   return factsOf(std::move(seq));
 }
 
-Result<Facts> sequenceAt(InferContext &ctx) {
+Result<Facts> inferSequenceAt(InferContext &ctx) {
   if (!ctx.hasInput(1)) return makeError("the position (input 1) is missing");
   SF_TRY(requirePosition(ctx, 1));
   return factsOf(ctx.input(0));
 }
 
-Result<Facts> sequenceErase(InferContext &ctx) {
+Result<Facts> inferSequenceErase(InferContext &ctx) {
   SF_TRY(requirePosition(ctx, 1));
   return factsOf(ctx.input(0));
 }
 
-Result<Facts> sequenceLength(InferContext &ctx) {
+Result<Facts> inferSequenceLength(InferContext &ctx) {
   // The length is not tracked (see the top of the file): a fresh size, shared downstream.
   Dimension n = ctx.freshDim("seq_len", {0, kInf});
   return factsOf(makeShapeValueFact(ElementType::I64, {n}, true));
 }
 
-Result<Facts> splitToSequence(InferContext &ctx) {
+Result<Facts> inferSplitToSequence(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", 0));
   SF_ASSIGN(int64_t keepdims, ctx.attrs().getInt("keepdims", 1));
   if (!x.shape.rankIsStatic()) return factsOf(makeFact(x.type, PartialShape::dynamic()));
   int64_t r = int64_t(x.shape.size());
-  if (r == 0) return makeError("cannot split a scalar (" + describe(x) + ")");
+  if (r == 0) return errorf("cannot split a scalar ({})", x);
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
   std::vector<Dimension> dims = x.shape.dims();
   const Dimension D = dims[a];
@@ -104,16 +99,16 @@ Result<Facts> splitToSequence(InferContext &ctx) {
   const Fact &split = ctx.input(1);
   if (split.type != ElementType::Undefined && split.type != ElementType::I32 &&
       split.type != ElementType::I64)
-    return makeError("split (input 1) must be i32 or i64, got " + describe(split));
+    return errorf("split (input 1) must be i32 or i64, got {}", split);
   if (split.shape.rankIsStatic() && split.shape.size() > 1)
-    return makeError("split (input 1) must be a scalar or 1-D, got " + describe(split));
+    return errorf("split (input 1) must be a scalar or 1-D, got {}", split);
   auto v = dimValues(split);
   if (!split.shape.rankIsStatic() || !v) {
     dims[a] = upTo(kInf);
   } else if (split.shape.size() == 0) {
     // Chunks of s; the last one may be shorter.
     const Dimension &s = (*v)[0];
-    if (s.maxLength() <= 0) return makeError("split (input 1) must be positive, got " + s.toString());
+    if (s.maxLength() <= 0) return errorf("split (input 1) must be positive, got {}", s);
     if (s.isStatic() && D.isStatic()) {
       int64_t sv = s.length(), dv = D.length();
       dims[a] = dv <= sv ? Dimension(dv)
@@ -129,25 +124,23 @@ Result<Facts> splitToSequence(InferContext &ctx) {
     bool allStatic = true;
     int64_t sum = 0;
     for (const auto &d : *v) {
-      if (d.maxLength() < 0)
-        return makeError("split (input 1) has a negative length " + d.toString());
-      h = hullDim(h, d.nonNegative());
+      if (d.maxLength() < 0) return errorf("split (input 1) has a negative length {}", d);
+      h = Dimension::hull(h, d.nonNegative());
       allStatic = allStatic && d.isStatic();
       if (d.isStatic()) sum = satAdd(sum, d.length());
     }
     if (allStatic && D.isStatic() && sum != D.length())
-      return makeError("split lengths add up to " + str(sum) + " but the axis has " +
-                       D.toString() + " (" + describe(x) + ")");
+      return errorf("split lengths add up to {} but the axis has {} ({})", sum, D, x);
     dims[a] = h.nonNegative();
   }
   return factsOf(makeFact(x.type, PartialShape(std::move(dims))));
 }
 
-Result<Facts> concatFromSequence(InferContext &ctx) {
+Result<Facts> inferConcatFromSequence(InferContext &ctx) {
   const Fact &seq = ctx.input(0);
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis"));
   SF_ASSIGN(int64_t newAxis, ctx.attrs().getInt("new_axis", 0));
-  if (newAxis != 0 && newAxis != 1) return makeError("new_axis must be 0 or 1, got " + str(newAxis));
+  if (newAxis != 0 && newAxis != 1) return errorf("new_axis must be 0 or 1, got {}", newAxis);
   if (!seq.shape.rankIsStatic()) return factsOf(makeFact(seq.type, PartialShape::dynamic()));
   int64_t r = int64_t(seq.shape.size());
   std::vector<Dimension> dims = seq.shape.dims();
@@ -156,58 +149,50 @@ Result<Facts> concatFromSequence(InferContext &ctx) {
     SF_ASSIGN(int64_t a, normalizeAxis(axis, r + 1));
     dims.insert(dims.begin() + a, Dimension::dynamic());
   } else {
-    if (r == 0) return makeError("cannot concatenate scalars without new_axis (" + describe(seq) + ")");
+    if (r == 0) return errorf("cannot concatenate scalars without new_axis ({})", seq);
     SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
     dims[a] = Dimension::dynamic();
   }
   return factsOf(makeFact(seq.type, PartialShape(std::move(dims))));
 }
 
-Result<Facts> sequenceMap(InferContext &ctx) {
-  SubgraphMemoScope scope(ctx);
+Result<Facts> inferSequenceMap(InferContext &ctx) {
   SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
   size_t n = body->formalInputCount();
   if (ctx.numInputs() < n)
-    return makeError("the body takes " + str(int64_t(n)) + " inputs but the node has " +
-                     str(int64_t(ctx.numInputs())));
+    return errorf("the body takes {} inputs but the node has {}", int64_t(n),
+                  int64_t(ctx.numInputs()));
   if (ctx.numOutputs() != body->outputs.size())
-    return makeError("the node has " + str(int64_t(ctx.numOutputs())) + " outputs, the body " +
-                     str(int64_t(body->outputs.size())));
-  return memoizedRule(ctx, *body, [&]() -> Result<Facts> {
+    return errorf("the node has {} outputs, the body {}", int64_t(ctx.numOutputs()),
+                  int64_t(body->outputs.size()));
+  return ctx.memoized(*body, [&]() -> Result<Facts> {
     // Element facts of sequence inputs and the facts of tensor inputs look alike here (see the
     // top of the file): each is what the body sees.
     Facts formals;
-    for (size_t i = 0; i < n; ++i) formals.push_back(ctx.input(i));
+    for (size_t i = 0; i < n; ++i)
+      formals.push_back(ctx.input(i));
     // The body's output facts, inferred from element facts that cover every element, cover
     // every output element.
-    return inferBody(ctx, *body, formals, body->outputs.size());
+    return ctx.inferBody(*body, formals, body->outputs.size());
   });
 }
 
-Result<Facts> optional(InferContext &ctx) {
+Result<Facts> inferOptional(InferContext &ctx) {
   if (ctx.hasInput(0)) return factsOf(ctx.input(0));
-  // An empty optional: its `type` (imported as the text of the declared fact, `f32[3,?]`) gives
-  // the element's type and shape.
-  auto declared = ctx.attrs().getString("type");
+  // An empty optional: its `type` gives the element's type and shape.
+  auto declared = ctx.attrs().getType("type");
   if (!declared.ok()) return factsOf(Fact{});
-  std::string_view text = *declared;
-  size_t open = text.find('[');
-  if (open == std::string_view::npos) return factsOf(Fact{});
-  Fact f;
-  if (auto t = parseElementType(text.substr(0, open))) f.type = *t;
-  auto shape = parsePartialShape(text.substr(open), ctx.symbols());
-  if (shape.ok()) f.shape = *shape;
-  return factsOf(std::move(f));
+  return factsOf(Fact(**declared));
 }
 
-Result<Facts> optionalHasElement(InferContext &ctx) {
+Result<Facts> inferOptionalHasElement(InferContext &ctx) {
   Fact out = makeFact(ElementType::Bool, PartialShape{});
   // Opset 18: an absent input is an empty optional.
   if (!ctx.hasInput(0)) out.value = std::vector<Dimension>{Dimension::constantValue(0)};
   return factsOf(std::move(out));
 }
 
-Result<Facts> optionalGetElement(InferContext &ctx) {
+Result<Facts> inferOptionalGetElement(InferContext &ctx) {
   if (!ctx.hasInput(0)) return makeError("the optional (input 0) is missing");
   return factsOf(ctx.input(0));
 }
@@ -215,18 +200,18 @@ Result<Facts> optionalGetElement(InferContext &ctx) {
 } // namespace
 
 void registerSequenceOps(OpRegistry &r) {
-  r.add({"SequenceConstruct", "", sequenceConstruct});
-  r.add({"SequenceEmpty", "", sequenceEmpty});
-  r.add({"SequenceInsert", "", sequenceInsert});
-  r.add({"SequenceAt", "", sequenceAt});
-  r.add({"SequenceErase", "", sequenceErase});
-  r.add({"SequenceLength", "", sequenceLength});
-  r.add({"SplitToSequence", "", splitToSequence});
-  r.add({"ConcatFromSequence", "", concatFromSequence});
-  r.add({"SequenceMap", "", sequenceMap});
-  r.add({"Optional", "", optional});
-  r.add({"OptionalHasElement", "", optionalHasElement});
-  r.add({"OptionalGetElement", "", optionalGetElement});
+  r.add({.name = "SequenceConstruct", .infer = inferSequenceConstruct});
+  r.add({.name = "SequenceEmpty", .infer = inferSequenceEmpty});
+  r.add({.name = "SequenceInsert", .infer = inferSequenceInsert});
+  r.add({.name = "SequenceAt", .infer = inferSequenceAt});
+  r.add({.name = "SequenceErase", .infer = inferSequenceErase});
+  r.add({.name = "SequenceLength", .infer = inferSequenceLength});
+  r.add({.name = "SplitToSequence", .infer = inferSplitToSequence});
+  r.add({.name = "ConcatFromSequence", .infer = inferConcatFromSequence});
+  r.add({.name = "SequenceMap", .infer = inferSequenceMap});
+  r.add({.name = "Optional", .infer = inferOptional});
+  r.add({.name = "OptionalHasElement", .infer = inferOptionalHasElement});
+  r.add({.name = "OptionalGetElement", .infer = inferOptionalGetElement});
 }
 
 } // namespace sf

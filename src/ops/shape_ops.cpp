@@ -30,7 +30,7 @@ std::optional<std::vector<int64_t>> intsFromAttrOrInput(InferContext &ctx, const
 }
 
 // ---------------------------------------------------------------- Shape, Size
-Result<Facts> shapeOf(InferContext &ctx) {
+Result<Facts> inferShape(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   if (!in.shape.rankIsStatic()) return factsOf(makeFact(ElementType::I64, PartialShape::dynamic(1)));
   int64_t r = int64_t(in.shape.size());
@@ -43,7 +43,7 @@ Result<Facts> shapeOf(InferContext &ctx) {
   return factsOf(makeShapeValueFact(ElementType::I64, std::move(dims)));
 }
 
-Result<Facts> sizeOf(InferContext &ctx) {
+Result<Facts> inferSize(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   Fact out = makeFact(ElementType::I64, PartialShape{});
   if (in.shape.rankIsStatic()) {
@@ -54,7 +54,7 @@ Result<Facts> sizeOf(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Reshape
-Result<Facts> reshape(InferContext &ctx) {
+Result<Facts> inferReshape(InferContext &ctx) {
   const Fact &data = ctx.input(0);
   std::optional<std::vector<Dimension>> target;
   PartialShape targetShape = PartialShape::dynamic();
@@ -85,11 +85,11 @@ Result<Facts> reshape(InferContext &ctx) {
         if (inferred) return makeError("more than one -1 in the target shape");
         inferred = i;
       } else if (v < -1) {
-        return makeError("target shape has a negative dimension " + std::to_string(v));
+        return errorf("target shape has a negative dimension {}", v);
       } else if (v == 0 && !allowZero) {
         if (in.rankIsStatic() && i >= in.size())
-          return makeError("target shape copies dimension " + std::to_string(i) +
-                           " (a 0) but the input has rank " + std::to_string(in.size()));
+          return errorf("target shape copies dimension {} (a 0) but the input has rank {}", i,
+                        in.size());
         dims[i] = in.rankIsStatic() ? in[i] : Dimension::dynamic();
       } else {
         dims[i] = Dimension(v);
@@ -140,9 +140,8 @@ Result<Facts> reshape(InferContext &ctx) {
     SF_ASSIGN(Dimension rest, productOf(known));
     if (total.isStatic() && rest.isStatic()) {
       if (rest.length() == 0 || total.length() % rest.length() != 0)
-        return makeError("cannot reshape " + describe(data) + " to " +
-                         PartialShape(*target).toString() + ": " + std::to_string(total.length()) +
-                         " elements do not divide into " + std::to_string(rest.length()));
+        return errorf("cannot reshape {} to {}: {} elements do not divide into {}", data,
+                      PartialShape(*target), total.length(), rest.length());
       dims[*inferred] = Dimension(total.length() / rest.length());
     } else {
       auto q = total.floorDiv(rest);
@@ -155,9 +154,8 @@ Result<Facts> reshape(InferContext &ctx) {
     SF_ASSIGN(Dimension total, in.elementCount());
     SF_ASSIGN(Dimension outTotal, productOf(dims));
     if (!total.compatible(outTotal))
-      return makeError("cannot reshape " + describe(data) + " (" + total.toString() +
-                       " elements) to " + PartialShape(dims).toString() + " (" +
-                       outTotal.toString() + " elements)");
+      return errorf("cannot reshape {} ({} elements) to {} ({} elements)", data, total,
+                    PartialShape(dims), outTotal);
     SF_TRY(ctx.symbols().equate(total, outTotal));
   }
   out.shape = PartialShape(std::move(dims));
@@ -167,14 +165,12 @@ Result<Facts> reshape(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Flatten
-Result<Facts> flatten(InferContext &ctx) {
+Result<Facts> inferFlatten(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   int64_t axis = ctx.attrs().getInt("axis", 1).valueOr(1);
   if (!in.shape.rankIsStatic()) return factsOf(makeFact(in.type, PartialShape::dynamic(2)));
   int64_t r = int64_t(in.shape.size());
-  if (axis < -r || axis > r)
-    return makeError("axis " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(r));
+  if (axis < -r || axis > r) return errorf("axis {} is out of range for rank {}", axis, r);
   if (axis < 0) axis += r;
   const auto &d = in.shape.dims();
   SF_ASSIGN(Dimension a, productOf({d.begin(), d.begin() + axis}));
@@ -184,7 +180,7 @@ Result<Facts> flatten(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Squeeze / Unsqueeze
-Result<Facts> squeeze(InferContext &ctx) {
+Result<Facts> inferSqueeze(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   bool axesAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
   auto axes = intsFromAttrOrInput(ctx, "axes", 1, axesAsInput);
@@ -209,8 +205,7 @@ Result<Facts> squeeze(InferContext &ctx) {
     for (int64_t a : norm) {
       const Dimension &d = in.shape[a];
       if (!d.interval().contains(1))
-        return makeError("cannot squeeze axis " + std::to_string(a) + " of size " + d.toString() +
-                         " (" + describe(in) + ")");
+        return errorf("cannot squeeze axis {} of size {} ({})", a, d, in);
       SF_TRY(ctx.symbols().equate(d, Dimension(1)));
       drop[a] = true;
     }
@@ -223,7 +218,7 @@ Result<Facts> squeeze(InferContext &ctx) {
   return factsOf(std::move(out));
 }
 
-Result<Facts> unsqueeze(InferContext &ctx) {
+Result<Facts> inferUnsqueeze(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   bool axesAsInput = ctx.opset() == 0 || ctx.opset() >= 13;
   auto axes = intsFromAttrOrInput(ctx, "axes", 1, axesAsInput);
@@ -250,7 +245,7 @@ Result<Facts> unsqueeze(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Transpose
-Result<Facts> transpose(InferContext &ctx) {
+Result<Facts> inferTranspose(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   SmallVec<int64_t, 8> perm;
   bool hasPerm = ctx.attrs().has("perm");
@@ -264,8 +259,7 @@ Result<Facts> transpose(InferContext &ctx) {
   if (!hasPerm)
     for (int64_t i = 0; i < r; ++i) perm.push_back(r - 1 - i);
   if (int64_t(perm.size()) != r)
-    return makeError("perm has " + std::to_string(perm.size()) + " entries for input of rank " +
-                     std::to_string(r) + " (" + describe(in) + ")");
+    return errorf("perm has {} entries for input of rank {} ({})", perm.size(), r, in);
   std::vector<bool> seen(size_t(r), false);
   std::vector<Dimension> dims;
   dims.reserve(size_t(r));
@@ -273,7 +267,7 @@ Result<Facts> transpose(InferContext &ctx) {
     if (p < 0 || p >= r || seen[size_t(p)]) {
       std::string s;
       for (int64_t x : perm) s += (s.empty() ? "" : ",") + std::to_string(x);
-      return makeError("perm [" + s + "] is not a permutation of 0.." + std::to_string(r - 1));
+      return errorf("perm [{}] is not a permutation of 0..{}", s, r - 1);
     }
     seen[size_t(p)] = true;
     dims.push_back(in.shape.rankIsStatic() ? in.shape[size_t(p)] : Dimension::dynamic());
@@ -282,7 +276,7 @@ Result<Facts> transpose(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Concat
-Result<Facts> concat(InferContext &ctx) {
+Result<Facts> inferConcat(InferContext &ctx) {
   if (ctx.numInputs() == 0) return makeError("needs at least one input");
   // Concat-1 (opsets 1-3) concatenates along axis 1 when none is given.
   bool concat1 = ctx.opset() > 0 && ctx.opset() < 4;
@@ -293,17 +287,14 @@ Result<Facts> concat(InferContext &ctx) {
     const Fact &f = ctx.input(i);
     if (f.type != ElementType::Undefined) {
       if (type != ElementType::Undefined && type != f.type)
-        return makeError("input " + std::to_string(i) + " has type " + describe(f) +
-                         ", expected " + std::string(shortName(type)));
+        return errorf("input {} has type {}, expected {}", i, f, shortName(type));
       type = f.type;
     }
     if (f.shape.rankIsStatic()) {
       int64_t r = int64_t(f.shape.size());
       if (rank && *rank != r) {
         const Fact &first = ctx.input(0);
-        return makeError("input " + std::to_string(i) + " has rank " + std::to_string(r) +
-                         ", expected " + std::to_string(*rank) + " (" + describe(first) + " vs " +
-                         describe(f) + ")");
+        return errorf("input {} has rank {}, expected {} ({} vs {})", i, r, *rank, first, f);
       }
       rank = r;
     }
@@ -328,10 +319,8 @@ Result<Facts> concat(InferContext &ctx) {
       }
       auto m = ctx.mergeDims(dims[k], f.shape[k]);
       if (!m.ok())
-        return makeError("input " + std::to_string(i) + " has dimension " +
-                         f.shape[k].toString() + " at axis " + std::to_string(k) +
-                         ", expected " + dims[k].toString() + " (" + describe(ctx.input(0)) +
-                         " vs " + describe(f) + ")");
+        return errorf("input {} has dimension {} at axis {}, expected {} ({} vs {})", i, f.shape[k],
+                      k, dims[k], ctx.input(0), f);
       dims[k] = *m;
     }
     first = false;
@@ -354,7 +343,7 @@ Result<Facts> concat(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Split
-Result<Facts> split(InferContext &ctx) {
+Result<Facts> inferSplit(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   size_t n = ctx.numOutputs();
@@ -376,31 +365,25 @@ Result<Facts> split(InferContext &ctx) {
   const Dimension &d = in.shape[a];
   std::vector<Dimension> parts(n);
   if (sizes && !sizes->empty()) {
-    if (sizes->size() != n)
-      return makeError("'split' has " + std::to_string(sizes->size()) + " sizes for " +
-                       std::to_string(n) + " outputs");
+    if (sizes->size() != n) return errorf("'split' has {} sizes for {} outputs", sizes->size(), n);
     Dimension total(0);
     for (size_t i = 0; i < n; ++i) {
       const Dimension &v = (*sizes)[i];
-      if (v.maxLength() < 0) return makeError("negative split size " + v.toString());
+      if (v.maxLength() < 0) return errorf("negative split size {}", v);
       parts[i] = v.nonNegative();
       SF_ASSIGN(total, total + parts[i]);
     }
     if (!d.compatible(total))
-      return makeError("split sizes sum to " + total.toString() + " but axis " +
-                       std::to_string(a) + " has size " + d.toString() + " (" + describe(in) + ")");
+      return errorf("split sizes sum to {} but axis {} has size {} ({})", total, a, d, in);
     SF_TRY(ctx.symbols().equate(d, total));
   } else if (!sizes) {
     for (auto &p : parts) p = Dimension::dynamic();
   } else {
     int64_t k = ctx.attrs().getInt("num_outputs", int64_t(n)).valueOr(int64_t(n));
     if (k <= 0) return makeError("num_outputs must be positive");
-    if (size_t(k) != n)
-      return makeError("num_outputs is " + std::to_string(k) + " but the node has " +
-                       std::to_string(n) + " outputs");
+    if (size_t(k) != n) return errorf("num_outputs is {} but the node has {} outputs", k, n);
     if (d.isStatic() && ctx.opset() < 18 && d.length() % k != 0)
-      return makeError("axis " + std::to_string(a) + " of size " + d.toString() +
-                       " does not split evenly into " + std::to_string(k) + " outputs");
+      return errorf("axis {} of size {} does not split evenly into {} outputs", a, d, k);
     // Opset 18: the last chunk may be smaller (chunks of ceil(d / k)).
     SF_ASSIGN(Dimension chunk, d.ceilDiv(k));
     for (size_t i = 0; i < n; ++i) parts[i] = chunk;
@@ -419,7 +402,7 @@ Result<Facts> split(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Expand, Tile
-Result<Facts> expand(InferContext &ctx) {
+Result<Facts> inferExpand(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   auto target = dimValues(ctx.input(1));
   Fact out = makeFact(in.type, PartialShape::dynamic());
@@ -435,20 +418,19 @@ Result<Facts> expand(InferContext &ctx) {
   if (in.value && isSmallVector(out.shape) && out.shape.isStatic()) {
     size_t n = out.shape.size() == 0 ? 1 : size_t(out.shape[0].length());
     if (in.value->size() == n) out.value = in.value;
-    else if (in.value->size() == 1 && n <= ctx.valueBudget())
+    else if (in.value->size() == 1 && n <= kValueBudget)
       out.value = std::vector<Dimension>(n, (*in.value)[0]);
   }
   return factsOf(std::move(out));
 }
 
-Result<Facts> tile(InferContext &ctx) {
+Result<Facts> inferTile(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   auto reps = dimValues(ctx.input(1));
   if (!in.shape.rankIsStatic()) return factsOf(makeFact(in.type, PartialShape::dynamic()));
   if (!reps) return factsOf(makeFact(in.type, PartialShape::dynamic(in.shape.size())));
   if (reps->size() != in.shape.size())
-    return makeError("'repeats' has " + std::to_string(reps->size()) + " elements for input " +
-                     describe(in));
+    return errorf("'repeats' has {} elements for input {}", reps->size(), in);
   std::vector<Dimension> dims;
   for (size_t i = 0; i < reps->size(); ++i) {
     SF_ASSIGN(Dimension d, in.shape[i] * (*reps)[i].nonNegative());
@@ -458,7 +440,7 @@ Result<Facts> tile(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- ConstantOfShape, Range
-Result<Facts> constantOfShape(InferContext &ctx) {
+Result<Facts> inferConstantOfShape(InferContext &ctx) {
   ElementType t = ElementType::F32;
   int64_t fillValue = 0;
   bool fillKnown = true;
@@ -482,19 +464,19 @@ Result<Facts> constantOfShape(InferContext &ctx) {
   std::vector<Dimension> d;
   for (const auto &x : *dims) {
     if (x.isStatic() && x.length() < 0)
-      return makeError("shape has a negative dimension " + std::to_string(x.length()));
+      return errorf("shape has a negative dimension {}", x.length());
     d.push_back(x.nonNegative());
   }
   out.shape = PartialShape(d);
   if (isInteger(t) && fillKnown && d.size() <= 1) {
     size_t n = d.empty() ? 1 : (d[0].isStatic() ? size_t(d[0].length()) : 0);
-    if ((d.empty() || d[0].isStatic()) && n <= ctx.valueBudget())
+    if ((d.empty() || d[0].isStatic()) && n <= kValueBudget)
       out.value = std::vector<Dimension>(n, Dimension::constantValue(fillValue));
   }
   return factsOf(std::move(out));
 }
 
-Result<Facts> range(InferContext &ctx) {
+Result<Facts> inferRange(InferContext &ctx) {
   // Scalars by the spec; onnxruntime also runs a one-element tensor, so that is a warning and
   // anything known to hold more (or fewer) elements an error.
   static const char *const kNames[] = {"start", "limit", "delta"};
@@ -503,7 +485,7 @@ Result<Facts> range(InferContext &ctx) {
     if (!f.shape.rankIsStatic() || f.shape.size() == 0) continue;
     auto n = f.shape.elementCount();
     if (!n.ok() || !n->compatible(Dimension(1)))
-      return makeError(std::string(kNames[i]) + " must be a scalar, got " + describe(f));
+      return errorf("{} must be a scalar, got {}", kNames[i], f);
     ctx.warn(std::string(kNames[i]) + " should be a scalar (rank 0), got " + describe(f) +
              "; read as its one element");
   }
@@ -548,7 +530,7 @@ Result<Facts> range(InferContext &ctx) {
     SF_ASSIGN(n, Dimension::max(n, Dimension::constantValue(0)));
   }
   out.shape = PartialShape{n.nonNegative()};
-  if (n.isStatic() && size_t(n.length()) <= ctx.valueBudget()) {
+  if (n.isStatic() && size_t(n.length()) <= kValueBudget) {
     std::vector<Dimension> v;
     Dimension cur = *start;
     for (int64_t i = 0; i < n.length(); ++i) {
@@ -654,7 +636,7 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
   return readable(len.nonNegative());
 }
 
-Result<Facts> slice(InferContext &ctx) {
+Result<Facts> inferSlice(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   std::optional<std::vector<Dimension>> starts, ends;
   std::optional<std::vector<int64_t>> axes, steps;
@@ -703,9 +685,8 @@ Result<Facts> slice(InferContext &ctx) {
   if (steps->empty()) steps = std::vector<int64_t>(starts->size(), 1);
   if (starts->size() != ends->size() || norm.size() != starts->size() ||
       steps->size() != starts->size())
-    return makeError("starts, ends, axes and steps must have the same length (" +
-                     std::to_string(starts->size()) + ", " + std::to_string(ends->size()) + ", " +
-                     std::to_string(norm.size()) + ", " + std::to_string(steps->size()) + ")");
+    return errorf("starts, ends, axes and steps must have the same length ({}, {}, {}, {})",
+                  starts->size(), ends->size(), norm.size(), steps->size());
   for (size_t i = 0; i < norm.size(); ++i) {
     SF_ASSIGN(Dimension d, sliceDim(in.shape[norm[i]], (*starts)[i], (*ends)[i], (*steps)[i]));
     out.shape[norm[i]] = d;
@@ -725,7 +706,7 @@ Result<Facts> slice(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Pad
-Result<Facts> pad(InferContext &ctx) {
+Result<Facts> inferPad(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   std::optional<std::vector<Dimension>> pads;
   if (ctx.opset() != 0 && ctx.opset() < 11) {
@@ -746,23 +727,21 @@ Result<Facts> pad(InferContext &ctx) {
   }
   if (!pads) return factsOf(makeFact(in.type, PartialShape::dynamic(r)));
   if (pads->size() != 2 * axes.size())
-    return makeError("'pads' has " + std::to_string(pads->size()) + " elements, expected " +
-                     std::to_string(2 * axes.size()) + " for " + describe(in));
+    return errorf("'pads' has {} elements, expected {} for {}", pads->size(), 2 * axes.size(), in);
   PartialShape s = in.shape;
   size_t k = axes.size();
   for (size_t i = 0; i < k; ++i) {
     SF_ASSIGN(Dimension d, in.shape[axes[i]] + (*pads)[i]);
     SF_ASSIGN(d, d + (*pads)[i + k]);
     if (d.isStatic() && d.length() < 0)
-      return makeError("padding makes axis " + std::to_string(axes[i]) + " negative (" +
-                       describe(in) + ")");
+      return errorf("padding makes axis {} negative ({})", axes[i], in);
     s[axes[i]] = d.nonNegative();
   }
   return factsOf(makeFact(in.type, s));
 }
 
 // ---------------------------------------------------------------- Gather
-Result<Facts> gather(InferContext &ctx) {
+Result<Facts> inferGather(InferContext &ctx) {
   const Fact &data = ctx.input(0), &idx = ctx.input(1);
   int64_t axis = ctx.attrs().getInt("axis", 0).valueOr(0);
   if (!data.shape.rankIsStatic() || !idx.shape.rankIsStatic())
@@ -782,22 +761,17 @@ Result<Facts> gather(InferContext &ctx) {
     std::vector<Dimension> v;
     for (int64_t i : *idxv) {
       int64_t j = i < 0 ? i + n : i;
-      if (j < 0 || j >= n)
-        return makeError("index " + std::to_string(i) + " is out of range for " + describe(data));
+      if (j < 0 || j >= n) return errorf("index {} is out of range for {}", i, data);
       v.push_back((*dv)[j]);
     }
     out.value = std::move(v);
   } else if (idxv && data.shape[a].isStatic()) {
     int64_t n = data.shape[a].length();
     for (int64_t i : *idxv)
-      if (i < -n || i >= n)
-        return makeError("index " + std::to_string(i) + " is out of range for axis " +
-                         std::to_string(a) + " of " + describe(data));
+      if (i < -n || i >= n) return errorf("index {} is out of range for axis {} of {}", i, a, data);
   }
   return factsOf(std::move(out));
 }
-
-} // namespace
 
 // ---------------------------------------------------------------- data movement on known ints
 // Shape math sometimes goes through tensors of rank 2 (torchvision pads to a multiple of 32 with
@@ -805,8 +779,6 @@ Result<Facts> gather(InferContext &ctx) {
 // (rank <= 1) do not reach. When the data input holds known small integers (a constant, or
 // values all static), these ops move them: the output gets a constant tensor, and values again
 // once its rank is <= 1.
-
-constexpr size_t kMoveBudget = 64;
 
 /// Row-major strides of a static shape.
 std::vector<int64_t> stridesOf(const Shape &s) {
@@ -889,70 +861,78 @@ std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, Move move, co
   return idx;
 }
 
-InferFn movingInts(InferFn rule, Move move) {
-  return [rule, move](InferContext &ctx) -> Result<Facts> {
-    SF_ASSIGN(Facts outs, rule(ctx));
-    if (outs.size() != 1 || outs[0].value || outs[0].constant) return outs;
+/// Moves the known small integers of the data input (see above) into the output.
+ValueFn movedValues(Move move) {
+  return [move](InferContext &ctx, Facts &outs) {
+    if (outs.size() != 1 || outs[0].value || outs[0].constant) return;
     Fact &out = outs[0];
     const Fact &in = ctx.input(0);
-    if (!out.shape.isStatic() || !in.shape.isStatic()) return outs;
+    if (!out.shape.isStatic() || !in.shape.isStatic()) return;
     auto outShape = out.shape.toShape(), inShape = in.shape.toShape();
-    if (!outShape.ok() || !inShape.ok()) return outs;
+    if (!outShape.ok() || !inShape.ok()) return;
     size_t n = 1;
-    for (int64_t d : *outShape) n *= size_t(d);
-    if (n > kMoveBudget) return outs;
+    for (int64_t d : *outShape)
+      n *= size_t(d);
+    if (n > kValueBudget) return;
     // The elements: known numbers, or symbolic values (a pad tensor computed from sizes).
     std::optional<std::vector<Dimension>> data;
     if (isInteger(in.type) && in.value) {
       data = *in.value;
-    } else if (auto ints = isInteger(in.type) ? constInts(in, kMoveBudget) : std::nullopt) {
+    } else if (auto ints = isInteger(in.type) ? constInts(in, kValueBudget) : std::nullopt) {
       data = constantDims(*ints);
     }
-    if (!data) return outs;
+    if (!data) return;
     auto idx = movedIndices(ctx, move, *inShape, *outShape);
-    if (!idx) return outs;
+    if (!idx) return;
     std::vector<Dimension> moved;
     std::vector<int64_t> numbers;
     for (size_t i : *idx) {
-      if (i >= data->size()) return outs;
+      if (i >= data->size()) return;
       moved.push_back((*data)[i]);
       if (moved.back().isStatic()) numbers.push_back(moved.back().length());
     }
     if (numbers.size() != moved.size()) {
       // Values of any rank, row-major (dimValues() hands out only those of rank <= 1).
       out.value = std::move(moved);
-      return outs;
+      return;
     }
     auto t = Tensor::fromInt64s(*outShape, numbers, in.type);
-    if (!t.ok()) return outs;
+    if (!t.ok()) return;
     out = Fact::fromTensor(std::make_shared<const Tensor>(std::move(*t)));
-    return outs;
   };
 }
 
+} // namespace
+
 void registerShapeOps(OpRegistry &r) {
-  r.addAll({"Shape"}, shapeOf);
-  r.addAll({"Size"}, sizeOf);
-  r.addAll({"Reshape"}, reshape);
-  r.addAll({"Flatten"}, flatten);
-  r.addAll({"Squeeze"}, squeeze);
-  r.addAll({"Unsqueeze"}, unsqueeze);
-  r.addAll({"Transpose"}, transpose);
-  r.addAll({"Concat"}, concat);
-  r.addAll({"Split"}, split);
-  r.addAll({"Expand"}, expand);
-  r.addAll({"Tile"}, tile);
-  r.addAll({"ConstantOfShape"}, constantOfShape);
-  r.addAll({"Range"}, range);
-  r.addAll({"Slice"}, slice);
-  r.addAll({"Pad"}, pad);
-  r.addAll({"Gather"}, gather);
-  for (auto [op, move] : {std::pair{"Reshape", Move::Flat}, {"Squeeze", Move::Flat},
-                          {"Unsqueeze", Move::Flat}, {"Flatten", Move::Flat},
-                          {"Transpose", Move::Transpose}, {"Slice", Move::Slice}}) {
-    const OpDef *def = r.find("", op);
-    if (def) r.add({op, "", movingInts(def->infer, move)});
-  }
+  r.add({.name = "Shape", .infer = inferShape});
+  r.add({.name = "Size", .infer = inferSize});
+  r.add({.name = "Reshape",
+         .infer = inferReshape,
+         .values = movedValues(Move::Flat),
+         .traits = {.view = true}});
+  r.add({.name = "Flatten",
+         .infer = inferFlatten,
+         .values = movedValues(Move::Flat),
+         .traits = {.view = true}});
+  r.add({.name = "Squeeze",
+         .infer = inferSqueeze,
+         .values = movedValues(Move::Flat),
+         .traits = {.view = true}});
+  r.add({.name = "Unsqueeze",
+         .infer = inferUnsqueeze,
+         .values = movedValues(Move::Flat),
+         .traits = {.view = true}});
+  r.add({.name = "Transpose", .infer = inferTranspose, .values = movedValues(Move::Transpose)});
+  r.add({.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice)});
+  r.add({.name = "Concat", .infer = inferConcat});
+  r.add({.name = "Split", .infer = inferSplit});
+  r.add({.name = "Expand", .infer = inferExpand});
+  r.add({.name = "Tile", .infer = inferTile});
+  r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape});
+  r.add({.name = "Range", .infer = inferRange});
+  r.add({.name = "Pad", .infer = inferPad});
+  r.add({.name = "Gather", .infer = inferGather});
 }
 
 } // namespace sf

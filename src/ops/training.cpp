@@ -15,13 +15,12 @@ Result<PartialShape> lossShape(InferContext &ctx, const Fact &scores, const Fact
   PartialShape t = target.shape;
   if (scores.shape.rankIsStatic()) {
     if (scores.shape.size() < 2)
-      return makeError("scores " + describe(scores) + " must have rank >= 2 ([N, C, ...])");
+      return errorf("scores {} must have rank >= 2 ([N, C, ...])", scores);
     std::vector<Dimension> dims = scores.shape.dims();
     dims.erase(dims.begin() + 1);
     PartialShape fromScores(std::move(dims));
     if (t.rankIsStatic() && t.size() != fromScores.size())
-      return makeError("target " + describe(target) + " must have the rank of " + describe(scores) +
-                       " minus 1");
+      return errorf("target {} must have the rank of {} minus 1", target, scores);
     SF_ASSIGN(t, ctx.mergeShapes(t, fromScores));
   }
   return t;
@@ -32,12 +31,11 @@ Result<void> checkClassWeight(InferContext &ctx, const Fact &scores, size_t i) {
   if (!ctx.hasInput(i)) return success();
   const Fact &w = ctx.input(i);
   if (!w.shape.rankIsStatic()) return success();
-  if (w.shape.size() != 1)
-    return makeError("weight (input " + std::to_string(i) + ") " + describe(w) + " must be 1-D [C]");
+  if (w.shape.size() != 1) return errorf("weight (input {}) {} must be 1-D [C]", i, w);
   if (scores.shape.rankIsStatic() && scores.shape.size() >= 2) {
     if (!w.shape[0].compatible(scores.shape[1]))
-      return makeError("weight (input " + std::to_string(i) + ") has " + w.shape[0].toString() +
-                       " elements, expected C = " + scores.shape[1].toString());
+      return errorf("weight (input {}) has {} elements, expected C = {}", i, w.shape[0],
+                    scores.shape[1]);
     SF_TRY(ctx.mergeDims(w.shape[0], scores.shape[1]));
   }
   return success();
@@ -49,16 +47,16 @@ Result<PartialShape> reducedLoss(InferContext &ctx, const PartialShape &perEleme
   const std::string &reduction = *attr;
   if (reduction == "none") return perElement;
   if (reduction == "mean" || reduction == "sum") return PartialShape(std::vector<Dimension>{});
-  return makeError("reduction must be none, sum or mean, got '" + reduction + "'");
+  return errorf("reduction must be none, sum or mean, got '{}'", reduction);
 }
 
 /// SoftmaxCrossEntropyLoss (scores, labels, weights) -> loss, log_prob (scores' shape);
 /// NegativeLogLikelihoodLoss (input, target, weight) -> loss.
-Result<Facts> loss(InferContext &ctx) {
+Result<Facts> inferLoss(InferContext &ctx) {
   const Fact &scores = ctx.input(0), &target = ctx.input(1);
   if (target.type != ElementType::Undefined && target.type != ElementType::I32 &&
       target.type != ElementType::I64)
-    return makeError("input 1 (labels / target) must be int32 or int64, got " + describe(target));
+    return errorf("input 1 (labels / target) must be int32 or int64, got {}", target);
   SF_ASSIGN(PartialShape perElement, lossShape(ctx, scores, target));
   SF_TRY(checkClassWeight(ctx, scores, 2));
   SF_ASSIGN(PartialShape reduced, reducedLoss(ctx, perElement));
@@ -69,14 +67,14 @@ Result<Facts> loss(InferContext &ctx) {
 
 /// StringNormalizer: [C] or [1, C] strings; stopwords may remove any of the C (all removed
 /// leaves one empty string), so C becomes a size in [1, max(C, 1)] when there are stopwords.
-Result<Facts> stringNormalizer(InferContext &ctx) {
+Result<Facts> inferStringNormalizer(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (x.type != ElementType::Undefined && x.type != ElementType::String)
-    return makeError("input must be a string tensor, got " + describe(x));
+    return errorf("input must be a string tensor, got {}", x);
   PartialShape s = x.shape;
   if (s.rankIsStatic()) {
     if (s.size() != 1 && !(s.size() == 2 && s[0].compatible(Dimension(1))))
-      return makeError("input " + describe(x) + " must be [C] or [1, C]");
+      return errorf("input {} must be [C] or [1, C]", x);
     if (s.size() == 2) {
       SF_ASSIGN(s[0], ctx.mergeDims(s[0], Dimension(1)));
     }
@@ -92,11 +90,11 @@ Result<Facts> stringNormalizer(InferContext &ctx) {
 }
 
 /// TfIdfVectorizer: [C] -> [K] and [N, C] -> [N, K], K = max(ngram_indexes) + 1.
-Result<Facts> tfIdfVectorizer(InferContext &ctx) {
+Result<Facts> inferTfIdfVectorizer(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   if (x.type != ElementType::Undefined && x.type != ElementType::String &&
       x.type != ElementType::I32 && x.type != ElementType::I64)
-    return makeError("input must be string, int32 or int64, got " + describe(x));
+    return errorf("input must be string, int32 or int64, got {}", x);
   SF_ASSIGN(auto indexes, ctx.attrs().getInts("ngram_indexes"));
   if (indexes.empty()) return makeError("ngram_indexes is empty");
   int64_t k = *std::max_element(indexes.begin(), indexes.end());
@@ -107,7 +105,7 @@ Result<Facts> tfIdfVectorizer(InferContext &ctx) {
   if (!x.shape.rankIsStatic()) return factsOf(makeFact(ElementType::F32, PartialShape::dynamic()));
   if (x.shape.size() == 1) return factsOf(makeFact(ElementType::F32, PartialShape({out})));
   if (x.shape.size() == 2) return factsOf(makeFact(ElementType::F32, PartialShape({x.shape[0], out})));
-  return makeError("input " + describe(x) + " must be [C] or [N, C]");
+  return errorf("input {} must be [C] or [N, C]", x);
 }
 
 /// The ai.onnx.preview.training optimizers: inputs R, T, then `groups` groups of n tensors
@@ -117,20 +115,19 @@ InferFn optimizer(size_t groups) {
   return [groups](InferContext &ctx) -> Result<Facts> {
     size_t in = ctx.numInputs();
     if (in < 2 || (in - 2) % groups != 0)
-      return makeError("expects R, T and " + std::to_string(groups) +
-                       " groups of equally many tensors, got " + std::to_string(in) + " inputs");
+      return errorf("expects R, T and {} groups of equally many tensors, got {} inputs", groups,
+                    in);
     size_t n = (in - 2) / groups;
     if (ctx.numOutputs() > (groups - 1) * n)
-      return makeError("has " + std::to_string(ctx.numOutputs()) + " outputs, at most " +
-                       std::to_string((groups - 1) * n) + " for " + std::to_string(n) +
-                       " optimized tensors");
+      return errorf("has {} outputs, at most {} for {} optimized tensors", ctx.numOutputs(),
+                    (groups - 1) * n, n);
     // Every tensor of a group agrees with its X (and its gradient G).
     for (size_t i = 0; i < n; ++i)
       for (size_t g = 1; g < groups; ++g) {
         const Fact &x = ctx.input(2 + i), &y = ctx.input(2 + g * n + i);
         if (x.shape.rankIsStatic() && y.shape.rankIsStatic() && !x.shape.compatible(y.shape))
-          return makeError("input " + std::to_string(2 + g * n + i) + " " + describe(y) +
-                           " does not match the tensor it belongs to, " + describe(x));
+          return errorf("input {} {} does not match the tensor it belongs to, {}", 2 + g * n + i, y,
+                        x);
       }
     Facts out;
     for (size_t j = 0; j < ctx.numOutputs(); ++j) {
@@ -146,13 +143,13 @@ InferFn optimizer(size_t groups) {
 } // namespace
 
 void registerTrainingOps(OpRegistry &r) {
-  r.add({"SoftmaxCrossEntropyLoss", "", loss});
-  r.add({"NegativeLogLikelihoodLoss", "", loss});
-  r.add({"StringNormalizer", "", stringNormalizer});
-  r.add({"TfIdfVectorizer", "", tfIdfVectorizer});
-  r.add({"Adagrad", "ai.onnx.preview.training", optimizer(3)});
-  r.add({"Momentum", "ai.onnx.preview.training", optimizer(3)});
-  r.add({"Adam", "ai.onnx.preview.training", optimizer(4)});
+  r.add({.name = "SoftmaxCrossEntropyLoss", .infer = inferLoss});
+  r.add({.name = "NegativeLogLikelihoodLoss", .infer = inferLoss});
+  r.add({.name = "StringNormalizer", .infer = inferStringNormalizer});
+  r.add({.name = "TfIdfVectorizer", .infer = inferTfIdfVectorizer});
+  r.add({.name = "Adagrad", .domain = "ai.onnx.preview.training", .infer = optimizer(3)});
+  r.add({.name = "Momentum", .domain = "ai.onnx.preview.training", .infer = optimizer(3)});
+  r.add({.name = "Adam", .domain = "ai.onnx.preview.training", .infer = optimizer(4)});
 }
 
 } // namespace sf

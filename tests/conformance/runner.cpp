@@ -126,7 +126,10 @@ void forgetDeclaredFacts(Graph &g) {
           if (s) forgetDeclaredFacts(*s);
     }
     if (n.isParameter() || n.isConstant()) continue;
-    for (auto &o : n.outputs) o.fact = Fact{};
+    for (auto &o : n.outputs) {
+      o.fact = Fact{};
+      o.declared.reset();
+    }
   }
 }
 

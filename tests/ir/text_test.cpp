@@ -92,12 +92,13 @@ TEST(Text, FactsOption) {
   withFacts.facts = true;
   EXPECT_EQ(roundTrip(text, withFacts), text);
   Graph g = GET(parseGraph(text));
-  const Fact &m = g.fact(*g.findOutlet("m"));
+  // Facts written in the text are what the graph declares (Outlet::declared).
+  const Fact &m = *g.outlet(*g.findOutlet("m")).declared;
   ASSERT_TRUE(m.value);
   EXPECT_EQ((*m.value)[0], Dimension::constantValue(-1));
   EXPECT_EQ((*m.value)[1].toString(), "-N + 1");
   EXPECT_EQ((*m.value)[1].maxLength(), 1); // not clamped to a tensor dim
-  const Fact &v = g.fact(*g.findOutlet("v"));
+  const Fact &v = *g.outlet(*g.findOutlet("v")).declared;
   EXPECT_EQ((*v.value)[2].interval(), (Interval{-4, kInf}));
   // Without the option the facts are left out.
   EXPECT_EQ(printGraph(g).find("i64[4]"), std::string::npos);

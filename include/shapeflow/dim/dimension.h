@@ -7,11 +7,14 @@
 
 #include "shapeflow/dim/expr.h"
 #include "shapeflow/dim/interval.h"
+#include "shapeflow/support/format.h"
 #include "shapeflow/support/result.h"
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace sf {
 
@@ -73,6 +76,11 @@ public:
   bool relaxes(const Dimension &o) const;
   /// Every value of this is a value of `o` (this is tighter or equal).
   bool refines(const Dimension &o) const { return o.relaxes(*this); }
+  /// The smallest dimension containing both (the join of two facts of one value, e.g. an If's
+  /// branches): equal dims are kept, an expression both share keeps its identity, anything
+  /// else becomes the interval hull (never an intersection). Negative ends are kept, so it
+  /// works on value elements too.
+  static Dimension hull(const Dimension &a, const Dimension &b);
   /// Numpy broadcast of two dims; nullopt when they cannot broadcast.
   static std::optional<Dimension> broadcastMerge(const Dimension &a, const Dimension &b);
 
@@ -97,6 +105,8 @@ private:
 };
 
 std::string toString(const Dimension &d);
+/// Numbers as dimensions, each a constant (negatives kept, as values: constantValue).
+std::vector<Dimension> constantDims(std::span<const int64_t> v);
 
 /// Rank: static or dynamic.
 class Rank {
@@ -116,3 +126,6 @@ private:
 };
 
 } // namespace sf
+
+SF_FORMAT_AS_STRING(sf::Dimension, v.toString());
+SF_FORMAT_AS_STRING(sf::Rank, v.toString());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "shapeflow/support/checked.h"
+#include "shapeflow/support/format.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -40,3 +41,5 @@ Interval max(Interval a, Interval b);
 std::string toString(Interval a);
 
 } // namespace sf
+
+SF_FORMAT_AS_STRING(sf::Interval, sf::toString(v));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "shapeflow/dim/dimension.h"
+#include "shapeflow/support/format.h"
 
 #include <initializer_list>
 #include <optional>
@@ -55,6 +56,8 @@ public:
   bool refines(const PartialShape &o) const { return o.relaxes(*this); }
   /// Intersection; nullopt on rank mismatch or an empty dim.
   static std::optional<PartialShape> merge(const PartialShape &a, const PartialShape &b);
+  /// Per-dim Dimension::hull for equal ranks; a different or unknown rank gives an unknown rank.
+  static PartialShape hull(const PartialShape &a, const PartialShape &b);
   /// merge into `dst` (OpenVINO's merge_into): false when incompatible, `dst` then unspecified.
   static bool mergeInto(PartialShape &dst, const PartialShape &src);
 
@@ -68,3 +71,5 @@ private:
 std::string toString(const PartialShape &s);
 
 } // namespace sf
+
+SF_FORMAT_AS_STRING(sf::PartialShape, v.toString());

@@ -1,8 +1,13 @@
 // Forward propagation (seed 000): walks a graph in topological order from its Parameters,
 // validates and infers every node with its op's rule, records what rules learn about symbols,
 // and collects every independent error in one pass. Downstream of a failed node facts stay loose.
+//
+// One run owns what spans nodes: the symbol table it records into, and the memo of subgraph
+// inferences (If branches, Loop and Scan bodies), so that the control-flow rules stay pure
+// functions of their context.
 #pragma once
 
+#include "shapeflow/dim/interval.h"
 #include "shapeflow/ir/graph.h"
 #include "shapeflow/ops/op.h"
 #include "shapeflow/support/diagnostic.h"
@@ -12,9 +17,25 @@
 
 namespace sf {
 
+/// An input's shape as the user gives it: `x=1,3,224,224`, `x=N,3,H,W`, `x=[1..8,3,?,?]`,
+/// `s=[]` (a scalar); `dims` is the text after '='.
+struct InputShape {
+  std::string name;
+  std::string dims;
+};
+/// A symbol's range as the user gives it: `N=1..64`, `N=8`, `N=0..`.
+struct DimBound {
+  std::string symbol;
+  Interval range;
+};
+
 struct InferOptions {
   const OpRegistry *registry = nullptr; // defaultRegistry() when null
   int maxSubgraphDepth = 16;
+  /// Applied by applyInputs() before inference: input shapes overriding the declared ones, and
+  /// symbol ranges (`--input`, `--dim` on the command line).
+  std::vector<InputShape> inputs;
+  std::vector<DimBound> dims;
 };
 
 struct InferStats {
@@ -24,9 +45,15 @@ struct InferStats {
   std::vector<std::string> opsWithoutRule; // op types, once each
 };
 
-/// Infers every outlet's fact in place. `symbols` defaults to the graph's own table.
+/// `x=1,3,224,224` -> {x, "1,3,224,224"}; `N=1..64` -> {N, [1, 64]}. Errors quote the text.
+Result<InputShape> parseInputShape(const std::string &spec);
+Result<DimBound> parseDimBound(const std::string &spec);
+
+/// Sets the symbol ranges, then the input shapes, of `options` on the graph. An input that does
+/// not exist, or a shape of another rank than the declared one, is an error naming it.
+Result<void> applyInputs(Graph &g, const InferOptions &options);
+
+/// Infers every outlet's fact in place, on the graph's own symbol table.
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options = {});
-InferStats inferGraph(Graph &g, SymbolTable &symbols, Diagnostics &diags,
-                      const InferOptions &options, int depth);
 
 } // namespace sf

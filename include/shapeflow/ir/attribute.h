@@ -6,6 +6,7 @@
 // tensors (immutable) and its subgraphs (use Graph::clone() for a deep copy).
 #pragma once
 
+#include "shapeflow/ir/fact.h"
 #include "shapeflow/ir/tensor.h"
 #include "shapeflow/support/result.h"
 
@@ -34,20 +35,26 @@ enum class AttributeKind : uint8_t {
   Tensor,
   Tensors,
   Graph,
-  Graphs
+  Graphs,
+  Type, // ONNX's TYPE_PROTO: the fact of the tensor a type declares (Optional's `type`)
+  Types
 };
 
-/// `int`, `float`, `string`, `ints`, `floats`, `strings`, `tensor`, `tensors`, `graph`, `graphs`.
+/// `int`, `float`, `string`, `ints`, `floats`, `strings`, `tensor`, `tensors`, `graph`, `graphs`,
+/// `type`, `types`.
 const char *toString(AttributeKind k);
 
 using TensorPtr = std::shared_ptr<const Tensor>;
 using GraphPtr = std::shared_ptr<Graph>;
+/// A declared type: the fact of the tensor (for a sequence or an optional, of its element).
+using TypePtr = std::shared_ptr<const Fact>;
 
 class Attribute {
 public:
-  using Value = std::variant<int64_t, double, std::string, std::vector<int64_t>,
-                             std::vector<double>, std::vector<std::string>, TensorPtr,
-                             std::vector<TensorPtr>, GraphPtr, std::vector<GraphPtr>>;
+  using Value =
+      std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
+                   std::vector<std::string>, TensorPtr, std::vector<TensorPtr>, GraphPtr,
+                   std::vector<GraphPtr>, TypePtr, std::vector<Fact>>;
 
   Attribute() : v_(int64_t(0)) {}
   template <std::integral T> Attribute(T v) : v_(int64_t(v)) {}
@@ -63,6 +70,8 @@ public:
   Attribute(std::vector<TensorPtr> v) : v_(std::move(v)) {}
   Attribute(GraphPtr v) : v_(std::move(v)) {}
   Attribute(std::vector<GraphPtr> v) : v_(std::move(v)) {}
+  Attribute(TypePtr v) : v_(std::move(v)) {}
+  Attribute(std::vector<Fact> v) : v_(std::move(v)) {}
 
   AttributeKind kind() const { return AttributeKind(v_.index()); }
   const Value &value() const { return v_; }
@@ -115,6 +124,8 @@ public:
   Result<std::vector<TensorPtr>> getTensors(std::string_view name) const;
   Result<GraphPtr> getGraph(std::string_view name) const;
   Result<std::vector<GraphPtr>> getGraphs(std::string_view name) const;
+  Result<TypePtr> getType(std::string_view name) const;
+  Result<std::vector<Fact>> getTypes(std::string_view name) const;
 
 private:
   template <class T> Result<T> getAs(std::string_view name, AttributeKind want) const;

@@ -2,6 +2,7 @@
 // them one to one. Undefined (0) means "not known yet" in a Fact.
 #pragma once
 
+#include "shapeflow/support/format.h"
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -58,3 +59,5 @@ bool isComplex(ElementType t);
 bool isNumeric(ElementType t);
 
 } // namespace sf
+
+SF_FORMAT_AS_STRING(sf::ElementType, std::string(sf::shortName(v)));

@@ -14,6 +14,7 @@
 #include "shapeflow/dim/symbol_table.h"
 #include "shapeflow/ir/element_type.h"
 #include "shapeflow/ir/tensor.h"
+#include "shapeflow/support/format.h"
 #include "shapeflow/support/result.h"
 
 #include <memory>
@@ -23,8 +24,10 @@
 
 namespace sf {
 
-/// Integer tensors up to this many elements (rank 0 or 1) get a `value` from their constant.
-inline constexpr size_t kValueElementBudget = 4096;
+/// The one budget for contents: a fact's `value` holds at most this many elements, and rules
+/// decode, fold or move the elements of tensors up to this size (a shape tensor, a small
+/// constant); larger tensors keep their type and shape only.
+inline constexpr size_t kValueBudget = 4096;
 
 struct Fact {
   ElementType type = ElementType::Undefined;
@@ -36,8 +39,7 @@ struct Fact {
   static Fact known(ElementType t, PartialShape s);
   /// The fact of a constant tensor: its type, shape and the tensor; plus `value` when it is an
   /// integer (or bool) tensor of rank <= 1 with data and at most `valueBudget` elements.
-  static Fact fromTensor(std::shared_ptr<const Tensor> t,
-                         size_t valueBudget = kValueElementBudget);
+  static Fact fromTensor(std::shared_ptr<const Tensor> t, size_t valueBudget = kValueBudget);
 
   /// Nothing known at all.
   bool isUnknown() const {
@@ -48,6 +50,9 @@ struct Fact {
   bool operator!=(const Fact &o) const { return !(*this == o); }
 };
 
+/// A hash consistent with operator== (constants contribute their type and shape only).
+size_t hashOf(const Fact &f);
+
 /// `f` with what `symbols` has learned applied to its shape and value (SymbolTable::resolve).
 Fact resolved(const Fact &f, const SymbolTable &symbols);
 
@@ -56,9 +61,22 @@ Fact resolved(const Fact &f, const SymbolTable &symbols);
 std::string toString(const Fact &f);
 std::string toString(const std::vector<Dimension> &value);
 
+/// Elements of an integer fact of rank <= 1 as dimensions (numbers, symbols, expressions,
+/// intervals), when its element count is known: from the value, or from the constant.
+std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = kValueBudget);
+
+/// What is known of a value that is one fact or the other (If's branches, a loop's rounds, a
+/// sequence's elements): element types must agree when both are known (the error names both:
+/// `f32[N] vs i64[N]`), an unknown type takes the other's; shapes join by PartialShape::hull;
+/// values join element by element when both are known with the same length; constants survive
+/// only when equal.
+Result<Fact> hull(const Fact &a, const Fact &b);
+
 /// Both facts at once (seed 000's merge, on facts): types must agree or one be unknown; shapes
 /// merge with PartialShape::merge; values merge element by element; constants must be equal.
 /// The error names both facts: `cannot merge f32[N,3] with i64[2]: element types differ`.
 Result<Fact> merge(const Fact &a, const Fact &b);
 
 } // namespace sf
+
+SF_FORMAT_AS_STRING(sf::Fact, sf::toString(v));

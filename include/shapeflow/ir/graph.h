@@ -33,6 +33,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,8 +63,13 @@ struct InletId {
 
 struct Outlet {
   std::string name;
+  /// What inference found (or, for graph inputs and constants, what they are).
   Fact fact;
   std::vector<InletId> successors;
+  /// What the model file declared for it (ONNX value_info, a graph output's type, a type written
+  /// in the text form), kept apart from `fact`: inference compares the two and warns when they
+  /// contradict, and uses it only for ops without a rule. Null when nothing was declared.
+  std::shared_ptr<const Fact> declared;
 };
 
 struct Node {

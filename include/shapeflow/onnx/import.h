@@ -14,11 +14,9 @@
 namespace sf::onnx {
 
 struct ImportOptions {
-  /// Integer initializers up to this many elements are decoded at import (shape math needs
-  /// them); larger tensors stay views of the file.
-  size_t decodeBudget = 1 << 12;
-  /// Fill graph-output facts declared in the file (checked after inference).
-  bool keepDeclaredOutputs = true;
+  /// Initializers up to this many elements are decoded at import (shape math needs them);
+  /// larger tensors stay views of the file.
+  size_t decodeBudget = kValueBudget;
 };
 
 /// Errors that make the model unusable (dangling names, duplicate outputs, cycles) fail the
@@ -29,5 +27,8 @@ Result<Graph> importModel(const ModelView &model, Diagnostics &diags,
 /// Reads and imports a model file.
 Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags,
                             const ImportOptions &options = {});
+
+/// An `.onnx` file, or a text-form graph (docs/TEXT_FORMAT.md): what a front end is given.
+Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags);
 
 } // namespace sf::onnx

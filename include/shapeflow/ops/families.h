@@ -18,7 +18,6 @@ void registerSequenceOps(OpRegistry &r);    // sequence.cpp: Sequence*, SplitToS
 void registerRnnOps(OpRegistry &r);         // rnn.cpp: RNN, GRU, LSTM
 void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, DFT, windows, ...
 void registerTrainingOps(OpRegistry &r);    // training.cpp: losses, text ops, preview optimizers
-void registerContribOps(OpRegistry &r);     // contrib.cpp: onnxruntime's com.microsoft ops (last:
-                                            // some extend standard rules registered before)
+void registerContribOps(OpRegistry &r);     // contrib.cpp: onnxruntime's com.microsoft ops
 
 } // namespace sf

@@ -11,8 +11,6 @@
 
 namespace sf {
 
-/// A rule's outputs.
-using Facts = std::vector<Fact>;
 /// Outputs built by moving the given facts in (a braced list would copy each one).
 template <class... F> Facts factsOf(F &&...f) {
   Facts v;
@@ -27,20 +25,15 @@ Result<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 Result<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t> &axes, int64_t rank);
 
 /// Elements of an integer fact when every one is a known constant (from its constant tensor or
-/// its propagated value), under the context's budget.
-std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget = 1 << 16);
+/// its propagated value), within the value budget.
+std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget = kValueBudget);
 /// Elements of a float fact when it is a known constant.
-std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget = 1 << 16);
-/// Elements of an integer fact as dimensions (numbers, symbols, expressions, intervals), when
-/// its element count is known: from the constant, from the propagated value. Rank <= 1 only.
-std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = 1 << 16);
-/// Numbers as dimensions (each a constant).
-std::vector<Dimension> constantDims(std::span<const int64_t> v);
+std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget = kValueBudget);
 /// The precision float shape math computes in for an element type (f32, f64; else none).
 std::optional<FloatPrec> precisionOf(ElementType t);
 /// The elements of a rank <= 1 fact as expressions (dim/expr.h): integer values, integral or
 /// symbolic float values, or the numbers of a small float constant.
-std::optional<std::vector<Expr>> valueExprs(const Fact &f, size_t budget = 64);
+std::optional<std::vector<Expr>> valueExprs(const Fact &f, size_t budget = kValueBudget);
 /// The single element of a scalar or 1-element integer fact.
 std::optional<Dimension> scalarDim(const Fact &f);
 
@@ -74,6 +67,10 @@ Fact makeFact(ElementType t, PartialShape s);
 Fact makeShapeValueFact(ElementType t, std::vector<Dimension> dims, bool scalar = false);
 /// Fact with everything unknown.
 inline Fact unknownFact() { return Fact{}; }
+
+/// The graph attribute `name` (an If branch, a Loop body), with an error naming it when it is
+/// missing or not a graph.
+Result<const Graph *> bodyAttr(InferContext &ctx, const std::string &name);
 
 /// Product of dims (symbolic where possible).
 Result<Dimension> productOf(const std::vector<Dimension> &dims);

@@ -1,15 +1,29 @@
-// The op interface: each op is a set of pure functions of its input facts and attributes
-// (DESIGN.md "An op"), registered explicitly per family from registerAllOps().
+// The op record: everything shapeflow knows how to do with one op, in one place (DESIGN.md "An
+// op"). Each family file registers its ops explicitly from registerAllOps(), filling each op's
+// record where it is registered, so that reading the registration of `Reshape` tells everything
+// that runs for it:
 //
-// A forward rule reads its inputs through InferContext and returns one Fact per output; it
-// says what is wrong in an Error (naming inputs and shapes in the printed syntax), and the
-// driver adds the node and op. A rule that cannot decide leaves facts loose; it never guesses.
+//   r.add({.name = "Reshape", .infer = inferReshape, .values = movedValues(Move::Flat),
+//          .traits = {.view = true}, .cost = costNone});
+//
+// Slots:
+//  - `infer`: the forward rule. It reads its inputs through InferContext and returns one Fact per
+//    output; it says what is wrong in an Error (naming inputs and shapes in the printed syntax),
+//    and the driver adds the node and op. A rule that cannot decide leaves facts loose; it never
+//    guesses. Per-op behaviour of a rule shared by several ops is a parameter given at
+//    registration, never a comparison of op-type strings.
+//  - `values`: value propagation, run after the forward rule succeeds: what is known of the
+//    outputs' contents (shape-tensor elements, folded float shape math, moved small integers).
+//  - `traits`: what later stages (lowering, memory planning) need to know without running it.
+//  - `refine`: the backward rule (seed 004's InferenceOp), `cost`: per-op statistics (seed 003),
+//    `kernel`: the reference implementation (seed 004's EvalOp). Empty where not provided.
 #pragma once
 
 #include "shapeflow/dim/broadcast.h"
 #include "shapeflow/dim/symbol_table.h"
 #include "shapeflow/ir/attribute.h"
 #include "shapeflow/ir/fact.h"
+#include "shapeflow/support/format.h"
 #include "shapeflow/support/result.h"
 
 #include <functional>
@@ -22,8 +36,12 @@ namespace sf {
 
 class Graph;
 
+/// A rule's outputs.
+using Facts = std::vector<Fact>;
+
 /// What a rule sees: input facts (already resolved through the symbol table), attributes, the
-/// op's opset version, and the symbol table where it records what it learns.
+/// op's opset version, the symbol table where it records what it learns, and the run's subgraph
+/// inference (for If, Loop, Scan and SequenceMap).
 class InferContext {
 public:
   virtual ~InferContext() = default;
@@ -37,18 +55,22 @@ public:
   virtual const Attributes &attrs() const = 0;
   /// The opset version of the op's domain that the model imports (0 when unknown).
   virtual int64_t opset() const = 0;
-  virtual const std::string &opType() const = 0;
   virtual const std::string &nodeName() const = 0;
   virtual SymbolTable &symbols() = 0;
-  /// Infers a subgraph (If/Loop/Scan body) from the facts of its formal inputs; returns the facts
-  /// of its outputs. Captured outer values are the owning node's extra inputs.
-  virtual Result<std::vector<Fact>> inferSubgraph(const Graph &body,
-                                                  const std::vector<Fact> &formalInputs) = 0;
   /// Adds a warning attributed to this node (e.g. "bounds only: k is not known").
   virtual void warn(std::string message) = 0;
 
-  /// Largest tensor whose elements a rule may decode or fold (elements).
-  size_t valueBudget() const { return 1 << 16; }
+  /// Infers a subgraph (If branch, Loop/Scan/SequenceMap body) from the facts of its formal
+  /// inputs and returns the facts of its outputs; the outer values it captures are this node's
+  /// extra inputs. Memoized by the run per body and per distinct input facts, so that nested
+  /// loops cost one body inference per distinct facts, not one per enclosing round. Checks that
+  /// the body has `expectOutputs` outputs (unless SIZE_MAX).
+  virtual Result<Facts> inferBody(const Graph &body, const Facts &formals,
+                                  size_t expectOutputs = SIZE_MAX) = 0;
+  /// `compute()` once per distinct input facts of this node (`body` identifies the node): a rule
+  /// re-run by an enclosing fixed point returns the same facts, fresh symbols included.
+  virtual Result<Facts> memoized(const Graph &body,
+                                 const std::function<Result<Facts>()> &compute) = 0;
 
   // ---- helpers that record learned equalities ----
   Result<Dimension> mergeDims(const Dimension &a, const Dimension &b);
@@ -59,22 +81,59 @@ public:
   Dimension freshDim(std::string_view stem, Interval range);
 };
 
-using InferFn = std::function<Result<std::vector<Fact>>(InferContext &)>;
+/// The forward rule.
+using InferFn = std::function<Result<Facts>(InferContext &)>;
+/// Value propagation over the forward rule's outputs.
+using ValueFn = std::function<void(InferContext &, Facts &)>;
+
+// Capabilities of later layers; their contexts are defined there.
+class RefineContext;
+class CostContext;
+struct OpCost;
+class EvalContext;
+using RefineFn = std::function<Result<void>(RefineContext &)>;
+using CostFn = std::function<Result<OpCost>(const CostContext &)>;
+using KernelFn = std::function<Result<void>(EvalContext &)>;
+
+/// What lowering and memory planning need to know about an op without running it.
+struct OpTraits {
+  /// Output 0 has the shape of input 0 (elementwise unary ops, activations, normalisations):
+  /// its shape value is input 0's.
+  bool sameShape = false;
+  /// Output 0 may be written over input 0 when that input dies at this op and has output 0's
+  /// type and byte size (elementwise ops).
+  bool inPlace = false;
+  /// Output 0 is input 0's bytes seen with another shape (Reshape, Flatten, Squeeze,
+  /// Unsqueeze, Identity): no copy, no buffer of its own.
+  bool view = false;
+  /// The size of some output depends on input data (NonZero, Unique, NonMaxSuppression, ...):
+  /// the kernel computes it (seed 002's mode 1).
+  bool dataDependent = false;
+};
 
 struct OpDef {
-  std::string name;
-  std::string domain; // "" is the default ONNX domain
-  InferFn infer;
+  std::string name = {};
+  std::string domain = {}; // "" is the default ONNX domain
+  InferFn infer = {};
+  ValueFn values = {};
+  OpTraits traits = {};
+  RefineFn refine = {};
+  CostFn cost = {};
+  KernelFn kernel = {};
 };
 
 class OpRegistry {
 public:
   void add(OpDef def);
-  /// Registers the same rule under several names (elementwise families).
-  void addAll(std::initializer_list<std::string_view> names, const InferFn &infer);
+  /// Registers one record under several names (elementwise families): `def.name` is ignored.
+  void addAll(std::initializer_list<std::string_view> names, const OpDef &def);
   const OpDef *find(std::string_view domain, std::string_view name) const;
+  /// For a later layer attaching its capability to an op registered here (kernels).
+  OpDef *findMutable(std::string_view domain, std::string_view name);
   size_t size() const { return ops_.size(); }
   std::vector<std::string> names() const;
+  /// Every record, in no particular order.
+  std::vector<const OpDef *> all() const;
 
 private:
   std::unordered_map<std::string, OpDef> ops_; // key: domain + "::" + name

@@ -1,20 +1,14 @@
 // Text and JSON reports of a graph's inferred facts.
-#include "report.h"
+#include "shapeflow/report/report.h"
 
 #include "shapeflow/dim/expr.h"
 
 #include <iomanip>
 
-namespace sf::cli {
+namespace sf {
 namespace {
 
 std::string producerName(const Graph &, const Node &n) { return n.name; }
-
-/// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
-bool isNodeOutput(const Node &n) {
-  if (n.removed || n.isParameter()) return false;
-  return !(n.isConstant() && n.attrs.has("initializer"));
-}
 
 std::string exprText(const Dimension &d) {
   if (!d.expr() || d.expr()->hasAnonymous) return "?";
@@ -22,6 +16,29 @@ std::string exprText(const Dimension &d) {
 }
 
 } // namespace
+
+bool isNodeOutput(const Node &n) {
+  if (n.removed || n.isParameter()) return false;
+  return !(n.isConstant() && n.attrs.has("initializer"));
+}
+
+std::vector<std::string> tensorLines(const Graph &g) {
+  std::vector<std::string> out;
+  for (const Node &n : g.nodes) {
+    if (!isNodeOutput(n)) continue;
+    for (const Outlet &o : n.outputs)
+      if (!o.name.empty()) out.push_back(o.name + ": " + toString(o.fact));
+  }
+  return out;
+}
+
+std::vector<std::string> diagnosticLines(const Diagnostics &diags) {
+  std::vector<std::string> out;
+  for (const Diagnostic &d : diags.list())
+    if (d.severity != Severity::Note)
+      out.push_back(std::string(toString(d.severity)) + ": " + format(d));
+  return out;
+}
 
 nlohmann::json dimJson(const Dimension &d) {
   if (d.isStatic()) return d.length();
@@ -43,8 +60,10 @@ nlohmann::json toJson(const Report &r) {
   }
   j["symbols"] = syms;
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
-  for (const OutletId &o : g.inputs) inputs.push_back(g.nodes[o.node].outputs[o.slot].name);
-  for (const OutletId &o : g.outputs) outputs.push_back(g.nodes[o.node].outputs[o.slot].name);
+  for (const OutletId &o : g.inputs)
+    inputs.push_back(g.nodes[o.node].outputs[o.slot].name);
+  for (const OutletId &o : g.outputs)
+    outputs.push_back(g.nodes[o.node].outputs[o.slot].name);
   j["inputs"] = inputs;
   j["outputs"] = outputs;
   nlohmann::json tensors = nlohmann::json::object();
@@ -58,14 +77,16 @@ nlohmann::json toJson(const Report &r) {
                                                     : nlohmann::json(longName(f.type));
       if (f.shape.rankIsStatic()) {
         nlohmann::json s = nlohmann::json::array();
-        for (const auto &d : f.shape.dims()) s.push_back(dimJson(d));
+        for (const auto &d : f.shape.dims())
+          s.push_back(dimJson(d));
         t["shape"] = s;
       } else {
         t["shape"] = nullptr;
       }
       if (f.value) {
         nlohmann::json v = nlohmann::json::array();
-        for (const auto &d : *f.value) v.push_back(dimJson(d));
+        for (const auto &d : *f.value)
+          v.push_back(dimJson(d));
         t["value"] = v;
       }
       t["producer"] = producerName(g, n);
@@ -106,15 +127,16 @@ void printText(const Report &r, std::ostream &os) {
   size_t width = 0;
   for (const Node &n : g.nodes)
     if (isNodeOutput(n))
-      for (const Outlet &o : n.outputs) width = std::max(width, o.name.size());
+      for (const Outlet &o : n.outputs)
+        width = std::max(width, o.name.size());
   width = std::min<size_t>(width, 48);
   os << "tensors:\n";
   for (const Node &n : g.nodes) {
     if (!isNodeOutput(n)) continue;
     for (const Outlet &o : n.outputs) {
       if (o.name.empty()) continue;
-      os << "  " << std::left << std::setw(int(width)) << o.name << "  "
-         << toString(o.fact) << "    # " << n.opType << "\n";
+      os << "  " << std::left << std::setw(int(width)) << o.name << "  " << toString(o.fact)
+         << "    # " << n.opType << "\n";
     }
   }
   os << "outputs:\n";
@@ -122,15 +144,14 @@ void printText(const Report &r, std::ostream &os) {
     const Outlet &out = g.nodes[o.node].outputs[o.slot];
     os << "  " << out.name << ": " << toString(out.fact) << "\n";
   }
-  size_t errors = 0, warnings = 0;
-  for (const Diagnostic &d : r.diags->list()) {
-    if (d.severity == Severity::Note) continue;
-    os << toString(d.severity) << ": " << format(d) << "\n";
-    (d.severity == Severity::Error ? errors : warnings)++;
-  }
+  size_t errors = r.diags->errorCount(), warnings = 0;
+  for (const std::string &line : diagnosticLines(*r.diags))
+    os << line << "\n";
+  for (const Diagnostic &d : r.diags->list())
+    warnings += d.severity == Severity::Warning;
   os << r.stats.nodes << " nodes, " << errors << " errors, " << warnings << " warnings";
   if (exprCapHits()) os << ", " << exprCapHits() << " expressions capped to fresh symbols";
   os << "\n";
 }
 
-} // namespace sf::cli
+} // namespace sf

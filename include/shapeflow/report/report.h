@@ -1,0 +1,40 @@
+// What every front end (the CLI, the golden tests, the Python module) shows of an inference:
+// the readable per-tensor listing and the JSON contract that other tools parse (README "JSON
+// output"). One implementation, so that the golden tests test what users see.
+#pragma once
+
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/ir/graph.h"
+#include "shapeflow/support/diagnostic.h"
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace sf {
+
+struct Report {
+  std::string model;
+  const Graph *graph = nullptr;
+  const Diagnostics *diags = nullptr;
+  InferStats stats;
+};
+
+/// The JSON object of `shapeflow infer --json`.
+nlohmann::json toJson(const Report &r);
+/// The listing of `shapeflow infer`.
+void printText(const Report &r, std::ostream &os);
+/// A dim as JSON: an integer, or {"expr", "min", "max"}.
+nlohmann::json dimJson(const Dimension &d);
+
+/// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
+bool isNodeOutput(const Node &n);
+/// `name: fact` for every named node output, in node order (the listing's tensor lines without
+/// the padding and the `# Op` comment).
+std::vector<std::string> tensorLines(const Graph &g);
+/// `error: node 'y' (Concat): message` / `warning: ...` for every error and warning, in the order
+/// reported (notes are left out).
+std::vector<std::string> diagnosticLines(const Diagnostics &d);
+
+} // namespace sf
