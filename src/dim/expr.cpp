@@ -58,7 +58,16 @@ struct NodeEq {
   bool operator()(const ExprNode *a, const NodeKey &b) const { return same(keyOf(*a), b); }
 };
 
-struct Registry {
+} // namespace
+
+/// Where nodes and symbols live (expr.h "Lifetime").
+class ExprContext {
+public:
+  ExprContext() { ++gContexts; }
+  ~ExprContext() {
+    --gContexts;
+    gNodes -= nodes.size() + symbols.size();
+  }
   std::mutex mu;
   std::deque<ExprNode> nodes;
   std::unordered_set<const ExprNode *, NodeHash, NodeEq> table;
@@ -66,12 +75,20 @@ struct Registry {
   std::unordered_map<const ExprNode *, SymbolId> capped;
   std::unordered_map<const ExprNode *, Expr> split; // simplifyClamps' results
   std::atomic<uint64_t> capHits{0};
+
+  static inline std::atomic<size_t> gContexts{0}, gNodes{0};
 };
 
-Registry &registry() {
-  static Registry *r = new Registry(); // never destroyed: nodes outlive every static user
-  return *r;
+namespace {
+
+ExprContext &defaultContext() {
+  static ExprContext *c = new ExprContext(); // never destroyed: the small constants live here
+  return *c;
 }
+
+thread_local ExprContext *tCurrent = nullptr;
+
+ExprContext &registry() { return tCurrent ? *tCurrent : defaultContext(); }
 
 size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
@@ -91,7 +108,7 @@ size_t hashKey(const NodeKey &k) {
 
 /// The interned node with this identity, or null.
 Expr findInterned(const NodeKey &k) {
-  Registry &r = registry();
+  ExprContext &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.table.find(k);
   return it == r.table.end() ? nullptr : *it;
@@ -111,16 +128,20 @@ Expr intern(ExprNode proto) {
   proto.size = size;
   proto.hasMinMax = minMax;
   proto.onlySym = only;
-  if (proto.kind == ExprKind::Sym) anon = symbolInfo(proto.sym).name.empty();
+  if (proto.kind == ExprKind::Sym) {
+    proto.symInfo = &symbolInfo(proto.sym);
+    anon = proto.symInfo->name.empty();
+  }
   proto.hasAnonymous = anon;
   proto.isFloat = isFloatKind(proto.kind);
   if (proto.isFloat) computeFloatBounds(proto);
   proto.bounds = computeBounds(proto);
-  Registry &r = registry();
+  ExprContext &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.table.find(keyOf(proto)); // another thread may have made it meanwhile
   if (it != r.table.end()) return *it;
   r.nodes.push_back(std::move(proto));
+  ++ExprContext::gNodes;
   const ExprNode *n = &r.nodes.back();
   r.table.insert(n);
   return n;
@@ -295,7 +316,8 @@ Interval computeBounds(const ExprNode &n) {
     return {toIntBound(applyRound(m, n.ops[0]->flo)), toIntBound(applyRound(m, n.ops[0]->fhi))};
   }
   case ExprKind::Const: return Interval::point(n.value);
-  case ExprKind::Sym: return symbolInfo(n.sym).range;
+  case ExprKind::Sym:
+    return n.symInfo->range;
   case ExprKind::Add: {
     Interval b = Interval::point(n.value);
     for (size_t i = 0; i < n.ops.size(); ++i) b = add(b, scale(n.ops[i]->bounds, n.coefs[i]));
@@ -478,7 +500,7 @@ Lin linDivConst(const Lin &l, int64_t g) {
 Expr capExpr(Expr e) {
   if (e->size <= kMaxExprSize && !(e->kind == ExprKind::Add && e->ops.size() > kMaxTerms))
     return e;
-  Registry &r = registry();
+  ExprContext &r = registry();
   std::optional<SymbolId> id;
   {
     std::lock_guard<std::mutex> lock(r.mu);
@@ -547,35 +569,59 @@ const Term *leadingTerm(const Lin &l) {
 SymbolId newSymbol(std::string name, Interval range) {
   // Ranges are kept as given (a capped expression may be negative); dims clamp at their level.
   if (range.hi < range.lo) range.hi = range.lo;
-  Registry &r = registry();
+  ExprContext &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.symbols.push_back({std::move(name), range});
+  ++ExprContext::gNodes;
   return SymbolId(r.symbols.size() - 1);
 }
 
 SymbolId newAnonymousSymbol(Interval range) { return newSymbol("", range); }
 
 const SymbolInfo &symbolInfo(SymbolId id) {
-  Registry &r = registry();
+  ExprContext &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  return r.symbols.at(id);
+  if (id >= r.symbols.size()) {
+    // A symbol read in another context than the one that made it: a bug in the caller.
+    std::fprintf(stderr, "shapeflow: symbol %u used outside its expression context\n", id);
+    std::abort();
+  }
+  return r.symbols[id];
 }
 
 size_t symbolCount() {
-  Registry &r = registry();
+  ExprContext &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   return r.symbols.size();
 }
 
 uint64_t exprCapHits() { return registry().capHits.load(); }
 
+std::shared_ptr<ExprContext> makeExprContext() { return std::make_shared<ExprContext>(); }
+
+ExprScope::ExprScope(const std::shared_ptr<ExprContext> &ctx)
+    : previous_(tCurrent), set_(bool(ctx)) {
+  if (set_) tCurrent = ctx.get();
+}
+
+ExprScope::~ExprScope() {
+  if (set_) tCurrent = previous_;
+}
+
+size_t liveExprNodes() { return ExprContext::gNodes.load(); }
+size_t liveExprContexts() { return ExprContext::gContexts.load(); }
+
 // ---------------------------------------------------------------- construction
 Expr constant(int64_t v) {
   // Small constants are made once (they come up in nearly every shape computation).
   constexpr int64_t kLo = -64, kHi = 4096;
   static const std::vector<Expr> small = [] {
+    ExprContext *saved = tCurrent;
+    tCurrent = &defaultContext();
     std::vector<Expr> t;
-    for (int64_t c = kLo; c <= kHi; ++c) t.push_back(makeNode(ExprKind::Const, c, {}));
+    for (int64_t c = kLo; c <= kHi; ++c)
+      t.push_back(makeNode(ExprKind::Const, c, {}));
+    tCurrent = saved;
     return t;
   }();
   if (v >= kLo && v <= kHi) return small[size_t(v - kLo)];
@@ -1207,7 +1253,7 @@ Expr trySplit(Expr e) {
 
 Expr simplifyClamps(Expr e) {
   if (!e->hasMinMax || e->onlySym >= kManySymbols || e->isFloat || tInSplit) return e;
-  Registry &r = registry();
+  ExprContext &r = registry();
   {
     std::lock_guard<std::mutex> lock(r.mu);
     auto it = r.split.find(e);
@@ -1318,7 +1364,7 @@ std::string print(Expr e, const AnonFn &anon) {
   switch (e->kind) {
   case ExprKind::Const: return std::to_string(e->value);
   case ExprKind::Sym: {
-    const SymbolInfo &info = symbolInfo(e->sym);
+    const SymbolInfo &info = *e->symInfo;
     return info.name.empty() ? anon(e->sym) : info.name;
   }
   case ExprKind::Mul: return printMono(e, anon);

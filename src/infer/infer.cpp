@@ -19,6 +19,7 @@ struct Run {
   /// Body and rule results, for the control-flow node being inferred at the top level (and
   /// everything nested in it); cleared after it, as nothing else can hit them.
   SubgraphMemo memo;
+  size_t bodyInferences = 0, memoHits = 0;
 };
 
 InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth);
@@ -101,8 +102,11 @@ public:
       auto idx = p.attrs.getInt("captured");
       key.push_back(idx.ok() && *idx >= 0 ? input(size_t(*idx)) : Fact{});
     }
-    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Body, &body, key))
+    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Body, &body, key)) {
+      ++run_.memoHits;
       return resolvedAll(*hit, run_.symbols);
+    }
+    ++run_.bodyInferences;
     SF_ASSIGN(Facts out, inferSubgraph(body, formals));
     run_.memo.add(SubgraphMemo::Kind::Body, &body, std::move(key), out);
     return out;
@@ -114,8 +118,10 @@ public:
     key.reserve(numInputs());
     for (size_t i = 0; i < numInputs(); ++i)
       key.push_back(input(i));
-    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Rule, &body, key))
+    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Rule, &body, key)) {
+      ++run_.memoHits;
       return resolvedAll(*hit, run_.symbols);
+    }
     SF_ASSIGN(Facts out, compute());
     run_.memo.add(SubgraphMemo::Kind::Rule, &body, std::move(key), out);
     return out;
@@ -314,8 +320,12 @@ InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
 } // namespace
 
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
+  ExprScope scope = g.enter();
   Run run{options.registry ? *options.registry : defaultRegistry(), g.symbols, options, {}};
-  return inferIn(run, g, diags, 0);
+  InferStats stats = inferIn(run, g, diags, 0);
+  stats.bodyInferences = run.bodyInferences;
+  stats.memoHits = run.memoHits;
+  return stats;
 }
 
 } // namespace sf

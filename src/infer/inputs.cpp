@@ -49,6 +49,7 @@ Result<DimBound> parseDimBound(const std::string &spec) {
 }
 
 Result<void> applyInputs(Graph &g, const InferOptions &options) {
+  ExprScope scope = g.enter();
   for (const DimBound &d : options.dims)
     SF_TRY(g.symbols.setRange(d.symbol, d.range));
   for (const InputShape &in : options.inputs) {

@@ -83,6 +83,8 @@ public:
 
   Result<Graph> file() {
     Graph root;
+    root.context = makeExprContext();
+    ExprScope scope(root.context);
     table_ = &root.symbols;
     std::set<std::string> declared;
     for (;;) {
@@ -101,8 +103,10 @@ public:
     skip();
     if (pos_ != s_.size()) return fail(pos_, "unexpected text after the graph");
     SymbolTable symbols = std::move(root.symbols);
+    std::shared_ptr<ExprContext> context = root.context;
     root = std::move(*g);
     root.symbols = std::move(symbols);
+    root.context = std::move(context);
     auto ok = root.verify();
     if (!ok.ok()) return makeError("invalid graph: " + ok.error().message);
     return root;

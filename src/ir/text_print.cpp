@@ -317,6 +317,7 @@ private:
 } // namespace
 
 std::string printGraph(const Graph &g, const PrintOptions &options) {
+  ExprScope scope = g.enter();
   return Printer(options).run(g);
 }
 

@@ -69,6 +69,7 @@ void writeValueInfo(CodedOutputStream &out, const std::string &name, const Fact 
 } // namespace
 
 Result<std::string> annotatedModel(const std::string &path, const Graph &g) {
+  ExprScope scope = g.enter();
   SF_ASSIGN(ModelView model, readModelFile(path));
   std::unordered_set<std::string> skip;
   for (const auto &vi : model.graph.valueInfo) skip.insert(std::string(vi.name));

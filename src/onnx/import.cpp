@@ -526,6 +526,8 @@ struct Importer {
 
 Result<Graph> importModel(const ModelView &model, Diagnostics &diags, const ImportOptions &options) {
   Graph g;
+  g.context = makeExprContext();
+  ExprScope exprScope(g.context);
   Importer imp(model, diags, options);
   for (const auto &o : model.opsets) imp.opsets[normDomain(o.domain)] = o.version;
   if (!imp.opsets.count("")) imp.opsets[""] = 1;

@@ -23,6 +23,7 @@ bool isNodeOutput(const Node &n) {
 }
 
 std::vector<std::string> tensorLines(const Graph &g) {
+  ExprScope scope = g.enter();
   std::vector<std::string> out;
   for (const Node &n : g.nodes) {
     if (!isNodeOutput(n)) continue;
@@ -51,6 +52,7 @@ nlohmann::json dimJson(const Dimension &d) {
 
 nlohmann::json toJson(const Report &r) {
   const Graph &g = *r.graph;
+  ExprScope scope = g.enter();
   nlohmann::json j;
   j["model"] = r.model;
   nlohmann::json syms = nlohmann::json::object();
@@ -109,6 +111,7 @@ nlohmann::json toJson(const Report &r) {
 
 void printText(const Report &r, std::ostream &os) {
   const Graph &g = *r.graph;
+  ExprScope scope = g.enter();
   os << "model: " << r.model << "\n";
   auto syms = g.symbols.namedSymbols();
   if (!syms.empty()) {

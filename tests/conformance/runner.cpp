@@ -359,6 +359,7 @@ TestResult runTest(const fs::path &dir, const std::string &suite, const Exclusio
     return finish();
   }
   Graph &g = *imported;
+  ExprScope exprScope = g.enter(); // the model's expressions, for everything below
   forgetDeclaredFacts(g);
 
   // Inputs: actual shapes; small tensors as constants (for shape inputs of Reshape, Expand, ...).

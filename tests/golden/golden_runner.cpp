@@ -10,6 +10,7 @@
 // implementation disagrees, and --update leaves it alone.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
+#include "shapeflow/report/report.h"
 
 #include <gtest/gtest.h>
 
@@ -185,23 +186,12 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
   return pc;
 }
 
-/// The facts of every named node output, in node order, then the errors and warnings in the
-/// order reported. As in `shapeflow infer`, graph inputs and initializers are not node outputs;
-/// Constant nodes are.
+/// What `shapeflow infer` prints for them (the report library's lines): the facts of every named
+/// node output in node order, then the errors and warnings in the order reported.
 std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags) {
-  std::vector<std::string> out;
-  for (const Node &n : g.nodes) {
-    if (n.removed || n.isParameter()) continue;
-    if (n.isConstant() && n.attrs.has("initializer")) continue;
-    for (const Outlet &o : n.outputs) {
-      if (o.name.empty()) continue;
-      out.push_back(o.name + ": " + toString(o.fact));
-    }
-  }
-  for (const Diagnostic &d : diags.list()) {
-    if (d.severity == Severity::Note) continue;
-    out.push_back(std::string(toString(d.severity)) + ": " + format(d));
-  }
+  std::vector<std::string> out = tensorLines(g);
+  for (std::string &line : diagnosticLines(diags))
+    out.push_back(std::move(line));
   return out;
 }
 

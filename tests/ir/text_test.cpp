@@ -71,6 +71,7 @@ graph main(x: f32[N,3,H,W], w: f32[16,3,3,3]) {
   EXPECT_EQ(c.opsetVersion, 0); // constants carry no opset
   EXPECT_EQ(toString(c.outputs[0].fact), "i64[2] = [1,-1]");
   EXPECT_TRUE(c.outputs[0].fact.constant);
+  ExprScope scope = g.enter(); // the graph's symbols live in its context
   auto n = g.symbols.find("N");
   ASSERT_TRUE(n);
   EXPECT_EQ(symbolInfo(*n).range, (Interval{1, 64}));

@@ -1,5 +1,14 @@
-// Symbolic integer expressions over named or anonymous symbols, in canonical form and hash-consed
-// process-wide, so that two equal expressions are the same pointer.
+// Symbolic integer expressions over named or anonymous symbols, in canonical form and hash-consed,
+// so that two equal expressions are the same pointer.
+//
+// Lifetime: expressions and symbols live in an ExprContext, the current one of the thread that
+// makes them (ExprScope sets it; without one, a process-wide default that lives forever). A
+// front end gives each model its own context (Graph::context: the importer and the text parser
+// make one, inference and printing enter it), so that a program analysing thousands of models
+// frees each model's expressions with the model. Expressions of one context must not be combined
+// with those of another, except for the small constants (-64..4096), which live in the default
+// context and are shared by every context. Reading an expression (printing it, its bounds, its
+// symbols' names) needs no context.
 //
 // Canonical form: a constant; an atom (symbol, floor division or modulo by a positive constant,
 // min, max); a product of two or more atoms; or a sum `c0 + sum(ci * monomial_i)` with integer
@@ -23,6 +32,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +56,7 @@ enum class RoundMode : uint8_t { Floor, Ceil, Trunc, HalfEven };
 struct ExprNode;
 /// An expression: a pointer to an interned, immutable node. Equality is pointer equality.
 using Expr = const ExprNode *;
+struct SymbolInfo;
 
 struct ExprNode {
   ExprKind kind;
@@ -53,6 +64,7 @@ struct ExprNode {
   int64_t value;         // Const: the value; Add: the constant term; FloorDiv/Mod: the divisor;
                          // FConst: the bits of the double; Round: the RoundMode
   SymbolId sym;          // Sym only
+  const SymbolInfo *symInfo; // Sym only: its name and range (read without a context)
   FloatPrec prec;        // float nodes: the precision they compute in; None otherwise
   bool isFloat;          // FConst .. FMax
   double flo, fhi;       // float nodes: bounds of the real value (possibly infinite)
@@ -74,7 +86,29 @@ inline constexpr uint32_t kMaxTerms = 128;
 /// Products of monomials one multiplication of sums may form (what it costs).
 inline constexpr uint32_t kMaxProductTerms = 192;
 
-// ---- symbols (process-wide registry; a symbol never changes once made) ----
+// ---- contexts (see "Lifetime" above) ----
+class ExprContext;
+/// A new, empty context.
+std::shared_ptr<ExprContext> makeExprContext();
+/// Makes `ctx` the current context of this thread until the scope ends; a null `ctx` leaves the
+/// current one as it is. Scopes nest.
+class ExprScope {
+public:
+  explicit ExprScope(const std::shared_ptr<ExprContext> &ctx);
+  ~ExprScope();
+  ExprScope(const ExprScope &) = delete;
+  ExprScope &operator=(const ExprScope &) = delete;
+
+private:
+  ExprContext *previous_;
+  bool set_;
+};
+/// Nodes and symbols held by every context alive (the default one included): what the memory
+/// tests watch.
+size_t liveExprNodes();
+size_t liveExprContexts();
+
+// ---- symbols (in the current context; a symbol never changes once made) ----
 struct SymbolInfo {
   std::string name; // empty for an anonymous symbol
   Interval range;
@@ -157,7 +191,7 @@ int compareExpr(Expr a, Expr b);
 std::string toString(Expr e);
 std::string toString(Expr e, const std::function<std::string(SymbolId)> &anon);
 
-/// How many times the size cap turned an expression into a fresh symbol in this process.
+/// How many times the size cap turned an expression into a fresh symbol in the current context.
 uint64_t exprCapHits();
 
 } // namespace sf

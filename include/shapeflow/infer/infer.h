@@ -43,6 +43,9 @@ struct InferStats {
   size_t failed = 0;
   size_t withoutRule = 0;
   std::vector<std::string> opsWithoutRule; // op types, once each
+  /// Subgraph bodies inferred (memo misses) and body or rule results reused from the memo.
+  size_t bodyInferences = 0;
+  size_t memoHits = 0;
 };
 
 /// `x=1,3,224,224` -> {x, "1,3,224,224"}; `N=1..64` -> {N, [1, 64]}. Errors quote the text.

@@ -96,6 +96,14 @@ public:
   std::vector<OutletId> inputs;
   std::vector<OutletId> outputs;
   SymbolTable symbols;
+  /// Where this graph's expressions and symbols live (dim/expr.h "Lifetime"): made by the
+  /// importer and the text parser for a root graph, shared by its subgraphs and copies; null for
+  /// a graph built by hand (it uses the thread's current context).
+  std::shared_ptr<ExprContext> context;
+
+  /// Enters this graph's context for the scope (`auto s = g.enter();`): what every function
+  /// that makes or reads the graph's expressions does first.
+  ExprScope enter() const { return ExprScope(context); }
 
   // ---- access (the OutletId must refer to an existing outlet) ----
   const Outlet &outlet(OutletId o) const { return nodes[o.node].outputs[o.slot]; }

@@ -1,0 +1,77 @@
+// What a user says about the inputs (src/infer/inputs.cpp): the `--input` and `--dim` syntax and
+// how applyInputs puts it on a graph.
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/ir/text.h"
+#include "shapeflow/report/report.h"
+
+#include <gtest/gtest.h>
+
+namespace sf {
+namespace {
+
+TEST(InputOptions, ParseTheCommandLineSyntax) {
+  auto s = parseInputShape("x=1,3,224,224");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->name, "x");
+  EXPECT_EQ(s->dims, "1,3,224,224");
+  EXPECT_EQ(parseInputShape("x").error().message, "--input expects NAME=DIMS, got 'x'");
+  EXPECT_EQ(parseInputShape("=3").error().message, "--input expects NAME=DIMS, got '=3'");
+
+  auto d = parseDimBound("N=1..64");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->symbol, "N");
+  EXPECT_EQ(d->range, (Interval{1, 64}));
+  EXPECT_EQ(parseDimBound("N=8")->range, (Interval{8, 8}));
+  EXPECT_EQ(parseDimBound("N=0..")->range, (Interval{0, kInf}));
+  EXPECT_EQ(parseDimBound("N=..5")->range, (Interval{0, 5}));
+  EXPECT_EQ(parseDimBound("N=a..5").error().message,
+            "--dim expects SYM=LO..HI with integers, got 'N=a..5'");
+  EXPECT_EQ(parseDimBound("N=5abc").error().message,
+            "--dim expects SYM=LO..HI with integers, got 'N=5abc'");
+  EXPECT_EQ(parseDimBound("N=9..3").error().message, "--dim N=9..3: empty or negative range");
+}
+
+Graph model() {
+  auto g = parseGraph(R"(graph main(x: f32[N,3,H,W], s: i64[]) {
+  y = Relu(x)
+  return y
+}
+)");
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return std::move(*g);
+}
+
+std::string inferred(Graph &g, const InferOptions &o) {
+  auto applied = applyInputs(g, o);
+  if (!applied.ok()) return "error: " + applied.error().message;
+  Diagnostics d;
+  inferGraph(g, d, o);
+  auto lines = tensorLines(g);
+  return lines.empty() ? "" : lines[0];
+}
+
+TEST(InputOptions, ShapesAndBoundsReachTheFacts) {
+  Graph g = model();
+  InferOptions o;
+  o.inputs = {{"x", "2,3,?{1..8},W"}};
+  o.dims = {{"W", {16, 32}}};
+  EXPECT_EQ(inferred(g, o), "y: f32[2,3,?{1..8},W]");
+  auto s = g.enter();
+  auto w = g.symbols.find("W");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(symbolInfo(g.symbols.resolveSymbol(*w)->sym).range, (Interval{16, 32}));
+}
+
+TEST(InputOptions, BadInputsAreErrorsNamingThem) {
+  Graph g = model();
+  InferOptions o;
+  o.inputs = {{"q", "1"}};
+  EXPECT_EQ(inferred(g, o), "error: --input q=1: the graph has no input 'q' (inputs: x s)");
+  o.inputs = {{"x", "1,2"}};
+  EXPECT_EQ(inferred(g, o), "error: --input x=1,2: input 'x' has rank 4 ([N,3,H,W])");
+  o.inputs = {{"s", "[]"}};
+  EXPECT_EQ(inferred(g, o), "y: f32[N,3,H,W]");
+}
+
+} // namespace
+} // namespace sf
