@@ -3,6 +3,7 @@
 
 #include "shapeflow/onnx/mapped_file.h"
 #include "shapeflow/onnx/wire.h"
+#include "wire_reader.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -14,7 +15,9 @@ namespace {
 using google::protobuf::io::CodedOutputStream;
 using google::protobuf::io::StringOutputStream;
 
-enum WireType { kVarint = 0, kLen = 2 };
+using detail::kLen;
+using detail::kVarint;
+using detail::WireType;
 uint32_t tag(int field, WireType w) { return uint32_t(field << 3) | uint32_t(w); }
 
 /// Serialises a message built by `body` as a length-delimited field.

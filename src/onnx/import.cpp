@@ -23,10 +23,7 @@ using OpsetMap = std::map<std::string, int64_t, std::less<>>;
 
 std::string str(std::string_view s) { return std::string(s); }
 
-std::string normDomain(std::string_view d) {
-  if (d == "ai.onnx") return "";
-  return str(d);
-}
+std::string normDomain(std::string_view d) { return str(canonicalDomain(d)); }
 
 ElementType toElementType(int32_t t) {
   auto e = elementTypeFromOnnx(t);

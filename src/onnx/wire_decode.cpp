@@ -4,6 +4,7 @@
 #include "shapeflow/onnx/wire.h"
 
 #include "shapeflow/support/checked.h"
+#include "shapeflow/support/float16.h"
 #include "wire_internal.h"
 #include "wire_reader.h"
 
@@ -203,16 +204,9 @@ double smallFloat(int32_t dataType, uint32_t bits) {
   constexpr double kInfD = std::numeric_limits<double>::infinity();
   switch (static_cast<DataType>(dataType)) {
   case DataType::Float16:
-    bits &= 0xffff;
-    if (((bits >> 10) & 0x1f) == 0x1f)
-      return (bits & 0x3ff) ? kNaN : (bits & 0x8000 ? -kInfD : kInfD);
-    return minifloat(bits, 5, 10, 15);
-  case DataType::BFloat16: {
-    uint32_t f32 = (bits & 0xffff) << 16;
-    float f;
-    std::memcpy(&f, &f32, 4);
-    return f;
-  }
+    return halfToFloat(uint16_t(bits));
+  case DataType::BFloat16:
+    return bfloat16ToFloat(uint16_t(bits));
   case DataType::Float8E4M3FN:
     bits &= 0xff;
     if ((bits & 0x7f) == 0x7f) return kNaN;

@@ -10,6 +10,7 @@ void registerAllOps(OpRegistry &r) {
   registerConvPoolOps(r);
   registerNormOps(r);
   registerShapeOps(r);
+  registerArrayOps(r);
   registerIndexOps(r);
   registerReduceOps(r);
   registerResizeOps(r);

@@ -40,6 +40,18 @@ std::optional<std::vector<int64_t>> constInts(const Fact &f, size_t budget) {
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>> intsFromAttrOrInput(InferContext &ctx, const char *name,
+                                                        size_t index, bool useInput) {
+  if (useInput) {
+    if (!ctx.hasInput(index)) return std::vector<int64_t>{};
+    return constInts(ctx.input(index));
+  }
+  if (!ctx.attrs().has(name)) return std::vector<int64_t>{};
+  auto v = ctx.attrs().getInts(name);
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
 std::optional<std::vector<double>> constFloats(const Fact &f, size_t budget) {
   if (f.constant) {
     auto v = f.constant->toDoubles(budget);

@@ -1,6 +1,8 @@
 // OpRegistry and the InferContext helpers shared by every rule.
 #include "shapeflow/ops/op.h"
 
+#include "shapeflow/ir/graph.h"
+
 #include <algorithm>
 
 namespace sf {
@@ -56,7 +58,7 @@ void OpRegistry::addAll(std::initializer_list<std::string_view> names, const OpD
 const OpDef *OpRegistry::find(std::string_view domain, std::string_view name) const {
   // One key buffer per thread: a lookup per node allocates nothing once it has grown.
   thread_local std::string key;
-  key.assign(domain == "ai.onnx" ? std::string_view() : domain);
+  key.assign(canonicalDomain(domain));
   key += "::";
   key += name;
   auto it = ops_.find(key);

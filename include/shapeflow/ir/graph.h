@@ -44,6 +44,11 @@ namespace sf {
 
 inline constexpr uint32_t kNoNode = UINT32_MAX;
 
+/// The IR writes ONNX's default domain as "" (files may say "ai.onnx").
+inline std::string_view canonicalDomain(std::string_view d) {
+  return d == "ai.onnx" ? std::string_view() : d;
+}
+
 /// An output of a node: the identity of a wire.
 struct OutletId {
   uint32_t node = kNoNode;

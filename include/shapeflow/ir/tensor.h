@@ -11,6 +11,7 @@
 
 #include "shapeflow/dim/partial_shape.h"
 #include "shapeflow/ir/element_type.h"
+#include "shapeflow/support/float16.h"
 #include "shapeflow/support/result.h"
 
 #include <cstddef>
@@ -21,12 +22,6 @@
 #include <vector>
 
 namespace sf {
-
-// ---- 16-bit floats (IEEE half and bfloat16); conversions round to nearest even ----
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
-float bfloat16ToFloat(uint16_t b);
-uint16_t floatToBfloat16(float f);
 
 class Tensor {
 public:

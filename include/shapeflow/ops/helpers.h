@@ -34,6 +34,12 @@ std::optional<FloatPrec> precisionOf(ElementType t);
 /// The elements of a rank <= 1 fact as expressions (dim/expr.h): integer values, integral or
 /// symbolic float values, or the numbers of a small float constant.
 std::optional<std::vector<Expr>> valueExprs(const Fact &f, size_t budget = kValueBudget);
+/// Rank 0 or 1: the shapes whose facts carry values as vectors.
+inline bool isSmallVector(const PartialShape &s) { return s.rankIsStatic() && s.size() <= 1; }
+/// Reads an integer list from attribute `name` (older opsets) or input `index` (newer).
+/// Returns nullopt when it is an input whose elements are not known; an empty list when absent.
+std::optional<std::vector<int64_t>> intsFromAttrOrInput(InferContext &ctx, const char *name,
+                                                        size_t index, bool useInput);
 /// The single element of a scalar or 1-element integer fact.
 std::optional<Dimension> scalarDim(const Fact &f);
 
