@@ -221,15 +221,8 @@ Result<Facts> inferRange(InferContext &ctx) {
   // Scalars by the spec; onnxruntime also runs a one-element tensor, so that is a warning and
   // anything known to hold more (or fewer) elements an error.
   static const char *const kNames[] = {"start", "limit", "delta"};
-  for (size_t i = 0; i < 3; ++i) {
-    const Fact &f = ctx.input(i);
-    if (!f.shape.rankIsStatic() || f.shape.size() == 0) continue;
-    auto n = f.shape.elementCount();
-    if (!n.ok() || !n->compatible(Dimension(1)))
-      return errorf("{} must be a scalar, got {}", kNames[i], f);
-    ctx.warn(std::string(kNames[i]) + " should be a scalar (rank 0), got " + describe(f) +
-             "; read as its one element");
-  }
+  for (size_t i = 0; i < 3; ++i)
+    SF_TRY(expectOneElement(ctx, ctx.input(i), kNames[i], {.maxRank = 1, .specRank = 0}));
   ElementType t = ctx.input(0).type;
   auto start = scalarDim(ctx.input(0)), limit = scalarDim(ctx.input(1)),
        delta = scalarDim(ctx.input(2));

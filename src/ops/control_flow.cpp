@@ -39,15 +39,12 @@ std::string inputName(const Graph &body, size_t i) {
   return "#" + str(i);
 }
 
-/// Requires a scalar (or one-element 1-D) input of the given type, when known.
-Result<void> requireScalar(const Fact &f, ElementType t, const char *what) {
+/// Requires one element of the given type (If's and Loop's condition, Loop's M: "a single
+/// element", any rank), when known.
+Result<void> requireOneValue(InferContext &ctx, const Fact &f, ElementType t, const char *what) {
   if (f.type != ElementType::Undefined && f.type != t)
     return errorf("{} must be {}, got {}", what, shortName(t), f);
-  if (f.shape.rankIsStatic()) {
-    bool ok = f.shape.size() == 0 || (f.shape.size() == 1 && f.shape[0].compatible(Dimension(1)));
-    if (!ok) return errorf("{} must be a single element, got {}", what, f);
-  }
-  return success();
+  return expectOneElement(ctx, f, what, {});
 }
 
 /// `carried` after a round that did not settle: what changed (between `before` and `after`) is
@@ -179,7 +176,7 @@ Result<Facts> inferIf(InferContext &ctx) {
   SF_ASSIGN(const Graph *elseBody, bodyAttr(ctx, "else_branch"));
   const Fact &cond = ctx.input(0);
   if (!ctx.hasInput(0)) return makeError("the condition (input 0) is missing");
-  SF_TRY(requireScalar(cond, ElementType::Bool, "the condition (input 0)"));
+  SF_TRY(requireOneValue(ctx, cond, ElementType::Bool, "the condition (input 0)"));
   size_t n = ctx.numOutputs();
   if (thenBody->outputs.size() != n)
     return errorf("then_branch '{}' has {} outputs, the node has {}", thenBody->name,
@@ -246,8 +243,10 @@ Result<Facts> inferLoop(InferContext &ctx) {
         "the node has {} outputs, the body makes {} loop-carried values and {} scan outputs",
         ctx.numOutputs(), nCarried, nScan);
   bool hasM = ctx.hasInput(0), hasCond = ctx.hasInput(1);
-  if (hasM) SF_TRY(requireScalar(ctx.input(0), ElementType::I64, "the trip count M (input 0)"));
-  if (hasCond) SF_TRY(requireScalar(ctx.input(1), ElementType::Bool, "the condition (input 1)"));
+  if (hasM)
+    SF_TRY(requireOneValue(ctx, ctx.input(0), ElementType::I64, "the trip count M (input 0)"));
+  if (hasCond)
+    SF_TRY(requireOneValue(ctx, ctx.input(1), ElementType::Bool, "the condition (input 1)"));
 
   return ctx.memoized(*body, [&]() -> Result<Facts> {
     // The trip count when nothing stops the loop early: max(M, 0).

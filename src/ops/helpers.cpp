@@ -91,10 +91,33 @@ std::optional<std::vector<Expr>> valueExprs(const Fact &f, size_t budget) {
   return out;
 }
 
+Result<void> expectOneElement(InferContext &ctx, const Fact &f, std::string_view what,
+                              OneValue ranks) {
+  if (!f.shape.rankIsStatic()) return success();
+  for (const Dimension &d : f.shape.dims())
+    if (!d.compatible(Dimension(1))) return errorf("{} must hold one element, got {}", what, f);
+  int r = int(f.shape.size());
+  auto shapeName = [](int n) {
+    return n == 0 ? std::string("a scalar (rank 0)") : fmt::format("a tensor of rank {}", n);
+  };
+  if (r < ranks.minRank || (ranks.maxRank >= 0 && r > ranks.maxRank)) {
+    if (ranks.minRank == ranks.maxRank)
+      return errorf("{} must be {} of one element, got {}", what, shapeName(ranks.minRank), f);
+    return errorf("{} must have rank {} to {}, got {}", what, ranks.minRank, ranks.maxRank, f);
+  }
+  if (ranks.specRank >= 0 && r != ranks.specRank)
+    ctx.warn(fmt::format("{} should be {}, got {}; read as its one element", what,
+                         shapeName(ranks.specRank), f));
+  return success();
+}
+
 std::optional<Dimension> scalarDim(const Fact &f) {
   auto v = dimValues(f, 1);
-  if (!v || v->size() != 1) return std::nullopt;
-  return (*v)[0];
+  if (v && v->size() == 1) return (*v)[0];
+  // A one-element tensor of rank >= 2 (a [1,1] size): its number, when known.
+  auto n = constInts(f, 1);
+  if (n && n->size() == 1) return Dimension::constantValue((*n)[0]);
+  return std::nullopt;
 }
 
 std::string inputLabel(size_t i, const char *name) {

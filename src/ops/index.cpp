@@ -187,11 +187,8 @@ Result<Facts> inferScatterElements(InferContext &ctx) {
 Result<Facts> inferOneHot(InferContext &ctx) {
   const Fact &idx = ctx.input(0), &depthFact = ctx.input(1), &values = ctx.input(2);
   int64_t axis = ctx.attrs().getInt("axis", -1).valueOr(-1);
-  if (depthFact.shape.rankIsStatic()) {
-    auto n = elementCountRange(depthFact.shape);
-    if (depthFact.shape.size() > 1 || (n.isPoint() && n.lo != 1))
-      return errorf("'depth' must be a scalar or have one element, got {}", depthFact);
-  }
+  // "Scalar or rank 1 tensor containing exactly one element".
+  SF_TRY(expectOneElement(ctx, depthFact, "'depth'", {.maxRank = 1}));
   if (values.shape.rankIsStatic()) {
     if (values.shape.size() != 1 || !values.shape[0].compatible(Dimension(2)))
       return errorf("'values' must have shape [2], got {}", values);
@@ -227,11 +224,8 @@ Result<Facts> inferTopK(InferContext &ctx) {
     if (!ctx.hasInput(1)) return makeError("input 1 ('K') is required");
     if (kf.type != ElementType::Undefined && !isInteger(kf.type))
       return errorf("'K' must be an integer, got {}", kf);
-    if (kf.shape.rankIsStatic()) {
-      auto n = elementCountRange(kf.shape);
-      if (kf.shape.size() > 1 || (n.isPoint() && n.lo != 1))
-        return errorf("'K' must have one element, got {}", kf);
-    }
+    // "A 1-D tensor containing a single positive value"; onnxruntime runs nothing else.
+    SF_TRY(expectOneElement(ctx, kf, "'K'", {.minRank = 1, .maxRank = 1}));
     k = scalarDim(kf);
   } else {
     auto a = ctx.attrs().getInt("k");
@@ -442,9 +436,8 @@ Result<Facts> inferTrilu(InferContext &ctx) {
   if (x.shape.rankIsStatic() && x.shape.size() < 2)
     return errorf("input must have rank >= 2, got {}", x);
   if (ctx.hasInput(1)) {
-    const Fact &k = ctx.input(1);
-    if (k.shape.rankIsStatic() && k.shape.size() > 0)
-      return errorf("'k' must be a scalar, got {}", k);
+    // "A 0-D tensor containing a single value"; onnxruntime also runs a one-element vector.
+    SF_TRY(expectOneElement(ctx, ctx.input(1), "'k'", {.maxRank = 1, .specRank = 0}));
   }
   return factsOf(makeFact(x.type, x.shape));
 }

@@ -26,13 +26,14 @@ Result<ElementType> floatDtype(InferContext &ctx, const char *name, int64_t othe
 }
 
 /// A size read from a scalar integer input: its value as a dimension, dynamic when unknown.
-/// A known negative size is an error.
-Result<Dimension> sizeInput(InferContext &ctx, size_t i, const char *what) {
+/// A known negative size is an error. onnxruntime runs one-element sizes of any rank (STFT's,
+/// the windows', MelWeightMatrix's; DFT's `dft_length` of rank <= 1: `maxRank`).
+Result<Dimension> sizeInput(InferContext &ctx, size_t i, const char *what, int maxRank = -1) {
   const Fact &f = ctx.input(i);
   if (f.type != ElementType::Undefined && !isInteger(f.type))
     return errorf("{} (input {}) must be an integer, got {}", what, int64_t(i), f);
-  if (f.shape.rankIsStatic() && f.shape.size() > 1)
-    return errorf("{} (input {}) must be a scalar, got {}", what, int64_t(i), f);
+  SF_TRY(expectOneElement(ctx, f, fmt::format("{} (input {})", what, i),
+                          {.maxRank = maxRank, .specRank = 0}));
   auto d = scalarDim(f);
   if (!d) return Dimension::dynamic();
   if (d->maxLength() < 0)
@@ -209,7 +210,7 @@ Result<Facts> inferDft(InferContext &ctx) {
   if (onesided && inverse) return makeError("onesided and inverse cannot both be set");
   std::optional<Dimension> length;
   if (ctx.hasInput(1)) {
-    SF_ASSIGN(Dimension n, sizeInput(ctx, 1, "dft_length"));
+    SF_ASSIGN(Dimension n, sizeInput(ctx, 1, "dft_length", 1));
     if (n.maxLength() == 0) return makeError("dft_length must be positive, got 0");
     length = n;
   }

@@ -171,8 +171,8 @@ Result<Facts> inferCumSum(InferContext &ctx) {
   const Fact &x = ctx.input(0), &axisFact = ctx.input(1);
   if (axisFact.type != ElementType::Undefined && !isInteger(axisFact.type))
     return errorf("'axis' must be an integer, got {}", axisFact);
-  if (axisFact.shape.rankIsStatic() && axisFact.shape.size() > 1)
-    return errorf("'axis' must be a scalar, got {}", axisFact);
+  // "A 0-D tensor"; onnxruntime also runs a one-element vector.
+  SF_TRY(expectOneElement(ctx, axisFact, "'axis'", {.maxRank = 1, .specRank = 0}));
   Fact out = makeFact(x.type, x.shape);
   auto axis = scalarDim(axisFact);
   if (!axis || !axis->isStatic() || !x.shape.rankIsStatic()) return factsOf(std::move(out));

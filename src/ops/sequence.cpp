@@ -32,9 +32,12 @@ Result<void> requirePosition(InferContext &ctx, size_t i) {
   const Fact &p = ctx.input(i);
   if (p.type != ElementType::Undefined && p.type != ElementType::I32 && p.type != ElementType::I64)
     return errorf("position (input {}) must be i32 or i64, got {}", int64_t(i), p);
-  if (p.shape.rankIsStatic() &&
-      !(p.shape.size() == 0 || (p.shape.size() == 1 && p.shape[0].compatible(Dimension(1)))))
-    return errorf("position (input {}) must be a scalar, got {}", int64_t(i), p);
+  // "It must be a scalar (tensor of empty shape)"; onnxruntime reads the first element of any
+  // tensor it is given, so anything else is a warning.
+  if (p.shape.rankIsStatic() && p.shape.size() > 0)
+    ctx.warn(fmt::format("position (input {}) should be a scalar (rank 0), got {}; onnxruntime "
+                         "reads its first element",
+                         i, p));
   return success();
 }
 

@@ -171,7 +171,10 @@ TEST(IndexOneHot, Errors) {
   EXPECT_EQ(depth.run(), "error: 'depth' must be positive, got 0");
   OpTester two("OneHot", 11);
   two.input("i64[N]").constInts({2}, {3, 4}).input("f32[2]");
-  EXPECT_EQ(two.run(), "error: 'depth' must be a scalar or have one element, got i64[2] = [3,4]");
+  EXPECT_EQ(two.run(), "error: 'depth' must hold one element, got i64[2] = [3,4]");
+  OpTester matrix("OneHot", 11);
+  matrix.input("i64[N]").input("i64[1,1]").input("f32[2]");
+  EXPECT_EQ(matrix.run(), "error: 'depth' must have rank 0 to 1, got i64[1,1]");
   OpTester values("OneHot", 11);
   values.input("i64[N]").constInts({}, {3}).input("f32[3]");
   EXPECT_EQ(values.run(), "error: 'values' must have shape [2], got f32[3]");
@@ -228,7 +231,11 @@ TEST(IndexTopK, UnknownRankAndErrors) {
   EXPECT_EQ(neg.run(), "error: k must be non-negative, got -1");
   OpTester two("TopK", 11);
   two.input("f32[3,4]").constInts({2}, {1, 2}).outputs(2);
-  EXPECT_EQ(two.run(), "error: 'K' must have one element, got i64[2] = [1,2]");
+  EXPECT_EQ(two.run(), "error: 'K' must hold one element, got i64[2] = [1,2]");
+  // "A 1-D tensor": onnxruntime refuses a scalar K ("k tensor should be a 1D tensor of size 1").
+  OpTester scalarK("TopK", 11);
+  scalarK.input("f32[3,4]").input("i64[]").outputs(2);
+  EXPECT_EQ(scalarK.run(), "error: 'K' must be a tensor of rank 1 of one element, got i64[]");
   OpTester axis("TopK", 11);
   axis.input("f32[3,4]").constInts({1}, {1}).attr("axis", 2).outputs(2);
   EXPECT_EQ(axis.run(), "error: axis 2 is out of range for rank 2");
@@ -404,7 +411,14 @@ TEST(IndexTrilu, Shapes) {
   EXPECT_EQ(rank.run(), "error: input must have rank >= 2, got f32[4]");
   OpTester k("Trilu", 14);
   k.input("f32[4,4]").constInts({2}, {1, 2});
-  EXPECT_EQ(k.run(), "error: 'k' must be a scalar, got i64[2] = [1,2]");
+  EXPECT_EQ(k.run(), "error: 'k' must hold one element, got i64[2] = [1,2]");
+  // onnxruntime runs a one-element vector (a warning: the spec says 0-D), not a [1,1].
+  OpTester kVector("Trilu", 14);
+  kVector.input("f32[4,4]").constInts({1}, {1});
+  EXPECT_EQ(kVector.run(), "f32[4,4]");
+  OpTester kMatrix("Trilu", 14);
+  kMatrix.input("f32[4,4]").input("i64[1,1]");
+  EXPECT_EQ(kMatrix.run(), "error: 'k' must have rank 0 to 1, got i64[1,1]");
 }
 
 TEST(IndexReverseSequence, Shapes) {

@@ -284,7 +284,7 @@ TEST(MiscWindow, SizeFromValue) {
   EXPECT_EQ(type.run(), "error: size (input 0) must be an integer, got f32[]");
   OpTester rank("HammingWindow", 17);
   rank.input("i64[2,2]");
-  EXPECT_EQ(rank.run(), "error: size (input 0) must be a scalar, got i64[2,2]");
+  EXPECT_EQ(rank.run(), "error: size (input 0) must hold one element, got i64[2,2]");
 }
 
 class MiscOnnxNode : public ::testing::TestWithParam<NodeCase> {};

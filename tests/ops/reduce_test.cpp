@@ -199,7 +199,7 @@ TEST(ReduceCumSumRule, Shapes) {
   EXPECT_EQ(range.run(), "error: axis 2 is out of range for rank 2");
   OpTester matrix("CumSum", 14);
   matrix.input("f32[N,3]").input("i64[1,1]");
-  EXPECT_EQ(matrix.run(), "error: 'axis' must be a scalar, got i64[1,1]");
+  EXPECT_EQ(matrix.run(), "error: 'axis' must have rank 0 to 1, got i64[1,1]");
   OpTester floatAxis("CumSum", 14);
   floatAxis.input("f32[N,3]").input("f32[]");
   EXPECT_EQ(floatAxis.run(), "error: 'axis' must be an integer, got f32[]");

@@ -40,6 +40,19 @@ inline bool isSmallVector(const PartialShape &s) { return s.rankIsStatic() && s.
 /// Returns nullopt when it is an input whose elements are not known; an empty list when absent.
 std::optional<std::vector<int64_t>> intsFromAttrOrInput(InferContext &ctx, const char *name,
                                                         size_t index, bool useInput);
+/// The ranks an input holding one value may have: what the runtimes accept (measured with
+/// onnxruntime by scripts/probe_one_element.py), and the rank the spec asks for.
+struct OneValue {
+  int minRank = 0;
+  int maxRank = -1;  // -1: any
+  int specRank = -1; // a one-element tensor of another accepted rank gets a warning; -1: none
+};
+/// Checks an input that holds one value (If's condition, Loop's M, Trilu's k, ...): an error when
+/// its element count is known to differ from 1 or its rank is outside what runtimes accept
+/// (onnxruntime's If takes a bool[1,1] condition, its Trilu no i64[1,1] k); a warning when the
+/// rank is accepted but not the spec's (the value is read as the one element).
+Result<void> expectOneElement(InferContext &ctx, const Fact &f, std::string_view what,
+                              OneValue ranks);
 /// The single element of a scalar or 1-element integer fact.
 std::optional<Dimension> scalarDim(const Fact &f);
 
