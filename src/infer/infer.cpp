@@ -220,6 +220,27 @@ void checkDeclared(const Node &n, size_t slot, const Fact &inferred, const Symbo
                   n.outputs[slot].name, *declared, inferred, why));
 }
 
+/// A tensor whose static dims multiply (in elements or in bytes) past 2^63 - 1 cannot exist, and
+/// every size computed from it would wrap: the message saying so, else nothing.
+std::optional<std::string> sizeOverflow(const Fact &f) {
+  if (!f.shape.rankIsStatic()) return std::nullopt;
+  int64_t elements = 1;
+  bool overflow = false;
+  for (const Dimension &d : f.shape.dims()) {
+    if (!d.isStatic()) continue;
+    if (d.length() == 0) return std::nullopt; // an empty tensor
+    if (auto p = checkedMul(elements, d.length()))
+      elements = *p;
+    else
+      overflow = true;
+  }
+  if (overflow) return fmt::format("{} has more than 2^63 elements", f);
+  size_t bytes = f.type == ElementType::Undefined ? 1 : elementSize(f.type);
+  if (bytes > 1 && !checkedMul(elements, int64_t(bytes)))
+    return fmt::format("{} has {} elements, more than 2^63 bytes", f, elements);
+  return std::nullopt;
+}
+
 constexpr size_t kPrefetchAhead = 6;
 
 void prefetchNode(const Node &n) {
@@ -233,16 +254,28 @@ InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
   InferStats stats;
   SymbolTable &symbols = run.symbols;
   std::unordered_set<std::string> reported;
+  bool warnedOpset = false;
   auto inferNode = [&](Node &n) {
     if (n.removed) return;
     ++stats.nodes;
     if (n.isParameter()) {
       if (depth == 0)
-        for (auto &o : n.outputs) o.fact.shape = identifyAnonymous(o.fact.shape, symbols);
+        for (auto &o : n.outputs) {
+          o.fact.shape = identifyAnonymous(o.fact.shape, symbols);
+          if (auto over = sizeOverflow(o.fact))
+            diags.error(n.name, n.opType, fmt::format("input '{}': {}", o.name, *over));
+        }
       return;
     }
     // A Constant's fact was made with it (Graph::addConstant).
     if (n.isConstant() && n.attrs.has("value")) return;
+    if (n.domain.empty() && n.opsetVersion > kNewestOpset && !warnedOpset) {
+      warnedOpset = true;
+      diags.warning("", "",
+                    fmt::format("the model imports opset {} of the default domain; shapeflow knows "
+                                "opsets up to {} and applies their rules",
+                                n.opsetVersion, kNewestOpset));
+    }
     const OpDef *def = run.registry.find(n.domain, n.opType);
     if (!def || !def->infer) {
       ++stats.withoutRule;
@@ -271,6 +304,11 @@ InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       Fact inferred = i < facts->size() ? std::move((*facts)[i]) : Fact{};
       checkDeclared(n, i, inferred, symbols, diags);
+      if (auto over = sizeOverflow(inferred)) {
+        ++stats.failed;
+        diags.error(n.name, n.opType,
+                    fmt::format("output {} ('{}'): {}", i, n.outputs[i].name, *over));
+      }
       n.outputs[i].fact = std::move(inferred);
     }
   };

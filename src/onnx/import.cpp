@@ -217,10 +217,11 @@ struct Importer {
   /// A declared type as a fact. Graph inputs mint named symbols for their dim_params; elsewhere
   /// (value_info, outputs) a dim_param names a symbol only if an input already did, since
   /// exporters fill value_info with names of their own (`Addonnx::Gather_522_dim_0`).
-  Fact factFromType(const TypeView &t, bool mintNames = false) {
+  /// `what` names the tensor in the warning a negative declared dim gets (`input 'x'`).
+  Fact factFromType(const TypeView &t, bool mintNames = false, std::string_view what = {}) {
     Fact f;
     if (t.kind == TypeView::Sequence || t.kind == TypeView::Optional) {
-      if (t.inner) return factFromType(*t.inner, mintNames);
+      if (t.inner) return factFromType(*t.inner, mintNames, what);
       return f;
     }
     if (t.kind != TypeView::Tensor && t.kind != TypeView::SparseTensor) return f;
@@ -228,6 +229,11 @@ struct Importer {
     if (!t.hasShape) return f;
     std::vector<Dimension> dims;
     for (const DimView &d : t.dims) {
+      if (d.hasValue && d.value < 0 && !what.empty())
+        diags.warning(
+            "", "",
+            fmt::format("{}: dimension {} is declared {}, a negative size; read as unknown", what,
+                        dims.size(), d.value));
       if (d.hasValue && d.value >= 0) dims.push_back(Dimension(d.value));
       else if (!d.param.empty() && (mintNames || symbols->find(str(d.param))))
         dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
@@ -408,7 +414,8 @@ struct Importer {
       if (initNames.count(name)) continue;
       if (scope.names.count(name))
         return makeError("graph '" + g.name + "': input '" + name + "' is declared twice");
-      SF_ASSIGN(OutletId o, g.addParameter(name, factFromType(in.type, true)));
+      SF_ASSIGN(OutletId o,
+                g.addParameter(name, factFromType(in.type, true, fmt::format("input '{}'", name))));
       scope.names[name] = o;
     }
     for (const auto &t : gv.initializers) {
@@ -472,7 +479,8 @@ struct Importer {
         for (size_t i = 0; i < n.outputs.size(); ++i) {
           auto d = declared.find(node.outputs[i].name);
           if (d != declared.end() && d->second->hasType)
-            node.outputs[i].declared = std::make_shared<const Fact>(factFromType(d->second->type));
+            node.outputs[i].declared = std::make_shared<const Fact>(
+                factFromType(d->second->type, false, fmt::format("the type of '{}'", d->first)));
         }
         // Captured outer values, as extra inputs (resolved below with the declared ones).
         if (!captured.empty()) capturedInputs[id] = std::move(captured);

@@ -200,6 +200,10 @@ Result<Facts> inferIf(InferContext &ctx) {
       if (!h.ok())
         return errorf("output {} is {} in then_branch but {} in else_branch", i, a[i], b[i]);
       const PartialShape &sa = a[i].shape, &sb = b[i].shape;
+      if (sa.rankIsStatic() && sb.rankIsStatic() && sa.size() != sb.size())
+        ctx.warn(fmt::format("output {} is {} in then_branch but {} in else_branch: its rank is "
+                             "unknown, and what reads it usually works for one branch only",
+                             i, a[i], b[i]));
       if (h->shape.rankIsStatic() && sa.rankIsStatic() && sb.rankIsStatic() &&
           sa.size() == h->shape.size() && sb.size() == h->shape.size()) {
         std::vector<Dimension> dims = h->shape.dims();

@@ -29,10 +29,12 @@ std::vector<Case> manifest(const fs::path &dir) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    size_t a = line.find(" | "), b = line.find(" | ", a + 3);
+    // file | outcome | text: split at the first two '|' (the text may be empty).
+    size_t a = line.find('|'), b = a == std::string::npos ? a : line.find('|', a + 1);
     if (a == std::string::npos) continue;
-    Case c{trim(line.substr(0, a)), trim(line.substr(a + 3, b == std::string::npos ? b : b - a - 3)),
-           b == std::string::npos ? std::string() : trim(line.substr(b + 3))};
+    Case c{trim(line.substr(0, a)),
+           trim(line.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1)),
+           b == std::string::npos ? std::string() : trim(line.substr(b + 1))};
     out.push_back(c);
   }
   return out;

@@ -81,6 +81,10 @@ public:
   Dimension freshDim(std::string_view stem, Interval range);
 };
 
+/// The newest opset of the default domain whose rules shapeflow implements; a model importing a
+/// newer one is inferred with these (the driver says so).
+inline constexpr int64_t kNewestOpset = 21;
+
 /// The forward rule.
 using InferFn = std::function<Result<Facts>(InferContext &)>;
 /// Value propagation over the forward rule's outputs.
