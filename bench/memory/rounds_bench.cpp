@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
         return 2;
       }
       sf::Report report{m, &*g, &diags, sf::inferGraph(*g, diags)};
-      bytes += sf::toJson(report).dump().size();
+      bytes += sf::jsonText(sf::toJson(report)).size();
     }
     if (r == 1) firstNodes = sf::liveExprNodes();
     if (r == 1 || r % 10 == 0 || r == rounds)

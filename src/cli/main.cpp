@@ -39,7 +39,8 @@ int runInfer(const std::string &path, const std::vector<std::string> &inputs,
   report.stats = inferGraph(*g, diags, options);
   report.graph = &*g;
   report.diags = &diags;
-  if (json) std::cout << toJson(report).dump(1) << "\n";
+  if (json)
+    std::cout << jsonText(toJson(report), 1) << "\n";
   else printText(report, std::cout);
   if (!outPath.empty()) {
     auto bytes = onnx::annotatedModel(path, *g);

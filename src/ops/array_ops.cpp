@@ -148,7 +148,7 @@ Result<Facts> inferExpand(InferContext &ctx) {
   if (!target) {
     const PartialShape &ts = ctx.input(1).shape;
     if (in.shape.rankIsStatic() && ts.rankIsStatic() && ts.size() == 1 && ts[0].isStatic())
-      out.shape = PartialShape::dynamic(std::max<int64_t>(in.shape.size(), ts[0].length()));
+      out.shape = shapeOfRank(std::max<int64_t>(in.shape.size(), ts[0].length()));
     return factsOf(std::move(out));
   }
   std::vector<Dimension> td;
@@ -199,7 +199,7 @@ Result<Facts> inferConstantOfShape(InferContext &ctx) {
   if (!dims) {
     const PartialShape &s = ctx.input(0).shape;
     if (s.rankIsStatic() && s.size() == 1 && s[0].isStatic())
-      out.shape = PartialShape::dynamic(s[0].length());
+      out.shape = shapeOfRank(s[0].length());
     return factsOf(std::move(out));
   }
   std::vector<Dimension> d;

@@ -222,6 +222,10 @@ Result<Dimension> sameOutputDim(const Dimension &in, int64_t stride) {
   return in.ceilDiv(stride);
 }
 
+PartialShape shapeOfRank(int64_t r) {
+  return r < 0 || r > kMaxRank ? PartialShape::dynamic() : PartialShape::dynamic(r);
+}
+
 std::string describe(const Fact &f) { return toString(f); }
 
 Fact makeFact(ElementType t, PartialShape s) {

@@ -165,7 +165,7 @@ Result<Facts> inferResize(InferContext &ctx) {
   if (!x.shape.rankIsStatic()) {
     // Without axes, sizes give the whole output shape.
     if (ctx.attrs().has("axes") || !paramLen) return factsOf(std::move(out));
-    out.shape = PartialShape::dynamic(*paramLen);
+    out.shape = shapeOfRank(*paramLen);
     if (useSizes && policy == "stretch") {
       if (auto sv = dimValues(param)) {
         std::vector<Dimension> d;
@@ -252,7 +252,7 @@ Result<Facts> inferUpsample(InferContext &ctx) {
     if (scales)
       out.shape = PartialShape::dynamic(int64_t(scales->size()));
     else if (auto n = vectorLength(ctx.input(1)))
-      out.shape = PartialShape::dynamic(*n);
+      out.shape = shapeOfRank(*n);
     return factsOf(std::move(out));
   }
   int64_t r = int64_t(x.shape.size());

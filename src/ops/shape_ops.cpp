@@ -53,7 +53,7 @@ Result<Facts> inferReshape(InferContext &ctx) {
   Fact out = makeFact(data.type, PartialShape::dynamic());
   if (!target) {
     if (targetShape.rankIsStatic() && targetShape.size() == 1 && targetShape[0].isStatic())
-      out.shape = PartialShape::dynamic(targetShape[0].length());
+      out.shape = shapeOfRank(targetShape[0].length());
     return factsOf(std::move(out));
   }
   const PartialShape &in = data.shape;
@@ -172,8 +172,11 @@ Result<Facts> inferSqueeze(InferContext &ctx) {
   int64_t r = int64_t(in.shape.size());
   if (!axes) {
     if (ctx.input(1).shape.rankIsStatic() && ctx.input(1).shape.size() == 1 &&
-        ctx.input(1).shape[0].isStatic())
-      out.shape = PartialShape::dynamic(r - ctx.input(1).shape[0].length());
+        ctx.input(1).shape[0].isStatic()) {
+      int64_t n = ctx.input(1).shape[0].length();
+      if (n > r) return errorf("'axes' has {} entries for input {} of rank {}", n, in, r);
+      out.shape = shapeOfRank(r - n);
+    }
     return factsOf(std::move(out));
   }
   std::vector<bool> drop(r, false);
@@ -209,7 +212,7 @@ Result<Facts> inferUnsqueeze(InferContext &ctx) {
   if (!axes || !in.shape.rankIsStatic()) {
     if (!axes && in.shape.rankIsStatic() && ctx.input(1).shape.rankIsStatic() &&
         ctx.input(1).shape.size() == 1 && ctx.input(1).shape[0].isStatic())
-      out.shape = PartialShape::dynamic(int64_t(in.shape.size()) + ctx.input(1).shape[0].length());
+      out.shape = shapeOfRank(int64_t(in.shape.size()) + ctx.input(1).shape[0].length());
     else if (axes && !in.shape.rankIsStatic())
       out.shape = PartialShape::dynamic();
     return factsOf(std::move(out));

@@ -17,6 +17,10 @@ std::string exprText(const Dimension &d) {
 
 } // namespace
 
+std::string jsonText(const nlohmann::json &j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 bool isNodeOutput(const Node &n) {
   if (n.removed || n.isParameter()) return false;
   return !(n.isConstant() && n.attrs.has("initializer"));

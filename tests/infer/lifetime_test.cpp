@@ -50,7 +50,7 @@ size_t analyseAll(const std::vector<std::string> &cases) {
     Report report{"case", &*g, &diags, {}};
     std::ostringstream os;
     printText(report, os);
-    (void)toJson(report).dump();
+    (void)jsonText(toJson(report));
   }
   return parsed;
 }

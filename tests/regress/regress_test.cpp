@@ -1,14 +1,17 @@
-// Replays every input in tests/regress/ (listed with its expected outcome in expected.txt)
-// through read -> import -> inference, as `shapeflow infer` does. Under the sanitizer build in CI
-// this is where a fixed memory-safety bug would show again.
+// Replays every input in tests/regress/ (.onnx models and .graph text-form graphs, each listed with
+// its expected outcome in expected.txt) through load -> inference -> report (text and JSON), as
+// `shapeflow infer` does. Under the sanitizer build in CI this is where a fixed memory-safety
+// bug would show again.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/import.h"
+#include "shapeflow/report/report.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -51,13 +54,16 @@ TEST(Regressions, EveryFileGivesItsOutcome) {
     SCOPED_TRACE(c.file);
     listed.insert(c.file);
     sf::Diagnostics diags;
-    auto g = sf::onnx::loadModelFile((dir / c.file).string(), diags);
+    auto g = sf::onnx::loadGraphFile((dir / c.file).string(), diags);
     std::string text;
     if (!g.ok()) {
       text = g.error().message;
       EXPECT_EQ("load-error", c.outcome) << text;
     } else {
-      sf::inferGraph(*g, diags);
+      sf::Report report{c.file, &*g, &diags, sf::inferGraph(*g, diags)};
+      std::ostringstream listing;
+      sf::printText(report, listing);
+      EXPECT_FALSE(sf::jsonText(sf::toJson(report)).empty());
       for (const auto &d : diags.list()) text += sf::format(d) + "\n";
       std::string got = diags.hasErrors() ? "errors" : diags.list().empty() ? "clean" : "warnings";
       EXPECT_EQ(c.outcome, got) << text;
@@ -65,7 +71,7 @@ TEST(Regressions, EveryFileGivesItsOutcome) {
     EXPECT_NE(std::string::npos, text.find(c.text)) << text;
   }
   for (const auto &entry : fs::directory_iterator(dir))
-    if (entry.path().extension() == ".onnx") {
+    if (entry.path().extension() == ".onnx" || entry.path().extension() == ".graph") {
       EXPECT_TRUE(listed.count(entry.path().filename().string())) << entry.path();
     }
 }

@@ -80,6 +80,11 @@ Result<Dimension> sameOutputDim(const Dimension &in, int64_t stride);
 
 /// `f32[N,3,224,224]`: the printed form of a fact for messages.
 std::string describe(const Fact &f);
+/// Ranks above this are taken for unknown: a rank read from the length of a shape input
+/// (`Reshape(x, s)` with `s: i64[n]` unknown) must not make the rule allocate what a file claims.
+inline constexpr int64_t kMaxRank = 1024;
+/// Known rank `r`, every dim dynamic; an unknown rank when `r` is negative or above kMaxRank.
+PartialShape shapeOfRank(int64_t r);
 /// A fact with a known type and shape.
 Fact makeFact(ElementType t, PartialShape s);
 /// An integer fact (1-D i64) whose elements are the given dims (the value of Shape, etc.).

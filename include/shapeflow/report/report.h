@@ -25,6 +25,9 @@ struct Report {
 nlohmann::json toJson(const Report &r);
 /// The listing of `shapeflow infer`.
 void printText(const Report &r, std::ostream &os);
+/// JSON text (`indent` < 0: one line). Names and messages come from model files, which may hold
+/// bytes that are not UTF-8: those are replaced (U+FFFD), never an exception.
+std::string jsonText(const nlohmann::json &j, int indent = -1);
 /// A dim as JSON: an integer, or {"expr", "min", "max"}.
 nlohmann::json dimJson(const Dimension &d);
 

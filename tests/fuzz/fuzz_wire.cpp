@@ -1,15 +1,7 @@
 // libFuzzer harness for the wire-level ONNX reader: any bytes must give a view or an error,
 // never a crash, an over-read or an unbounded allocation; decoding what was read must be as safe.
-//
-// Built only with -DSF_FUZZ=ON and clang (the reader is then instrumented too):
-//   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSF_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-//   ninja -C build-fuzz onnx_wire_fuzz
-//   mkdir -p /tmp/fuzz-corpus && cp tests/onnx/data/*.onnx tests/onnx/malformed/*.onnx \
-//       /usr/share/libonnx-testdata/data/node/test_loop11/model.onnx /tmp/fuzz-corpus/
-//   build-fuzz/tests/onnx/onnx_wire_fuzz /tmp/fuzz-corpus -max_len=65536 -rss_limit_mb=1024 \
-//       -max_total_time=600
-// A crash writes crash-<hash>; reproduce with `onnx_wire_fuzz crash-<hash>` and pin the input as
-// a case of tests/onnx/malformed/make_corpus.py.
+// Build and run: scripts/fuzz.sh. A crash is pinned as a case of tests/onnx/malformed/
+// (make_corpus.py) or tests/regress/.
 #include "shapeflow/onnx/wire.h"
 
 #include <cstddef>

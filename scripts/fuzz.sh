@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer harness (tests/fuzz: wire, infer, text, expr, graph) for SECONDS each, one
+# after another, in a clang ASan + UBSan build, and keeps what they learn:
+#   fuzz/corpus/<harness>/    the corpus (seeded on first use: ONNX's node tests, the shipped and
+#                             malformed models, small dev models, the golden graphs)
+#   fuzz/crashes/<harness>/   crashes, leaks, timeouts, out-of-memory inputs (pin each in tests/)
+#   fuzz/log/<harness>.log    libFuzzer's output; the summary line per harness is printed
+# usage: scripts/fuzz.sh [SECONDS=60] [HARNESS...]     (FUZZ_BUILD=dir reuses a configured build)
+# Exit 1 if any harness stopped on a finding.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-60}; shift || true
+HARNESSES=("$@"); [ ${#HARNESSES[@]} -eq 0 ] && HARNESSES=(wire infer text expr graph)
+B=${FUZZ_BUILD:-build-fuzz}
+if [ ! -f "$B/build.ninja" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSF_FUZZ=ON -DSF_SANITIZE=ON -DSF_BUILD_BENCH=OFF -DSF_BUILD_TESTS=ON >/dev/null || exit 2
+fi
+ninja -C "$B" $(printf 'fuzz_%s ' "${HARNESSES[@]}") >/dev/null || exit 2
+
+seed() { # harness dir
+  local h=$1 d=$2 i=0
+  mkdir -p "$d"
+  [ -n "$(ls -A "$d" 2>/dev/null)" ] && return
+  case $h in
+    wire|infer)
+      for m in /usr/share/libonnx-testdata/data/node/*/model.onnx /usr/share/libonnx-testdata/data/simple/*/model.onnx \
+               tests/onnx/data/*.onnx tests/onnx/malformed/*.onnx tests/regress/*.onnx examples/*.onnx; do
+        [ -f "$m" ] && cp "$m" "$d/seed_$((i++)).onnx"
+      done
+      for m in dev_models/*.onnx; do # the small ones: max_len cuts the rest
+        [ -f "$m" ] && [ "$(stat -c %s "$m")" -lt 262144 ] && cp "$m" "$d/seed_$((i++)).onnx"
+      done ;;
+    text)
+      /usr/bin/python3 - "$d" <<'PY'
+import glob, os, sys
+out, i = sys.argv[1], 0
+for f in sorted(glob.glob("tests/golden/**/*.txt", recursive=True)):
+    for case in open(f).read().split("// -----"):
+        text = "\n".join(l for l in case.splitlines() if not l.lstrip().startswith("//"))
+        if "graph" in text:
+            open(os.path.join(out, "case_%04d.txt" % i), "w").write(text + "\n"); i += 1
+PY
+      ;;
+    expr)
+      i=0
+      for t in "N" "(H - 1)//2 + 1" "min(T, 512)" "2*S + 1" "?{1..8}" "floor(H * 0.5)" "max(N - 3, 0) + 7" "N*H*W % 32"; do
+        printf '%s' "$t" > "$d/seed_$((i++))"
+      done ;;
+    graph) head -c 64 /dev/urandom > "$d/seed_0" ;;
+  esac
+}
+
+mkdir -p fuzz/log
+status=0
+for h in "${HARNESSES[@]}"; do
+  corpus=fuzz/corpus/$h; crashes=fuzz/crashes/$h
+  seed "$h" "$corpus"; mkdir -p "$crashes"
+  maxlen=65536; [ "$h" = expr ] && maxlen=512; [ "$h" = graph ] && maxlen=4096
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=10 \
+    -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \
+    > "fuzz/log/$h.log" 2>&1
+  rc=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz/log/$h.log" | grep -o '[0-9]*$')
+  last=$(grep -E '^#[0-9]+.*(cov|DONE)' "fuzz/log/$h.log" | tail -1)
+  echo "fuzz_$h: ${SECONDS_EACH}s, ${execs:-?} inputs, rc=$rc, $(echo "$last" | grep -o 'cov: [0-9]*') $(echo "$last" | grep -o 'ft: [0-9]*') $(echo "$last" | grep -o 'corp: [0-9]*/[0-9a-zA-Z]*')"
+  if [ $rc -ne 0 ]; then
+    status=1
+    grep -E 'ERROR|SUMMARY|property violated|Test unit written' "fuzz/log/$h.log" | head -5
+  fi
+done
+exit $status

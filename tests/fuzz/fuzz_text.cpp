@@ -1,0 +1,32 @@
+// libFuzzer harness: the text form (docs/TEXT_FORMAT.md). Whatever parses must print, reparse to
+// the same printed text, and infer without crashing; everything else must fail with an error.
+// Seeds: the golden graphs (scripts/fuzz.sh). Build and run: scripts/fuzz.sh.
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/ir/text.h"
+#include "shapeflow/report/report.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  auto g = sf::parseGraph(text);
+  if (!g.ok()) return 0;
+  std::string printed = sf::printGraph(*g);
+  auto back = sf::parseGraph(printed);
+  if (!back.ok()) {
+    std::fprintf(stderr, "printed text does not parse: %s\n%s\n", back.error().message.c_str(),
+                 printed.c_str());
+    std::abort();
+  }
+  if (sf::printGraph(*back) != printed) {
+    std::fprintf(stderr, "reprinted text differs:\n%s\n", printed.c_str());
+    std::abort();
+  }
+  sf::Diagnostics diags;
+  sf::InferStats stats = sf::inferGraph(*g, diags);
+  sf::Report report{"fuzz", &*g, &diags, stats};
+  (void)sf::jsonText(sf::toJson(report));
+  return 0;
+}
