@@ -411,7 +411,7 @@ Result<Facts> inferSlice(InferContext &ctx) {
     out.shape[norm[i]] = d;
   }
   // Values: slicing a known 1-D integer vector with static bounds.
-  if (in.value && r == 1 && out.shape[0].isStatic() && in.shape[0].isStatic() &&
+  if (in.value && r == 1 && norm.size() == 1 && out.shape[0].isStatic() && in.shape[0].isStatic() &&
       (*starts)[0].isStatic()) {
     int64_t d = in.shape[0].length(), s = (*starts)[0].length(), st = (*steps)[0];
     if (s < 0) s += d;
