@@ -6,6 +6,8 @@
 #include "shapeflow/ops/helpers.h"
 #include "shapeflow/support/small_vec.h"
 
+#include <map>
+#include <tuple>
 #include <unordered_set>
 
 namespace sf {
@@ -20,9 +22,15 @@ struct Run {
   /// everything nested in it); cleared after it, as nothing else can hit them.
   SubgraphMemo memo;
   size_t bodyInferences = 0, memoHits = 0;
+  /// Fresh symbols minted per (graph, node, k-th mint of the rule, stem, range): see freshDim.
+  using FreshKey = std::tuple<const Graph *, uint32_t, int, std::string, int64_t, int64_t>;
+  std::map<FreshKey, SymbolId> fresh;
 };
 
-InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth);
+/// `settling`: the graph is the model's own (or a body inferred in place by settle), not a copy:
+/// its control-flow nodes settle their bodies in place too.
+InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, int depth,
+                   bool settling);
 
 /// A graph input's unknown or interval dims become anonymous symbols with the same range, so
 /// each has an identity: `Shape(x)[0]` fed back into a Reshape target is the same dim as x's own
@@ -55,8 +63,9 @@ std::vector<Fact> resolvedAll(const std::vector<Fact> &facts, const SymbolTable 
 
 class NodeContext final : public InferContext {
 public:
-  NodeContext(Run &run, Graph &g, const Node &n, Diagnostics &diags, int depth)
-      : run_(run), n_(n), diags_(diags), depth_(depth) {
+  NodeContext(Run &run, Graph &g, const Graph *origin, const Node &n, Diagnostics &diags, int depth,
+              bool settling)
+      : run_(run), origin_(origin), n_(n), diags_(diags), depth_(depth), settling_(settling) {
     // The producers' facts as they are (no copy) unless symbols were bound since: then a
     // resolved copy, kept in resolved_ (reserved, so the pointers stay valid).
     SymbolTable &symbols = run.symbols;
@@ -107,7 +116,8 @@ public:
       return resolvedAll(*hit, run_.symbols);
     }
     ++run_.bodyInferences;
-    SF_ASSIGN(Facts out, inferSubgraph(body, formals));
+    Graph copy = body;
+    SF_ASSIGN(Facts out, inferBodyGraph(copy, body, formals, false));
     run_.memo.add(SubgraphMemo::Kind::Body, &body, std::move(key), out);
     return out;
   }
@@ -118,7 +128,9 @@ public:
     key.reserve(numInputs());
     for (size_t i = 0; i < numInputs(); ++i)
       key.push_back(input(i));
-    if (const auto *hit = run_.memo.find(SubgraphMemo::Kind::Rule, &body, key)) {
+    // While settling, the rule runs (its bodies settle as it goes) even when the memo knows it.
+    if (const auto *hit =
+            settling_ ? nullptr : run_.memo.find(SubgraphMemo::Kind::Rule, &body, key)) {
       ++run_.memoHits;
       return resolvedAll(*hit, run_.symbols);
     }
@@ -127,15 +139,44 @@ public:
     return out;
   }
 
+  void settle(const Graph &body, const Facts &formals) override {
+    if (!settling_) return;
+    // The body's facts are written into the model's own graph (bodies are the node's attributes;
+    // nothing else reads them while its rule runs). Errors were reported by the rounds before.
+    (void)inferBodyGraph(const_cast<Graph &>(body), body, formals, true);
+  }
+
+  Result<Facts> inferBodyFinal(const Graph &body, const Facts &formals,
+                               size_t expectOutputs) override {
+    if (!settling_) return inferBody(body, formals, expectOutputs);
+    if (expectOutputs != SIZE_MAX && body.outputs.size() != expectOutputs)
+      return errorf("subgraph '{}' has {} outputs, expected {}", body.name, body.outputs.size(),
+                    expectOutputs);
+    ++run_.bodyInferences;
+    return inferBodyGraph(const_cast<Graph &>(body), body, formals, true);
+  }
+
+  Dimension freshDim(std::string_view stem, Interval range) override {
+    if (range.isPoint()) return Dimension(range.lo);
+    // The same node of the same body, minting its k-th symbol with the same stem and range,
+    // gets the name it got the first time: a body settled in place after its rounds on copies
+    // names its data-dependent sizes as they were named.
+    Run::FreshKey key{origin_, n_.id, minted_++, std::string(stem), range.lo, range.hi};
+    if (auto it = run_.fresh.find(key); it != run_.fresh.end())
+      return Dimension::symbol(it->second);
+    Dimension d = InferContext::freshDim(stem, range);
+    if (d.expr() && isSymbol(d.expr())) run_.fresh.emplace(std::move(key), d.expr()->sym);
+    return d;
+  }
+
 private:
-  /// Infers the body from the facts of its formal inputs (unmemoized).
-  Result<Facts> inferSubgraph(const Graph &body, const Facts &formals) {
+  /// Infers `copy` (the body itself when settling in place, else a shallow copy of it: inference
+  /// writes facts into the copy's own nodes only, and nested bodies, shared with `body` and never
+  /// written, keep their identity, which the memo keys on; a deep clone would copy every nested
+  /// body again at every level and every round) from the facts of its formal inputs.
+  Result<Facts> inferBodyGraph(Graph &copy, const Graph &body, const Facts &formals, bool inPlace) {
     if (depth_ + 1 > run_.options.maxSubgraphDepth)
       return errorf("subgraphs nested deeper than {}", run_.options.maxSubgraphDepth);
-    // A shallow copy: inference writes facts into the copy's own nodes only, and nested bodies
-    // (shared with `body`, never written) keep their identity, which the memo keys on; a deep
-    // clone here would copy every nested body again at every level and every round.
-    Graph copy = body;
     // Formal inputs take the caller's facts (merged with what the body declares); captured
     // Parameters take the owning node's extra input they name.
     size_t formalIndex = 0;
@@ -161,7 +202,7 @@ private:
       ++formalIndex;
     }
     Diagnostics inner;
-    inferIn(run_, copy, inner, depth_ + 1);
+    inferIn(run_, copy, &body, inner, depth_ + 1, inPlace);
     for (const auto &d : inner.list()) {
       Diagnostic nd = d;
       nd.message = "in subgraph '" + body.name + "': " + format(d);
@@ -184,9 +225,12 @@ private:
   }
 
   Run &run_;
+  const Graph *origin_; // the graph the node belongs to (not the copy being inferred)
+  int minted_ = 0;
   const Node &n_;
   Diagnostics &diags_;
   int depth_;
+  bool settling_;
   SmallVec<const Fact *, 6> inputs_;
   std::vector<Fact> resolved_;
 };
@@ -250,7 +294,8 @@ void prefetchNode(const Node &n) {
   if (!n.attrs.empty()) __builtin_prefetch(&*n.attrs.begin());
 }
 
-InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
+InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, int depth,
+                   bool settling) {
   InferStats stats;
   SymbolTable &symbols = run.symbols;
   std::unordered_set<std::string> reported;
@@ -291,7 +336,7 @@ InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
         if (o.declared) o.fact = *o.declared;
       return;
     }
-    NodeContext ctx(run, g, n, diags, depth);
+    NodeContext ctx(run, g, origin, n, diags, depth, settling);
     auto facts = def->infer(ctx);
     if (facts.ok() && def->values) def->values(ctx, *facts);
     if (depth == 0 && !run.memo.empty()) run.memo.clear();
@@ -359,8 +404,9 @@ InferStats inferIn(Run &run, Graph &g, Diagnostics &diags, int depth) {
 
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
   ExprScope scope = g.enter();
-  Run run{options.registry ? *options.registry : defaultRegistry(), g.symbols, options, {}};
-  InferStats stats = inferIn(run, g, diags, 0);
+  Run run{
+      options.registry ? *options.registry : defaultRegistry(), g.symbols, options, {}, 0, 0, {}};
+  InferStats stats = inferIn(run, g, &g, diags, 0, true);
   stats.bodyInferences = run.bodyInferences;
   stats.memoHits = run.memoHits;
   return stats;

@@ -89,7 +89,10 @@ Result<Facts> fixedPoint(InferContext &ctx, const Graph &body, const Facts &pref
                       inputName(body, prefix.size() + j), carried[j], out[j], j);
       next[j] = std::move(*h);
     }
-    if (next == carried) return out;
+    if (next == carried) {
+      ctx.settle(body, formals);
+      return out;
+    }
     if (round >= kJoinRounds)
       for (size_t j = 0; j < carried.size(); ++j)
         next[j] = relax(carried[j], next[j], round >= kMaxRounds);
@@ -186,9 +189,9 @@ Result<Facts> inferIf(InferContext &ctx) {
                   elseBody->outputs.size(), n);
   return ctx.memoized(*thenBody, [&]() -> Result<Facts> {
     auto c = constInts(cond);
-    if (c && c->size() == 1) return ctx.inferBody((*c)[0] ? *thenBody : *elseBody, {}, n);
-    SF_ASSIGN(Facts a, ctx.inferBody(*thenBody, {}, n));
-    SF_ASSIGN(Facts b, ctx.inferBody(*elseBody, {}, n));
+    if (c && c->size() == 1) return ctx.inferBodyFinal((*c)[0] ? *thenBody : *elseBody, {}, n);
+    SF_ASSIGN(Facts a, ctx.inferBodyFinal(*thenBody, {}, n));
+    SF_ASSIGN(Facts b, ctx.inferBodyFinal(*elseBody, {}, n));
     Facts out;
     // A dim the branches disagree on is one of the two in any run: a fresh symbol within their
     // hull (`if_0`), so that what follows stays symbolic in it (NMS's kept boxes, or 0 when the

@@ -176,7 +176,7 @@ Result<Facts> inferSequenceMap(InferContext &ctx) {
       formals.push_back(ctx.input(i));
     // The body's output facts, inferred from element facts that cover every element, cover
     // every output element.
-    return ctx.inferBody(*body, formals, body->outputs.size());
+    return ctx.inferBodyFinal(*body, formals, body->outputs.size());
   });
 }
 

@@ -177,3 +177,53 @@ TEST(Driver, MemoIsPerRunAndPerTopLevelNode) {
 
 } // namespace
 } // namespace sf
+
+namespace sf {
+namespace {
+
+/// The fact of the outlet named `name` in graph attribute `attr` of the node that makes `owner`.
+std::string bodyFact(const Graph &g, const std::string &owner, const std::string &attr,
+                     const std::string &name) {
+  const Node &n = g.nodes[g.findOutlet(owner)->node];
+  auto body = n.attrs.getGraph(attr);
+  if (!body.ok()) return "no body";
+  auto o = (*body)->findOutlet(name);
+  return o ? toString((*body)->fact(*o)) : "no outlet";
+}
+
+TEST(Driver, BodiesHoldTheFactsOfEveryRun) {
+  // After inference the tensors inside bodies have facts: both branches of an If whose condition
+  // is unknown, and a Loop body's covering facts (what every iteration satisfies).
+  Graph g = parse(R"(opset 17
+graph main(c: bool[], x: f32[N,4], n: i64[]) {
+  y = If(c, x) {then_branch = graph t(a: f32[N,4] {captured = 1}) {
+      r = Relu(a)
+      return r
+    }, else_branch = graph e(a: f32[N,4] {captured = 1}) {
+      f = Flatten(a) {axis = 0}
+      return f
+    }}
+  t = Constant() {value = bool[] true}
+  init = Constant() {value = f32[0,4] []}
+  out = Loop(n, t, init, x) {
+    body = graph body(i: i64[], cc: bool[], acc: f32[?,4], xx: f32[N,4] {captured = 3}) {
+      row = Relu(xx)
+      next = Concat(acc, row) {axis = 0}
+      co = Identity(cc)
+      return co, next
+    }
+  }
+  return y, out
+}
+)");
+  infer(g);
+  ExprScope scope = g.enter();
+  EXPECT_EQ(bodyFact(g, "y", "then_branch", "r"), "f32[N,4]");
+  EXPECT_EQ(bodyFact(g, "y", "else_branch", "f"), "f32[1,4*N]");
+  EXPECT_EQ(bodyFact(g, "out", "body", "row"), "f32[N,4]");
+  // The carried tensor grows by N rows a round: its covering fact has an unknown row count.
+  EXPECT_EQ(bodyFact(g, "out", "body", "next"), "f32[?,4]");
+}
+
+} // namespace
+} // namespace sf

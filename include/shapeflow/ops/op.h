@@ -71,6 +71,16 @@ public:
   /// re-run by an enclosing fixed point returns the same facts, fresh symbols included.
   virtual Result<Facts> memoized(const Graph &body,
                                  const std::function<Result<Facts>()> &compute) = 0;
+  /// The facts a body holds in every run (a loop's covering facts after its fixed point): the
+  /// driver infers the body in place with them, so that the tensors inside bodies have facts too
+  /// (for statistics, lowering and the self-check). A no-op while the node itself is inferred
+  /// on a copy (a fixed point's intermediate rounds). Fresh symbols the body's rules mint take
+  /// the names they had in the body's first inference with the same facts.
+  virtual void settle(const Graph &body, const Facts &formals) = 0;
+  /// inferBody for a body inferred once with its final facts (If's branches): in place when the
+  /// node's own graph is (settle), so its tensors keep their facts; else on a copy.
+  virtual Result<Facts> inferBodyFinal(const Graph &body, const Facts &formals,
+                                       size_t expectOutputs = SIZE_MAX) = 0;
 
   // ---- helpers that record learned equalities ----
   Result<Dimension> mergeDims(const Dimension &a, const Dimension &b);
@@ -78,7 +88,7 @@ public:
   Result<PartialShape> broadcast(const PartialShape &a, const PartialShape &b,
                                  BroadcastSpec spec = {});
   /// A fresh data-dependent symbol named after the node: `nonzero_0`.
-  Dimension freshDim(std::string_view stem, Interval range);
+  virtual Dimension freshDim(std::string_view stem, Interval range);
 };
 
 /// The newest opset of the default domain whose rules shapeflow implements; a model importing a
