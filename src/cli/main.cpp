@@ -1,57 +1,127 @@
-// The `shapeflow` command: `shapeflow infer MODEL [--input NAME=DIMS]... [--dim SYM=LO..HI]...
-// [--json] [--out FILE.onnx]`. Exit status: 0 clean, 1 the model has errors (facts are still
-// printed), 2 usage or I/O error.
+// The `shapeflow` command. Subcommands share how a model is loaded and its inputs are given
+// (MODEL, --input NAME=DIMS, --dim SYM=LO..HI), then inference:
+//   shapeflow infer MODEL [--json] [--out FILE.onnx]   the facts of every tensor
+//   shapeflow stats MODEL [--json | --csv] [--svg FILE] [--device FILE] [--at SYM=V]
+//                                                      per-node and per-model cost statistics
+// Exit status: 0 clean, 1 the model has errors (results are still printed), 2 usage or I/O
+// error.
+#include "shapeflow/cost/stats.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
 #include "shapeflow/report/report.h"
+#include "shapeflow/report/stats_report.h"
 
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace sf::cli {
 namespace {
 
-int runInfer(const std::string &path, const std::vector<std::string> &inputs,
-             const std::vector<std::string> &dimBounds, bool json, const std::string &outPath) {
-  auto fail = [](const std::string &message) {
-    std::cerr << "shapeflow: " << message << "\n";
-    return 2;
-  };
+int fail(const std::string &message) {
+  std::cerr << "shapeflow: " << message << "\n";
+  return 2;
+}
+
+/// What every subcommand is given about the model.
+struct ModelArgs {
+  std::string path;
+  std::vector<std::string> inputs, dims;
+
+  void add(CLI::App *cmd) {
+    cmd->add_option("MODEL", path, "an .onnx model or a text-form graph")->required();
+    cmd->add_option("--input", inputs,
+                    "override an input's shape: x=1,3,224,224 | x=N,3,H,W | x=[1..8,3,?,?] | s=[]");
+    cmd->add_option("--dim", dims, "bound a symbol: N=1..64");
+  }
+};
+
+/// A loaded and inferred model.
+struct Inferred {
+  Graph graph;
   Diagnostics diags;
-  auto g = onnx::loadGraphFile(path, diags);
-  if (!g.ok()) return fail(g.error().message);
+  InferStats stats;
+};
+
+/// Loads, applies the inputs and infers; an error message (exit status 2) when that fails.
+Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a) {
+  auto m = std::make_unique<Inferred>();
+  SF_ASSIGN(m->graph, onnx::loadGraphFile(a.path, m->diags));
   InferOptions options;
-  for (const auto &d : dimBounds) {
-    auto b = parseDimBound(d);
-    if (!b.ok()) return fail(b.error().message);
-    options.dims.push_back(*b);
+  for (const auto &d : a.dims) {
+    SF_ASSIGN(DimBound b, parseDimBound(d));
+    options.dims.push_back(b);
   }
-  for (const auto &in : inputs) {
-    auto s = parseInputShape(in);
-    if (!s.ok()) return fail(s.error().message);
-    options.inputs.push_back(*s);
+  for (const auto &in : a.inputs) {
+    SF_ASSIGN(InputShape s, parseInputShape(in));
+    options.inputs.push_back(s);
   }
-  if (auto r = applyInputs(*g, options); !r.ok()) return fail(r.error().message);
-  Report report;
-  report.model = path;
-  report.stats = inferGraph(*g, diags, options);
-  report.graph = &*g;
-  report.diags = &diags;
+  SF_TRY(applyInputs(m->graph, options));
+  m->stats = inferGraph(m->graph, m->diags, options);
+  return m;
+}
+
+int runInfer(const ModelArgs &a, bool json, const std::string &outPath) {
+  auto m = loadAndInfer(a);
+  if (!m.ok()) return fail(m.error().message);
+  Inferred &r = **m;
+  Report report{a.path, &r.graph, &r.diags, r.stats};
   if (json)
     std::cout << jsonText(toJson(report), 1) << "\n";
   else printText(report, std::cout);
   if (!outPath.empty()) {
-    auto bytes = onnx::annotatedModel(path, *g);
+    auto bytes = onnx::annotatedModel(a.path, r.graph);
     std::ofstream out(outPath, std::ios::binary);
-    if (!bytes.ok() || !out.write(bytes->data(), std::streamsize(bytes->size()))) {
-      std::cerr << "shapeflow: cannot write " << outPath << ": "
-                << (bytes.ok() ? std::string("I/O error") : bytes.error().message) << "\n";
-      return 2;
-    }
+    if (!bytes.ok() || !out.write(bytes->data(), std::streamsize(bytes->size())))
+      return fail("cannot write " + outPath + ": " +
+                  (bytes.ok() ? std::string("I/O error") : bytes.error().message));
   }
-  return diags.hasErrors() ? 1 : 0;
+  return r.diags.hasErrors() ? 1 : 0;
+}
+
+struct StatsArgs {
+  bool json = false, csv = false;
+  std::string svgPath, devicePath;
+  std::vector<std::string> at;
+};
+
+int runStats(const ModelArgs &a, const StatsArgs &s) {
+  auto m = loadAndInfer(a);
+  if (!m.ok()) return fail(m.error().message);
+  Inferred &r = **m;
+  auto stats = computeStats(r.graph);
+  if (!stats.ok()) return fail(stats.error().message);
+  StatsReport report{a.path, &r.graph, &*stats, std::nullopt, {}};
+  if (!s.devicePath.empty()) {
+    std::ifstream in(s.devicePath);
+    if (!in) return fail(s.devicePath + ": cannot open");
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) return fail(s.devicePath + ": not JSON");
+    auto d = parseDevice(j);
+    if (!d.ok()) return fail(s.devicePath + ": " + d.error().message);
+    report.device = *d;
+  }
+  for (const auto &spec : s.at) {
+    auto b = parseDimBound(spec);
+    if (!b.ok() || b->range.lo != b->range.hi)
+      return fail("--at expects SYM=VALUE, got '" + spec + "'");
+    report.at[b->symbol] = b->range.lo;
+  }
+  if (s.json)
+    std::cout << jsonText(statsJson(report), 1) << "\n";
+  else if (s.csv)
+    printStatsCsv(report, std::cout);
+  else
+    printStatsText(report, std::cout);
+  if (!s.svgPath.empty()) {
+    std::ofstream out(s.svgPath);
+    if (!(out << statsSvg(report))) return fail("cannot write " + s.svgPath);
+  }
+  for (const Diagnostic &d : r.diags.list())
+    if (d.severity == Severity::Error) std::cerr << "error: " << format(d) << "\n";
+  return r.diags.hasErrors() ? 1 : 0;
 }
 
 } // namespace
@@ -61,17 +131,28 @@ int main(int argc, char **argv) {
   CLI::App app{"shapeflow: element types, shapes (numbers, symbolic expressions, intervals) and "
                "shape values of every tensor of a neural network, before it runs"};
   app.require_subcommand(1);
+  sf::cli::ModelArgs model;
+
   CLI::App *infer = app.add_subcommand("infer", "infer and print the facts of every tensor");
-  std::string model;
-  std::vector<std::string> inputs, dims;
+  model.add(infer);
   bool json = false;
   std::string outPath;
-  infer->add_option("MODEL", model, "an .onnx model or a text-form graph")->required();
-  infer->add_option("--input", inputs,
-                    "override an input's shape: x=1,3,224,224 | x=N,3,H,W | x=[1..8,3,?,?] | s=[]");
-  infer->add_option("--dim", dims, "bound a symbol: N=1..64");
   infer->add_flag("--json", json, "print one JSON object");
   infer->add_option("--out", outPath, "write the .onnx model annotated with value_info");
+
+  CLI::App *stats = app.add_subcommand(
+      "stats", "per-node and per-model MACs, FLOPs, bytes and parameters, as expressions of the "
+               "input sizes");
+  model.add(stats);
+  sf::cli::StatsArgs statsArgs;
+  auto *statsJson = stats->add_flag("--json", statsArgs.json, "print one JSON object");
+  stats->add_flag("--csv", statsArgs.csv, "print one CSV row per node")->excludes(statsJson);
+  stats->add_option("--svg", statsArgs.svgPath, "draw where the work goes into an SVG file");
+  stats->add_option("--device", statsArgs.devicePath,
+                    "a device JSON (peak_flops, memory_bandwidth): roofline times per node");
+  stats->add_option("--at", statsArgs.at,
+                    "where to evaluate symbolic counts for rankings and pictures: SYM=VALUE "
+                    "(default: each symbol's lower bound)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -79,7 +160,8 @@ int main(int argc, char **argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    return sf::cli::runInfer(model, inputs, dims, json, outPath);
+    if (*stats) return sf::cli::runStats(model, statsArgs);
+    return sf::cli::runInfer(model, json, outPath);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";
     return 2;

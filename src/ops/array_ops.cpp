@@ -1,5 +1,6 @@
 // Ops that build arrays from others: Concat, Split, Expand, Tile, ConstantOfShape, Range, Pad,
 // Gather; each carries integer values (shape tensors) through when it can.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -347,14 +348,14 @@ Result<Facts> inferGather(InferContext &ctx) {
 } // namespace
 
 void registerArrayOps(OpRegistry &r) {
-  r.add({.name = "Concat", .infer = inferConcat});
-  r.add({.name = "Split", .infer = inferSplit});
-  r.add({.name = "Expand", .infer = inferExpand});
-  r.add({.name = "Tile", .infer = inferTile});
-  r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape});
-  r.add({.name = "Range", .infer = inferRange});
-  r.add({.name = "Pad", .infer = inferPad});
-  r.add({.name = "Gather", .infer = inferGather});
+  r.add({.name = "Concat", .infer = inferConcat, .cost = costNone});
+  r.add({.name = "Split", .infer = inferSplit, .cost = costNone});
+  r.add({.name = "Expand", .infer = inferExpand, .cost = costNone});
+  r.add({.name = "Tile", .infer = inferTile, .cost = costNone});
+  r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape, .cost = costNone});
+  r.add({.name = "Range", .infer = inferRange, .cost = costPerOutput(FlopKind::Add)});
+  r.add({.name = "Pad", .infer = inferPad, .cost = costNone});
+  r.add({.name = "Gather", .infer = inferGather, .cost = costNone});
 }
 
 } // namespace sf

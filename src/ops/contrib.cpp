@@ -3,6 +3,7 @@
 // quantized elementwise ops and 4-bit MatMul. Shapes follow onnxruntime's contrib operator
 // documentation; an output whose shape that documentation leaves to the kernel (optional
 // statistics, packed KV caches) stays unknown rather than guessed.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 #include "shared_rules.h"
@@ -218,32 +219,187 @@ Result<Facts> inferQlinearBinary(InferContext &ctx) {
 
 } // namespace
 
-void registerContribOps(OpRegistry &r) {
-  for (const char *op : {"Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasDropout"}) {
-    std::vector<size_t> with;
-    if (std::string_view(op) == "BiasGelu" || std::string_view(op) == "FastGelu") with = {1};
-    if (std::string_view(op) == "BiasAdd") with = {1, 2};
-    r.add({.name = op, .domain = kMs, .infer = inferLikeInput(with)});
+// ---- costs (docs/COSTS.md) ----
+namespace {
+
+/// Attention scores and their use: per (query position, key position), q_hidden MACs for Q K^T
+/// and v_hidden for the weighted V, and a softmax (5 operations) per head.
+Result<void> attentionCost(OpCost &c, const Dimension &queries, const Dimension &keys,
+                           const Dimension &qHidden, const Dimension &vHidden, int64_t heads) {
+  SF_ASSIGN(Dimension pairs, times(queries, keys));
+  SF_ASSIGN(Dimension hidden, qHidden + vHidden);
+  SF_ASSIGN(Dimension macs, times(pairs, hidden));
+  SF_TRY(c.addMacs(macs));
+  SF_ASSIGN(Dimension scores, times(pairs, Dimension(std::max<int64_t>(heads, 1))));
+  SF_TRY(c.add(FlopKind::Compare, scores));
+  SF_ASSIGN(Dimension adds, times(scores, Dimension(2)));
+  SF_TRY(c.add(FlopKind::Add, adds));
+  SF_TRY(c.add(FlopKind::Special, scores));
+  SF_TRY(c.add(FlopKind::Div, scores));
+  return success();
+}
+
+/// Attention (input [B, S, hidden], weights [hidden, q + k + v], bias, mask, past): the QKV
+/// projection (B*S tokens times the weights), the bias, and attention over the S + past keys.
+Result<OpCost> costAttention(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &x = ctx.input(0).shape, &w = ctx.input(1).shape;
+  int64_t heads = ctx.attrs().getInt("num_heads", 1).valueOr(1);
+  if (!x.rankIsStatic() || x.size() != 3 || !w.rankIsStatic() || w.size() != 2) {
+    SF_TRY(c.addMacs(Dimension::dynamic()));
+    return c;
   }
-  r.add({.name = "RotaryEmbedding", .domain = kMs, .infer = inferLikeInput()});
-  r.add({.name = "SimplifiedLayerNormalization", .infer = inferLikeInput()});
-  r.add({.name = "SkipLayerNormalization", .domain = kMs, .infer = inferSkipLayerNorm});
-  r.add({.name = "SkipSimplifiedLayerNormalization", .domain = kMs, .infer = inferSkipLayerNorm});
-  r.add({.name = "EmbedLayerNormalization", .domain = kMs, .infer = inferEmbedLayerNorm});
-  r.add({.name = "Attention", .domain = kMs, .infer = inferAttention});
-  r.add({.name = "MultiHeadAttention", .domain = kMs, .infer = inferMultiHeadAttention});
-  r.add({.name = "FusedMatMul", .domain = kMs, .infer = inferFusedMatMul});
-  r.add({.name = "MatMulIntegerToFloat", .domain = kMs, .infer = inferQuantizedMatMul(2)});
-  r.add({.name = "DynamicQuantizeMatMul", .domain = kMs, .infer = inferQuantizedMatMul(2)});
-  r.add({.name = "MatMulNBits", .domain = kMs, .infer = inferMatMulNBits});
-  r.add({.name = "BiasSplitGelu", .domain = kMs, .infer = inferBiasSplitGelu});
-  r.add({.name = "QLinearAdd", .domain = kMs, .infer = inferQlinearBinary});
-  r.add({.name = "QLinearMul", .domain = kMs, .infer = inferQlinearBinary});
-  r.add({.name = "QLinearSigmoid", .domain = kMs, .infer = inferLikeInput()});
-  r.add({.name = "QLinearLeakyRelu", .domain = kMs, .infer = inferLikeInput()});
-  r.add({.name = "FusedConv", .domain = kMs, .infer = inferConv});
-  r.add({.name = "FusedGemm", .domain = kMs, .infer = inferGemm});
-  r.add({.name = "LayerNormalization", .domain = kMs, .infer = inferLayerNorm});
+  SF_ASSIGN(Dimension tokens, times(x[0], x[1]));
+  SF_ASSIGN(Dimension projection, times(tokens, elementsOf(ctx.input(1))));
+  SF_TRY(c.addMacs(projection));
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(Dimension biasAdds, times(tokens, w[1]));
+    SF_TRY(c.add(FlopKind::Add, biasAdds));
+  }
+  Dimension keys = x[1];
+  const PartialShape &past = ctx.input(4).shape; // [2, B, heads, P, head]
+  if (ctx.hasInput(4) && past.rankIsStatic() && past.size() == 5) {
+    SF_ASSIGN(keys, keys + past[3]);
+  }
+  Dimension q = Dimension::dynamic(), v = Dimension::dynamic();
+  if (auto sizes = ctx.attrs().getInts("qkv_hidden_sizes"); sizes.ok() && sizes->size() == 3) {
+    q = Dimension((*sizes)[0]);
+    v = Dimension((*sizes)[2]);
+  } else if (auto third = w[1].floorDiv(3); third.ok()) {
+    q = v = *third;
+  }
+  SF_ASSIGN(Dimension queries, times(x[0], x[1]));
+  SF_TRY(attentionCost(c, queries, keys, q, v, heads));
+  return c;
+}
+
+/// MultiHeadAttention (query [B, S, D], key [B, L, D], value [B, L, Dv] or packed): attention
+/// only (the projections are separate nodes).
+Result<OpCost> costMultiHeadAttention(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &q = ctx.input(0).shape, &k = ctx.input(1).shape, &y = ctx.output(0).shape;
+  int64_t heads = ctx.attrs().getInt("num_heads", 1).valueOr(1);
+  if (!q.rankIsStatic() || q.size() < 3 || !y.rankIsStatic() || y.size() != 3) {
+    SF_TRY(c.addMacs(Dimension::dynamic()));
+    return c;
+  }
+  Dimension keys = k.rankIsStatic() && k.size() == 3 ? k[1] : q[1];
+  SF_ASSIGN(Dimension queries, times(q[0], q[1]));
+  const Dimension &qHidden = q.size() == 3 ? q[2] : y[2];
+  SF_TRY(attentionCost(c, queries, keys, qHidden, y[2], heads));
+  return c;
+}
+
+/// MatMulNBits: A [..., K] times the dequantised [K, N]: one MAC per output element and per K,
+/// and the dequantisation (a subtract and a multiply) of every weight.
+Result<OpCost> costMatMulNBits(const CostContext &ctx) {
+  OpCost c;
+  int64_t k = ctx.attrs().getInt("K", 0).valueOr(0), n = ctx.attrs().getInt("N", 0).valueOr(0);
+  SF_ASSIGN(Dimension macs, times(elementsOf(ctx.output(0)), Dimension(k)));
+  SF_TRY(c.addMacs(macs));
+  auto weights = checkedMul(k, n);
+  Dimension w = weights ? Dimension(*weights) : Dimension::dynamic();
+  SF_TRY(c.add(FlopKind::Add, w));
+  SF_TRY(c.add(FlopKind::Mul, w));
+  return c;
+}
+
+/// A fused op: its standard op's cost and an activation (one operation) per output element.
+CostFn withActivation(CostFn base) {
+  return costSum({std::move(base), costPerOutput(FlopKind::Compare)});
+}
+
+/// QLinear elementwise ops: dequantise both operands (a subtract and a multiply each), the op,
+/// and requantise (a divide, an add, a rounding) per output element.
+CostFn costQLinear(FlopKind op) {
+  return costSum({costPerOutput(FlopKind::Add, 3), costPerOutput(FlopKind::Mul, 2),
+                  costPerOutput(op), costPerOutput(FlopKind::Div), costPerOutput(FlopKind::Other)});
+}
+
+} // namespace
+
+void registerContribOps(OpRegistry &r) {
+  const CostFn special = costPerOutput(FlopKind::Special);
+  r.add({.name = "Gelu", .domain = kMs, .infer = inferLikeInput(), .cost = special});
+  r.add({.name = "QuickGelu", .domain = kMs, .infer = inferLikeInput(), .cost = special});
+  r.add({.name = "FastGelu",
+         .domain = kMs,
+         .infer = inferLikeInput({1}),
+         .cost = costSum({special, costPerOutput(FlopKind::Add)})});
+  r.add({.name = "BiasGelu",
+         .domain = kMs,
+         .infer = inferLikeInput({1}),
+         .cost = costSum({special, costPerOutput(FlopKind::Add)})});
+  r.add({.name = "BiasAdd",
+         .domain = kMs,
+         .infer = inferLikeInput({1, 2}),
+         .cost = costPerOutput(FlopKind::Add, 2)});
+  r.add({.name = "BiasDropout",
+         .domain = kMs,
+         .infer = inferLikeInput(),
+         .cost = costPerOutput(FlopKind::Add)});
+  // x * cos + rotate(x) * sin: 2 multiplies and an add per element.
+  r.add({.name = "RotaryEmbedding",
+         .domain = kMs,
+         .infer = inferLikeInput(),
+         .cost = costSum({costPerOutput(FlopKind::Mul, 2), costPerOutput(FlopKind::Add)})});
+  r.add({.name = "SimplifiedLayerNormalization", .infer = inferLikeInput(), .cost = costLayerNorm});
+  const CostFn skipNorm = costSum({costPerOutput(FlopKind::Add), costLayerNorm});
+  r.add({.name = "SkipLayerNormalization",
+         .domain = kMs,
+         .infer = inferSkipLayerNorm,
+         .cost = skipNorm});
+  r.add({.name = "SkipSimplifiedLayerNormalization",
+         .domain = kMs,
+         .infer = inferSkipLayerNorm,
+         .cost = skipNorm});
+  // Word, position and segment embeddings gathered and added (2 adds), then normalised.
+  r.add({.name = "EmbedLayerNormalization",
+         .domain = kMs,
+         .infer = inferEmbedLayerNorm,
+         .cost = costSum({costPerOutput(FlopKind::Add, 5), costPerOutput(FlopKind::Mul, 3)})});
+  r.add({.name = "Attention", .domain = kMs, .infer = inferAttention, .cost = costAttention});
+  r.add({.name = "MultiHeadAttention",
+         .domain = kMs,
+         .infer = inferMultiHeadAttention,
+         .cost = costMultiHeadAttention});
+  r.add({.name = "FusedMatMul", .domain = kMs, .infer = inferFusedMatMul, .cost = costMatMul});
+  r.add({.name = "MatMulIntegerToFloat",
+         .domain = kMs,
+         .infer = inferQuantizedMatMul(2),
+         .cost = costSum({costMatMul, costPerOutput(FlopKind::Mul)})});
+  r.add({.name = "DynamicQuantizeMatMul",
+         .domain = kMs,
+         .infer = inferQuantizedMatMul(2),
+         .cost = costSum({costMatMul, costPerInput(FlopKind::Other, 3)})});
+  r.add({.name = "MatMulNBits", .domain = kMs, .infer = inferMatMulNBits, .cost = costMatMulNBits});
+  // Bias add, then half the channels gate the other half through a GELU.
+  r.add({.name = "BiasSplitGelu",
+         .domain = kMs,
+         .infer = inferBiasSplitGelu,
+         .cost = costSum({costPerInput(FlopKind::Add), special, costPerOutput(FlopKind::Mul)})});
+  r.add({.name = "QLinearAdd",
+         .domain = kMs,
+         .infer = inferQlinearBinary,
+         .cost = costQLinear(FlopKind::Add)});
+  r.add({.name = "QLinearMul",
+         .domain = kMs,
+         .infer = inferQlinearBinary,
+         .cost = costQLinear(FlopKind::Mul)});
+  r.add({.name = "QLinearSigmoid",
+         .domain = kMs,
+         .infer = inferLikeInput(),
+         .cost = costQLinear(FlopKind::Special)});
+  r.add({.name = "QLinearLeakyRelu",
+         .domain = kMs,
+         .infer = inferLikeInput(),
+         .cost = costQLinear(FlopKind::Compare)});
+  r.add({.name = "FusedConv", .domain = kMs, .infer = inferConv, .cost = withActivation(costConv)});
+  r.add({.name = "FusedGemm", .domain = kMs, .infer = inferGemm, .cost = withActivation(costGemm)});
+  r.add({.name = "LayerNormalization",
+         .domain = kMs,
+         .infer = inferLayerNorm,
+         .cost = costLayerNorm});
 }
 
 } // namespace sf

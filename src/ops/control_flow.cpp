@@ -10,6 +10,7 @@
 // rounds. Bodies are inferred through the run's memo (InferContext::inferBody) so that nested
 // loops cost a body inference per distinct input facts, not one per enclosing round.
 #include "shapeflow/ir/graph.h"
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -444,9 +445,19 @@ Result<Facts> inferScan(InferContext &ctx) {
 } // namespace
 
 void registerControlFlowOps(OpRegistry &r) {
-  r.add({.name = "If", .infer = inferIf});
-  r.add({.name = "Loop", .infer = inferLoop});
-  r.add({.name = "Scan", .infer = inferScan});
+  // The ops themselves compute nothing: their bodies' costs count, as often as they run.
+  r.add({.name = "If",
+         .infer = inferIf,
+         .traits = {.bodies = BodyRuns::OneBranch},
+         .cost = costNone});
+  r.add({.name = "Loop",
+         .infer = inferLoop,
+         .traits = {.bodies = BodyRuns::TripCount},
+         .cost = costNone});
+  r.add({.name = "Scan",
+         .infer = inferScan,
+         .traits = {.bodies = BodyRuns::ScanLength},
+         .cost = costNone});
 }
 
 } // namespace sf

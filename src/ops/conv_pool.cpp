@@ -8,6 +8,7 @@
 // on D's symbol. With ceil_mode a window must start inside the input or its left padding
 // (PyTorch's rule, and ONNX's since the reference of opset 19), which drops the last window
 // when the stride outruns the kernel.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 #include "shared_rules.h"
@@ -548,18 +549,146 @@ Result<Facts> inferMaxUnpool(InferContext &ctx) {
 
 } // namespace
 
+// ---- costs (docs/COSTS.md) ----
+namespace {
+
+/// Conv-like: one MAC per output element and per weight of one output channel (W's dims after
+/// the first: C/group and the kernel), and one add per output element for a bias.
+Result<OpCost> convCost(const CostContext &ctx, size_t w, std::optional<size_t> bias) {
+  OpCost c;
+  const PartialShape &ws = ctx.input(w).shape;
+  SF_ASSIGN(Dimension perOutput, productOf(ws, 1, ws.rankIsStatic() ? ws.size() : 0));
+  if (!ws.rankIsStatic()) perOutput = Dimension::dynamic();
+  Dimension out = elementsOf(ctx.output(0));
+  SF_ASSIGN(Dimension macs, times(out, perOutput));
+  SF_TRY(c.addMacs(macs));
+  if (bias && ctx.hasInput(*bias)) SF_TRY(c.add(FlopKind::Add, out));
+  return c;
+}
+
+} // namespace
+
+Result<OpCost> costConv(const CostContext &ctx) { return convCost(ctx, 1, 2); }
+
+namespace {
+
+Result<OpCost> costConvInteger(const CostContext &ctx) { return convCost(ctx, 1, std::nullopt); }
+
+/// QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B): the integer convolution,
+/// the bias, and a requantisation (a multiply and an add) per output element.
+Result<OpCost> costQLinearConv(const CostContext &ctx) {
+  SF_ASSIGN(OpCost c, convCost(ctx, 3, 8));
+  Dimension out = elementsOf(ctx.output(0));
+  SF_TRY(c.add(FlopKind::Mul, out));
+  SF_TRY(c.add(FlopKind::Add, out));
+  return c;
+}
+
+/// ConvTranspose scatters every input element onto M/group x kernel outputs: one MAC each.
+Result<OpCost> costConvTranspose(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &ws = ctx.input(1).shape;
+  SF_ASSIGN(Dimension perInput, productOf(ws, 1, ws.rankIsStatic() ? ws.size() : 0));
+  if (!ws.rankIsStatic()) perInput = Dimension::dynamic();
+  SF_ASSIGN(Dimension macs, times(elementsOf(ctx.input(0)), perInput));
+  SF_TRY(c.addMacs(macs));
+  if (ctx.hasInput(2)) SF_TRY(c.add(FlopKind::Add, elementsOf(ctx.output(0))));
+  return c;
+}
+
+/// DeformConv: the convolution's MACs, and for every sampled input value (one per output
+/// position, input channel and kernel position) a bilinear interpolation of 4 points: 4 MACs.
+Result<OpCost> costDeformConv(const CostContext &ctx) {
+  SF_ASSIGN(OpCost c, convCost(ctx, 1, 2));
+  const PartialShape &x = ctx.input(0).shape, &ws = ctx.input(1).shape, &y = ctx.output(0).shape;
+  if (!x.rankIsStatic() || !ws.rankIsStatic() || !y.rankIsStatic() || x.size() < 2 || y.size() < 2)
+    return c;
+  SF_ASSIGN(Dimension positions, productOf(y, 2, y.size()));
+  SF_ASSIGN(Dimension kernel, productOf(ws, 2, ws.size()));
+  SF_ASSIGN(Dimension samples, times(positions, kernel));
+  SF_ASSIGN(samples, times(samples, x[0]));
+  SF_ASSIGN(samples, times(samples, x[1]));
+  SF_ASSIGN(Dimension interp, times(samples, Dimension(4)));
+  SF_TRY(c.addMacs(interp));
+  return c;
+}
+
+/// The window of a pool: the product of kernel_shape (unknown without it).
+Dimension windowOf(const CostContext &ctx) {
+  auto k = ctx.attrs().getInts("kernel_shape");
+  if (!k.ok()) return Dimension::dynamic();
+  int64_t p = 1;
+  for (int64_t v : *k) {
+    auto q = checkedMul(p, std::max<int64_t>(v, 0));
+    if (!q) return Dimension::dynamic();
+    p = *q;
+  }
+  return Dimension(p);
+}
+
+/// A pool: per output element, `perWindow` operations of kind `k` per window position, and
+/// `perOutput` of kind `k2` (AveragePool's divide, LpPool's root).
+CostFn costPool(FlopKind k, int64_t perWindow, FlopKind k2 = FlopKind::Div, int64_t perOutput = 0) {
+  return [=](const CostContext &ctx) -> Result<OpCost> {
+    OpCost c;
+    Dimension out = elementsOf(ctx.output(0));
+    SF_ASSIGN(Dimension w, times(windowOf(ctx), Dimension(perWindow)));
+    SF_ASSIGN(Dimension n, times(out, w));
+    SF_TRY(c.add(k, n));
+    if (perOutput) {
+      SF_ASSIGN(Dimension m, times(out, Dimension(perOutput)));
+      SF_TRY(c.add(k2, m));
+    }
+    return c;
+  };
+}
+
+/// LpPool: a power and an add per window element, a root per output element.
+Result<OpCost> costLpPool(const CostContext &ctx) {
+  return costSum(
+      {costPool(FlopKind::Special, 1, FlopKind::Special, 1), costPool(FlopKind::Add, 1)})(ctx);
+}
+
+/// RoiAlign: per output element, sampling_ratio^2 samples (2^2 when adaptive: the count then
+/// depends on the RoIs), each a 4-point bilinear interpolation (4 MACs), averaged or maxed.
+Result<OpCost> costRoiAlign(const CostContext &ctx) {
+  OpCost c;
+  int64_t ratio = ctx.attrs().getInt("sampling_ratio", 0).valueOr(0);
+  if (ratio <= 0 || ratio > 1024) ratio = 2;
+  Dimension out = elementsOf(ctx.output(0));
+  SF_ASSIGN(Dimension samples, times(out, Dimension(ratio * ratio)));
+  SF_ASSIGN(Dimension macs, times(samples, Dimension(4)));
+  SF_TRY(c.addMacs(macs));
+  SF_TRY(c.add(FlopKind::Add, samples));
+  return c;
+}
+
+} // namespace
+
 void registerConvPoolOps(OpRegistry &r) {
-  r.addAll({"Conv"}, {.infer = inferConv});
-  r.addAll({"ConvInteger"}, {.infer = inferConvInteger});
-  r.addAll({"QLinearConv"}, {.infer = inferQLinearConv});
-  r.addAll({"ConvTranspose"}, {.infer = inferConvTranspose});
-  r.addAll({"DeformConv"}, {.infer = inferDeformConv});
-  r.add({.name = "MaxPool", .infer = inferPool(true)});
-  r.addAll({"AveragePool", "LpPool"}, {.infer = inferPool(false)});
-  r.addAll({"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, {.infer = inferGlobalPool});
-  r.addAll({"MaxRoiPool"}, {.infer = inferMaxRoiPool});
-  r.addAll({"RoiAlign"}, {.infer = inferRoiAlign});
-  r.addAll({"MaxUnpool"}, {.infer = inferMaxUnpool});
+  r.add({.name = "Conv", .infer = inferConv, .cost = costConv});
+  r.add({.name = "ConvInteger", .infer = inferConvInteger, .cost = costConvInteger});
+  r.add({.name = "QLinearConv", .infer = inferQLinearConv, .cost = costQLinearConv});
+  r.add({.name = "ConvTranspose", .infer = inferConvTranspose, .cost = costConvTranspose});
+  r.add({.name = "DeformConv", .infer = inferDeformConv, .cost = costDeformConv});
+  r.add({.name = "MaxPool", .infer = inferPool(true), .cost = costPool(FlopKind::Compare, 1)});
+  r.add({.name = "AveragePool",
+         .infer = inferPool(false),
+         .cost = costPool(FlopKind::Add, 1, FlopKind::Div, 1)});
+  r.add({.name = "LpPool", .infer = inferPool(false), .cost = costLpPool});
+  r.add({.name = "GlobalAveragePool",
+         .infer = inferGlobalPool,
+         .cost = costSum({costPerInput(FlopKind::Add), costPerOutput(FlopKind::Div)})});
+  r.add(
+      {.name = "GlobalMaxPool", .infer = inferGlobalPool, .cost = costPerInput(FlopKind::Compare)});
+  r.add({.name = "GlobalLpPool",
+         .infer = inferGlobalPool,
+         .cost = costSum({costPerInput(FlopKind::Special), costPerInput(FlopKind::Add),
+                          costPerOutput(FlopKind::Special)})});
+  // The bins of MaxRoiPool follow the RoIs (data): one compare per output element is the floor.
+  r.add({.name = "MaxRoiPool", .infer = inferMaxRoiPool, .cost = costPerOutput(FlopKind::Compare)});
+  r.add({.name = "RoiAlign", .infer = inferRoiAlign, .cost = costRoiAlign});
+  r.add({.name = "MaxUnpool", .infer = inferMaxUnpool, .cost = costNone});
 }
 
 } // namespace sf

@@ -1,6 +1,7 @@
 // Elementwise ops: unary math, binary ops with numpy broadcasting, variadic Sum/Mean/Max/Min,
 // Where, Cast, Clip, PRelu, Dropout. Integer shape values propagate through the arithmetic ones
 // (Add, Sub, Mul, Div, Mod, Min, Max, Neg, Abs, Equal, Where, Cast, Identity).
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -478,42 +479,43 @@ ValueFn chain(ValueFn a, ValueFn b) {
 } // namespace
 
 void registerElementwiseOps(OpRegistry &r) {
+  // Costs: one operation per output element (seed 003), of the kind the op mostly does
+  // (docs/COSTS.md).
   const OpTraits elementwise{.sameShape = true, .inPlace = true};
   const OpTraits binary{.inPlace = true};
-  r.addAll({"Relu",        "Sigmoid",
-            "Tanh",        "Exp",
-            "Log",         "Erf",
-            "Sin",         "Cos",
-            "Tan",         "Asin",
-            "Acos",        "Atan",
-            "Sinh",        "Cosh",
-            "Asinh",       "Acosh",
-            "Atanh",       "Softplus",
-            "Softsign",    "Sign",
-            "HardSigmoid", "HardSwish",
-            "Elu",         "Selu",
-            "LeakyRelu",   "ThresholdedRelu",
-            "Celu",        "Mish",
-            "Gelu",        "Shrink",
-            "BitwiseNot",  "Clip"},
-           {.infer = inferUnary, .traits = elementwise});
+  const CostFn special = costPerOutput(FlopKind::Special),
+               compare = costPerOutput(FlopKind::Compare), other = costPerOutput(FlopKind::Other);
+  // clang-format off
+  r.addAll({"Sigmoid", "Tanh", "Exp", "Log", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+            "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign", "Elu", "Selu",
+            "Celu", "Mish", "Gelu"},
+           {.infer = inferUnary, .traits = elementwise, .cost = special});
+  r.addAll({"Relu", "Sign", "HardSigmoid", "HardSwish", "LeakyRelu", "ThresholdedRelu", "Shrink",
+            "Clip"},
+           {.infer = inferUnary, .traits = elementwise, .cost = compare});
+  // clang-format on
+  r.add({.name = "BitwiseNot", .infer = inferUnary, .traits = elementwise, .cost = other});
   // Float shape math on sizes (a resize factor, a rounded size) folds; see "float folding".
-  auto unaryFloat = [&](const char *name, FloatFn fn, ExprFn efn) {
-    r.add(
-        {.name = name, .infer = inferUnary, .values = floatValues(fn, efn), .traits = elementwise});
+  auto unaryFloat = [&](const char *name, FloatFn fn, ExprFn efn, CostFn cost) {
+    r.add({.name = name,
+           .infer = inferUnary,
+           .values = floatValues(fn, efn),
+           .traits = elementwise,
+           .cost = cost});
   };
   unaryFloat(
       "Reciprocal", [](Doubles x) { return 1.0 / x[0]; },
-      [](Exprs x, FloatPrec p) { return floatOp(FloatOp::Div, constant(1), x[0], p); });
+      [](Exprs x, FloatPrec p) { return floatOp(FloatOp::Div, constant(1), x[0], p); },
+      costPerOutput(FlopKind::Div));
   unaryFloat(
-      "Floor", [](Doubles x) { return std::floor(x[0]); }, exprRound(RoundMode::Floor));
+      "Floor", [](Doubles x) { return std::floor(x[0]); }, exprRound(RoundMode::Floor), other);
   unaryFloat(
-      "Ceil", [](Doubles x) { return std::ceil(x[0]); }, exprRound(RoundMode::Ceil));
+      "Ceil", [](Doubles x) { return std::ceil(x[0]); }, exprRound(RoundMode::Ceil), other);
   unaryFloat(
       "Round", [](Doubles x) { return std::nearbyint(x[0]); }, // half to even
-      exprRound(RoundMode::HalfEven));
+      exprRound(RoundMode::HalfEven), other);
   unaryFloat(
-      "Sqrt", [](Doubles x) { return std::sqrt(x[0]); }, nullptr);
+      "Sqrt", [](Doubles x) { return std::sqrt(x[0]); }, nullptr, special);
   r.add({.name = "Neg",
          .infer = inferUnary,
          .values = chain(negValues, floatValues([](Doubles x) { return -x[0]; },
@@ -521,63 +523,93 @@ void registerElementwiseOps(OpRegistry &r) {
                                                   return floatOp(FloatOp::Mul, x[0], constant(-1),
                                                                  p);
                                                 })),
-         .traits = elementwise});
+         .traits = elementwise,
+         .cost = other});
   r.add({.name = "Abs",
          .infer = inferUnary,
          .values = chain(absValues, floatValues([](Doubles x) { return std::fabs(x[0]); })),
-         .traits = elementwise});
-  r.addAll({"Not", "IsNaN", "IsInf"}, {.infer = inferUnaryBool, .traits = {.sameShape = true}});
-  r.add({.name = "Identity", .infer = inferIdentity, .traits = {.sameShape = true, .view = true}});
+         .traits = elementwise,
+         .cost = other});
+  r.addAll({"Not", "IsNaN", "IsInf"},
+           {.infer = inferUnaryBool, .traits = {.sameShape = true}, .cost = compare});
+  r.add({.name = "Identity",
+         .infer = inferIdentity,
+         .traits = {.sameShape = true, .view = true},
+         .cost = costNone});
 
-  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn) {
+  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn, FlopKind k) {
     r.add({.name = name,
            .infer = inferBinary(),
            .values = chain(intValues(op), floatValues(fn, exprFold(f))),
-           .traits = binary});
+           .traits = binary,
+           .cost = costPerOutput(k)});
   };
   arithmetic(
       "Add", [](const Dimension &x, const Dimension &y) { return opt(x + y); }, FloatOp::Add,
-      [](Doubles x) { return x[0] + x[1]; });
+      [](Doubles x) { return x[0] + x[1]; }, FlopKind::Add);
   arithmetic(
       "Sub", [](const Dimension &x, const Dimension &y) { return opt(x - y); }, FloatOp::Sub,
-      [](Doubles x) { return x[0] - x[1]; });
+      [](Doubles x) { return x[0] - x[1]; }, FlopKind::Add);
   arithmetic(
       "Mul", [](const Dimension &x, const Dimension &y) { return opt(x * y); }, FloatOp::Mul,
-      [](Doubles x) { return x[0] * x[1]; });
-  arithmetic("Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; });
-  r.add({.name = "Mod", .infer = inferMod, .values = modValues, .traits = binary});
+      [](Doubles x) { return x[0] * x[1]; }, FlopKind::Mul);
+  arithmetic(
+      "Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; }, FlopKind::Div);
+  r.add({.name = "Mod",
+         .infer = inferMod,
+         .values = modValues,
+         .traits = binary,
+         .cost = costPerOutput(FlopKind::Div)});
   // Pow's exponent and BitShift's amount may have their own element type.
-  r.addAll({"Pow", "BitShift"}, {.infer = inferBinary(true), .traits = binary});
-  r.addAll({"BitwiseAnd", "BitwiseOr", "BitwiseXor"}, {.infer = inferBinary(), .traits = binary});
-  r.add({.name = "Equal", .infer = inferComparison, .values = equalValues});
-  r.addAll({"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, {.infer = inferComparison});
-  r.addAll({"And", "Or", "Xor"}, {.infer = inferComparison});
-  r.addAll({"Sum", "Mean"}, {.infer = inferVariadic, .traits = binary});
+  r.add({.name = "Pow", .infer = inferBinary(true), .traits = binary, .cost = special});
+  r.add({.name = "BitShift", .infer = inferBinary(true), .traits = binary, .cost = other});
+  r.addAll({"BitwiseAnd", "BitwiseOr", "BitwiseXor"},
+           {.infer = inferBinary(), .traits = binary, .cost = other});
+  r.add({.name = "Equal", .infer = inferComparison, .values = equalValues, .cost = compare});
+  r.addAll({"Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"},
+           {.infer = inferComparison, .cost = compare});
+  r.add({.name = "Sum",
+         .infer = inferVariadic,
+         .traits = binary,
+         .cost = costVariadic(FlopKind::Add)});
+  r.add({.name = "Mean",
+         .infer = inferVariadic,
+         .traits = binary,
+         .cost = costVariadic(FlopKind::Add, 1, FlopKind::Div)});
   r.add(
       {.name = "Max",
        .infer = inferVariadic,
        .values = chain(minMaxValues(true),
                        floatValues([](Doubles x) { return *std::max_element(x.begin(), x.end()); },
                                    exprFold(FloatOp::Max))),
-       .traits = binary});
+       .traits = binary,
+       .cost = costVariadic(FlopKind::Compare)});
   r.add(
       {.name = "Min",
        .infer = inferVariadic,
        .values = chain(minMaxValues(false),
                        floatValues([](Doubles x) { return *std::min_element(x.begin(), x.end()); },
                                    exprFold(FloatOp::Min))),
-       .traits = binary});
-  r.add({.name = "Where", .infer = inferWhere, .values = whereValues});
+       .traits = binary,
+       .cost = costVariadic(FlopKind::Compare)});
+  r.add({.name = "Where", .infer = inferWhere, .values = whereValues, .cost = compare});
   r.add({.name = "Cast",
          .infer = inferCast(false),
          .values = chain(castValues, floatValues([](Doubles x) { return x[0]; })),
-         .traits = {.sameShape = true}});
+         .traits = {.sameShape = true},
+         .cost = other});
   r.add({.name = "CastLike",
          .infer = inferCast(true),
          .values = castValues,
-         .traits = {.sameShape = true}});
-  r.add({.name = "PRelu", .infer = inferPRelu, .traits = elementwise});
-  r.add({.name = "Dropout", .infer = inferDropout, .traits = {.sameShape = true}});
+         .traits = {.sameShape = true},
+         .cost = other});
+  r.add({.name = "PRelu",
+         .infer = inferPRelu,
+         .traits = elementwise,
+         .cost = costPerOutput(FlopKind::Mul)});
+  // Inference mode: the input passes through.
+  r.add(
+      {.name = "Dropout", .infer = inferDropout, .traits = {.sameShape = true}, .cost = costNone});
 }
 
 } // namespace sf

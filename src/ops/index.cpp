@@ -3,6 +3,7 @@
 // DepthToSpace, SpaceToDepth, Det. A size that depends on data (NonZero's count, TopK's k when it
 // is not known) is a fresh named symbol with the tightest bound the inputs allow, so that every
 // tensor downstream shares it.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -532,23 +533,84 @@ Result<Facts> inferDet(InferContext &ctx) {
 
 } // namespace
 
+// ---- costs (docs/COSTS.md) ----
+namespace {
+
+/// Scatter with a reduction (add, mul, max, min): one operation of that kind per update element;
+/// a plain scatter only moves data.
+Result<OpCost> costScatter(const CostContext &ctx) {
+  OpCost c;
+  std::string reduction = ctx.attrs().getString("reduction", "none").valueOr("none");
+  FlopKind k = reduction == "add"   ? FlopKind::Add
+               : reduction == "mul" ? FlopKind::Mul
+                                    : FlopKind::Compare;
+  if (reduction != "none") SF_TRY(c.add(k, elementsOf(ctx.input(2))));
+  return c;
+}
+
+/// NonMaxSuppression's work follows the scores; counted at its worst: every pair of boxes of a
+/// batch and class compared, an IoU being 10 operations.
+Result<OpCost> costNms(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &scores = ctx.input(1).shape; // [batch, classes, boxes]
+  if (!scores.rankIsStatic() || scores.size() != 3) {
+    SF_TRY(c.add(FlopKind::Other, Dimension::dynamic()));
+    return c;
+  }
+  SF_ASSIGN(Dimension pairs, times(elementsOf(ctx.input(1)), scores[2]));
+  SF_ASSIGN(Dimension ops, times(pairs, Dimension(5))); // n*n/2 pairs, 10 each
+  SF_TRY(c.add(FlopKind::Other, ops));
+  return c;
+}
+
+/// Det: an LU factorisation, n^3/3 MACs per matrix.
+Result<OpCost> costDet(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &x = ctx.input(0).shape;
+  if (!x.rankIsStatic() || x.size() < 2) {
+    SF_TRY(c.addMacs(Dimension::dynamic()));
+    return c;
+  }
+  const Dimension &n = x[x.size() - 1];
+  SF_ASSIGN(Dimension cube, times(elementsOf(ctx.input(0)), n)); // batch * n^3
+  SF_ASSIGN(Dimension third, cube.floorDiv(3));
+  SF_TRY(c.addMacs(third));
+  return c;
+}
+
+} // namespace
+
 void registerIndexOps(OpRegistry &r) {
-  r.addAll({"GatherElements"}, {.infer = inferGatherElements});
-  r.addAll({"GatherND"}, {.infer = inferGatherND});
-  r.addAll({"ScatterND"}, {.infer = inferScatterND});
-  r.addAll({"ScatterElements", "Scatter"}, {.infer = inferScatterElements});
-  r.addAll({"OneHot"}, {.infer = inferOneHot});
-  r.addAll({"TopK"}, {.infer = inferTopK});
-  r.addAll({"NonZero"}, {.infer = inferNonZero});
-  r.addAll({"Unique"}, {.infer = inferUnique});
-  r.addAll({"Compress"}, {.infer = inferCompress});
-  r.addAll({"NonMaxSuppression"}, {.infer = inferNonMaxSuppression});
-  r.addAll({"Trilu"}, {.infer = inferTrilu});
-  r.addAll({"ReverseSequence"}, {.infer = inferReverseSequence});
-  r.addAll({"EyeLike"}, {.infer = inferEyeLike});
-  r.add({.name = "DepthToSpace", .infer = inferDepthSpace(true)});
-  r.add({.name = "SpaceToDepth", .infer = inferDepthSpace(false)});
-  r.addAll({"Det"}, {.infer = inferDet});
+  // Gathers, crops and rearrangements move data only.
+  r.add({.name = "GatherElements", .infer = inferGatherElements, .cost = costNone});
+  r.add({.name = "GatherND", .infer = inferGatherND, .cost = costNone});
+  r.add({.name = "ScatterND", .infer = inferScatterND, .cost = costScatter});
+  r.addAll({"ScatterElements", "Scatter"}, {.infer = inferScatterElements, .cost = costScatter});
+  r.add({.name = "OneHot", .infer = inferOneHot, .cost = costNone});
+  // TopK, NonZero, Unique: a compare per input element (a selection's floor; sorting adds a
+  // factor that depends on the data).
+  r.add({.name = "TopK", .infer = inferTopK, .cost = costPerInput(FlopKind::Compare)});
+  // Output sizes that follow the data: the kernel tells them (seed 002's mode 1).
+  const OpTraits dataDependent{.dataDependent = true};
+  r.add({.name = "NonZero",
+         .infer = inferNonZero,
+         .traits = dataDependent,
+         .cost = costPerInput(FlopKind::Compare)});
+  r.add({.name = "Unique",
+         .infer = inferUnique,
+         .traits = dataDependent,
+         .cost = costPerInput(FlopKind::Compare)});
+  r.add({.name = "Compress", .infer = inferCompress, .traits = dataDependent, .cost = costNone});
+  r.add({.name = "NonMaxSuppression",
+         .infer = inferNonMaxSuppression,
+         .traits = dataDependent,
+         .cost = costNms});
+  r.add({.name = "Trilu", .infer = inferTrilu, .cost = costNone});
+  r.add({.name = "ReverseSequence", .infer = inferReverseSequence, .cost = costNone});
+  r.add({.name = "EyeLike", .infer = inferEyeLike, .cost = costNone});
+  r.add({.name = "DepthToSpace", .infer = inferDepthSpace(true), .cost = costNone});
+  r.add({.name = "SpaceToDepth", .infer = inferDepthSpace(false), .cost = costNone});
+  r.add({.name = "Det", .infer = inferDet, .cost = costDet});
 }
 
 } // namespace sf

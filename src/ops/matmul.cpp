@@ -269,14 +269,100 @@ Result<Facts> inferEinsum(InferContext &ctx) {
   return factsOf(makeFact(type, ctx.symbols().resolve(PartialShape(std::move(shape)))));
 }
 
+// ---- costs ----
+
+/// Einsum: a product of its inputs summed over the letters the output drops: for each output
+/// element, one MAC per combination of the dropped letters (a second input and later ones each
+/// multiply once more); a single input only adds.
+Result<OpCost> costEinsum(const CostContext &ctx) {
+  OpCost c;
+  SF_ASSIGN(std::string equation, ctx.attrs().getString("equation"));
+  SF_ASSIGN(EinsumEquation eq, parseEquation(equation));
+  std::map<char, Dimension> size;
+  std::map<char, int> uses;
+  for (size_t i = 0; i < eq.inputs.size() && i < ctx.numInputs(); ++i) {
+    const EinsumTerm &t = eq.inputs[i];
+    const PartialShape &s = ctx.input(i).shape;
+    for (size_t k = 0; k < t.letters.size(); ++k) {
+      ++uses[t.letters[k]];
+      if (!s.rankIsStatic()) continue;
+      // Letters after the ellipsis count from the end.
+      size_t axis = t.ellipsisAt == std::string::npos || k < t.ellipsisAt
+                        ? k
+                        : s.size() - (t.letters.size() - k);
+      if (axis < s.size() && !size.count(t.letters[k])) size[t.letters[k]] = s[axis];
+    }
+  }
+  std::string kept;
+  if (eq.output)
+    kept = eq.output->letters;
+  else
+    for (const auto &[letter, n] : uses)
+      if (n == 1) kept += letter;
+  Dimension dropped(1);
+  for (const auto &[letter, n] : uses) {
+    if (kept.find(letter) != std::string::npos) continue;
+    auto it = size.find(letter);
+    SF_ASSIGN(dropped, dropped * (it == size.end() ? Dimension::dynamic() : it->second));
+  }
+  SF_ASSIGN(Dimension per, times(elementsOf(ctx.output(0)), dropped));
+  if (ctx.numInputs() <= 1) {
+    SF_TRY(c.add(FlopKind::Add, per));
+  } else {
+    SF_ASSIGN(Dimension macs, times(per, Dimension(int64_t(ctx.numInputs()) - 1)));
+    SF_TRY(c.addMacs(macs));
+  }
+  return c;
+}
+
+} // namespace
+
+Result<OpCost> costMatMul(const CostContext &ctx) {
+  // Output [..., M, N] from [..., M, K] x [..., K, N]: one MAC per output element and per K.
+  OpCost c;
+  const PartialShape &a = ctx.input(0).shape;
+  Dimension k = a.rankIsStatic() && a.size() > 0 ? a[a.size() - 1] : Dimension::dynamic();
+  SF_ASSIGN(Dimension macs, times(elementsOf(ctx.output(0)), k));
+  SF_TRY(c.addMacs(macs));
+  return c;
+}
+
+Result<OpCost> costGemm(const CostContext &ctx) {
+  // Y = alpha * A' B' + beta * C: M*N*K MACs; C adds once per output element, a scale other
+  // than 1 multiplies once per output element.
+  OpCost c;
+  const PartialShape &a = ctx.input(0).shape;
+  int64_t transA = ctx.attrs().getInt("transA", 0).valueOr(0);
+  Dimension k = a.rankIsStatic() && a.size() == 2 ? a[transA ? 0 : 1] : Dimension::dynamic();
+  Dimension out = elementsOf(ctx.output(0));
+  SF_ASSIGN(Dimension macs, times(out, k));
+  SF_TRY(c.addMacs(macs));
+  if (ctx.attrs().getFloat("alpha", 1.0).valueOr(1.0) != 1.0) SF_TRY(c.add(FlopKind::Mul, out));
+  if (ctx.hasInput(2)) {
+    SF_TRY(c.add(FlopKind::Add, out));
+    if (ctx.attrs().getFloat("beta", 1.0).valueOr(1.0) != 1.0) SF_TRY(c.add(FlopKind::Mul, out));
+  }
+  return c;
+}
+
+namespace {
+/// QLinearMatMul: the integer product, then one requantisation (a multiply and an add) per
+/// output element.
+Result<OpCost> costQLinearMatMul(const CostContext &ctx) {
+  SF_ASSIGN(OpCost c, costMatMul(ctx));
+  Dimension out = elementsOf(ctx.output(0));
+  SF_TRY(c.add(FlopKind::Mul, out));
+  SF_TRY(c.add(FlopKind::Add, out));
+  return c;
+}
 } // namespace
 
 void registerMatmulOps(OpRegistry &r) {
-  r.addAll({"MatMul"}, {.infer = inferMatMul});
-  r.addAll({"MatMulInteger"}, {.infer = inferMatMulInteger});
-  r.addAll({"QLinearMatMul"}, {.infer = inferQLinearMatMul});
-  r.addAll({"Gemm"}, {.infer = inferGemm});
-  r.addAll({"Einsum"}, {.infer = inferEinsum});
+  r.add({.name = "MatMul", .infer = inferMatMul, .cost = costMatMul});
+  r.add({.name = "MatMulInteger", .infer = inferMatMulInteger, .cost = costMatMul});
+  r.add({.name = "QLinearMatMul", .infer = inferQLinearMatMul, .cost = costQLinearMatMul});
+  r.add({.name = "Gemm", .infer = inferGemm, .cost = costGemm});
+  r.add({.name = "Einsum", .infer = inferEinsum, .cost = costEinsum});
 }
 
 } // namespace sf

@@ -3,6 +3,7 @@
 // DynamicQuantizeLinear), signal processing (DFT, STFT, MelWeightMatrix) and window functions
 // (Hann, Hamming, Blackman). Sizes that come from input values (a window's size, a DFT length,
 // an STFT frame length) are read as dimensions, so a symbolic size stays symbolic.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -306,20 +307,75 @@ Result<Facts> inferWindow(InferContext &ctx) {
   return factsOf(makeFact(t, PartialShape{n}));
 }
 
+// ---- costs (docs/COSTS.md) ----
+
+/// DFT counted as a direct transform (an FFT does fewer): every output value sums the `n`
+/// inputs of its axis, a complex multiply-accumulate (4 real MACs) each.
+Result<OpCost> costDft(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &x = ctx.input(0).shape;
+  std::optional<int64_t> axis = ctx.attrs().getInt("axis", 1).valueOr(1);
+  if (ctx.hasInput(2)) {
+    auto a = scalarDim(ctx.input(2));
+    axis = a && a->isStatic() ? std::optional<int64_t>(a->length()) : std::nullopt;
+  }
+  Dimension n = Dimension::dynamic();
+  if (axis && x.rankIsStatic() && x.size() >= 2) {
+    int64_t r = int64_t(x.size()) - 1; // the last axis holds real and imaginary parts
+    int64_t a = *axis < 0 ? *axis + r : *axis;
+    if (a >= 0 && a < r) n = x[size_t(a)];
+  }
+  SF_ASSIGN(Dimension outputs, elementsOf(ctx.output(0)).floorDiv(2));
+  SF_ASSIGN(Dimension pairs, times(outputs, n));
+  SF_ASSIGN(Dimension macs, times(pairs, Dimension(4)));
+  SF_TRY(c.addMacs(macs));
+  return c;
+}
+
+/// STFT: a direct transform of every frame: per output value, frame_length complex MACs.
+Result<OpCost> costStft(const CostContext &ctx) {
+  OpCost c;
+  Dimension frame = Dimension::dynamic();
+  if (auto fl = scalarDim(ctx.input(3)))
+    frame = *fl;
+  else if (ctx.input(2).shape.rankIsStatic() && ctx.input(2).shape.size() == 1)
+    frame = ctx.input(2).shape[0];
+  SF_ASSIGN(Dimension outputs, elementsOf(ctx.output(0)).floorDiv(2));
+  SF_ASSIGN(Dimension pairs, times(outputs, frame));
+  SF_ASSIGN(Dimension macs, times(pairs, Dimension(4)));
+  SF_TRY(c.addMacs(macs));
+  return c;
+}
+
 } // namespace
 
 void registerMiscOps(OpRegistry &r) {
-  r.addAll({"RandomNormal", "RandomUniform"}, {.infer = inferRandomFromShape});
-  r.addAll({"RandomNormalLike", "RandomUniformLike"}, {.infer = inferRandomLike(false)});
-  r.add({.name = "Bernoulli", .infer = inferRandomLike(true)});
-  r.add({.name = "Multinomial", .infer = inferMultinomial});
-  r.add({.name = "QuantizeLinear", .infer = inferQuantizeLinear});
-  r.add({.name = "DequantizeLinear", .infer = inferDequantizeLinear});
-  r.add({.name = "DynamicQuantizeLinear", .infer = inferDynamicQuantizeLinear});
-  r.add({.name = "DFT", .infer = inferDft});
-  r.add({.name = "STFT", .infer = inferStft});
-  r.add({.name = "MelWeightMatrix", .infer = inferMelWeightMatrix});
-  r.addAll({"HannWindow", "HammingWindow", "BlackmanWindow"}, {.infer = inferWindow});
+  // Costs (docs/COSTS.md): a random number is one "other" operation; quantising divides, adds
+  // the zero point and rounds; dequantising subtracts and multiplies.
+  const CostFn random = costPerOutput(FlopKind::Other);
+  r.addAll({"RandomNormal", "RandomUniform"}, {.infer = inferRandomFromShape, .cost = random});
+  r.addAll({"RandomNormalLike", "RandomUniformLike"},
+           {.infer = inferRandomLike(false), .cost = random});
+  r.add({.name = "Bernoulli", .infer = inferRandomLike(true), .cost = random});
+  r.add({.name = "Multinomial", .infer = inferMultinomial, .cost = random});
+  r.add({.name = "QuantizeLinear",
+         .infer = inferQuantizeLinear,
+         .cost = costSum({costPerOutput(FlopKind::Div), costPerOutput(FlopKind::Add),
+                          costPerOutput(FlopKind::Other)})});
+  r.add({.name = "DequantizeLinear",
+         .infer = inferDequantizeLinear,
+         .cost = costSum({costPerOutput(FlopKind::Add), costPerOutput(FlopKind::Mul)})});
+  r.add({.name = "DynamicQuantizeLinear",
+         .infer = inferDynamicQuantizeLinear,
+         .cost = costSum({costPerInput(FlopKind::Compare, 2), costPerOutput(FlopKind::Div),
+                          costPerOutput(FlopKind::Add), costPerOutput(FlopKind::Other)})});
+  r.add({.name = "DFT", .infer = inferDft, .cost = costDft});
+  r.add({.name = "STFT", .infer = inferStft, .cost = costStft});
+  r.add({.name = "MelWeightMatrix",
+         .infer = inferMelWeightMatrix,
+         .cost = costPerOutput(FlopKind::Other)});
+  r.addAll({"HannWindow", "HammingWindow", "BlackmanWindow"},
+           {.infer = inferWindow, .cost = costPerOutput(FlopKind::Special)});
 }
 
 } // namespace sf

@@ -5,6 +5,7 @@
 // rank when the rank is known, and passes when it is not). Every output has X's shape; the
 // rules' work is validation: per-channel inputs must have C elements, merged with X's channel
 // dim so that what one input says about C, every tensor knows.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 #include "shared_rules.h"
@@ -210,15 +211,127 @@ Result<Facts> inferSoftmax(InferContext &ctx) {
 
 } // namespace
 
+// ---- costs (docs/COSTS.md) ----
+namespace {
+
+/// Rows a normalisation computes statistics over: the elements before `axis` (LayerNorm), or
+/// N*C (InstanceNorm), N*groups (GroupNorm); unknown when the shape is.
+Result<Dimension> rowsBefore(const Fact &x, int64_t axis) {
+  if (!x.shape.rankIsStatic()) return Dimension::dynamic();
+  int64_t r = int64_t(x.shape.size());
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r) return Dimension::dynamic();
+  return productOf(x.shape, 0, size_t(axis));
+}
+
+/// Mean-and-variance normalisation: per element a subtract and two accumulations (Add 3), a
+/// square, the normalising multiply and the scale (Mul 3); per row of statistics two divides
+/// and a reciprocal square root.
+Result<OpCost> normCost(const CostContext &ctx, const Dimension &rows) {
+  OpCost c;
+  Dimension n = elementsOf(ctx.input(0));
+  SF_ASSIGN(Dimension three, times(n, Dimension(3)));
+  SF_TRY(c.add(FlopKind::Add, three));
+  SF_TRY(c.add(FlopKind::Mul, three));
+  SF_ASSIGN(Dimension divs, times(rows, Dimension(2)));
+  SF_TRY(c.add(FlopKind::Div, divs));
+  SF_TRY(c.add(FlopKind::Special, rows));
+  return c;
+}
+
+} // namespace
+
+Result<OpCost> costLayerNorm(const CostContext &ctx) {
+  SF_ASSIGN(Dimension rows, rowsBefore(ctx.input(0), ctx.attrs().getInt("axis", -1).valueOr(-1)));
+  return normCost(ctx, rows);
+}
+
+namespace {
+
+Result<OpCost> costInstanceNorm(const CostContext &ctx) {
+  SF_ASSIGN(Dimension rows, rowsBefore(ctx.input(0), 2));
+  return normCost(ctx, rows);
+}
+
+Result<OpCost> costGroupNorm(const CostContext &ctx) {
+  const Fact &x = ctx.input(0);
+  int64_t groups = ctx.attrs().getInt("num_groups", 1).valueOr(1);
+  Dimension rows = Dimension::dynamic();
+  if (x.shape.rankIsStatic() && x.shape.size() > 0) {
+    SF_ASSIGN(rows, times(x.shape[0], Dimension(std::max<int64_t>(groups, 1))));
+  }
+  return normCost(ctx, rows);
+}
+
+Result<OpCost> costMvn(const CostContext &ctx) {
+  // Statistics over `axes` (default N, H, W): one row per remaining index.
+  const Fact &x = ctx.input(0);
+  Dimension rows = Dimension::dynamic();
+  if (x.shape.rankIsStatic()) {
+    auto axes = ctx.attrs().getInts("axes", {0, 2, 3}).valueOr(std::vector<int64_t>{});
+    int64_t r = int64_t(x.shape.size());
+    rows = Dimension(1);
+    for (int64_t i = 0; i < r; ++i) {
+      bool reduced = false;
+      for (int64_t a : axes)
+        reduced = reduced || (a < 0 ? a + r : a) == i;
+      if (!reduced) { SF_ASSIGN(rows, times(rows, x.shape[size_t(i)])); }
+    }
+  }
+  return normCost(ctx, rows);
+}
+
+/// LRN: the sum of squares over `size` channels is `size` MACs per element; then a power and
+/// a divide per element.
+Result<OpCost> costLrn(const CostContext &ctx) {
+  OpCost c;
+  Dimension n = elementsOf(ctx.input(0));
+  int64_t size = ctx.attrs().getInt("size", 1).valueOr(1);
+  SF_ASSIGN(Dimension macs, times(n, Dimension(std::max<int64_t>(size, 0))));
+  SF_TRY(c.addMacs(macs));
+  SF_TRY(c.add(FlopKind::Special, n));
+  SF_TRY(c.add(FlopKind::Div, n));
+  return c;
+}
+
+/// LpNormalization: a multiply-accumulate (p = 2) or an absolute add (p = 1) per element, a
+/// root per row, a divide per element.
+Result<OpCost> costLpNorm(const CostContext &ctx) {
+  OpCost c;
+  Dimension n = elementsOf(ctx.input(0));
+  if (ctx.attrs().getInt("p", 2).valueOr(2) == 1)
+    SF_TRY(c.add(FlopKind::Add, n));
+  else
+    SF_TRY(c.addMacs(n));
+  SF_TRY(c.add(FlopKind::Div, n));
+  return c;
+}
+
+} // namespace
+
 void registerNormOps(OpRegistry &r) {
-  r.addAll({"BatchNormalization"}, {.infer = inferBatchNorm});
-  r.addAll({"InstanceNormalization"}, {.infer = inferInstanceNorm});
-  r.addAll({"LayerNormalization"}, {.infer = inferLayerNorm});
-  r.addAll({"GroupNormalization"}, {.infer = inferGroupNorm});
-  r.addAll({"LRN"}, {.infer = inferLrn});
-  r.addAll({"MeanVarianceNormalization"}, {.infer = inferMvn});
-  r.addAll({"LpNormalization"}, {.infer = inferLpNorm});
-  r.addAll({"Softmax", "LogSoftmax", "Hardmax"}, {.infer = inferSoftmax});
+  // BatchNormalization at inference: the per-channel constants fold into one multiply and one
+  // add per element.
+  r.add({.name = "BatchNormalization",
+         .infer = inferBatchNorm,
+         .cost = costSum({costPerOutput(FlopKind::Mul), costPerOutput(FlopKind::Add)})});
+  r.add({.name = "InstanceNormalization", .infer = inferInstanceNorm, .cost = costInstanceNorm});
+  r.add({.name = "LayerNormalization", .infer = inferLayerNorm, .cost = costLayerNorm});
+  r.add({.name = "GroupNormalization", .infer = inferGroupNorm, .cost = costGroupNorm});
+  r.add({.name = "LRN", .infer = inferLrn, .cost = costLrn});
+  r.add({.name = "MeanVarianceNormalization", .infer = inferMvn, .cost = costMvn});
+  r.add({.name = "LpNormalization", .infer = inferLpNorm, .cost = costLpNorm});
+  // Softmax per element: the max (compare), subtract and sum (2 adds), exp, divide.
+  r.add({.name = "Softmax",
+         .infer = inferSoftmax,
+         .cost = costSum({costPerOutput(FlopKind::Compare), costPerOutput(FlopKind::Add, 2),
+                          costPerOutput(FlopKind::Special), costPerOutput(FlopKind::Div)})});
+  // LogSoftmax: the divide is a second subtract (of the log of the sum).
+  r.add({.name = "LogSoftmax",
+         .infer = inferSoftmax,
+         .cost = costSum({costPerOutput(FlopKind::Compare), costPerOutput(FlopKind::Add, 3),
+                          costPerOutput(FlopKind::Special)})});
+  r.add({.name = "Hardmax", .infer = inferSoftmax, .cost = costPerOutput(FlopKind::Compare)});
 }
 
 } // namespace sf

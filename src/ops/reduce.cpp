@@ -2,6 +2,7 @@
 // noop_with_empty_axes), ArgMax/ArgMin, CumSum. Integer shape values propagate through
 // ReduceSum/ReduceProd/ReduceMax/ReduceMin of a 1-D vector (the flatten pattern
 // `ReduceProd(Shape(x)[1:])` is `C*H*W`) and through CumSum.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -200,15 +201,43 @@ Result<Facts> inferCumSum(InferContext &ctx) {
 } // namespace
 
 void registerReduceOps(OpRegistry &r) {
-  r.add({.name = "ReduceSum", .infer = inferReduce({.axesInputSince = 13, .fold = Fold::Sum})});
-  r.add({.name = "ReduceProd", .infer = inferReduce({.fold = Fold::Prod})});
-  r.add({.name = "ReduceMax", .infer = inferReduce({.fold = Fold::Max})});
-  r.add({.name = "ReduceMin", .infer = inferReduce({.fold = Fold::Min})});
-  r.addAll(
-      {"ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"},
-      {.infer = inferReduce({})});
-  r.addAll({"ArgMax", "ArgMin"}, {.infer = inferArgMinMax});
-  r.addAll({"CumSum"}, {.infer = inferCumSum});
+  // Costs: one accumulation per input element, of the reduction's kind; a per-output finish
+  // (Mean's divide, L2's root, LogSum's log).
+  auto perIn = [](FlopKind k, int64_t n = 1) { return costPerInput(k, n); };
+  auto perOut = [](FlopKind k) { return costPerOutput(k); };
+  r.add({.name = "ReduceSum",
+         .infer = inferReduce({.axesInputSince = 13, .fold = Fold::Sum}),
+         .cost = perIn(FlopKind::Add)});
+  r.add({.name = "ReduceProd",
+         .infer = inferReduce({.fold = Fold::Prod}),
+         .cost = perIn(FlopKind::Mul)});
+  r.add({.name = "ReduceMax",
+         .infer = inferReduce({.fold = Fold::Max}),
+         .cost = perIn(FlopKind::Compare)});
+  r.add({.name = "ReduceMin",
+         .infer = inferReduce({.fold = Fold::Min}),
+         .cost = perIn(FlopKind::Compare)});
+  r.add({.name = "ReduceMean",
+         .infer = inferReduce({}),
+         .cost = costSum({perIn(FlopKind::Add), perOut(FlopKind::Div)})});
+  r.add({.name = "ReduceL1",
+         .infer = inferReduce({}),
+         .cost = costSum({perIn(FlopKind::Other), perIn(FlopKind::Add)})});
+  r.add({.name = "ReduceL2",
+         .infer = inferReduce({}),
+         .cost = costSum({perIn(FlopKind::Mul), perIn(FlopKind::Add), perOut(FlopKind::Special)})});
+  r.add({.name = "ReduceSumSquare",
+         .infer = inferReduce({}),
+         .cost = costSum({perIn(FlopKind::Mul), perIn(FlopKind::Add)})});
+  r.add({.name = "ReduceLogSum",
+         .infer = inferReduce({}),
+         .cost = costSum({perIn(FlopKind::Add), perOut(FlopKind::Special)})});
+  r.add({.name = "ReduceLogSumExp",
+         .infer = inferReduce({}),
+         .cost =
+             costSum({perIn(FlopKind::Special), perIn(FlopKind::Add), perOut(FlopKind::Special)})});
+  r.addAll({"ArgMax", "ArgMin"}, {.infer = inferArgMinMax, .cost = perIn(FlopKind::Compare)});
+  r.add({.name = "CumSum", .infer = inferCumSum, .cost = perIn(FlopKind::Add)});
 }
 
 } // namespace sf

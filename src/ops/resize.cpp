@@ -3,6 +3,7 @@
 // `sizes` usually comes from a shape subgraph (torch's F.interpolate(size=...) exports
 // Shape -> Slice -> Concat), so it is read from propagated values and stays symbolic; an integer
 // scale on a symbolic dim gives `2*H`.
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -430,13 +431,53 @@ Result<Facts> inferCol2Im(InferContext &ctx) {
 
 } // namespace
 
+// ---- costs (docs/COSTS.md) ----
+namespace {
+
+/// Resampling: per output element, a weighted sum of the neighbours of the interpolation mode
+/// (`nearest` 1 point: no arithmetic; linear 2^d points, cubic 4^d, one MAC each), over d
+/// interpolated axes (the spatial ones: all but N and C from rank 3 on). `defaultMode` is the
+/// op's when the attribute is absent.
+Result<OpCost> resampleCost(const CostContext &ctx, const std::string &defaultMode) {
+  OpCost c;
+  std::string mode = ctx.attrs().getString("mode", defaultMode).valueOr(defaultMode);
+  if (mode == "nearest") return c;
+  const PartialShape &y = ctx.output(0).shape;
+  int64_t d = !y.rankIsStatic() ? 2 : y.size() >= 3 ? int64_t(y.size()) - 2 : int64_t(y.size());
+  int64_t per = 1, base = mode == "cubic" || mode == "bicubic" ? 4 : 2;
+  for (int64_t i = 0; i < d && per < (int64_t(1) << 40); ++i)
+    per *= base;
+  SF_ASSIGN(Dimension macs, times(elementsOf(ctx.output(0)), Dimension(per)));
+  SF_TRY(c.addMacs(macs));
+  return c;
+}
+
+/// AffineGrid: every output point is theta (d x (d + 1)) times a homogeneous coordinate: d + 1
+/// MACs per output element (the last dim is d).
+Result<OpCost> costAffineGrid(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &y = ctx.output(0).shape;
+  Dimension perElement = y.rankIsStatic() && y.size() > 0 && y[y.size() - 1].isStatic()
+                             ? Dimension(y[y.size() - 1].length() + 1)
+                             : Dimension::dynamic();
+  SF_ASSIGN(Dimension macs, times(elementsOf(ctx.output(0)), perElement));
+  SF_TRY(c.addMacs(macs));
+  return c;
+}
+
+CostFn costResample(std::string defaultMode) {
+  return [defaultMode](const CostContext &ctx) { return resampleCost(ctx, defaultMode); };
+}
+
+} // namespace
+
 void registerResizeOps(OpRegistry &r) {
-  r.addAll({"Resize"}, {.infer = inferResize});
-  r.addAll({"Upsample"}, {.infer = inferUpsample});
-  r.addAll({"GridSample"}, {.infer = inferGridSample});
-  r.addAll({"AffineGrid"}, {.infer = inferAffineGrid});
-  r.addAll({"CenterCropPad"}, {.infer = inferCenterCropPad});
-  r.addAll({"Col2Im"}, {.infer = inferCol2Im});
+  r.add({.name = "Resize", .infer = inferResize, .cost = costResample("nearest")});
+  r.add({.name = "Upsample", .infer = inferUpsample, .cost = costResample("nearest")});
+  r.add({.name = "GridSample", .infer = inferGridSample, .cost = costResample("bilinear")});
+  r.add({.name = "AffineGrid", .infer = inferAffineGrid, .cost = costAffineGrid});
+  r.add({.name = "CenterCropPad", .infer = inferCenterCropPad, .cost = costNone});
+  r.add({.name = "Col2Im", .infer = inferCol2Im, .cost = costPerInput(FlopKind::Add)});
 }
 
 } // namespace sf

@@ -3,6 +3,7 @@
 // them and merged: seq_length and batch_size from X (layout 0: [seq, batch, input], layout 1
 // (opset 14): [batch, seq, input]), num_directions from `direction` and the weights, hidden_size
 // from the attribute or the weights (R is [num_dir, gates*hidden, hidden]).
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -137,12 +138,51 @@ InferFn inferRecurrent(Cell cell) {
   return [cell](InferContext &ctx) { return recurrentWith(ctx, cell); };
 }
 
+/// A recurrent layer, per time step and batch row: the gate products W x + R h are
+/// dir * gates * hidden * (input + hidden) MACs; the biases two adds per gate unit, the gates'
+/// activations one special function each; the state update per hidden unit 3 multiplies, an
+/// add and a tanh (LSTM: c = f*c + i*g, h = o*tanh(c)) or 3 multiplies and 2 adds (GRU).
+CostFn costRecurrent(Cell cell) {
+  return [cell](const CostContext &ctx) -> Result<OpCost> {
+    OpCost c;
+    const PartialShape &x = ctx.input(0).shape;
+    Dimension steps = Dimension::dynamic();
+    if (x.rankIsStatic() && x.size() == 3) {
+      SF_ASSIGN(steps, times(x[0], x[1])); // seq * batch, in either layout
+    }
+    SF_ASSIGN(Dimension perStep, elementsOf(ctx.input(1)) + elementsOf(ctx.input(2)));
+    SF_ASSIGN(Dimension macs, times(steps, perStep));
+    SF_TRY(c.addMacs(macs));
+    // Gate units per step: W's first two dims (dir, gates * hidden).
+    const PartialShape &w = ctx.input(1).shape;
+    Dimension units = Dimension::dynamic();
+    if (w.rankIsStatic() && w.size() == 3) { SF_ASSIGN(units, times(w[0], w[1])); }
+    SF_ASSIGN(Dimension gateOps, times(steps, units));
+    if (ctx.hasInput(3)) {
+      SF_ASSIGN(Dimension biasAdds, times(gateOps, Dimension(2)));
+      SF_TRY(c.add(FlopKind::Add, biasAdds));
+    }
+    SF_TRY(c.add(FlopKind::Special, gateOps));
+    if (cell.gates > 1) {
+      SF_ASSIGN(Dimension hiddenOps, gateOps.floorDiv(cell.gates));
+      SF_ASSIGN(Dimension muls, times(hiddenOps, Dimension(3)));
+      SF_TRY(c.add(FlopKind::Mul, muls));
+      SF_ASSIGN(Dimension adds, times(hiddenOps, Dimension(cell.lstm ? 1 : 2)));
+      SF_TRY(c.add(FlopKind::Add, adds));
+      if (cell.lstm) SF_TRY(c.add(FlopKind::Special, hiddenOps));
+    }
+    return c;
+  };
+}
+
 } // namespace
 
 void registerRnnOps(OpRegistry &r) {
-  r.add({.name = "RNN", .infer = inferRecurrent({.gates = 1, .lstm = false})});
-  r.add({.name = "GRU", .infer = inferRecurrent({.gates = 3, .lstm = false})});
-  r.add({.name = "LSTM", .infer = inferRecurrent({.gates = 4, .lstm = true})});
+  const Cell rnn{.gates = 1, .lstm = false}, gru{.gates = 3, .lstm = false},
+      lstm{.gates = 4, .lstm = true};
+  r.add({.name = "RNN", .infer = inferRecurrent(rnn), .cost = costRecurrent(rnn)});
+  r.add({.name = "GRU", .infer = inferRecurrent(gru), .cost = costRecurrent(gru)});
+  r.add({.name = "LSTM", .infer = inferRecurrent(lstm), .cost = costRecurrent(lstm)});
 }
 
 } // namespace sf

@@ -11,6 +11,7 @@
 // symbol), that a sequence is empty (SequenceEmpty's element fact is merely unknown), or whether
 // an optional holds a value.
 #include "shapeflow/ir/graph.h"
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -203,18 +204,21 @@ Result<Facts> inferOptionalGetElement(InferContext &ctx) {
 } // namespace
 
 void registerSequenceOps(OpRegistry &r) {
-  r.add({.name = "SequenceConstruct", .infer = inferSequenceConstruct});
-  r.add({.name = "SequenceEmpty", .infer = inferSequenceEmpty});
-  r.add({.name = "SequenceInsert", .infer = inferSequenceInsert});
-  r.add({.name = "SequenceAt", .infer = inferSequenceAt});
-  r.add({.name = "SequenceErase", .infer = inferSequenceErase});
-  r.add({.name = "SequenceLength", .infer = inferSequenceLength});
-  r.add({.name = "SplitToSequence", .infer = inferSplitToSequence});
-  r.add({.name = "ConcatFromSequence", .infer = inferConcatFromSequence});
-  r.add({.name = "SequenceMap", .infer = inferSequenceMap});
-  r.add({.name = "Optional", .infer = inferOptional});
-  r.add({.name = "OptionalHasElement", .infer = inferOptionalHasElement});
-  r.add({.name = "OptionalGetElement", .infer = inferOptionalGetElement});
+  r.add({.name = "SequenceConstruct", .infer = inferSequenceConstruct, .cost = costNone});
+  r.add({.name = "SequenceEmpty", .infer = inferSequenceEmpty, .cost = costNone});
+  r.add({.name = "SequenceInsert", .infer = inferSequenceInsert, .cost = costNone});
+  r.add({.name = "SequenceAt", .infer = inferSequenceAt, .cost = costNone});
+  r.add({.name = "SequenceErase", .infer = inferSequenceErase, .cost = costNone});
+  r.add({.name = "SequenceLength", .infer = inferSequenceLength, .cost = costNone});
+  r.add({.name = "SplitToSequence", .infer = inferSplitToSequence, .cost = costNone});
+  r.add({.name = "ConcatFromSequence", .infer = inferConcatFromSequence, .cost = costNone});
+  r.add({.name = "SequenceMap",
+         .infer = inferSequenceMap,
+         .traits = {.bodies = BodyRuns::PerElement},
+         .cost = costNone});
+  r.add({.name = "Optional", .infer = inferOptional, .cost = costNone});
+  r.add({.name = "OptionalHasElement", .infer = inferOptionalHasElement, .cost = costNone});
+  r.add({.name = "OptionalGetElement", .infer = inferOptionalGetElement, .cost = costNone});
 }
 
 } // namespace sf

@@ -2,6 +2,7 @@
 // symbolic: Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice. `Shape -> Gather
 // -> Concat -> Reshape` must come out symbolic: each op here passes integer elements (as
 // Dimensions) through when it can, and moves small known integers of any rank (movedValues).
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 #include "shapeflow/support/small_vec.h"
@@ -556,26 +557,34 @@ ValueFn movedValues(Move move) {
 } // namespace
 
 void registerShapeOps(OpRegistry &r) {
-  r.add({.name = "Shape", .infer = inferShape});
-  r.add({.name = "Size", .infer = inferSize});
+  r.add({.name = "Shape", .infer = inferShape, .traits = {.metadataOnly = true}, .cost = costNone});
+  r.add({.name = "Size", .infer = inferSize, .traits = {.metadataOnly = true}, .cost = costNone});
   r.add({.name = "Reshape",
          .infer = inferReshape,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true}});
+         .traits = {.view = true},
+         .cost = costNone});
   r.add({.name = "Flatten",
          .infer = inferFlatten,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true}});
+         .traits = {.view = true},
+         .cost = costNone});
   r.add({.name = "Squeeze",
          .infer = inferSqueeze,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true}});
+         .traits = {.view = true},
+         .cost = costNone});
   r.add({.name = "Unsqueeze",
          .infer = inferUnsqueeze,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true}});
-  r.add({.name = "Transpose", .infer = inferTranspose, .values = movedValues(Move::Transpose)});
-  r.add({.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice)});
+         .traits = {.view = true},
+         .cost = costNone});
+  r.add({.name = "Transpose",
+         .infer = inferTranspose,
+         .values = movedValues(Move::Transpose),
+         .cost = costNone});
+  r.add(
+      {.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice), .cost = costNone});
 }
 
 } // namespace sf

@@ -1,9 +1,10 @@
-// Forward rules that more than one family registers: onnxruntime's fused contrib ops are their
-// standard op plus an activation or an extra input (FusedConv is Conv, FusedGemm is Gemm, the
-// com.microsoft LayerNormalization is the standard one), so contrib.cpp registers these rules
-// themselves rather than looking them up in the registry.
+// Rules and costs that more than one family registers: onnxruntime's fused contrib ops are their
+// standard op plus an activation or an extra input (FusedConv is Conv, FusedGemm is Gemm,
+// FusedMatMul is MatMul, the com.microsoft LayerNormalization is the standard one), so contrib.cpp
+// registers these functions themselves rather than looking them up in the registry.
 #pragma once
 
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/op.h"
 
 namespace sf {
@@ -11,5 +12,10 @@ namespace sf {
 Result<Facts> inferConv(InferContext &ctx);      // conv_pool.cpp
 Result<Facts> inferGemm(InferContext &ctx);      // matmul.cpp
 Result<Facts> inferLayerNorm(InferContext &ctx); // norm.cpp
+
+Result<OpCost> costMatMul(const CostContext &ctx);    // matmul.cpp: output elements times K
+Result<OpCost> costGemm(const CostContext &ctx);      // matmul.cpp: MatMul, C and scaling
+Result<OpCost> costConv(const CostContext &ctx);      // conv_pool.cpp
+Result<OpCost> costLayerNorm(const CostContext &ctx); // norm.cpp
 
 } // namespace sf

@@ -1,5 +1,6 @@
 // Losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss), text ops (StringNormalizer,
 // TfIdfVectorizer) and the optimizers of ai.onnx.preview.training (Adagrad, Momentum, Adam).
+#include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 
@@ -143,13 +144,35 @@ InferFn optimizer(size_t groups) {
 } // namespace
 
 void registerTrainingOps(OpRegistry &r) {
-  r.add({.name = "SoftmaxCrossEntropyLoss", .infer = inferLoss});
-  r.add({.name = "NegativeLogLikelihoodLoss", .infer = inferLoss});
-  r.add({.name = "StringNormalizer", .infer = inferStringNormalizer});
-  r.add({.name = "TfIdfVectorizer", .infer = inferTfIdfVectorizer});
-  r.add({.name = "Adagrad", .domain = "ai.onnx.preview.training", .infer = optimizer(3)});
-  r.add({.name = "Momentum", .domain = "ai.onnx.preview.training", .infer = optimizer(3)});
-  r.add({.name = "Adam", .domain = "ai.onnx.preview.training", .infer = optimizer(4)});
+  // Costs (docs/COSTS.md): the cross-entropy is a log-softmax over the scores; the likelihood
+  // loss picks one score per target and adds it; the optimizers update every element a few
+  // times (their formulas' operations).
+  r.add({.name = "SoftmaxCrossEntropyLoss",
+         .infer = inferLoss,
+         .cost = costSum({costPerInput(FlopKind::Compare), costPerInput(FlopKind::Add, 3),
+                          costPerInput(FlopKind::Special, 2)})});
+  r.add({.name = "NegativeLogLikelihoodLoss",
+         .infer = inferLoss,
+         .cost = costPerInput(FlopKind::Add, 1, 1)});
+  r.add({.name = "StringNormalizer",
+         .infer = inferStringNormalizer,
+         .cost = costPerInput(FlopKind::Other)});
+  r.add({.name = "TfIdfVectorizer",
+         .infer = inferTfIdfVectorizer,
+         .cost = costPerInput(FlopKind::Other)});
+  const char *kPreview = "ai.onnx.preview.training";
+  r.add({.name = "Adagrad",
+         .domain = kPreview,
+         .infer = optimizer(3),
+         .cost = costPerOutput(FlopKind::Other, 6)});
+  r.add({.name = "Momentum",
+         .domain = kPreview,
+         .infer = optimizer(3),
+         .cost = costPerOutput(FlopKind::Other, 4)});
+  r.add({.name = "Adam",
+         .domain = kPreview,
+         .infer = optimizer(4),
+         .cost = costPerOutput(FlopKind::Other, 10)});
 }
 
 } // namespace sf

@@ -109,6 +109,15 @@ using RefineFn = std::function<Result<void>(RefineContext &)>;
 using CostFn = std::function<Result<OpCost>(const CostContext &)>;
 using KernelFn = std::function<Result<void>(EvalContext &)>;
 
+/// How often an op's bodies run per run of the op (statistics, lowering, the executor).
+enum class BodyRuns : uint8_t {
+  None,       // no bodies
+  OneBranch,  // If: one of its branches
+  TripCount,  // Loop: its trip count
+  ScanLength, // Scan: once per element along the scan axis
+  PerElement, // SequenceMap: once per element of the input sequence
+};
+
 /// What lowering and memory planning need to know about an op without running it.
 struct OpTraits {
   /// Output 0 has the shape of input 0 (elementwise unary ops, activations, normalisations):
@@ -123,6 +132,9 @@ struct OpTraits {
   /// The size of some output depends on input data (NonZero, Unique, NonMaxSuppression, ...):
   /// the kernel computes it (seed 002's mode 1).
   bool dataDependent = false;
+  /// Reads only its inputs' shapes, never their elements (Shape, Size).
+  bool metadataOnly = false;
+  BodyRuns bodies = BodyRuns::None;
 };
 
 struct OpDef {

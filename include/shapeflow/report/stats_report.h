@@ -1,0 +1,42 @@
+// What `shapeflow stats` shows (and the Python module returns): the statistics of a model as
+// JSON (README "Statistics"), CSV (one row per node), a terminal table with human units, and an
+// SVG picture of where the work goes.
+#pragma once
+
+#include "shapeflow/cost/device.h"
+#include "shapeflow/cost/stats.h"
+#include "shapeflow/ir/graph.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace sf {
+
+struct StatsReport {
+  std::string model;
+  const Graph *graph = nullptr;
+  const ModelStats *stats = nullptr;
+  std::optional<Device> device;
+  /// Where to evaluate symbolic counts for rankings, the intensity and the picture: values of
+  /// symbols by name; a symbol not given takes the lower end of its range.
+  std::map<std::string, int64_t> at;
+};
+
+nlohmann::json statsJson(const StatsReport &r);
+void printStatsCsv(const StatsReport &r, std::ostream &os);
+void printStatsText(const StatsReport &r, std::ostream &os);
+/// An SVG document: work per op type, work per node along the graph (memory-bound nodes marked
+/// when a device is given), and for a symbolic model the total's growth with its first symbol.
+std::string statsSvg(const StatsReport &r);
+
+/// A device from its JSON: {"name": str, "peak_flops": number (operations per second),
+/// "memory_bandwidth": number (bytes per second), "cache_bytes": number (optional)}.
+Result<Device> parseDevice(const nlohmann::json &j);
+
+/// `4.11 GMAC`, `512 B`, `1.2 TB`: a count with a decimal SI prefix and a unit.
+std::string humanCount(double v, const char *unit);
+
+} // namespace sf

@@ -1,0 +1,242 @@
+// Per-node and whole-model statistics (cost/stats.h): a walk over the graph and its bodies that
+// asks each op's cost function for its arithmetic and computes elements, bytes, parameters and
+// traffic from the facts. Every sum is checked Dimension arithmetic: symbolic where the facts are.
+#include "shapeflow/cost/stats.h"
+
+#include "shapeflow/ops/helpers.h"
+
+#include <set>
+
+namespace sf {
+
+Result<void> Counts::add(const Counts &o, const Dimension &times) {
+  auto acc = [&](Dimension &into, const Dimension &v) -> Result<void> {
+    SF_ASSIGN(Dimension scaled, v * times);
+    SF_ASSIGN(into, into + scaled);
+    return success();
+  };
+  SF_TRY(acc(macs, o.macs));
+  SF_TRY(acc(flops, o.flops));
+  for (size_t k = 0; k < kFlopKinds; ++k)
+    SF_TRY(acc(flopsByKind[k], o.flopsByKind[k]));
+  SF_TRY(acc(readBytes, o.readBytes));
+  SF_TRY(acc(writeBytes, o.writeBytes));
+  return success();
+}
+
+Dimension bytesOf(const Fact &f) {
+  size_t size = f.type == ElementType::Undefined ? 0 : elementSize(f.type);
+  if (size == 0) return Dimension::dynamic();
+  auto b = elementsOf(f) * Dimension(int64_t(size));
+  return b.ok() ? *b : Dimension::dynamic();
+}
+
+namespace {
+
+/// Parameters in the model-card sense: weights, stored as float or 8-bit integer initializers.
+bool isWeightType(ElementType t) {
+  return isFloat(t) || t == ElementType::I8 || t == ElementType::U8;
+}
+
+/// Every count unknown (an op without a cost function).
+Counts unknownCounts() {
+  Counts c;
+  c.macs = c.flops = Dimension::dynamic();
+  for (auto &k : c.flopsByKind)
+    k = Dimension::dynamic();
+  return c;
+}
+
+Dimension maxOf(const Dimension &a, const Dimension &b) {
+  auto m = Dimension::max(a, b);
+  return m.ok() ? *m : Dimension::dynamic();
+}
+
+/// The larger of two branches, count by count.
+Counts maxCounts(const Counts &a, const Counts &b) {
+  Counts m;
+  m.macs = maxOf(a.macs, b.macs);
+  m.flops = maxOf(a.flops, b.flops);
+  for (size_t k = 0; k < kFlopKinds; ++k)
+    m.flopsByKind[k] = maxOf(a.flopsByKind[k], b.flopsByKind[k]);
+  m.readBytes = maxOf(a.readBytes, b.readBytes);
+  m.writeBytes = maxOf(a.writeBytes, b.writeBytes);
+  return m;
+}
+
+class Walker {
+public:
+  Walker(const OpRegistry &registry, ModelStats &out) : registry_(registry), out_(out) {}
+
+  /// Appends the statistics of every node of `g` (which runs `runs` times per model run) and
+  /// returns the counts of one run of `g`.
+  Result<Counts> walk(const Graph &g, const std::string &path, const Dimension &runs, int depth) {
+    if (depth > 64) return makeError("subgraphs nested deeper than 64");
+    Counts total;
+    for (const Node &n : g.nodes) {
+      if (n.removed || n.isParameter() || n.isConstant()) continue;
+      SF_ASSIGN(Counts c, node(g, n, path, runs, depth));
+      SF_TRY(total.add(c));
+    }
+    return total;
+  }
+
+private:
+  /// Statistics of one node (appended), and its counts per run of its graph, bodies included.
+  Result<Counts> node(const Graph &g, const Node &n, const std::string &path, const Dimension &runs,
+                      int depth) {
+    NodeStats s;
+    s.name = n.name;
+    s.op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
+    s.path = path;
+    s.runs = runs;
+    std::vector<const Fact *> ins, outs;
+    for (const OutletId &o : n.inputs) {
+      if (!g.contains(o)) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Fact &f = g.fact(o);
+      ins.push_back(&f);
+      SF_ASSIGN(s.inElems, s.inElems + elementsOf(f));
+      SF_ASSIGN(s.inBytes, s.inBytes + bytesOf(f));
+      const Node &producer = g.nodes[o.node];
+      if (producer.isConstant() && producer.attrs.has("initializer") && f.shape.isStatic()) {
+        Dimension e = elementsOf(f), b = bytesOf(f);
+        if (e.isStatic()) s.paramElems += e.length();
+        if (b.isStatic()) s.paramBytes += b.length();
+        if (isWeightType(f.type) && seen_.insert({&g, o.node}).second) {
+          if (e.isStatic()) out_.params += e.length();
+          if (b.isStatic()) out_.paramBytes += b.length();
+        }
+      }
+    }
+    for (const Outlet &o : n.outputs) {
+      outs.push_back(&o.fact);
+      SF_ASSIGN(s.outElems, s.outElems + elementsOf(o.fact));
+      SF_ASSIGN(s.outBytes, s.outBytes + bytesOf(o.fact));
+    }
+
+    const OpDef *def = registry_.find(n.domain, n.opType);
+    Counts own;
+    if (!def || !def->cost) {
+      s.modeled = false;
+      own = unknownCounts();
+    } else {
+      CostContext ctx(ins, outs, n.attrs, n.opsetVersion);
+      auto cost = def->cost(ctx);
+      if (!cost.ok()) {
+        s.modeled = false;
+        own = unknownCounts();
+      } else {
+        own.macs = cost->macs;
+        own.flopsByKind = cost->flops;
+        SF_ASSIGN(own.flops, cost->totalFlops());
+      }
+    }
+    const OpTraits traits = def ? def->traits : OpTraits{};
+    if (!traits.view) {
+      own.readBytes = traits.metadataOnly ? Dimension(0) : s.inBytes;
+      own.writeBytes = s.outBytes;
+    }
+    s.counts = own;
+    size_t index = out_.nodes.size();
+    out_.nodes.push_back(s);
+    SF_TRY(record(s.op, own, runs));
+
+    // Bodies, as often as they run per run of this node.
+    if (traits.bodies == BodyRuns::None) return own;
+    std::string inner = path.empty() ? n.name : path + "/" + n.name;
+    Counts withBodies = own;
+    if (traits.bodies == BodyRuns::OneBranch) {
+      SF_ASSIGN(GraphPtr thenB, n.attrs.getGraph("then_branch"));
+      SF_ASSIGN(GraphPtr elseB, n.attrs.getGraph("else_branch"));
+      SF_ASSIGN(Counts a, walk(*thenB, inner + "/then_branch", runs, depth + 1));
+      SF_ASSIGN(Counts b, walk(*elseB, inner + "/else_branch", runs, depth + 1));
+      SF_TRY(withBodies.add(maxCounts(a, b)));
+      out_.nodes[index].note = "one branch runs: the larger one is counted";
+      return withBodies;
+    }
+    SF_ASSIGN(GraphPtr body, n.attrs.getGraph("body"));
+    auto [times, note] = bodyRuns(n, g, *body, traits.bodies);
+    SF_ASSIGN(Dimension bodyRuns, runs * times);
+    SF_ASSIGN(Counts b, walk(*body, inner + "/body", bodyRuns, depth + 1));
+    SF_TRY(withBodies.add(b, times));
+    out_.nodes[index].note = note;
+    return withBodies;
+  }
+
+  /// How many times a Loop's, Scan's or SequenceMap's body runs per run of the node.
+  std::pair<Dimension, std::string> bodyRuns(const Node &n, const Graph &g, const Graph &body,
+                                             BodyRuns kind) {
+    auto inputFact = [&](size_t i) -> const Fact * {
+      return i < n.inputs.size() && g.contains(n.inputs[i]) ? &g.fact(n.inputs[i]) : nullptr;
+    };
+    size_t formals = body.formalInputCount();
+    if (kind == BodyRuns::TripCount) {
+      // A scan output's leading dim is the trip count; else M (at most, when the condition can
+      // stop the loop early).
+      size_t carried = formals >= 2 ? formals - 2 : 0;
+      for (size_t k = carried; k < n.outputs.size(); ++k) {
+        const PartialShape &s = n.outputs[k].fact.shape;
+        if (s.rankIsStatic() && s.size() > 0) return {s[0], "the body runs its trip count times"};
+      }
+      if (const Fact *m = inputFact(0)) {
+        if (auto v = scalarDim(*m)) {
+          auto trips = Dimension::max(*v, Dimension(0));
+          if (trips.ok()) {
+            bool cond = n.inputs.size() > 1 && n.inputs[1].valid();
+            return {trips->nonNegative(), cond ? "the body runs at most M times (the condition "
+                                                 "may stop it earlier): M is counted"
+                                               : "the body runs M times"};
+          }
+        }
+      }
+      return {Dimension::dynamic(), "the trip count is not known"};
+    }
+    if (kind == BodyRuns::ScanLength) {
+      int64_t scans = n.attrs.getInt("num_scan_inputs", 1).valueOr(1);
+      bool batched = n.opsetVersion > 0 && n.opsetVersion < 9;
+      size_t first = (batched ? 1 : 0) + (formals >= size_t(scans) ? formals - size_t(scans) : 0);
+      int64_t axis = batched ? 1 : 0;
+      if (auto axes = n.attrs.getInts("scan_input_axes"); axes.ok() && !axes->empty())
+        axis = (*axes)[0];
+      if (const Fact *x = inputFact(first); x && x->shape.rankIsStatic()) {
+        int64_t r = int64_t(x->shape.size());
+        if (axis < 0) axis += r;
+        if (axis >= 0 && axis < r)
+          return {x->shape[size_t(axis)], "the body runs once per scan step"};
+      }
+      return {Dimension::dynamic(), "the scan length is not known"};
+    }
+    return {Dimension::dynamic(), "the body runs once per sequence element (a count not known)"};
+  }
+
+  Result<void> record(const std::string &op, const Counts &c, const Dimension &runs) {
+    OpTypeStats &t = out_.byOpType[op];
+    ++t.count;
+    return t.counts.add(c, runs);
+  }
+
+  const OpRegistry &registry_;
+  ModelStats &out_;
+  std::set<std::pair<const Graph *, uint32_t>> seen_; // initializers counted as parameters
+};
+
+} // namespace
+
+Result<ModelStats> computeStats(const Graph &g, const StatsOptions &options) {
+  ExprScope scope = g.enter();
+  ModelStats out;
+  Walker w(options.registry ? *options.registry : defaultRegistry(), out);
+  SF_ASSIGN(out.total, w.walk(g, "", Dimension(1), 0));
+  for (const NodeStats &n : out.nodes)
+    if (!n.modeled) {
+      out.notes.push_back("no cost model for " + n.op + " (node '" + n.name +
+                          "'): its counts are unknown");
+      break;
+    }
+  return out;
+}
+
+} // namespace sf

@@ -1,0 +1,426 @@
+// The statistics report (report/stats_report.h): JSON, CSV, a terminal table and an SVG picture.
+#include "shapeflow/report/stats_report.h"
+
+#include "shapeflow/report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace sf {
+namespace {
+
+/// The value of `d` at the report's binding (symbols not given at the lower end of their
+/// range); the lower bound when it has no expression.
+std::optional<int64_t> valueAt(const StatsReport &r, const Dimension &d) {
+  if (d.isStatic()) return d.length();
+  if (!d.expr() || d.expr()->hasAnonymous) {
+    if (d.minLength() >= 0) return d.minLength();
+    return std::nullopt;
+  }
+  auto v = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+    const SymbolInfo &info = symbolInfo(s);
+    auto it = r.at.find(info.name);
+    if (it != r.at.end()) return it->second;
+    return info.range.lo;
+  });
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+double asDouble(const std::optional<int64_t> &v) { return v ? double(*v) : 0.0; }
+
+/// 2 * macs + flops: the operations the roofline counts.
+Dimension workOf(const Counts &c) {
+  auto twice = c.macs * Dimension(2);
+  if (!twice.ok()) return Dimension::dynamic();
+  auto w = *twice + c.flops;
+  return w.ok() ? *w : Dimension::dynamic();
+}
+
+Dimension trafficOf(const Counts &c) {
+  auto t = c.readBytes + c.writeBytes;
+  return t.ok() ? *t : Dimension::dynamic();
+}
+
+nlohmann::json countsJson(const Counts &c) {
+  nlohmann::json j;
+  j["macs"] = dimJson(c.macs);
+  j["flops"] = dimJson(c.flops);
+  nlohmann::json kinds = nlohmann::json::object();
+  for (size_t k = 0; k < kFlopKinds; ++k)
+    kinds[toString(FlopKind(k))] = dimJson(c.flopsByKind[k]);
+  j["flops_by_kind"] = kinds;
+  j["read_bytes"] = dimJson(c.readBytes);
+  j["write_bytes"] = dimJson(c.writeBytes);
+  return j;
+}
+
+nlohmann::json intensityJson(const StatsReport &r, const Counts &c) {
+  auto work = valueAt(r, workOf(c)), traffic = valueAt(r, trafficOf(c));
+  if (!work || !traffic || *traffic == 0) return nullptr;
+  return std::round(double(*work) / double(*traffic) * 1000.0) / 1000.0;
+}
+
+void addRoofline(nlohmann::json &j, const StatsReport &r, const Counts &c) {
+  if (!r.device) return;
+  auto rf = roofline(c, *r.device);
+  if (!rf.ok()) return;
+  j["time_ns"] = dimJson(rf->timeNs);
+  j["compute_ns"] = dimJson(rf->computeNs);
+  j["memory_ns"] = dimJson(rf->memoryNs);
+  j["bound"] = toString(rf->bound);
+}
+
+/// A dim for a CSV cell: the number, or the expression (its bounds in brackets).
+std::string csvCell(const Dimension &d) {
+  if (d.isStatic()) return std::to_string(d.length());
+  std::string e = d.expr() && !d.expr()->hasAnonymous ? toString(d.expr()) : "?";
+  std::string s = e + " [" + std::to_string(d.minLength()) + ".." +
+                  (d.hasUpperBound() ? std::to_string(d.maxLength()) : std::string("")) + "]";
+  std::string quoted = "\"";
+  for (char ch : s)
+    quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+std::string xml(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string humanCount(double v, const char *unit) {
+  static const char *kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};
+  int p = 0;
+  while (std::fabs(v) >= 1000 && p < 6)
+    v /= 1000, ++p;
+  std::ostringstream os;
+  os << std::setprecision(p == 0 ? 0 : 3) << std::fixed << v;
+  std::string s = os.str();
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0')
+      s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s + " " + kPrefix[p] + unit;
+}
+
+Result<Device> parseDevice(const nlohmann::json &j) {
+  if (!j.is_object()) return makeError("a device is a JSON object");
+  Device d;
+  d.name = j.value("name", std::string("device"));
+  auto num = [&](const char *key, bool required) -> Result<double> {
+    if (!j.contains(key)) {
+      if (required) return errorf("the device has no \"{}\"", key);
+      return 0.0;
+    }
+    if (!j[key].is_number() || j[key].get<double>() < 0)
+      return errorf("the device's \"{}\" must be a non-negative number", key);
+    return j[key].get<double>();
+  };
+  SF_ASSIGN(d.peakFlops, num("peak_flops", true));
+  SF_ASSIGN(d.bandwidth, num("memory_bandwidth", true));
+  SF_ASSIGN(d.cacheBytes, num("cache_bytes", false));
+  if (d.peakFlops <= 0 || d.bandwidth <= 0)
+    return makeError("the device's peak_flops and memory_bandwidth must be positive");
+  return d;
+}
+
+nlohmann::json statsJson(const StatsReport &r) {
+  const ModelStats &s = *r.stats;
+  ExprScope scope = r.graph->enter();
+  nlohmann::json j;
+  j["model"] = r.model;
+  nlohmann::json syms = nlohmann::json::object();
+  for (const auto &[name, range] : r.graph->symbols.namedSymbols())
+    syms[name] = {{"min", range.lo},
+                  {"max", range.hi == kInf ? nlohmann::json(nullptr) : nlohmann::json(range.hi)}};
+  j["symbols"] = syms;
+  nlohmann::json total = countsJson(s.total);
+  total["params"] = s.params;
+  total["param_bytes"] = s.paramBytes;
+  total["intensity"] = intensityJson(r, s.total);
+  addRoofline(total, r, s.total);
+  j["total"] = total;
+  nlohmann::json byOp = nlohmann::json::object();
+  for (const auto &[op, t] : s.byOpType) {
+    nlohmann::json o = countsJson(t.counts);
+    o["count"] = t.count;
+    byOp[op] = o;
+  }
+  j["by_op_type"] = byOp;
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const NodeStats &n : s.nodes) {
+    nlohmann::json o = countsJson(n.counts);
+    o["name"] = n.name;
+    o["op"] = n.op;
+    if (!n.path.empty()) o["path"] = n.path;
+    o["runs"] = dimJson(n.runs);
+    o["in_elems"] = dimJson(n.inElems);
+    o["out_elems"] = dimJson(n.outElems);
+    o["in_bytes"] = dimJson(n.inBytes);
+    o["out_bytes"] = dimJson(n.outBytes);
+    o["param_elems"] = n.paramElems;
+    o["param_bytes"] = n.paramBytes;
+    o["intensity"] = intensityJson(r, n.counts);
+    if (!n.modeled) o["modeled"] = false;
+    if (!n.note.empty()) o["note"] = n.note;
+    addRoofline(o, r, n.counts);
+    nodes.push_back(o);
+  }
+  j["nodes"] = nodes;
+  if (r.device)
+    j["device"] = {{"name", r.device->name},
+                   {"peak_flops", r.device->peakFlops},
+                   {"memory_bandwidth", r.device->bandwidth},
+                   {"cache_bytes", r.device->cacheBytes}};
+  j["notes"] = s.notes;
+  return j;
+}
+
+void printStatsCsv(const StatsReport &r, std::ostream &os) {
+  ExprScope scope = r.graph->enter();
+  os << "name,op,path,runs,macs,flops,in_elems,out_elems,in_bytes,out_bytes,param_elems,"
+        "param_bytes,read_bytes,write_bytes";
+  if (r.device) os << ",time_ns,bound";
+  os << "\n";
+  auto text = [](const std::string &s) {
+    std::string q = "\"";
+    for (char c : s)
+      q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const NodeStats &n : r.stats->nodes) {
+    os << text(n.name) << "," << text(n.op) << "," << text(n.path) << "," << csvCell(n.runs) << ","
+       << csvCell(n.counts.macs) << "," << csvCell(n.counts.flops) << "," << csvCell(n.inElems)
+       << "," << csvCell(n.outElems) << "," << csvCell(n.inBytes) << "," << csvCell(n.outBytes)
+       << "," << n.paramElems << "," << n.paramBytes << "," << csvCell(n.counts.readBytes) << ","
+       << csvCell(n.counts.writeBytes);
+    if (r.device) {
+      auto rf = roofline(n.counts, *r.device);
+      if (rf.ok())
+        os << "," << csvCell(rf->timeNs) << "," << toString(rf->bound);
+      else
+        os << ",,";
+    }
+    os << "\n";
+  }
+}
+
+void printStatsText(const StatsReport &r, std::ostream &os) {
+  const ModelStats &s = *r.stats;
+  ExprScope scope = r.graph->enter();
+  auto shown = [&](const Dimension &d, const char *unit) {
+    std::string v = humanCount(asDouble(valueAt(r, d)), unit);
+    if (d.isStatic()) return v;
+    std::string e = d.expr() && !d.expr()->hasAnonymous ? toString(d.expr()) : "?";
+    if (e.size() > 60) e = e.substr(0, 57) + "...";
+    return v + "  (" + e + ")";
+  };
+  os << "model: " << r.model << "\n";
+  bool symbolic = false;
+  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
+    if (!symbolic) os << "symbols (counts shown at:";
+    symbolic = true;
+    auto it = r.at.find(name);
+    os << " " << name << "=" << (it != r.at.end() ? it->second : range.lo);
+  }
+  if (symbolic) os << ")\n";
+  os << "total:\n";
+  os << "  MACs          " << shown(s.total.macs, "MAC") << "\n";
+  os << "  other FLOPs   " << shown(s.total.flops, "FLOP") << "\n";
+  os << "  parameters    " << humanCount(double(s.params), "") << " ("
+     << humanCount(double(s.paramBytes), "B") << ")\n";
+  os << "  bytes read    " << shown(s.total.readBytes, "B") << "\n";
+  os << "  bytes written " << shown(s.total.writeBytes, "B") << "\n";
+  if (r.device) {
+    auto rf = roofline(s.total, *r.device);
+    if (rf.ok())
+      os << "  time on " << r.device->name << ": "
+         << humanCount(asDouble(valueAt(r, rf->timeNs)) * 1e-9, "s") << " (sum of the nodes' "
+         << "roofline times)\n";
+  }
+  // Top nodes by MACs and by bytes, at the binding.
+  std::vector<const NodeStats *> nodes;
+  for (const NodeStats &n : s.nodes)
+    nodes.push_back(&n);
+  auto top = [&](const char *title, auto key, const char *unit) {
+    std::vector<std::pair<double, const NodeStats *>> v;
+    for (const NodeStats *n : nodes) {
+      auto runs = valueAt(r, n->runs);
+      v.push_back({key(*n) * asDouble(runs ? runs : std::optional<int64_t>(1)), n});
+    }
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto &a, const auto &b) { return a.first > b.first; });
+    os << title << ":\n";
+    for (size_t i = 0; i < std::min<size_t>(10, v.size()) && v[i].first > 0; ++i) {
+      const NodeStats &n = *v[i].second;
+      std::string label = (n.path.empty() ? "" : n.path + "/") + n.name;
+      if (label.size() > 48) label = "..." + label.substr(label.size() - 45);
+      os << "  " << std::left << std::setw(48) << label << " " << std::setw(22) << n.op << " "
+         << humanCount(v[i].first, unit) << "\n";
+    }
+  };
+  top(
+      "top nodes by MACs", [&](const NodeStats &n) { return asDouble(valueAt(r, n.counts.macs)); },
+      "MAC");
+  top(
+      "top nodes by bytes moved",
+      [&](const NodeStats &n) { return asDouble(valueAt(r, trafficOf(n.counts))); }, "B");
+  os << "by op type (MACs, other FLOPs, bytes moved):\n";
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto &[op, t] : s.byOpType)
+    ops.push_back(
+        {asDouble(valueAt(r, workOf(t.counts))) + asDouble(valueAt(r, trafficOf(t.counts))) * 1e-9,
+         op});
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  for (const auto &[w, op] : ops) {
+    const OpTypeStats &t = s.byOpType.at(op);
+    os << "  " << std::left << std::setw(28) << op << std::right << std::setw(5) << t.count << "  "
+       << std::left << std::setw(14) << humanCount(asDouble(valueAt(r, t.counts.macs)), "MAC")
+       << std::setw(15) << humanCount(asDouble(valueAt(r, t.counts.flops)), "FLOP")
+       << humanCount(asDouble(valueAt(r, trafficOf(t.counts))), "B") << "\n";
+  }
+  for (const std::string &n : s.notes)
+    os << "note: " << n << "\n";
+}
+
+std::string statsSvg(const StatsReport &r) {
+  const ModelStats &s = *r.stats;
+  ExprScope scope = r.graph->enter();
+  const int width = 960, pad = 60;
+  std::ostringstream svg;
+  int y = 30;
+  std::ostringstream body;
+  auto title = [&](const std::string &t) {
+    body << "<text x='" << pad << "' y='" << y << "' font-size='16' font-weight='bold'>" << xml(t)
+         << "</text>\n";
+    y += 14;
+  };
+  title("Where the work goes: " + r.model);
+  // 1. Per op type: work (2 * MACs + other FLOPs) as horizontal bars.
+  std::vector<std::pair<double, std::string>> ops;
+  double maxWork = 0;
+  for (const auto &[op, t] : s.byOpType) {
+    double w = asDouble(valueAt(r, workOf(t.counts)));
+    ops.push_back({w, op});
+    maxWork = std::max(maxWork, w);
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  if (ops.size() > 14) ops.resize(14);
+  y += 10;
+  body << "<text x='" << pad << "' y='" << y
+       << "' font-size='12'>operations per op type (2 x MACs + other FLOPs)</text>\n";
+  y += 8;
+  for (const auto &[w, op] : ops) {
+    double len = maxWork > 0 ? w / maxWork * (width - 2 * pad - 260) : 0;
+    body << "<text x='" << pad << "' y='" << y + 12 << "' font-size='11'>" << xml(op) << "</text>"
+         << "<rect x='" << pad + 170 << "' y='" << y + 2 << "' width='" << std::max(len, 0.5)
+         << "' height='12' fill='#4878a8'/>"
+         << "<text x='" << pad + 176 + len << "' y='" << y + 12 << "' font-size='10'>"
+         << xml(humanCount(w, "OP")) << "</text>\n";
+    y += 16;
+  }
+  // 2. Per node in graph order: work as columns; memory-bound nodes red (with a device).
+  y += 24;
+  body << "<text x='" << pad << "' y='" << y
+       << "' font-size='12'>operations per node, in graph order"
+       << (r.device ? " (red: memory-bound on " + xml(r.device->name) + ")" : std::string())
+       << "</text>\n";
+  y += 8;
+  const int chartH = 160;
+  double maxNode = 0;
+  std::vector<double> works;
+  for (const NodeStats &n : s.nodes) {
+    auto runs = valueAt(r, n.runs);
+    double w =
+        asDouble(valueAt(r, workOf(n.counts))) * asDouble(runs ? runs : std::optional<int64_t>(1));
+    works.push_back(w);
+    maxNode = std::max(maxNode, w);
+  }
+  double colW = s.nodes.empty() ? 1 : double(width - 2 * pad) / double(s.nodes.size());
+  body << "<rect x='" << pad << "' y='" << y << "' width='" << width - 2 * pad << "' height='"
+       << chartH << "' fill='none' stroke='#ccc'/>\n";
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    double h = maxNode > 0 ? works[i] / maxNode * chartH : 0;
+    if (h <= 0) continue;
+    std::string color = "#4878a8";
+    if (r.device) {
+      auto rf = roofline(s.nodes[i].counts, *r.device);
+      if (rf.ok()) {
+        auto c = valueAt(r, rf->computeNs), m = valueAt(r, rf->memoryNs);
+        if (c && m && *m > *c) color = "#c0392b";
+      }
+    }
+    body << "<rect x='" << pad + colW * double(i) << "' y='" << y + chartH - h << "' width='"
+         << std::max(colW * 0.9, 0.3) << "' height='" << h << "' fill='" << color << "'><title>"
+         << xml(s.nodes[i].name + " (" + s.nodes[i].op + "): " + humanCount(works[i], "OP"))
+         << "</title></rect>\n";
+  }
+  y += chartH + 10;
+  // 3. A symbolic model: the total's growth with its first symbol between its bounds.
+  auto syms = r.graph->symbols.namedSymbols();
+  if (!syms.empty() && !s.total.macs.isStatic() && s.total.macs.expr() &&
+      !s.total.macs.expr()->hasAnonymous) {
+    const auto &[name, range] = syms.front();
+    int64_t lo = std::max<int64_t>(range.lo, 1);
+    int64_t hi = range.hi == kInf ? std::max<int64_t>(lo * 16, 1024) : range.hi;
+    y += 24;
+    body << "<text x='" << pad << "' y='" << y << "' font-size='12'>total MACs as " << xml(name)
+         << " goes from " << lo << " to " << hi << " (other symbols at their lower ends)</text>\n";
+    y += 8;
+    std::vector<std::pair<double, double>> pts;
+    double maxV = 0;
+    for (int i = 0; i <= 32; ++i) {
+      int64_t v = lo + (hi - lo) * i / 32;
+      StatsReport at = r;
+      at.at[name] = v;
+      double m = asDouble(valueAt(at, s.total.macs));
+      pts.push_back({double(v), m});
+      maxV = std::max(maxV, m);
+    }
+    body << "<rect x='" << pad << "' y='" << y << "' width='" << width - 2 * pad << "' height='"
+         << chartH
+         << "' fill='none' stroke='#ccc'/>\n<polyline fill='none' stroke='#4878a8' "
+            "stroke-width='2' points='";
+    for (const auto &[v, m] : pts) {
+      double px = pad + (hi > lo ? (v - double(lo)) / double(hi - lo) : 0) * (width - 2 * pad);
+      double py = y + chartH - (maxV > 0 ? m / maxV * chartH : 0);
+      body << px << "," << py << " ";
+    }
+    body << "'/>\n<text x='" << pad << "' y='" << y + chartH + 14 << "' font-size='10'>" << lo
+         << "</text><text x='" << width - pad - 40 << "' y='" << y + chartH + 14
+         << "' font-size='10'>" << hi << "</text><text x='" << pad + 4 << "' y='" << y + 12
+         << "' font-size='10'>" << xml(humanCount(maxV, "MAC")) << "</text>\n";
+    y += chartH + 20;
+  }
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << y + 20
+      << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n"
+      << body.str() << "</svg>\n";
+  return svg.str();
+}
+
+} // namespace sf
