@@ -154,7 +154,7 @@ private:
       SF_ASSIGN(Counts a, walk(*thenB, inner + "/then_branch", runs, depth + 1));
       SF_ASSIGN(Counts b, walk(*elseB, inner + "/else_branch", runs, depth + 1));
       SF_TRY(withBodies.add(maxCounts(a, b)));
-      out_.nodes[index].note = "one branch runs: the larger one is counted";
+      out_.nodes[index].note = "one branch runs: each count is the larger of the two branches'";
       return withBodies;
     }
     SF_ASSIGN(GraphPtr body, n.attrs.getGraph("body"));

@@ -2,6 +2,7 @@
 #include "shapeflow/report/stats_report.h"
 
 #include "shapeflow/report/report.h"
+#include "shapeflow/support/format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -109,6 +110,37 @@ std::string xml(const std::string &s) {
 }
 
 } // namespace
+
+std::vector<std::string> statsLines(const ModelStats &s) {
+  auto counts = [](const Counts &c) {
+    std::string out = fmt::format("macs {}, flops {}", c.macs, c.flops);
+    std::string kinds;
+    for (size_t k = 0; k < kFlopKinds; ++k) {
+      const Dimension &d = c.flopsByKind[k];
+      if (d.isStatic() && d.length() == 0) continue;
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", toString(FlopKind(k)), d);
+    }
+    if (!kinds.empty()) out += " (" + kinds + ")";
+    return out + fmt::format(", read {}, write {}", c.readBytes, c.writeBytes);
+  };
+  std::vector<std::string> lines;
+  for (const NodeStats &n : s.nodes) {
+    std::string line = fmt::format("{} ({})", n.name, n.op);
+    if (!n.path.empty()) line += fmt::format(" in {} x {}", n.path, n.runs);
+    line += ": ";
+    line += n.modeled ? counts(n.counts) : std::string("not modeled");
+    if (n.paramElems) line += fmt::format(", params {} ({} B)", n.paramElems, n.paramBytes);
+    if (!n.note.empty()) line += " -- " + n.note;
+    lines.push_back(std::move(line));
+  }
+  for (const auto &[op, t] : s.byOpType)
+    lines.push_back(fmt::format("op {} x{}: {}", op, t.count, counts(t.counts)));
+  lines.push_back(fmt::format("total: {}, params {} ({} B)", counts(s.total), s.params,
+                              s.paramBytes));
+  for (const std::string &note : s.notes)
+    lines.push_back("note: " + note);
+  return lines;
+}
 
 std::string humanCount(double v, const char *unit) {
   static const char *kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};

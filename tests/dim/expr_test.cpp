@@ -156,6 +156,37 @@ TEST_F(ExprTest, LeadingNegatedDivisionPrintsAsPython) {
   }
 }
 
+// Sums that are a monomial times binomials print as that product (the expanded sum is the
+// canonical form; printing factors it back): the element count of a strided convolution's output,
+// a flattened feature map. Sums that do not factor completely, and linear sums, print expanded.
+// Every printed form reads back to the same expression.
+TEST_F(ExprTest, ProductsOfBinomialsPrintFactored) {
+  SymbolTable table;
+  Expr h2 = symbol(table.named("H")), w2 = symbol(table.named("W")), n2 = symbol(table.named("N"));
+  Expr oh = E(add(E(floorDiv(E(sub(h2, c(1))), 2)), c(1))); // (H - 1)//2 + 1
+  Expr ow = E(add(E(floorDiv(E(sub(w2, c(1))), 2)), c(1)));
+  struct Case {
+    Result<Expr> e;
+    const char *printed;
+  } cases[] = {
+      {mul(E(mul(c(432), n2)), E(mul(oh, ow))), "432*N*((H - 1)//2 + 1)*((W - 1)//2 + 1)"},
+      {mul(E(add(h2, c(1))), E(add(w2, c(1)))), "(H + 1)*(W + 1)"},
+      {mul(E(mul(c(9), E(add(h2, c(1))))), E(add(w2, c(1)))), "9*(H + 1)*(W + 1)"},
+      {mul(E(add(h2, c(-2))), E(mul(c(-3), w2))), "-3*W*(H - 2)"},
+      {mul(E(add(h2, c(1))), E(add(h2, c(1)))), "2*H + H*H + 1"},  // a square: not factored
+      {add(E(mul(h2, w2)), c(1)), "H*W + 1"},                     // does not factor
+      {mul(c(2), E(add(n2, c(1)))), "2*N + 2"},                    // linear: expanded
+      {add(E(mul(h2, w2)), E(add(h2, w2))), "H + W + H*W"},        // x*A + B, B not a multiple
+  };
+  for (auto &cs : cases) {
+    ASSERT_TRUE(cs.e.ok()) << cs.printed;
+    std::string text = toString(*cs.e);
+    EXPECT_EQ(text, cs.printed);
+    Dimension back = GET(parseDimension(text, table));
+    EXPECT_EQ(back.expr(), *cs.e) << text << " reads back as " << back.toString();
+  }
+}
+
 TEST_F(ExprTest, AnonymousSymbolsPrintThroughTheCallback) {
   SymbolId a = newAnonymousSymbol({1, 8});
   Expr e = E(add(symbol(a), N));

@@ -1,6 +1,7 @@
 // Golden tests (MLIR lit style, tests/golden/README.md): every tests/golden/**/*.txt holds cases
 // split by `// -----`; a case is a text-form graph plus `// CHECK: ...` lines with the facts of
-// every node output and the diagnostics that `shapeflow infer` prints. Each case is one gtest.
+// every node output and the diagnostics that `shapeflow infer` prints (under stats/: the
+// statistics of every node and the totals, then the diagnostics). Each case is one gtest.
 //
 //   golden_tests                     run every case
 //   golden_tests --update            rewrite the CHECK lines from the actual output
@@ -11,6 +12,7 @@
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
 #include "shapeflow/report/report.h"
+#include "shapeflow/report/stats_report.h"
 
 #include <gtest/gtest.h>
 
@@ -188,8 +190,16 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
 
 /// What `shapeflow infer` prints for them (the report library's lines): the facts of every named
 /// node output in node order, then the errors and warnings in the order reported.
-std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags) {
-  std::vector<std::string> out = tensorLines(g);
+/// Files under stats/ check the statistics instead (statsLines: per node, per op type, total).
+std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags, bool stats) {
+  std::vector<std::string> out;
+  if (!stats) {
+    out = tensorLines(g);
+  } else if (auto s = computeStats(g); s.ok()) {
+    out = statsLines(*s);
+  } else {
+    out.push_back("stats error: " + s.error().message);
+  }
   for (std::string &line : diagnosticLines(diags))
     out.push_back(std::move(line));
   return out;
@@ -302,7 +312,7 @@ TEST_P(GoldenTest, Check) {
   }
   Diagnostics diags;
   inferGraph(*g, diags);
-  std::vector<std::string> actual = actualLines(*g, diags);
+  std::vector<std::string> actual = actualLines(*g, diags, startsWith(c.file, "stats/"));
 
   bool update = gUpdate;
   if (const char *e = std::getenv("SF_UPDATE_GOLDEN"); e && *e && std::string(e) != "0")

@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace sf {
 
@@ -31,6 +32,13 @@ void printStatsText(const StatsReport &r, std::ostream &os);
 /// An SVG document: work per op type, work per node along the graph (memory-bound nodes marked
 /// when a device is given), and for a symbolic model the total's growth with its first symbol.
 std::string statsSvg(const StatsReport &r);
+
+/// The statistics as plain lines (golden files under tests/golden/stats, tests): one per node in
+/// the order of ModelStats::nodes, then the per-op-type totals and the model's total.
+///   `y (Conv): macs 432*N, flops 16*N (add 16*N), read 64*N + 1792, write 64*N, params 448 (1792 B)`
+/// Counts print as numbers or expressions (an unknown count as `?`, a range as `?{lo..hi}`);
+/// a body node adds `in PATH x RUNS`, a control-flow node its note after ` -- `.
+std::vector<std::string> statsLines(const ModelStats &s);
 
 /// A device from its JSON: {"name": str, "peak_flops": number (operations per second),
 /// "memory_bandwidth": number (bytes per second), "cache_bytes": number (optional)}.
