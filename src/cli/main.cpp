@@ -91,9 +91,7 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
   auto m = loadAndInfer(a);
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
-  auto stats = computeStats(r.graph);
-  if (!stats.ok()) return fail(stats.error().message);
-  StatsReport report{a.path, &r.graph, &*stats, std::nullopt, {}};
+  std::optional<Device> device;
   if (!s.devicePath.empty()) {
     std::ifstream in(s.devicePath);
     if (!in) return fail(s.devicePath + ": cannot open");
@@ -101,8 +99,13 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
     if (j.is_discarded()) return fail(s.devicePath + ": not JSON");
     auto d = parseDevice(j);
     if (!d.ok()) return fail(s.devicePath + ": " + d.error().message);
-    report.device = *d;
+    device = *d;
   }
+  StatsOptions options;
+  options.device = device ? &*device : nullptr;
+  auto stats = computeStats(r.graph, options);
+  if (!stats.ok()) return fail(stats.error().message);
+  StatsReport report{a.path, &r.graph, &*stats, device, {}};
   for (const auto &spec : s.at) {
     auto b = parseDimBound(spec);
     if (!b.ok() || b->range.lo != b->range.hi)

@@ -3,6 +3,8 @@
 // traffic from the facts. Every sum is checked Dimension arithmetic: symbolic where the facts are.
 #include "shapeflow/cost/stats.h"
 
+#include "shapeflow/cost/device.h"
+
 #include "shapeflow/ops/helpers.h"
 
 #include <set>
@@ -21,6 +23,7 @@ Result<void> Counts::add(const Counts &o, const Dimension &times) {
     SF_TRY(acc(flopsByKind[k], o.flopsByKind[k]));
   SF_TRY(acc(readBytes, o.readBytes));
   SF_TRY(acc(writeBytes, o.writeBytes));
+  SF_TRY(acc(timeNs, o.timeNs));
   return success();
 }
 
@@ -61,12 +64,14 @@ Counts maxCounts(const Counts &a, const Counts &b) {
     m.flopsByKind[k] = maxOf(a.flopsByKind[k], b.flopsByKind[k]);
   m.readBytes = maxOf(a.readBytes, b.readBytes);
   m.writeBytes = maxOf(a.writeBytes, b.writeBytes);
+  m.timeNs = maxOf(a.timeNs, b.timeNs);
   return m;
 }
 
 class Walker {
 public:
-  Walker(const OpRegistry &registry, ModelStats &out) : registry_(registry), out_(out) {}
+  Walker(const OpRegistry &registry, const Device *device, ModelStats &out)
+      : registry_(registry), device_(device), out_(out) {}
 
   /// Appends the statistics of every node of `g` (which runs `runs` times per model run) and
   /// returns the counts of one run of `g`.
@@ -138,6 +143,10 @@ private:
     if (!traits.view) {
       own.readBytes = traits.metadataOnly ? Dimension(0) : s.inBytes;
       own.writeBytes = s.outBytes;
+    }
+    if (device_) {
+      auto rf = s.modeled ? roofline(own, *device_) : Result<Roofline>(makeError("not modeled"));
+      own.timeNs = rf.ok() ? rf->timeNs : Dimension::dynamic();
     }
     s.counts = own;
     size_t index = out_.nodes.size();
@@ -219,6 +228,7 @@ private:
   }
 
   const OpRegistry &registry_;
+  const Device *device_;
   ModelStats &out_;
   std::set<std::pair<const Graph *, uint32_t>> seen_; // initializers counted as parameters
 };
@@ -228,7 +238,7 @@ private:
 Result<ModelStats> computeStats(const Graph &g, const StatsOptions &options) {
   ExprScope scope = g.enter();
   ModelStats out;
-  Walker w(options.registry ? *options.registry : defaultRegistry(), out);
+  Walker w(options.registry ? *options.registry : defaultRegistry(), options.device, out);
   SF_ASSIGN(out.total, w.walk(g, "", Dimension(1), 0));
   for (const NodeStats &n : out.nodes)
     if (!n.modeled) {

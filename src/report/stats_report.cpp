@@ -64,11 +64,14 @@ nlohmann::json intensityJson(const StatsReport &r, const Counts &c) {
   return std::round(double(*work) / double(*traffic) * 1000.0) / 1000.0;
 }
 
-void addRoofline(nlohmann::json &j, const StatsReport &r, const Counts &c) {
+/// A node's roofline; for a sum (`summed`), its time is the sum of its nodes' times (computed
+/// with the statistics) and compute_ns, memory_ns and bound are those of the summed counts: the
+/// time it would take at best, were all its work one op.
+void addRoofline(nlohmann::json &j, const StatsReport &r, const Counts &c, bool summed) {
   if (!r.device) return;
   auto rf = roofline(c, *r.device);
   if (!rf.ok()) return;
-  j["time_ns"] = dimJson(rf->timeNs);
+  j["time_ns"] = dimJson(summed ? c.timeNs : rf->timeNs);
   j["compute_ns"] = dimJson(rf->computeNs);
   j["memory_ns"] = dimJson(rf->memoryNs);
   j["bound"] = toString(rf->bound);
@@ -142,20 +145,38 @@ std::vector<std::string> statsLines(const ModelStats &s) {
   return lines;
 }
 
-std::string humanCount(double v, const char *unit) {
-  static const char *kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};
-  int p = 0;
-  while (std::fabs(v) >= 1000 && p < 6)
-    v /= 1000, ++p;
+namespace {
+/// `v` (scaled by 1000 `steps` times at most, while it is 1000 or more) with three significant
+/// digits: 4.11, 42.1, 512 (whole numbers when not scaled); returns the steps taken.
+std::string threeDigits(double &v, int maxSteps, int &steps) {
+  steps = 0;
+  while (std::fabs(v) >= 1000 && steps < maxSteps)
+    v /= 1000, ++steps;
+  int decimals = steps == 0 ? 0 : std::fabs(v) < 10 ? 2 : std::fabs(v) < 100 ? 1 : 0;
   std::ostringstream os;
-  os << std::setprecision(p == 0 ? 0 : 3) << std::fixed << v;
+  os << std::setprecision(decimals) << std::fixed << v;
   std::string s = os.str();
   if (s.find('.') != std::string::npos) {
     while (s.back() == '0')
       s.pop_back();
     if (s.back() == '.') s.pop_back();
   }
+  return s;
+}
+} // namespace
+
+std::string humanCount(double v, const char *unit) {
+  static const char *kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};
+  int p = 0;
+  std::string s = threeDigits(v, 6, p);
   return s + " " + kPrefix[p] + unit;
+}
+
+std::string humanTime(double ns) {
+  static const char *kUnit[] = {"ns", "us", "ms", "s"};
+  int u = 0;
+  std::string s = threeDigits(ns, 3, u);
+  return s + " " + kUnit[u];
 }
 
 Result<Device> parseDevice(const nlohmann::json &j) {
@@ -193,7 +214,7 @@ nlohmann::json statsJson(const StatsReport &r) {
   total["params"] = s.params;
   total["param_bytes"] = s.paramBytes;
   total["intensity"] = intensityJson(r, s.total);
-  addRoofline(total, r, s.total);
+  addRoofline(total, r, s.total, true);
   j["total"] = total;
   nlohmann::json byOp = nlohmann::json::object();
   for (const auto &[op, t] : s.byOpType) {
@@ -218,7 +239,7 @@ nlohmann::json statsJson(const StatsReport &r) {
     o["intensity"] = intensityJson(r, n.counts);
     if (!n.modeled) o["modeled"] = false;
     if (!n.note.empty()) o["note"] = n.note;
-    addRoofline(o, r, n.counts);
+    addRoofline(o, r, n.counts, false);
     nodes.push_back(o);
   }
   j["nodes"] = nodes;
@@ -287,11 +308,9 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
   os << "  bytes read    " << shown(s.total.readBytes, "B") << "\n";
   os << "  bytes written " << shown(s.total.writeBytes, "B") << "\n";
   if (r.device) {
-    auto rf = roofline(s.total, *r.device);
-    if (rf.ok())
-      os << "  time on " << r.device->name << ": "
-         << humanCount(asDouble(valueAt(r, rf->timeNs)) * 1e-9, "s") << " (sum of the nodes' "
-         << "roofline times)\n";
+    auto t = valueAt(r, s.total.timeNs);
+    os << "  time on " << r.device->name << ": " << (t ? humanTime(double(*t)) : "?")
+       << " (the sum of the nodes' roofline times)\n";
   }
   // Top nodes by MACs and by bytes, at the binding.
   std::vector<const NodeStats *> nodes;

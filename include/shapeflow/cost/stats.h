@@ -26,6 +26,10 @@ struct Counts {
   /// Memory traffic of the ops run alone: the bytes they read (inputs and parameters) and write.
   Dimension readBytes = Dimension(0);
   Dimension writeBytes = Dimension(0);
+  /// With a device (StatsOptions::device): the roofline time in nanoseconds, a node's own and
+  /// for a sum the sum of its nodes' (each bound by its own arithmetic or traffic), not the
+  /// roofline of the summed counts.
+  Dimension timeNs = Dimension(0);
 
   /// `this += o * times`, checked.
   Result<void> add(const Counts &o, const Dimension &times = Dimension(1));
@@ -66,8 +70,11 @@ struct ModelStats {
   std::vector<std::string> notes;
 };
 
+struct Device;
 struct StatsOptions {
   const OpRegistry *registry = nullptr; // defaultRegistry() when null
+  /// When given, every Counts carries its roofline time on this device (cost/device.h).
+  const Device *device = nullptr;
 };
 
 /// Statistics of an inferred graph (inferGraph first: bodies hold their facts once settled).

@@ -46,5 +46,7 @@ Result<Device> parseDevice(const nlohmann::json &j);
 
 /// `4.11 GMAC`, `512 B`, `1.2 TB`: a count with a decimal SI prefix and a unit.
 std::string humanCount(double v, const char *unit);
+/// `850 ns`, `12.4 us`, `3.2 ms`, `1.05 s`.
+std::string humanTime(double ns);
 
 } // namespace sf
