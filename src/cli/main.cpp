@@ -113,7 +113,7 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
     report.at[b->symbol] = b->range.lo;
   }
   if (s.json)
-    std::cout << jsonText(statsJson(report), 1) << "\n";
+    std::cout << statsJsonText(report, 1) << "\n";
   else if (s.csv)
     printStatsCsv(report, std::cout);
   else

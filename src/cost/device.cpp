@@ -34,7 +34,15 @@ Result<Roofline> roofline(const Counts &c, const Device &d) {
   SF_ASSIGN(Dimension twoMacs, c.macs * Dimension(2));
   SF_ASSIGN(Dimension work, twoMacs + c.flops);
   SF_ASSIGN(Dimension traffic, c.readBytes + c.writeBytes);
-  SF_ASSIGN(r.computeNs, nanoseconds(work, d.peakFlops));
+  // Each kind at its rate: MACs at the MAC rate (half the peak when none is given: 2 operations
+  // each), every other kind at its own or the peak.
+  SF_ASSIGN(r.computeNs, nanoseconds(c.macs, d.macRate > 0 ? d.macRate : d.peakFlops / 2));
+  for (size_t k = 0; k < kFlopKinds; ++k) {
+    if (c.flopsByKind[k].isStatic() && c.flopsByKind[k].length() == 0) continue;
+    SF_ASSIGN(Dimension ns, nanoseconds(c.flopsByKind[k],
+                                        d.kindRate[k] > 0 ? d.kindRate[k] : d.peakFlops));
+    SF_ASSIGN(r.computeNs, r.computeNs + ns);
+  }
   SF_ASSIGN(r.memoryNs, nanoseconds(traffic, d.bandwidth));
   SF_ASSIGN(r.timeNs, Dimension::max(r.computeNs, r.memoryNs));
   if (r.computeNs.minLength() >= r.memoryNs.maxLength())

@@ -8,6 +8,7 @@
 #include "shapeflow/ops/helpers.h"
 
 #include <set>
+#include <unordered_map>
 
 namespace sf {
 
@@ -35,6 +36,44 @@ Dimension bytesOf(const Fact &f) {
 }
 
 namespace {
+
+/// Counts summed over many nodes, each expression made once at the end (DimensionSum): a
+/// running Counts::add would form every partial sum.
+class CountsSum {
+public:
+  Result<void> add(const Counts &c, const Dimension &times = Dimension(1)) {
+    if (times.isStatic()) return addScaled(c, times.length());
+    Counts scaled;
+    SF_TRY(scaled.add(c, times));
+    return addScaled(scaled, 1);
+  }
+  Result<Counts> value() const {
+    Counts c;
+    SF_ASSIGN(c.macs, macs_.value());
+    SF_ASSIGN(c.flops, flops_.value());
+    for (size_t k = 0; k < kFlopKinds; ++k) {
+      SF_ASSIGN(c.flopsByKind[k], kinds_[k].value());
+    }
+    SF_ASSIGN(c.readBytes, read_.value());
+    SF_ASSIGN(c.writeBytes, write_.value());
+    SF_ASSIGN(c.timeNs, time_.value());
+    return c;
+  }
+
+private:
+  Result<void> addScaled(const Counts &c, int64_t k) {
+    SF_TRY(macs_.add(c.macs, k));
+    SF_TRY(flops_.add(c.flops, k));
+    for (size_t i = 0; i < kFlopKinds; ++i)
+      SF_TRY(kinds_[i].add(c.flopsByKind[i], k));
+    SF_TRY(read_.add(c.readBytes, k));
+    SF_TRY(write_.add(c.writeBytes, k));
+    SF_TRY(time_.add(c.timeNs, k));
+    return success();
+  }
+  DimensionSum macs_, flops_, read_, write_, time_;
+  std::array<DimensionSum, kFlopKinds> kinds_;
+};
 
 /// Parameters in the model-card sense: weights, stored as float or 8-bit integer initializers.
 bool isWeightType(ElementType t) {
@@ -77,13 +116,21 @@ public:
   /// returns the counts of one run of `g`.
   Result<Counts> walk(const Graph &g, const std::string &path, const Dimension &runs, int depth) {
     if (depth > 64) return makeError("subgraphs nested deeper than 64");
-    Counts total;
+    CountsSum total;
     for (const Node &n : g.nodes) {
       if (n.removed || n.isParameter() || n.isConstant()) continue;
       SF_ASSIGN(Counts c, node(g, n, path, runs, depth));
       SF_TRY(total.add(c));
     }
-    return total;
+    return total.value();
+  }
+
+  /// The per-op-type totals, made once every node has been seen.
+  Result<void> finishOpTypes() {
+    for (auto &[op, sum] : opSums_) {
+      SF_ASSIGN(out_.byOpType[op].counts, sum.value());
+    }
+    return success();
   }
 
 private:
@@ -96,6 +143,7 @@ private:
     s.path = path;
     s.runs = runs;
     std::vector<const Fact *> ins, outs;
+    DimensionSum inElems, inBytes, outElems, outBytes; // a Concat may read dozens of tensors
     for (const OutletId &o : n.inputs) {
       if (!g.contains(o)) {
         ins.push_back(nullptr);
@@ -103,11 +151,11 @@ private:
       }
       const Fact &f = g.fact(o);
       ins.push_back(&f);
-      SF_ASSIGN(s.inElems, s.inElems + elementsOf(f));
-      SF_ASSIGN(s.inBytes, s.inBytes + bytesOf(f));
+      const auto &[e, b] = sizes(f);
+      SF_TRY(inElems.add(e));
+      SF_TRY(inBytes.add(b));
       const Node &producer = g.nodes[o.node];
       if (producer.isConstant() && producer.attrs.has("initializer") && f.shape.isStatic()) {
-        Dimension e = elementsOf(f), b = bytesOf(f);
         if (e.isStatic()) s.paramElems += e.length();
         if (b.isStatic()) s.paramBytes += b.length();
         if (isWeightType(f.type) && seen_.insert({&g, o.node}).second) {
@@ -118,9 +166,14 @@ private:
     }
     for (const Outlet &o : n.outputs) {
       outs.push_back(&o.fact);
-      SF_ASSIGN(s.outElems, s.outElems + elementsOf(o.fact));
-      SF_ASSIGN(s.outBytes, s.outBytes + bytesOf(o.fact));
+      const auto &[e, b] = sizes(o.fact);
+      SF_TRY(outElems.add(e));
+      SF_TRY(outBytes.add(b));
     }
+    SF_ASSIGN(s.inElems, inElems.value());
+    SF_ASSIGN(s.inBytes, inBytes.value());
+    SF_ASSIGN(s.outElems, outElems.value());
+    SF_ASSIGN(s.outBytes, outBytes.value());
 
     const OpDef *def = registry_.find(n.domain, n.opType);
     Counts own;
@@ -221,16 +274,25 @@ private:
     return {Dimension::dynamic(), "the body runs once per sequence element (a count not known)"};
   }
 
+  /// Elements and bytes of a fact, made once per tensor (a tensor is an output once and an
+  /// input as often as it is read: a DenseNet block's features feed every later layer).
+  const std::pair<Dimension, Dimension> &sizes(const Fact &f) {
+    auto [it, fresh] = sizes_.try_emplace(&f);
+    if (fresh) it->second = {elementsOf(f), bytesOf(f)};
+    return it->second;
+  }
+
   Result<void> record(const std::string &op, const Counts &c, const Dimension &runs) {
-    OpTypeStats &t = out_.byOpType[op];
-    ++t.count;
-    return t.counts.add(c, runs);
+    ++out_.byOpType[op].count;
+    return opSums_[op].add(c, runs);
   }
 
   const OpRegistry &registry_;
   const Device *device_;
   ModelStats &out_;
   std::set<std::pair<const Graph *, uint32_t>> seen_; // initializers counted as parameters
+  std::map<std::string, CountsSum> opSums_;
+  std::unordered_map<const Fact *, std::pair<Dimension, Dimension>> sizes_;
 };
 
 } // namespace
@@ -240,6 +302,7 @@ Result<ModelStats> computeStats(const Graph &g, const StatsOptions &options) {
   ModelStats out;
   Walker w(options.registry ? *options.registry : defaultRegistry(), options.device, out);
   SF_ASSIGN(out.total, w.walk(g, "", Dimension(1), 0));
+  SF_TRY(w.finishOpTypes());
   for (const NodeStats &n : out.nodes)
     if (!n.modeled) {
       out.notes.push_back("no cost model for " + n.op + " (node '" + n.name +

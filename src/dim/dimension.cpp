@@ -133,6 +133,35 @@ Result<Dimension> operator+(const Dimension &a, const Dimension &b) {
                  [](Expr x, Expr y) { return add(x, y); });
 }
 
+Result<void> DimensionSum::add(const Dimension &d, int64_t k) {
+  if (k == 0) return success();
+  if (d.isStatic()) {
+    auto scaled = checkedMul(d.length(), k);
+    auto s = scaled ? checkedAdd(static_, *scaled) : std::nullopt;
+    if (!s) return makeError("dimension overflow in a sum");
+    static_ = *s;
+    return success();
+  }
+  symbolic_ = true;
+  Interval r = d.interval();
+  range_ = sf::add(range_, mul(r, Interval::point(k)));
+  if (!d.expr()) {
+    exprKnown_ = false;
+    return success();
+  }
+  if (exprKnown_) SF_TRY(expr_.add(d.expr(), k));
+  return success();
+}
+
+Result<Dimension> DimensionSum::value() const {
+  if (!symbolic_) return Dimension::constantValue(static_);
+  Interval range = sf::add(range_, Interval::point(static_));
+  if (!exprKnown_) return Dimension::fromInterval(range);
+  SF_ASSIGN(Expr e, expr_.result());
+  SF_ASSIGN(Expr total, sf::add(e, constant(static_)));
+  return Dimension(total, range);
+}
+
 Result<Dimension> operator-(const Dimension &a, const Dimension &b) {
   if (a.isStatic() && b.isStatic()) {
     auto s = checkedSub(a.length(), b.length());

@@ -191,6 +191,44 @@ Expr capExpr(Expr e) {
   return symbol(*id);
 }
 
+} // namespace expr_detail
+
+Result<void> ExprSum::add(Expr e, int64_t k) {
+  if (e->isFloat) return makeError("a float expression cannot be used in integer arithmetic");
+  if (k == 0) return success();
+  Lin l = toLin(e);
+  auto kc = checkedMul(k, l.c);
+  if (!kc) return overflow();
+  auto c = checkedAdd(c_, *kc);
+  if (!c) return overflow();
+  c_ = *c;
+  for (const Term &t : l.terms) {
+    auto kt = checkedMul(k, t.coef);
+    if (!kt) return overflow();
+    auto [it, fresh] = terms_.try_emplace(t.mono, 0);
+    auto sum = checkedAdd(it->second, *kt);
+    if (!sum) return overflow();
+    it->second = *sum;
+  }
+  return success();
+}
+
+Result<Expr> ExprSum::result() const {
+  Lin l;
+  l.c = c_;
+  std::vector<Term> terms;
+  terms.reserve(terms_.size());
+  for (const auto &[mono, coef] : terms_)
+    if (coef != 0) terms.push_back({mono, coef});
+  std::sort(terms.begin(), terms.end(),
+            [](const Term &a, const Term &b) { return compareExpr(a.mono, b.mono) < 0; });
+  for (const Term &t : terms)
+    l.terms.push_back(t);
+  return finish(l);
+}
+
+namespace expr_detail {
+
 Result<Expr> finish(Result<Lin> l) {
   if (!l.ok()) return l.takeError();
   return capExpr(fromLin(*l));

@@ -344,15 +344,19 @@ void registerContribOps(OpRegistry &r) {
          .infer = inferLikeInput(),
          .cost = costSum({costPerOutput(FlopKind::Mul, 2), costPerOutput(FlopKind::Add)})});
   r.add({.name = "SimplifiedLayerNormalization", .infer = inferLikeInput(), .cost = costLayerNorm});
-  const CostFn skipNorm = costSum({costPerOutput(FlopKind::Add), costLayerNorm});
+  // The skip's add per element, then LayerNorm: SkipLayerNormalization's beta is input 3 (its
+  // input 4, a bias added before the norm, is another add per element); the simplified one has
+  // no beta (its input 3 is that bias).
   r.add({.name = "SkipLayerNormalization",
          .domain = kMs,
          .infer = inferSkipLayerNorm,
-         .cost = skipNorm});
+         .cost = costSum({costPerOutput(FlopKind::Add), costLayerNormBiasAt(3),
+                          costIfInput(4, costPerOutput(FlopKind::Add))})});
   r.add({.name = "SkipSimplifiedLayerNormalization",
          .domain = kMs,
          .infer = inferSkipLayerNorm,
-         .cost = skipNorm});
+         .cost = costSum({costPerOutput(FlopKind::Add), costLayerNormBiasAt(size_t(-1)),
+                          costIfInput(3, costPerOutput(FlopKind::Add))})});
   // Word, position and segment embeddings gathered and added (2 adds), then normalised.
   r.add({.name = "EmbedLayerNormalization",
          .domain = kMs,

@@ -110,6 +110,13 @@ CostFn costVariadic(FlopKind k, int64_t extra, FlopKind extraKind) {
   };
 }
 
+CostFn costIfInput(size_t index, CostFn cost) {
+  return [index, cost](const CostContext &ctx) -> Result<OpCost> {
+    if (!ctx.hasInput(index)) return OpCost{};
+    return cost(ctx);
+  };
+}
+
 CostFn costSum(std::vector<CostFn> parts) {
   return [parts](const CostContext &ctx) -> Result<OpCost> {
     OpCost total;

@@ -224,14 +224,15 @@ Result<Dimension> rowsBefore(const Fact &x, int64_t axis) {
   return productOf(x.shape, 0, size_t(axis));
 }
 
-/// Mean-and-variance normalisation: per element a subtract and two accumulations (Add 3), a
-/// square, the normalising multiply and the scale (Mul 3); per row of statistics two divides
-/// and a reciprocal square root.
-Result<OpCost> normCost(const CostContext &ctx, const Dimension &rows) {
+/// Mean-and-variance normalisation: per element a subtract and two accumulations (Add 3, and
+/// the bias's add when there is a bias input), a square, the normalising multiply and the scale
+/// (Mul 3); per row of statistics two divides and a reciprocal square root.
+Result<OpCost> normCost(const CostContext &ctx, const Dimension &rows, size_t biasInput = 2) {
   OpCost c;
   Dimension n = elementsOf(ctx.input(0));
   SF_ASSIGN(Dimension three, times(n, Dimension(3)));
   SF_TRY(c.add(FlopKind::Add, three));
+  if (ctx.hasInput(biasInput)) SF_TRY(c.add(FlopKind::Add, n));
   SF_TRY(c.add(FlopKind::Mul, three));
   SF_ASSIGN(Dimension divs, times(rows, Dimension(2)));
   SF_TRY(c.add(FlopKind::Div, divs));
@@ -241,9 +242,14 @@ Result<OpCost> normCost(const CostContext &ctx, const Dimension &rows) {
 
 } // namespace
 
-Result<OpCost> costLayerNorm(const CostContext &ctx) {
-  SF_ASSIGN(Dimension rows, rowsBefore(ctx.input(0), ctx.attrs().getInt("axis", -1).valueOr(-1)));
-  return normCost(ctx, rows);
+Result<OpCost> costLayerNorm(const CostContext &ctx) { return costLayerNormBiasAt(2)(ctx); }
+
+CostFn costLayerNormBiasAt(size_t biasInput) {
+  return [biasInput](const CostContext &ctx) -> Result<OpCost> {
+    SF_ASSIGN(Dimension rows,
+              rowsBefore(ctx.input(0), ctx.attrs().getInt("axis", -1).valueOr(-1)));
+    return normCost(ctx, rows, biasInput);
+  };
 }
 
 namespace {

@@ -17,5 +17,7 @@ Result<OpCost> costMatMul(const CostContext &ctx);    // matmul.cpp: output elem
 Result<OpCost> costGemm(const CostContext &ctx);      // matmul.cpp: MatMul, C and scaling
 Result<OpCost> costConv(const CostContext &ctx);      // conv_pool.cpp
 Result<OpCost> costLayerNorm(const CostContext &ctx); // norm.cpp
+/// LayerNorm whose shift (beta) is input `biasInput` (SkipLayerNormalization's is input 3).
+CostFn costLayerNormBiasAt(size_t biasInput); // norm.cpp
 
 } // namespace sf

@@ -46,9 +46,20 @@ std::vector<std::string> diagnosticLines(const Diagnostics &diags) {
 }
 
 nlohmann::json dimJson(const Dimension &d) {
+  DimTexts none;
+  return dimJson(d, none);
+}
+
+nlohmann::json dimJson(const Dimension &d, DimTexts &texts) {
   if (d.isStatic()) return d.length();
   nlohmann::json j;
-  j["expr"] = exprText(d);
+  if (!d.expr()) {
+    j["expr"] = "?";
+  } else {
+    auto [it, fresh] = texts.try_emplace(d.expr());
+    if (fresh) it->second = exprText(d);
+    j["expr"] = it->second;
+  }
   j["min"] = d.minLength() == -kInf ? nlohmann::json(nullptr) : nlohmann::json(d.minLength());
   j["max"] = d.hasUpperBound() ? nlohmann::json(d.maxLength()) : nlohmann::json(nullptr);
   return j;
@@ -57,6 +68,7 @@ nlohmann::json dimJson(const Dimension &d) {
 nlohmann::json toJson(const Report &r) {
   const Graph &g = *r.graph;
   ExprScope scope = g.enter();
+  DimTexts texts; // a dim shared by many tensors is printed once
   nlohmann::json j;
   j["model"] = r.model;
   nlohmann::json syms = nlohmann::json::object();
@@ -84,7 +96,7 @@ nlohmann::json toJson(const Report &r) {
       if (f.shape.rankIsStatic()) {
         nlohmann::json s = nlohmann::json::array();
         for (const auto &d : f.shape.dims())
-          s.push_back(dimJson(d));
+          s.push_back(dimJson(d, texts));
         t["shape"] = s;
       } else {
         t["shape"] = nullptr;
@@ -92,7 +104,7 @@ nlohmann::json toJson(const Report &r) {
       if (f.value) {
         nlohmann::json v = nlohmann::json::array();
         for (const auto &d : *f.value)
-          v.push_back(dimJson(d));
+          v.push_back(dimJson(d, texts));
         t["value"] = v;
       }
       t["producer"] = producerName(g, n);

@@ -1,6 +1,7 @@
 // The statistics report (report/stats_report.h): JSON, CSV, a terminal table and an SVG picture.
 #include "shapeflow/report/stats_report.h"
 
+#include "shapeflow/report/json_writer.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/support/format.h"
 
@@ -45,36 +46,76 @@ Dimension trafficOf(const Counts &c) {
   return t.ok() ? *t : Dimension::dynamic();
 }
 
-nlohmann::json countsJson(const Counts &c) {
-  nlohmann::json j;
-  j["macs"] = dimJson(c.macs);
-  j["flops"] = dimJson(c.flops);
-  nlohmann::json kinds = nlohmann::json::object();
-  for (size_t k = 0; k < kFlopKinds; ++k)
-    kinds[toString(FlopKind(k))] = dimJson(c.flopsByKind[k]);
-  j["flops_by_kind"] = kinds;
-  j["read_bytes"] = dimJson(c.readBytes);
-  j["write_bytes"] = dimJson(c.writeBytes);
-  return j;
+/// A dim as JSON (dimJson's form), each expression's text made once per report.
+void writeDim(JsonWriter &w, const Dimension &d, DimTexts &texts) {
+  if (d.isStatic()) {
+    w.value(d.length());
+    return;
+  }
+  w.beginObject().key("expr");
+  if (!d.expr() || d.expr()->hasAnonymous) {
+    w.value("?");
+  } else {
+    auto [it, fresh] = texts.try_emplace(d.expr());
+    if (fresh) it->second = toString(d.expr());
+    w.value(it->second);
+  }
+  w.key("min");
+  if (d.minLength() == -kInf)
+    w.null();
+  else
+    w.value(d.minLength());
+  w.key("max");
+  if (d.hasUpperBound())
+    w.value(d.maxLength());
+  else
+    w.null();
+  w.endObject();
 }
 
-nlohmann::json intensityJson(const StatsReport &r, const Counts &c) {
-  auto work = valueAt(r, workOf(c)), traffic = valueAt(r, trafficOf(c));
-  if (!work || !traffic || *traffic == 0) return nullptr;
-  return std::round(double(*work) / double(*traffic) * 1000.0) / 1000.0;
+void writeCounts(JsonWriter &w, const Counts &c, DimTexts &texts) {
+  w.key("macs"), writeDim(w, c.macs, texts);
+  w.key("flops"), writeDim(w, c.flops, texts);
+  w.key("flops_by_kind").beginObject();
+  for (size_t k = 0; k < kFlopKinds; ++k)
+    w.key(toString(FlopKind(k))), writeDim(w, c.flopsByKind[k], texts);
+  w.endObject();
+  w.key("read_bytes"), writeDim(w, c.readBytes, texts);
+  w.key("write_bytes"), writeDim(w, c.writeBytes, texts);
+}
+
+/// (2 * macs + flops) / traffic at the report's binding, to three decimals; null when a count
+/// is not known there or nothing moves.
+void writeIntensity(JsonWriter &w, const StatsReport &r, const Counts &c) {
+  auto macs = valueAt(r, c.macs), flops = valueAt(r, c.flops);
+  auto read = valueAt(r, c.readBytes), written = valueAt(r, c.writeBytes);
+  w.key("intensity");
+  if (!macs || !flops || !read || !written || *read + double(*written) == 0) {
+    w.null();
+    return;
+  }
+  double work = 2.0 * double(*macs) + double(*flops), traffic = double(*read) + double(*written);
+  w.value(std::round(work / traffic * 1000.0) / 1000.0);
 }
 
 /// A node's roofline; for a sum (`summed`), its time is the sum of its nodes' times (computed
 /// with the statistics) and compute_ns, memory_ns and bound are those of the summed counts: the
 /// time it would take at best, were all its work one op.
-void addRoofline(nlohmann::json &j, const StatsReport &r, const Counts &c, bool summed) {
+void writeRoofline(JsonWriter &w, const StatsReport &r, const Counts &c, bool summed,
+                   DimTexts &texts) {
   if (!r.device) return;
   auto rf = roofline(c, *r.device);
   if (!rf.ok()) return;
-  j["time_ns"] = dimJson(summed ? c.timeNs : rf->timeNs);
-  j["compute_ns"] = dimJson(rf->computeNs);
-  j["memory_ns"] = dimJson(rf->memoryNs);
-  j["bound"] = toString(rf->bound);
+  w.key("time_ns"), writeDim(w, summed ? c.timeNs : rf->timeNs, texts);
+  w.key("compute_ns"), writeDim(w, rf->computeNs, texts);
+  w.key("memory_ns"), writeDim(w, rf->memoryNs, texts);
+  w.key("bound").value(toString(rf->bound));
+  // Whether its traffic (at the report's binding) fits the last-level cache: such a node's
+  // operands may stay in cache between ops, so its memory time is an upper estimate.
+  if (!summed && r.device->cacheBytes > 0) {
+    auto read = valueAt(r, c.readBytes), written = valueAt(r, c.writeBytes);
+    if (read && written) w.key("fits_cache").value(double(*read) + double(*written) <= r.device->cacheBytes);
+  }
 }
 
 /// A dim for a CSV cell: the number, or the expression (its bounds in brackets).
@@ -195,62 +236,110 @@ Result<Device> parseDevice(const nlohmann::json &j) {
   SF_ASSIGN(d.peakFlops, num("peak_flops", true));
   SF_ASSIGN(d.bandwidth, num("memory_bandwidth", true));
   SF_ASSIGN(d.cacheBytes, num("cache_bytes", false));
+  SF_ASSIGN(d.macRate, num("mac_rate", false));
   if (d.peakFlops <= 0 || d.bandwidth <= 0)
     return makeError("the device's peak_flops and memory_bandwidth must be positive");
+  if (j.contains("peak_by_kind")) {
+    const auto &kinds = j["peak_by_kind"];
+    if (!kinds.is_object()) return makeError("the device's \"peak_by_kind\" must be an object");
+    for (const auto &[key, value] : kinds.items()) {
+      size_t k = 0;
+      while (k < kFlopKinds && key != toString(FlopKind(k)))
+        ++k;
+      if (k == kFlopKinds)
+        return errorf("the device's \"peak_by_kind\" has \"{}\": the kinds are add, mul, div, "
+                      "special, compare, other",
+                      key);
+      if (!value.is_number() || value.get<double>() <= 0)
+        return errorf("the device's rate for \"{}\" must be a positive number", key);
+      d.kindRate[k] = value.get<double>();
+    }
+  }
   return d;
 }
 
-nlohmann::json statsJson(const StatsReport &r) {
+std::string statsJsonText(const StatsReport &r, int indent) {
   const ModelStats &s = *r.stats;
   ExprScope scope = r.graph->enter();
-  nlohmann::json j;
-  j["model"] = r.model;
-  nlohmann::json syms = nlohmann::json::object();
-  for (const auto &[name, range] : r.graph->symbols.namedSymbols())
-    syms[name] = {{"min", range.lo},
-                  {"max", range.hi == kInf ? nlohmann::json(nullptr) : nlohmann::json(range.hi)}};
-  j["symbols"] = syms;
-  nlohmann::json total = countsJson(s.total);
-  total["params"] = s.params;
-  total["param_bytes"] = s.paramBytes;
-  total["intensity"] = intensityJson(r, s.total);
-  addRoofline(total, r, s.total, true);
-  j["total"] = total;
-  nlohmann::json byOp = nlohmann::json::object();
+  DimTexts texts; // counts repeat (in_bytes and read_bytes, a kind and the flops): print once
+  std::string out;
+  out.reserve(256 + s.nodes.size() * 700);
+  JsonWriter w(out, indent);
+  w.beginObject();
+  w.key("model").value(r.model);
+  w.key("symbols").beginObject();
+  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
+    w.key(name).beginObject().key("min").value(range.lo).key("max");
+    if (range.hi == kInf)
+      w.null();
+    else
+      w.value(range.hi);
+    w.endObject();
+  }
+  w.endObject();
+  w.key("total").beginObject();
+  writeCounts(w, s.total, texts);
+  w.key("params").value(s.params);
+  w.key("param_bytes").value(s.paramBytes);
+  writeIntensity(w, r, s.total);
+  writeRoofline(w, r, s.total, true, texts);
+  w.endObject();
+  w.key("by_op_type").beginObject();
   for (const auto &[op, t] : s.byOpType) {
-    nlohmann::json o = countsJson(t.counts);
-    o["count"] = t.count;
-    byOp[op] = o;
+    w.key(op).beginObject();
+    writeCounts(w, t.counts, texts);
+    w.key("count").value(uint64_t(t.count));
+    w.endObject();
   }
-  j["by_op_type"] = byOp;
-  nlohmann::json nodes = nlohmann::json::array();
+  w.endObject();
+  w.key("nodes").beginArray();
   for (const NodeStats &n : s.nodes) {
-    nlohmann::json o = countsJson(n.counts);
-    o["name"] = n.name;
-    o["op"] = n.op;
-    if (!n.path.empty()) o["path"] = n.path;
-    o["runs"] = dimJson(n.runs);
-    o["in_elems"] = dimJson(n.inElems);
-    o["out_elems"] = dimJson(n.outElems);
-    o["in_bytes"] = dimJson(n.inBytes);
-    o["out_bytes"] = dimJson(n.outBytes);
-    o["param_elems"] = n.paramElems;
-    o["param_bytes"] = n.paramBytes;
-    o["intensity"] = intensityJson(r, n.counts);
-    if (!n.modeled) o["modeled"] = false;
-    if (!n.note.empty()) o["note"] = n.note;
-    addRoofline(o, r, n.counts, false);
-    nodes.push_back(o);
+    w.beginObject();
+    w.key("name").value(n.name);
+    w.key("op").value(n.op);
+    if (!n.path.empty()) w.key("path").value(n.path);
+    writeCounts(w, n.counts, texts);
+    w.key("runs"), writeDim(w, n.runs, texts);
+    w.key("in_elems"), writeDim(w, n.inElems, texts);
+    w.key("out_elems"), writeDim(w, n.outElems, texts);
+    w.key("in_bytes"), writeDim(w, n.inBytes, texts);
+    w.key("out_bytes"), writeDim(w, n.outBytes, texts);
+    w.key("param_elems").value(n.paramElems);
+    w.key("param_bytes").value(n.paramBytes);
+    writeIntensity(w, r, n.counts);
+    if (!n.modeled) w.key("modeled").value(false);
+    if (!n.note.empty()) w.key("note").value(n.note);
+    writeRoofline(w, r, n.counts, false, texts);
+    w.endObject();
   }
-  j["nodes"] = nodes;
-  if (r.device)
-    j["device"] = {{"name", r.device->name},
-                   {"peak_flops", r.device->peakFlops},
-                   {"memory_bandwidth", r.device->bandwidth},
-                   {"cache_bytes", r.device->cacheBytes}};
-  j["notes"] = s.notes;
-  return j;
+  w.endArray();
+  if (r.device) {
+    const Device &d = *r.device;
+    w.key("device").beginObject();
+    w.key("name").value(d.name);
+    w.key("peak_flops").value(d.peakFlops);
+    w.key("memory_bandwidth").value(d.bandwidth);
+    w.key("cache_bytes").value(d.cacheBytes);
+    if (d.macRate > 0) w.key("mac_rate").value(d.macRate);
+    bool anyKind = false;
+    for (size_t k = 0; k < kFlopKinds; ++k) {
+      if (d.kindRate[k] <= 0) continue;
+      if (!anyKind) w.key("peak_by_kind").beginObject();
+      anyKind = true;
+      w.key(toString(FlopKind(k))).value(d.kindRate[k]);
+    }
+    if (anyKind) w.endObject();
+    w.endObject();
+  }
+  w.key("notes").beginArray();
+  for (const std::string &note : s.notes)
+    w.value(note);
+  w.endArray();
+  w.endObject();
+  return out;
 }
+
+nlohmann::json statsJson(const StatsReport &r) { return nlohmann::json::parse(statsJsonText(r)); }
 
 void printStatsCsv(const StatsReport &r, std::ostream &os) {
   ExprScope scope = r.graph->enter();

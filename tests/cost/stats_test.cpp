@@ -122,6 +122,20 @@ TEST(Roofline, BoundByTheLongerOfComputeAndMemory) {
   EXPECT_DOUBLE_EQ(r->intensity, 1000.0 / 2000000.0);
 }
 
+TEST(Roofline, KindsAtTheirOwnRates) {
+  Device d{"test", 1e12, 1e11, 0};
+  d.macRate = 4e12;                                 // a matrix unit: 4 TMAC/s
+  d.kindRate[size_t(FlopKind::Special)] = 1e10;     // slow transcendental functions
+  Counts c;
+  c.macs = Dimension(4000000);                      // 1000 ns
+  c.flopsByKind[size_t(FlopKind::Special)] = Dimension(10000); // 1000 ns
+  c.flopsByKind[size_t(FlopKind::Add)] = Dimension(500000);    // 500 ns at the peak
+  c.flops = Dimension(510000);
+  auto r = roofline(c, d);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->computeNs, Dimension(2500));
+}
+
 TEST(Roofline, SymbolicCountsGiveSymbolicTimes) {
   Model m = statsOf(kMlp);
   ExprScope scope = m.g.enter();
@@ -153,6 +167,8 @@ TEST(Report, JsonKeepsTheContract) {
   EXPECT_EQ(j["nodes"][2]["out_elems"]["expr"], "10*N");
   EXPECT_TRUE(j["total"].contains("time_ns"));
   EXPECT_TRUE(j["nodes"][0].contains("bound"));
+  // At N = 8 the Gemm moves 8*1280... bytes: 8*256 + 33280 read, 8*512 written, in 1 MB.
+  EXPECT_EQ(j["nodes"][0]["fits_cache"], true);
   EXPECT_EQ(j["device"]["name"], "dev");
 }
 
@@ -237,6 +253,16 @@ TEST(Report, DeviceFiles) {
   EXPECT_EQ(ok->name, "x");
   EXPECT_DOUBLE_EQ(ok->bandwidth, 5e10);
   EXPECT_FALSE(parseDevice(nlohmann::json::parse(R"({"peak_flops": 1e12})")).ok());
+  auto kinds = parseDevice(nlohmann::json::parse(
+      R"({"peak_flops": 1e12, "memory_bandwidth": 1e11, "mac_rate": 4e12,
+          "peak_by_kind": {"special": 1e11}})"));
+  ASSERT_TRUE(kinds.ok());
+  EXPECT_DOUBLE_EQ(kinds->macRate, 4e12);
+  EXPECT_DOUBLE_EQ(kinds->kindRate[size_t(FlopKind::Special)], 1e11);
+  EXPECT_DOUBLE_EQ(kinds->kindRate[size_t(FlopKind::Add)], 0);
+  EXPECT_FALSE(parseDevice(nlohmann::json::parse(
+                   R"({"peak_flops": 1, "memory_bandwidth": 1, "peak_by_kind": {"exp": 1}})"))
+                   .ok());
   EXPECT_FALSE(parseDevice(nlohmann::json::parse(R"({"peak_flops": -1, "memory_bandwidth": 1})"))
                    .ok());
   EXPECT_FALSE(parseDevice(nlohmann::json::parse(R"([1, 2])")).ok());

@@ -6,6 +6,7 @@
 
 #include "shapeflow/cost/stats.h"
 
+#include <array>
 #include <string>
 
 namespace sf {
@@ -16,8 +17,12 @@ struct Device {
   double peakFlops = 0;
   /// Memory bandwidth, bytes per second.
   double bandwidth = 0;
-  /// Last-level cache, bytes (informational: an op whose traffic fits it is marked).
+  /// Last-level cache, bytes (informational: the report marks a node whose traffic fits it).
   double cacheBytes = 0;
+  /// Rates of their own, when given (0: the peak): multiply-accumulates per second (a matrix
+  /// unit's), and per kind of other arithmetic (transcendental functions are often slower).
+  double macRate = 0;
+  std::array<double, kFlopKinds> kindRate = {0, 0, 0, 0, 0, 0};
 };
 
 enum class Bound : uint8_t { Compute, Memory, Either };

@@ -105,6 +105,22 @@ private:
 };
 
 std::string toString(const Dimension &d);
+
+/// Adds many dimensions, each times a constant, making the expression once (ExprSum): what a
+/// running `total = total + d` gives, at a cost linear in the terms. Checked.
+class DimensionSum {
+public:
+  Result<void> add(const Dimension &d, int64_t k = 1);
+  Result<Dimension> value() const;
+
+private:
+  int64_t static_ = 0;     // the static dims' sum
+  Interval range_{0, 0};   // the symbolic dims' ranges, summed
+  bool symbolic_ = false;  // a dim that is not static was added
+  bool exprKnown_ = true;  // every such dim had an expression
+  ExprSum expr_;
+};
+
 /// Numbers as dimensions, each a constant (negatives kept, as values: constantValue).
 std::vector<Dimension> constantDims(std::span<const int64_t> v);
 

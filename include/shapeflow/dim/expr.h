@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace sf {
@@ -128,6 +129,19 @@ Result<Expr> add(Expr a, Expr b);
 Result<Expr> sub(Expr a, Expr b);
 Result<Expr> mul(Expr a, Expr b);
 Result<Expr> neg(Expr a);
+/// Sums many expressions, each times a constant, without forming every partial sum: the terms
+/// collect in one linear combination and the expression is made once, by result() (a running
+/// `add` would intern and bound each of the n partial sums: quadratic in the terms). The same
+/// expression as adding one by one; checked; integer expressions only.
+class ExprSum {
+public:
+  Result<void> add(Expr e, int64_t k = 1);
+  Result<Expr> result() const;
+
+private:
+  int64_t c_ = 0;
+  std::unordered_map<Expr, int64_t> terms_; // monomial -> coefficient
+};
 /// floor(a / c), c > 0.
 Result<Expr> floorDiv(Expr a, int64_t c);
 /// ceil(a / c), c > 0; expressed as (a - 1)//c + 1 style canonical form.

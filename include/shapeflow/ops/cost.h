@@ -90,6 +90,8 @@ CostFn costMacsPerOutput(int64_t n);
 /// Variadic elementwise (Sum, Max, ...): one operation of kind `k` per output element for each
 /// input after the first, plus `extra` of kind `extraKind` per output element (Mean's divide).
 CostFn costVariadic(FlopKind k, int64_t extra = 0, FlopKind extraKind = FlopKind::Div);
+/// `cost` when input `index` is present (an optional bias), else nothing.
+CostFn costIfInput(size_t index, CostFn cost);
 /// Several costs added together.
 CostFn costSum(std::vector<CostFn> parts);
 

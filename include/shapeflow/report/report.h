@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace sf {
@@ -30,6 +31,10 @@ void printText(const Report &r, std::ostream &os);
 std::string jsonText(const nlohmann::json &j, int indent = -1);
 /// A dim as JSON: an integer, or {"expr", "min", "max"}.
 nlohmann::json dimJson(const Dimension &d);
+/// Expressions printed so far (a report prints the same dims many times).
+using DimTexts = std::unordered_map<Expr, std::string>;
+/// The same, printing each expression once per `texts`.
+nlohmann::json dimJson(const Dimension &d, DimTexts &texts);
 
 /// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
 bool isNodeOutput(const Node &n);

@@ -26,6 +26,10 @@ struct StatsReport {
   std::map<std::string, int64_t> at;
 };
 
+/// The JSON (README "Statistics") as text, written as it goes (report/json_writer.h): what the
+/// CLI prints (`indent` as JsonWriter's).
+std::string statsJsonText(const StatsReport &r, int indent = 0);
+/// The same as a document (parsed from that text).
 nlohmann::json statsJson(const StatsReport &r);
 void printStatsCsv(const StatsReport &r, std::ostream &os);
 void printStatsText(const StatsReport &r, std::ostream &os);
@@ -41,7 +45,10 @@ std::string statsSvg(const StatsReport &r);
 std::vector<std::string> statsLines(const ModelStats &s);
 
 /// A device from its JSON: {"name": str, "peak_flops": number (operations per second),
-/// "memory_bandwidth": number (bytes per second), "cache_bytes": number (optional)}.
+/// "memory_bandwidth": number (bytes per second), and optionally "cache_bytes": number,
+/// "mac_rate": number (multiply-accumulates per second; default half the peak),
+/// "peak_by_kind": {"special": number, ...} (operations per second of a kind; default the peak)}.
+/// examples/devices/ has a few.
 Result<Device> parseDevice(const nlohmann::json &j);
 
 /// `4.11 GMAC`, `512 B`, `1.2 TB`: a count with a decimal SI prefix and a unit.
