@@ -2,6 +2,7 @@
 // (MODEL, --input NAME=DIMS, --dim SYM=LO..HI), then inference:
 //   shapeflow infer MODEL [--json] [--out FILE.onnx]   the facts of every tensor
 //   shapeflow stats MODEL [--json | --csv] [--svg FILE] [--device FILE] [--at SYM=V]
+//                         [--sweep SYM]
 //                                                      per-node and per-model cost statistics
 // Exit status: 0 clean, 1 the model has errors (results are still printed), 2 usage or I/O
 // error.
@@ -85,6 +86,7 @@ struct StatsArgs {
   bool json = false, csv = false;
   std::string svgPath, devicePath;
   std::vector<std::string> at;
+  std::string sweep;
 };
 
 int runStats(const ModelArgs &a, const StatsArgs &s) {
@@ -106,12 +108,18 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
   auto stats = computeStats(r.graph, options);
   if (!stats.ok()) return fail(stats.error().message);
   StatsReport report{a.path, &r.graph, &*stats, device, {}};
+  ExprScope scope = r.graph.enter();
   for (const auto &spec : s.at) {
     auto b = parseDimBound(spec);
     if (!b.ok() || b->range.lo != b->range.hi)
       return fail("--at expects SYM=VALUE, got '" + spec + "'");
+    if (!r.graph.symbols.find(b->symbol))
+      return fail("--at " + spec + ": the model has no symbol '" + b->symbol + "'");
     report.at[b->symbol] = b->range.lo;
   }
+  if (!s.sweep.empty() && !r.graph.symbols.find(s.sweep))
+    return fail("--sweep: the model has no symbol '" + s.sweep + "'");
+  report.sweep = s.sweep;
   if (s.json)
     std::cout << statsJsonText(report, 1) << "\n";
   else if (s.csv)
@@ -156,6 +164,9 @@ int main(int argc, char **argv) {
   stats->add_option("--at", statsArgs.at,
                     "where to evaluate symbolic counts for rankings and pictures: SYM=VALUE "
                     "(default: each symbol's lower bound)");
+  stats->add_option("--sweep", statsArgs.sweep,
+                    "the symbol the SVG's growth curve sweeps between its bounds (default: the "
+                    "first one the total depends on that --at does not fix)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

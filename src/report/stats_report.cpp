@@ -521,16 +521,42 @@ std::string statsSvg(const StatsReport &r) {
          << "</title></rect>\n";
   }
   y += chartH + 10;
-  // 3. A symbolic model: the total's growth with its first symbol between its bounds.
+  // 3. A symbolic model: the total's growth with one symbol between its bounds (--sweep, else
+  // the first symbol the total depends on that --at does not fix), the others at the binding.
   auto syms = r.graph->symbols.namedSymbols();
-  if (!syms.empty() && !s.total.macs.isStatic() && s.total.macs.expr() &&
-      !s.total.macs.expr()->hasAnonymous) {
-    const auto &[name, range] = syms.front();
+  std::vector<std::string> used;
+  if (!s.total.macs.isStatic() && s.total.macs.expr() && !s.total.macs.expr()->hasAnonymous)
+    for (SymbolId id : symbolsOf(s.total.macs.expr()))
+      used.push_back(symbolInfo(id).name);
+  std::optional<std::pair<std::string, Interval>> swept;
+  for (const auto &[name, range] : syms) {
+    bool mentioned = std::find(used.begin(), used.end(), name) != used.end();
+    if (!r.sweep.empty() ? name == r.sweep : mentioned && !r.at.count(name)) {
+      swept = {name, range};
+      break;
+    }
+  }
+  if (!swept && r.sweep.empty())
+    for (const auto &[name, range] : syms)
+      if (std::find(used.begin(), used.end(), name) != used.end()) {
+        swept = {name, range};
+        break;
+      }
+  if (swept) {
+    const auto &[name, range] = *swept;
     int64_t lo = std::max<int64_t>(range.lo, 1);
     int64_t hi = range.hi == kInf ? std::max<int64_t>(lo * 16, 1024) : range.hi;
+    std::string others;
+    for (const auto &[other, otherRange] : syms) {
+      if (other == name || std::find(used.begin(), used.end(), other) == used.end()) continue;
+      auto it = r.at.find(other);
+      others += (others.empty() ? "" : ", ") + other + "=" +
+                std::to_string(it != r.at.end() ? it->second : otherRange.lo);
+    }
     y += 24;
     body << "<text x='" << pad << "' y='" << y << "' font-size='12'>total MACs as " << xml(name)
-         << " goes from " << lo << " to " << hi << " (other symbols at their lower ends)</text>\n";
+         << " goes from " << lo << " to " << hi
+         << xml(others.empty() ? std::string() : " (" + others + ")") << "</text>\n";
     y += 8;
     std::vector<std::pair<double, double>> pts;
     double maxV = 0;

@@ -333,3 +333,61 @@ TEST(CliExample, TransformerBlockIsSymbolicThroughout) {
 }
 
 } // namespace
+
+// ---------------------------------------------------------------- stats
+
+TEST(CliStats, TextTableWithHumanUnitsAtABinding) {
+  Outcome r = shapeflow({"stats", data("clean.txt"), "--at", "N=1", "--at", "H=224", "--at",
+                         "W=224"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "counts shown at: N=1 H=224 W=224")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "MACs")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "top nodes by MACs")) << describe(r);
+}
+
+TEST(CliStats, JsonKeepsTheContractAndCountsAreExpressions) {
+  Outcome r = shapeflow({"stats", data("clean.txt"), "--json"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << describe(r);
+  for (const char *k : {"model", "symbols", "total", "by_op_type", "nodes"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  ASSERT_TRUE(j["total"]["macs"].is_object()) << j["total"].dump();
+  EXPECT_TRUE(j["total"]["macs"].contains("expr"));
+  EXPECT_TRUE(j["total"]["macs"].contains("min"));
+  EXPECT_TRUE(j["total"]["macs"].contains("max"));
+}
+
+TEST(CliStats, ConcreteInputGivesNumbers) {
+  Outcome r = shapeflow({"stats", data("clean.txt"), "--json", "--input", "x=1,3,32,32"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  EXPECT_TRUE(j["total"]["macs"].is_number_integer()) << j["total"].dump();
+}
+
+TEST(CliStats, CsvDeviceAndSvg) {
+  fs::path dev = scratchDir() / "dev.json";
+  std::ofstream(dev) << R"({"name": "d", "peak_flops": 1e12, "memory_bandwidth": 1e11})";
+  fs::path svg = scratchDir() / "w.svg";
+  Outcome r = shapeflow({"stats", data("clean.txt"), "--csv", "--device", dev.string(), "--svg",
+                         svg.string()});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("name,op,path,runs,macs", 0), 0u) << describe(r);
+  EXPECT_TRUE(contains(r.out, ",time_ns,bound")) << describe(r);
+  std::string picture = slurp(svg);
+  EXPECT_EQ(picture.rfind("<svg", 0), 0u);
+  EXPECT_TRUE(contains(picture, "total MACs as ")) << "a symbolic model draws its growth";
+}
+
+TEST(CliStats, BadOptionsAreTwo) {
+  Outcome a = shapeflow({"stats", data("clean.txt"), "--at", "Q=3"});
+  EXPECT_EQ(a.status, 2) << describe(a);
+  EXPECT_TRUE(contains(a.err, "no symbol 'Q'")) << describe(a);
+  fs::path dev = scratchDir() / "bad_dev.json";
+  std::ofstream(dev) << R"({"name": "d"})";
+  Outcome b = shapeflow({"stats", data("clean.txt"), "--device", dev.string()});
+  EXPECT_EQ(b.status, 2) << describe(b);
+  EXPECT_TRUE(contains(b.err, "peak_flops")) << describe(b);
+  Outcome c = shapeflow({"stats", data("clean.txt"), "--json", "--csv"});
+  EXPECT_EQ(c.status, 2) << describe(c);
+}

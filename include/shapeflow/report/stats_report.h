@@ -24,6 +24,9 @@ struct StatsReport {
   /// Where to evaluate symbolic counts for rankings, the intensity and the picture: values of
   /// symbols by name; a symbol not given takes the lower end of its range.
   std::map<std::string, int64_t> at;
+  /// The symbol the SVG's growth curve sweeps (empty: the first one the total depends on that
+  /// `at` does not fix).
+  std::string sweep;
 };
 
 /// The JSON (README "Statistics") as text, written as it goes (report/json_writer.h): what the
@@ -34,7 +37,8 @@ nlohmann::json statsJson(const StatsReport &r);
 void printStatsCsv(const StatsReport &r, std::ostream &os);
 void printStatsText(const StatsReport &r, std::ostream &os);
 /// An SVG document: work per op type, work per node along the graph (memory-bound nodes marked
-/// when a device is given), and for a symbolic model the total's growth with its first symbol.
+/// when a device is given), and for a symbolic model the total's growth with one symbol
+/// (StatsReport::sweep).
 std::string statsSvg(const StatsReport &r);
 
 /// The statistics as plain lines (golden files under tests/golden/stats, tests): one per node in
