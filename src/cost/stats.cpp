@@ -6,6 +6,7 @@
 #include "shapeflow/cost/device.h"
 
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/support/format.h"
 
 #include <set>
 #include <unordered_map>
@@ -37,6 +38,11 @@ Dimension bytesOf(const Fact &f) {
 
 namespace {
 
+/// Limits of a sum's expression over a graph (a model's total has a term per distinct size:
+/// hundreds in a detection model): larger than inference's (kMaxExprSize, kMaxTerms), since a
+/// total is made once per report; past them the total is a bounded unknown.
+inline constexpr uint32_t kTotalMaxSize = 1u << 16, kTotalMaxTerms = 4096;
+
 /// Counts summed over many nodes, each expression made once at the end (DimensionSum): a
 /// running Counts::add would form every partial sum.
 class CountsSum {
@@ -49,14 +55,14 @@ public:
   }
   Result<Counts> value() const {
     Counts c;
-    SF_ASSIGN(c.macs, macs_.value());
-    SF_ASSIGN(c.flops, flops_.value());
+    SF_ASSIGN(c.macs, macs_.value(kTotalMaxSize, kTotalMaxTerms));
+    SF_ASSIGN(c.flops, flops_.value(kTotalMaxSize, kTotalMaxTerms));
     for (size_t k = 0; k < kFlopKinds; ++k) {
-      SF_ASSIGN(c.flopsByKind[k], kinds_[k].value());
+      SF_ASSIGN(c.flopsByKind[k], kinds_[k].value(kTotalMaxSize, kTotalMaxTerms));
     }
-    SF_ASSIGN(c.readBytes, read_.value());
-    SF_ASSIGN(c.writeBytes, write_.value());
-    SF_ASSIGN(c.timeNs, time_.value());
+    SF_ASSIGN(c.readBytes, read_.value(kTotalMaxSize, kTotalMaxTerms));
+    SF_ASSIGN(c.writeBytes, write_.value(kTotalMaxSize, kTotalMaxTerms));
+    SF_ASSIGN(c.timeNs, time_.value(kTotalMaxSize, kTotalMaxTerms));
     return c;
   }
 
@@ -107,6 +113,29 @@ Counts maxCounts(const Counts &a, const Counts &b) {
   return m;
 }
 
+/// `d` when it is an expression of named symbols, else its lower bound.
+Dimension knownPart(const Dimension &d) {
+  if (d.isStatic() || (d.expr() && !d.expr()->hasAnonymous)) return d;
+  return Dimension(std::max<int64_t>(d.minLength(), 0));
+}
+
+Counts knownPart(const Counts &c) {
+  Counts k;
+  k.macs = knownPart(c.macs);
+  k.flops = knownPart(c.flops);
+  for (size_t i = 0; i < kFlopKinds; ++i)
+    k.flopsByKind[i] = knownPart(c.flopsByKind[i]);
+  k.readBytes = knownPart(c.readBytes);
+  k.writeBytes = knownPart(c.writeBytes);
+  k.timeNs = knownPart(c.timeNs);
+  return k;
+}
+
+/// The counts of a graph or node, and their known part (ModelStats::totalKnown).
+struct Both {
+  Counts all, known;
+};
+
 class Walker {
 public:
   Walker(const OpRegistry &registry, const Device *device, ModelStats &out)
@@ -114,15 +143,20 @@ public:
 
   /// Appends the statistics of every node of `g` (which runs `runs` times per model run) and
   /// returns the counts of one run of `g`.
-  Result<Counts> walk(const Graph &g, const std::string &path, const Dimension &runs, int depth) {
+  Result<Both> walk(const Graph &g, const std::string &path, const Dimension &runs, int depth) {
     if (depth > 64) return makeError("subgraphs nested deeper than 64");
-    CountsSum total;
+    CountsSum total, known;
     for (const Node &n : g.nodes) {
       if (n.removed || n.isParameter() || n.isConstant()) continue;
-      SF_ASSIGN(Counts c, node(g, n, path, runs, depth));
-      SF_TRY(total.add(c));
+      SF_ASSIGN(Both c, node(g, n, path, runs, depth));
+      SF_TRY(total.add(c.all));
+      SF_TRY(known.add(c.known));
+
     }
-    return total.value();
+    Both b;
+    SF_ASSIGN(b.all, total.value());
+    SF_ASSIGN(b.known, known.value());
+    return b;
   }
 
   /// The per-op-type totals, made once every node has been seen.
@@ -135,7 +169,7 @@ public:
 
 private:
   /// Statistics of one node (appended), and its counts per run of its graph, bodies included.
-  Result<Counts> node(const Graph &g, const Node &n, const std::string &path, const Dimension &runs,
+  Result<Both> node(const Graph &g, const Node &n, const std::string &path, const Dimension &runs,
                       int depth) {
     NodeStats s;
     s.name = n.name;
@@ -207,23 +241,25 @@ private:
     SF_TRY(record(s.op, own, runs));
 
     // Bodies, as often as they run per run of this node.
-    if (traits.bodies == BodyRuns::None) return own;
+    Both withBodies{own, knownPart(own)};
+    if (traits.bodies == BodyRuns::None) return withBodies;
     std::string inner = path.empty() ? n.name : path + "/" + n.name;
-    Counts withBodies = own;
     if (traits.bodies == BodyRuns::OneBranch) {
       SF_ASSIGN(GraphPtr thenB, n.attrs.getGraph("then_branch"));
       SF_ASSIGN(GraphPtr elseB, n.attrs.getGraph("else_branch"));
-      SF_ASSIGN(Counts a, walk(*thenB, inner + "/then_branch", runs, depth + 1));
-      SF_ASSIGN(Counts b, walk(*elseB, inner + "/else_branch", runs, depth + 1));
-      SF_TRY(withBodies.add(maxCounts(a, b)));
+      SF_ASSIGN(Both a, walk(*thenB, inner + "/then_branch", runs, depth + 1));
+      SF_ASSIGN(Both b, walk(*elseB, inner + "/else_branch", runs, depth + 1));
+      SF_TRY(withBodies.all.add(maxCounts(a.all, b.all)));
+      SF_TRY(withBodies.known.add(maxCounts(a.known, b.known)));
       out_.nodes[index].note = "one branch runs: each count is the larger of the two branches'";
       return withBodies;
     }
     SF_ASSIGN(GraphPtr body, n.attrs.getGraph("body"));
     auto [times, note] = bodyRuns(n, g, *body, traits.bodies);
     SF_ASSIGN(Dimension bodyRuns, runs * times);
-    SF_ASSIGN(Counts b, walk(*body, inner + "/body", bodyRuns, depth + 1));
-    SF_TRY(withBodies.add(b, times));
+    SF_ASSIGN(Both b, walk(*body, inner + "/body", bodyRuns, depth + 1));
+    SF_TRY(withBodies.all.add(b.all, times));
+    SF_TRY(withBodies.known.add(b.known, knownPart(times)));
     out_.nodes[index].note = note;
     return withBodies;
   }
@@ -301,7 +337,9 @@ Result<ModelStats> computeStats(const Graph &g, const StatsOptions &options) {
   ExprScope scope = g.enter();
   ModelStats out;
   Walker w(options.registry ? *options.registry : defaultRegistry(), options.device, out);
-  SF_ASSIGN(out.total, w.walk(g, "", Dimension(1), 0));
+  SF_ASSIGN(Both total, w.walk(g, "", Dimension(1), 0));
+  out.total = total.all;
+  out.totalKnown = total.known;
   SF_TRY(w.finishOpTypes());
   for (const NodeStats &n : out.nodes)
     if (!n.modeled) {
@@ -309,6 +347,30 @@ Result<ModelStats> computeStats(const Graph &g, const StatsOptions &options) {
                           "'): its counts are unknown");
       break;
     }
+  // Nodes whose counts are not expressions (sizes that depend on the data with no bound named,
+  // an unknown rank, an op without a cost model): the total is then not one either.
+  std::vector<std::string> unknown;
+  size_t count = 0;
+  for (const NodeStats &n : out.nodes) {
+    bool known = true;
+    for (const Dimension *d : {&n.counts.macs, &n.counts.flops, &n.counts.readBytes,
+                               &n.counts.writeBytes, &n.runs})
+      known &= d->isStatic() || (d->expr() && !d->expr()->hasAnonymous);
+    if (known) continue;
+    if (++count <= 5)
+      unknown.push_back("'" + n.name + "' (" + n.op + (n.path.empty() ? "" : " in " + n.path) + ")");
+  }
+  if (count) {
+    std::string list;
+    for (const std::string &u : unknown)
+      list += (list.empty() ? "" : ", ") + u;
+    if (count > unknown.size()) list += fmt::format(" and {} more", count - unknown.size());
+    out.notes.push_back(fmt::format(
+        "{} node{} {} counts that are not expressions of the inputs (their sizes, or how often "
+        "they run, depend on the data or are unknown): {}; total_known is the total with those "
+        "at their lower bounds",
+        count, count == 1 ? "" : "s", count == 1 ? "has" : "have", list));
+  }
   return out;
 }
 

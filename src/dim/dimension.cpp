@@ -140,7 +140,7 @@ Result<void> DimensionSum::add(const Dimension &d, int64_t k) {
     auto s = scaled ? checkedAdd(static_, *scaled) : std::nullopt;
     if (!s) return makeError("dimension overflow in a sum");
     static_ = *s;
-    return success();
+    return expr_.add(constant(d.length()), k);
   }
   symbolic_ = true;
   Interval r = d.interval();
@@ -153,12 +153,11 @@ Result<void> DimensionSum::add(const Dimension &d, int64_t k) {
   return success();
 }
 
-Result<Dimension> DimensionSum::value() const {
+Result<Dimension> DimensionSum::value(uint32_t maxSize, uint32_t maxTerms) const {
   if (!symbolic_) return Dimension::constantValue(static_);
   Interval range = sf::add(range_, Interval::point(static_));
   if (!exprKnown_) return Dimension::fromInterval(range);
-  SF_ASSIGN(Expr e, expr_.result());
-  SF_ASSIGN(Expr total, sf::add(e, constant(static_)));
+  SF_ASSIGN(Expr total, expr_.result(maxSize, maxTerms)); // the static part included
   return Dimension(total, range);
 }
 

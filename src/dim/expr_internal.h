@@ -123,6 +123,8 @@ int64_t gcd64(int64_t a, int64_t b);
 int64_t linContent(const Lin &l, int64_t c);
 Lin linDivConst(const Lin &l, int64_t g);
 Expr capExpr(Expr e);
+/// The same with other limits (ExprSum::result's).
+Expr capExpr(Expr e, uint32_t maxSize, uint32_t maxTerms);
 Result<Expr> finish(Result<Lin> l);
 Result<Expr> finishExpr(Expr e);
 int gradedCmp(Expr a, Expr b);

@@ -172,8 +172,10 @@ Lin linDivConst(const Lin &l, int64_t g) {
 
 /// The size cap: an expression past kMaxExprSize becomes a fresh bounded symbol (the same one
 /// for the same expression, so equal inputs still give equal outputs).
-Expr capExpr(Expr e) {
-  if (e->size <= kMaxExprSize && !(e->kind == ExprKind::Add && e->ops.size() > kMaxTerms)) return e;
+Expr capExpr(Expr e) { return capExpr(e, kMaxExprSize, kMaxTerms); }
+
+Expr capExpr(Expr e, uint32_t maxSize, uint32_t maxTerms) {
+  if (e->size <= maxSize && !(e->kind == ExprKind::Add && e->ops.size() > maxTerms)) return e;
   ExprContext &r = registry();
   std::optional<SymbolId> id;
   {
@@ -213,7 +215,7 @@ Result<void> ExprSum::add(Expr e, int64_t k) {
   return success();
 }
 
-Result<Expr> ExprSum::result() const {
+Result<Expr> ExprSum::result(uint32_t maxSize, uint32_t maxTerms) const {
   Lin l;
   l.c = c_;
   std::vector<Term> terms;
@@ -224,7 +226,7 @@ Result<Expr> ExprSum::result() const {
             [](const Term &a, const Term &b) { return compareExpr(a.mono, b.mono) < 0; });
   for (const Term &t : terms)
     l.terms.push_back(t);
-  return finish(l);
+  return capExpr(fromLin(l), maxSize, maxTerms);
 }
 
 namespace expr_detail {

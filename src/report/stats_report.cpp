@@ -84,6 +84,11 @@ void writeCounts(JsonWriter &w, const Counts &c, DimTexts &texts) {
   w.key("write_bytes"), writeDim(w, c.writeBytes, texts);
 }
 
+bool sameCounts(const Counts &a, const Counts &b) {
+  return a.macs == b.macs && a.flops == b.flops && a.readBytes == b.readBytes &&
+         a.writeBytes == b.writeBytes && a.flopsByKind == b.flopsByKind;
+}
+
 /// (2 * macs + flops) / traffic at the report's binding, to three decimals; null when a count
 /// is not known there or nothing moves.
 void writeIntensity(JsonWriter &w, const StatsReport &r, const Counts &c) {
@@ -181,6 +186,8 @@ std::vector<std::string> statsLines(const ModelStats &s) {
     lines.push_back(fmt::format("op {} x{}: {}", op, t.count, counts(t.counts)));
   lines.push_back(fmt::format("total: {}, params {} ({} B)", counts(s.total), s.params,
                               s.paramBytes));
+  if (!sameCounts(s.total, s.totalKnown))
+    lines.push_back(fmt::format("total known: {}", counts(s.totalKnown)));
   for (const std::string &note : s.notes)
     lines.push_back("note: " + note);
   return lines;
@@ -284,6 +291,11 @@ std::string statsJsonText(const StatsReport &r, int indent) {
   writeIntensity(w, r, s.total);
   writeRoofline(w, r, s.total, true, texts);
   w.endObject();
+  if (!sameCounts(s.total, s.totalKnown)) {
+    w.key("total_known").beginObject();
+    writeCounts(w, s.totalKnown, texts);
+    w.endObject();
+  }
   w.key("by_op_type").beginObject();
   for (const auto &[op, t] : s.byOpType) {
     w.key(op).beginObject();
@@ -380,6 +392,11 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
     if (e.size() > 60) e = e.substr(0, 57) + "...";
     return v + "  (" + e + ")";
   };
+  // A total that is not an expression: what is known of it, and that a part is not.
+  auto total = [&](const Dimension &d, const Dimension &known, const char *unit) {
+    if (d.isStatic() || (d.expr() && !d.expr()->hasAnonymous)) return shown(d, unit);
+    return "at least " + shown(known, unit) + " + parts not known (notes)";
+  };
   os << "model: " << r.model << "\n";
   bool symbolic = false;
   for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
@@ -390,12 +407,13 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
   }
   if (symbolic) os << ")\n";
   os << "total:\n";
-  os << "  MACs          " << shown(s.total.macs, "MAC") << "\n";
-  os << "  other FLOPs   " << shown(s.total.flops, "FLOP") << "\n";
+  const Counts &t = s.total, &k = s.totalKnown;
+  os << "  MACs          " << total(t.macs, k.macs, "MAC") << "\n";
+  os << "  other FLOPs   " << total(t.flops, k.flops, "FLOP") << "\n";
   os << "  parameters    " << humanCount(double(s.params), "") << " ("
      << humanCount(double(s.paramBytes), "B") << ")\n";
-  os << "  bytes read    " << shown(s.total.readBytes, "B") << "\n";
-  os << "  bytes written " << shown(s.total.writeBytes, "B") << "\n";
+  os << "  bytes read    " << total(t.readBytes, k.readBytes, "B") << "\n";
+  os << "  bytes written " << total(t.writeBytes, k.writeBytes, "B") << "\n";
   if (r.device) {
     auto t = valueAt(r, s.total.timeNs);
     os << "  time on " << r.device->name << ": " << (t ? humanTime(double(*t)) : "?")

@@ -96,8 +96,13 @@ TEST(Stats, AnOpWithoutCostModelIsUnknownAndNoted) {
   EXPECT_FALSE(m.stats.nodes[0].modeled);
   EXPECT_TRUE(m.stats.nodes[1].modeled);
   EXPECT_FALSE(m.stats.total.flops.isStatic());
-  ASSERT_EQ(m.stats.notes.size(), 1u);
-  EXPECT_NE(m.stats.notes[0].find("NoSuchOp"), std::string::npos);
+  // What is known of the total: Relu's 4 compares, NoSuchOp's counts at their lower bound (0).
+  EXPECT_EQ(m.stats.totalKnown.flops, Dimension(4));
+  ASSERT_EQ(m.stats.notes.size(), 2u);
+  EXPECT_NE(m.stats.notes[0].find("no cost model for NoSuchOp"), std::string::npos);
+  EXPECT_NE(m.stats.notes[1].find("1 node has counts that are not expressions"),
+            std::string::npos)
+      << m.stats.notes[1];
 }
 
 TEST(Roofline, BoundByTheLongerOfComputeAndMemory) {

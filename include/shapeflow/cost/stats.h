@@ -62,6 +62,10 @@ struct ModelStats {
   std::vector<NodeStats> nodes; // in graph order, a body's nodes after their owner
   /// The whole model: every node times its runs; an If counts its larger branch.
   Counts total;
+  /// The same with every count that is not an expression of named symbols (a size that depends
+  /// on the data with no named bound, an op without a cost model) at its lower bound: what is
+  /// known of a total that is not (a Mask R-CNN's mask pasting loop).
+  Counts totalKnown;
   std::map<std::string, OpTypeStats> byOpType;
   /// Elements and bytes of the initializers the model's nodes read, each once: the float ones
   /// and the 8-bit integer ones (quantised weights); integer shape constants and indices are not

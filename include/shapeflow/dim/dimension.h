@@ -111,7 +111,8 @@ std::string toString(const Dimension &d);
 class DimensionSum {
 public:
   Result<void> add(const Dimension &d, int64_t k = 1);
-  Result<Dimension> value() const;
+  /// The sum; its expression within the limits (ExprSum::result).
+  Result<Dimension> value(uint32_t maxSize = kMaxExprSize, uint32_t maxTerms = kMaxTerms) const;
 
 private:
   int64_t static_ = 0;     // the static dims' sum

@@ -136,7 +136,9 @@ Result<Expr> neg(Expr a);
 class ExprSum {
 public:
   Result<void> add(Expr e, int64_t k = 1);
-  Result<Expr> result() const;
+  /// The sum, replaced by an anonymous symbol with its bounds when it is larger than the limits
+  /// (kMaxExprSize, kMaxTerms by default; a report's totals, made once, may allow more).
+  Result<Expr> result(uint32_t maxSize = kMaxExprSize, uint32_t maxTerms = kMaxTerms) const;
 
 private:
   int64_t c_ = 0;
