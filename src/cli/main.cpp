@@ -4,12 +4,15 @@
 //   shapeflow stats MODEL [--json | --csv] [--svg FILE] [--device FILE] [--at SYM=V]
 //                         [--sweep SYM]
 //                                                      per-node and per-model cost statistics
+//   shapeflow lower MODEL [--stage shapes|bounds|buffers] [--json]
+//                                                      dynamic shapes lowered (seed 002)
 // Exit status: 0 clean, 1 the model has errors (results are still printed), 2 usage or I/O
 // error.
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
+#include "shapeflow/report/lower_report.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/stats_report.h"
 
@@ -135,6 +138,48 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
   return r.diags.hasErrors() ? 1 : 0;
 }
 
+int runLower(const ModelArgs &a, const std::string &stage, bool json) {
+  auto m = loadAndInfer(a);
+  if (!m.ok()) return fail(m.error().message);
+  Inferred &r = **m;
+  auto program = lower::lowerShapes(r.graph);
+  if (!program.ok()) return fail(program.error().message);
+  LowerReport report{a.path, &r.graph, &*program, nullptr, nullptr};
+  std::vector<std::string> lines;
+  std::string text;
+  if (stage == "shapes") {
+    if (json)
+      text = shapesJsonText(report, 1);
+    else
+      lines = shapeLines(report);
+  } else if (stage == "bounds") {
+    auto bounds = lower::computeBounds(r.graph);
+    if (!bounds.ok()) return fail(bounds.error().message);
+    report.bounds = &*bounds;
+    if (json)
+      text = boundsJsonText(report, 1);
+    else
+      lines = boundLines(report);
+  } else {
+    auto plan = lower::planBuffers(*program);
+    if (!plan.ok()) return fail(plan.error().message);
+    report.plan = &*plan;
+    if (json)
+      text = buffersJsonText(report, 1);
+    else
+      lines = bufferLines(report);
+  }
+  if (json) {
+    std::cout << text << "\n";
+  } else {
+    for (const std::string &l : lines)
+      std::cout << l << "\n";
+  }
+  for (const Diagnostic &d : r.diags.list())
+    if (d.severity == Severity::Error) std::cerr << "error: " << format(d) << "\n";
+  return r.diags.hasErrors() ? 1 : 0;
+}
+
 } // namespace
 } // namespace sf::cli
 
@@ -167,6 +212,15 @@ int main(int argc, char **argv) {
   stats->add_option("--sweep", statsArgs.sweep,
                     "the symbol the SVG's growth curve sweeps between its bounds (default: the "
                     "first one the total depends on that --at does not fix)");
+  CLI::App *lowerCmd = app.add_subcommand(
+      "lower", "dynamic shapes lowered (seed 002): shapes as explicit values, upper bounds and "
+               "what is missing for them, buffers and lifetimes");
+  model.add(lowerCmd);
+  std::string stage = "shapes";
+  bool lowerJson = false;
+  lowerCmd->add_option("--stage", stage, "shapes | bounds | buffers")
+      ->check(CLI::IsMember({"shapes", "bounds", "buffers"}));
+  lowerCmd->add_flag("--json", lowerJson, "print one JSON object");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -175,6 +229,7 @@ int main(int argc, char **argv) {
   }
   try {
     if (*stats) return sf::cli::runStats(model, statsArgs);
+    if (*lowerCmd) return sf::cli::runLower(model, stage, lowerJson);
     return sf::cli::runInfer(model, json, outPath);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";

@@ -156,6 +156,22 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
     }
     return bind(drop, symbol(keep));
   }
+  // A bare symbol equal to an expression it does not appear in is that expression (a mask's
+  // length L equal to past + new tokens becomes P + S): the expression's symbols stay, with
+  // their own ranges, rather than one of them being rewritten in terms of L and the others,
+  // which would lose its range (S in 5..7 as L - P in -2..14). Not when that would put an
+  // anonymous symbol in place of a named one.
+  for (auto [s, other] : {std::pair{ea, eb}, std::pair{eb, ea}}) {
+    if (!isSymbol(s) || isSymbol(other)) continue;
+    if (!symbolInfo(s->sym).name.empty() && other->hasAnonymous) continue;
+    auto syms = symbolsOf(other);
+    if (std::binary_search(syms.begin(), syms.end(), s->sym)) continue;
+    if (bounds(other).intersect(bounds(s)).empty())
+      return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
+    SF_TRY(bind(s->sym, other));
+    SF_TRY(narrow(other, bounds(s)));
+    return narrow(other, r);
+  }
   // Solve ea - eb == 0 for a symbol that appears once, linearly, with coefficient +-1.
   SF_ASSIGN(Expr d, sub(ea, eb));
   if (isConst(d)) {

@@ -16,9 +16,13 @@ bool isKeyword(std::string_view s) {
   return s == "graph" || s == "return" || s == "symbol" || s == "opset";
 }
 
+} // namespace
+
 std::string printName(std::string_view s) {
   return detail::isBareName(s) && !isKeyword(s) ? std::string(s) : detail::quote(s);
 }
+
+namespace {
 
 bool skipsOpset(const Node &n) { return n.isParameter() || n.isConstant(); }
 

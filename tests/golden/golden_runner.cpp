@@ -1,7 +1,8 @@
 // Golden tests (MLIR lit style, tests/golden/README.md): every tests/golden/**/*.txt holds cases
 // split by `// -----`; a case is a text-form graph plus `// CHECK: ...` lines with the facts of
 // every node output and the diagnostics that `shapeflow infer` prints (under stats/: the
-// statistics of every node and the totals, then the diagnostics). Each case is one gtest.
+// statistics of every node and the totals; under lower/<stage>/: the listing of that lowering
+// stage; then the diagnostics). Each case is one gtest.
 //
 //   golden_tests                     run every case
 //   golden_tests --update            rewrite the CHECK lines from the actual output
@@ -12,6 +13,7 @@
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
 #include "shapeflow/report/report.h"
+#include "shapeflow/report/lower_report.h"
 #include "shapeflow/report/stats_report.h"
 
 #include <gtest/gtest.h>
@@ -190,11 +192,42 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
 
 /// What `shapeflow infer` prints for them (the report library's lines): the facts of every named
 /// node output in node order, then the errors and warnings in the order reported.
-/// Files under stats/ check the statistics instead (statsLines: per node, per op type, total).
-std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags, bool stats) {
+/// What a file checks, by its folder: the facts (the default), the statistics (stats/: per
+/// node, per op type, total), or a lowering stage (lower/shapes/, lower/bounds/,
+/// lower/buffers/: the listings of `shapeflow lower --stage ...`).
+enum class Checks { Facts, Stats, Shapes, Bounds, Buffers };
+
+Checks checksOf(const std::string &file) {
+  if (startsWith(file, "stats/")) return Checks::Stats;
+  if (startsWith(file, "lower/shapes/")) return Checks::Shapes;
+  if (startsWith(file, "lower/bounds/")) return Checks::Bounds;
+  if (startsWith(file, "lower/buffers/")) return Checks::Buffers;
+  return Checks::Facts;
+}
+
+std::vector<std::string> lowerLines(const Graph &g, Checks checks) {
+  auto program = lower::lowerShapes(g);
+  if (!program.ok()) return {"lower error: " + program.error().message};
+  LowerReport r{"", &g, &*program, nullptr, nullptr};
+  if (checks == Checks::Shapes) return shapeLines(r);
+  if (checks == Checks::Bounds) {
+    auto bounds = lower::computeBounds(g);
+    if (!bounds.ok()) return {"bounds error: " + bounds.error().message};
+    r.bounds = &*bounds;
+    return boundLines(r);
+  }
+  auto plan = lower::planBuffers(*program);
+  if (!plan.ok()) return {"buffers error: " + plan.error().message};
+  r.plan = &*plan;
+  return bufferLines(r);
+}
+
+std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags, Checks checks) {
   std::vector<std::string> out;
-  if (!stats) {
+  if (checks == Checks::Facts) {
     out = tensorLines(g);
+  } else if (checks != Checks::Stats) {
+    out = lowerLines(g, checks);
   } else if (auto s = computeStats(g); s.ok()) {
     out = statsLines(*s);
   } else {
@@ -312,7 +345,7 @@ TEST_P(GoldenTest, Check) {
   }
   Diagnostics diags;
   inferGraph(*g, diags);
-  std::vector<std::string> actual = actualLines(*g, diags, startsWith(c.file, "stats/"));
+  std::vector<std::string> actual = actualLines(*g, diags, checksOf(c.file));
 
   bool update = gUpdate;
   if (const char *e = std::getenv("SF_UPDATE_GOLDEN"); e && *e && std::string(e) != "0")

@@ -40,4 +40,7 @@ std::string printGraph(const Graph &g, const PrintOptions &options = {});
 /// outlet defined further down; cycles parse (and fail topologicalOrder()).
 Result<Graph> parseGraph(std::string_view text);
 
+/// A name as the text form writes it: bare (`conv1`, `x.1`) or quoted (`"/conv1/Conv"`).
+std::string printName(std::string_view s);
+
 } // namespace sf
