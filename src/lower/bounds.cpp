@@ -1,6 +1,7 @@
 // Upper bounds for every tensor, and what is missing for them (lower/bounds.h).
 #include "shapeflow/lower/bounds.h"
 
+#include "shapeflow/infer/infer.h"
 #include "shapeflow/lower/shape_values.h"
 #include "shapeflow/support/checked.h"
 
@@ -48,15 +49,16 @@ struct Collector {
         ids.push_back(n.id);
     }
     // Graph inputs first, then node outputs in execution order, a body's after its owner.
+    // A captured value is its enclosing tensor, listed there.
     for (OutletId in : g.inputs)
-      add(g, g.outlet(in), g.nodes[in.node], path);
+      if (!g.nodes[in.node].isCaptured()) add(g, g.outlet(in), g.nodes[in.node], path);
     for (uint32_t id : ids) {
       const Node &n = g.nodes[id];
       if (n.isParameter() || !isReported(n)) continue;
       for (const Outlet &o : n.outputs)
         add(g, o, n, path);
       for (const auto &[attr, value] : n.attrs)
-        for (const GraphPtr &b : bodiesOf(n, attr, value))
+        for (const GraphPtr &b : bodiesOf(g, n, attr, value))
           graph(*b, (path.empty() ? "" : path + "/") + n.name + "/" + attr, depth + 1);
     }
   }
@@ -96,38 +98,46 @@ std::set<SymbolId> inputSymbols(const Graph &g) {
   return out;
 }
 
-/// Whether an expression is bounded above once the symbols in `bounded` are.
-class BoundChecker {
-public:
-  bool bounded(Expr e, const std::set<SymbolId> &set) {
-    if (e->bounds.hi != kInf) return true;
-    auto r = substitute(e, [&](SymbolId s) -> Expr {
-      if (!set.count(s)) return nullptr;
-      return symbol(twin(s));
-    });
-    return r.ok() && (*r)->bounds.hi != kInf;
+/// Which tensors (in the collector's order) have no upper bound in `g`.
+std::vector<bool> unboundedTensors(const BoundsReport &r) {
+  std::vector<bool> out(r.tensors.size(), false);
+  for (size_t i = 0; i < r.tensors.size(); ++i) {
+    const TensorBound &t = r.tensors[i];
+    if (!t.upper) {
+      out[i] = true;
+      continue;
+    }
+    for (const auto &u : *t.upper)
+      out[i] = out[i] || !u;
   }
+  return out;
+}
 
-private:
-  /// A copy of `s` bounded above (the bound's size does not matter, only that there is one).
-  SymbolId twin(SymbolId s) {
-    auto it = twins_.find(s);
-    if (it != twins_.end()) return it->second;
-    const SymbolInfo &info = symbolInfo(s);
-    Interval r = info.range;
-    int64_t hi = std::max<int64_t>(r.lo, 0) + 1024;
-    SymbolId t = newAnonymousSymbol({r.lo, hi});
-    twins_[s] = t;
-    return t;
+/// The graph inferred again with the named symbols bounded (each to a finite range above its
+/// lower end: what the bound is does not matter, only that there is one), and which of its
+/// tensors then have no upper bound: what bounding those symbols would bound, through every
+/// rule (a NonZero's count is at most its input's size once that size is bounded).
+Result<std::vector<bool>> unboundedWith(const Graph &g, const std::set<std::string> &bounded,
+                                        size_t expected) {
+  Graph copy = g.clone();
+  ExprScope scope = copy.enter();
+  InferOptions options;
+  for (const std::string &name : bounded) {
+    auto id = copy.symbols.find(name);
+    if (!id) continue;
+    Interval r = symbolInfo(*id).range;
+    options.dims.push_back({name, {std::max<int64_t>(r.lo, 0), std::max<int64_t>(r.lo, 0) + 1024}});
   }
-  std::map<SymbolId, SymbolId> twins_;
-};
-
-/// A dim without an upper bound: its expression (null when it has none).
-struct Unbounded {
-  size_t tensor;
-  Expr expr;
-};
+  SF_TRY(applyInputs(copy, options));
+  Diagnostics diags;
+  inferGraph(copy, diags, options);
+  BoundsReport again;
+  Collector c{again, {}, {}, {}};
+  c.graph(copy, "", 0);
+  if (again.tensors.size() != expected)
+    return makeError("the graph inferred again has another number of tensors");
+  return unboundedTensors(again);
+}
 
 } // namespace
 
@@ -137,110 +147,80 @@ Result<BoundsReport> computeBounds(const Graph &g) {
   Collector c{out, {}, {}, {}};
   c.graph(g, "", 0);
 
-  std::vector<Unbounded> dims;
-  std::vector<bool> tensorUnbounded(out.tensors.size(), false);
-  for (size_t i = 0; i < out.tensors.size(); ++i) {
-    const TensorBound &t = out.tensors[i];
-    if (!t.fact->shape.rankIsStatic()) continue;
-    for (const Dimension &d : t.fact->shape.dims())
-      if (!d.hasUpperBound()) {
-        dims.push_back({i, d.expr()});
-        tensorUnbounded[i] = true;
-      }
-  }
+  std::vector<bool> tensorUnbounded = unboundedTensors(out);
   out.unbounded = size_t(std::count(tensorUnbounded.begin(), tensorUnbounded.end(), true));
-  if (dims.empty()) return out;
+  if (out.unbounded == 0) return out;
 
+  // Input symbols without an upper bound: the candidates. With every one bounded, the tensors
+  // still unbounded need what no input bound gives (sizes that depend on the data).
   std::set<SymbolId> inputs = inputSymbols(g);
-  // Candidates: every named symbol without an upper bound in an unbounded dim.
-  std::set<SymbolId> candidates;
-  for (const Unbounded &u : dims)
-    if (u.expr)
-      for (SymbolId s : symbolsOf(u.expr))
-        if (!symbolInfo(s).name.empty() && symbolInfo(s).range.hi == kInf) candidates.insert(s);
-
-  BoundChecker check;
-  // Dims that bounding every candidate bounds; the others need what no symbol gives.
-  std::vector<size_t> coverable;
-  std::vector<size_t> hopeless;
-  for (size_t k = 0; k < dims.size(); ++k)
-    (dims[k].expr && check.bounded(dims[k].expr, candidates) ? coverable : hopeless).push_back(k);
+  std::set<std::string> candidates;
+  std::map<std::string, SymbolId> idOf;
+  for (SymbolId s : inputs)
+    if (!symbolInfo(s).name.empty() && symbolInfo(s).range.hi == kInf) {
+      candidates.insert(symbolInfo(s).name);
+      idOf[symbolInfo(s).name] = s;
+    }
+  std::vector<bool> before = unboundedTensors(out);
+  std::vector<bool> after = before;
+  if (!candidates.empty()) {
+    SF_ASSIGN(after, unboundedWith(g, candidates, out.tensors.size()));
+  }
+  std::vector<size_t> coverable, hopeless;
+  for (size_t i = 0; i < before.size(); ++i)
+    if (before[i]) (after[i] ? hopeless : coverable).push_back(i);
 
   // A minimal set: drop each candidate (the least used first) whose removal leaves every
-  // coverable dim bounded.
-  auto uses = [&](SymbolId s) {
-    std::set<size_t> ts;
-    for (size_t k : coverable)
-      for (SymbolId t : symbolsOf(dims[k].expr))
-        if (t == s) ts.insert(dims[k].tensor);
-    return ts;
+  // coverable tensor bounded.
+  auto mentions = [&](size_t tensor, SymbolId s) {
+    const PartialShape &sh = out.tensors[tensor].fact->shape;
+    if (!sh.rankIsStatic()) return false;
+    for (const Dimension &d : sh.dims())
+      if (d.expr())
+        for (SymbolId t : symbolsOf(d.expr()))
+          if (t == s) return true;
+    return false;
   };
-  std::vector<SymbolId> order(candidates.begin(), candidates.end());
-  std::stable_sort(order.begin(), order.end(), [&](SymbolId a, SymbolId b) {
-    // Input symbols are kept in preference to data-dependent ones, then the most used.
-    bool ia = inputs.count(a), ib = inputs.count(b);
-    if (ia != ib) return !ia;
-    return uses(a).size() < uses(b).size();
-  });
-  std::set<SymbolId> chosen = candidates;
-  for (SymbolId s : order) {
-    std::set<SymbolId> without = chosen;
-    without.erase(s);
-    bool still = true;
-    for (size_t k : coverable) {
-      bool mentions = false;
-      for (SymbolId t : symbolsOf(dims[k].expr))
-        mentions |= t == s;
-      if (mentions && !check.bounded(dims[k].expr, without)) {
-        still = false;
-        break;
+  auto uses = [&](const std::string &name) {
+    size_t n = 0;
+    for (size_t i : coverable)
+      n += mentions(i, idOf[name]);
+    return n;
+  };
+  std::vector<std::string> order(candidates.begin(), candidates.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const std::string &a, const std::string &b) { return uses(a) < uses(b); });
+  std::set<std::string> chosen = candidates;
+  for (const std::string &name : order) {
+    std::set<std::string> without = chosen;
+    without.erase(name);
+    SF_ASSIGN(std::vector<bool> still, unboundedWith(g, without, out.tensors.size()));
+    bool ok = true;
+    for (size_t i : coverable)
+      ok = ok && !still[i];
+    if (ok) chosen = std::move(without);
+  }
+  // Each chosen symbol with the tensors it bounds that the others do not.
+  for (const std::string &name : chosen) {
+    std::set<std::string> others = chosen;
+    others.erase(name);
+    SF_ASSIGN(std::vector<bool> without, unboundedWith(g, others, out.tensors.size()));
+    MissingBound m;
+    m.symbol = name;
+    m.input = true;
+    for (size_t i : coverable)
+      if (without[i]) {
+        if (m.tensors++ == 0) m.example = out.tensors[i].name;
       }
-    }
-    if (still) chosen = std::move(without);
+    if (m.tensors) out.missing.push_back(std::move(m));
   }
 
-  // Each chosen symbol with the tensors it bounds that the others do not.
-  for (SymbolId s : chosen) {
-    std::set<SymbolId> others = chosen;
-    others.erase(s);
-    MissingBound m;
-    m.symbol = symbolInfo(s).name;
-    m.input = inputs.count(s) > 0;
-    std::set<size_t> ts;
-    for (size_t k : coverable) {
-      bool mentions = false;
-      for (SymbolId t : symbolsOf(dims[k].expr))
-        mentions |= t == s;
-      if (mentions && !check.bounded(dims[k].expr, others)) ts.insert(dims[k].tensor);
-    }
-    if (ts.empty()) continue;
-    m.tensors = ts.size();
-    m.example = out.tensors[*ts.begin()].name;
-    if (!m.input) {
-      // The first tensor holding it came out of the node that made it.
-      for (size_t i = 0; i < out.tensors.size(); ++i) {
-        const PartialShape &sh = out.tensors[i].fact->shape;
-        bool has = false;
-        if (sh.rankIsStatic())
-          for (const Dimension &d : sh.dims())
-            if (d.expr())
-              for (SymbolId t : symbolsOf(d.expr()))
-                has |= t == s;
-        if (has) {
-          m.node = c.producers[i]->name;
-          m.op = opName(*c.producers[i]);
-          break;
-        }
-      }
-    }
-    out.missing.push_back(std::move(m));
-  }
   // Sizes no input symbol bounds, grouped by where they start: a tensor whose producer reads
   // such a tensor has its origin; otherwise its producer is the origin (the node that made the
   // size: a data-dependent op, an op whose output size inference does not know).
   std::vector<bool> isHopeless(out.tensors.size(), false);
-  for (size_t k : hopeless)
-    isHopeless[dims[k].tensor] = true;
+  for (size_t i : hopeless)
+    isHopeless[i] = true;
   std::vector<const Node *> origin(out.tensors.size(), nullptr);
   for (size_t i = 0; i < out.tensors.size(); ++i) {
     if (!isHopeless[i]) continue;
@@ -268,6 +248,21 @@ Result<BoundsReport> computeBounds(const Graph &g) {
     m.node = n->name;
     m.op = n->isParameter() ? "input" : opName(*n);
     m.tensors = byNode[n].size();
+    // The named sizes it makes that nothing bounds (P and Q of an op declared to make them).
+    for (size_t i : byNode[n]) {
+      const PartialShape &sh = out.tensors[i].fact->shape;
+      if (!sh.rankIsStatic()) continue;
+      for (const Dimension &d : sh.dims()) {
+        if (d.hasUpperBound() || !d.expr()) continue;
+        for (SymbolId sym : symbolsOf(d.expr())) {
+          const SymbolInfo &info = symbolInfo(sym);
+          if (info.name.empty() || info.range.hi != kInf || inputs.count(sym)) continue;
+          if (std::find(m.symbols.begin(), m.symbols.end(), info.name) == m.symbols.end())
+            m.symbols.push_back(info.name);
+        }
+      }
+    }
+    if (!m.symbols.empty()) m.symbol = m.symbols.front();
     m.example = out.tensors[*byNode[n].begin()].name;
     out.missing.push_back(std::move(m));
   }

@@ -39,8 +39,17 @@ const char *toString(ShapeMode m) {
 std::string valueName(const std::string &tensor) { return "%" + printName(tensor); }
 std::string shapeValueName(const std::string &tensor) { return valueName(tensor) + ".shape"; }
 
-std::vector<GraphPtr> bodiesOf(const Node &n, const std::string &attr, const Attribute &value) {
+std::vector<GraphPtr> bodiesOf(const Graph &g, const Node &n, const std::string &attr,
+                               const Attribute &value) {
   std::vector<GraphPtr> graphs;
+  // A dead branch: If's condition has a known value.
+  if (n.opType == "If" && n.domain.empty() && !n.inputs.empty() && g.contains(n.inputs[0])) {
+    const Fact &cond = g.fact(n.inputs[0]);
+    if (cond.value && cond.value->size() == 1 && (*cond.value)[0].isStatic()) {
+      bool taken = (*cond.value)[0].length() != 0;
+      if (attr == (taken ? "else_branch" : "then_branch")) return graphs;
+    }
+  }
   if (value.kind() == AttributeKind::Graph) {
     if (auto one = n.attrs.getGraph(attr); one.ok() && *one) graphs.push_back(*one);
   } else if (value.kind() == AttributeKind::Graphs) {
@@ -144,7 +153,7 @@ private:
     // Bodies run inside the op: lowered in a scope that sees this one, before the outputs (the
     // op's results come out of them).
     for (const auto &[attr, value] : n.attrs) {
-      std::vector<GraphPtr> graphs = bodiesOf(n, attr, value);
+      std::vector<GraphPtr> graphs = bodiesOf(g, n, attr, value);
       for (size_t i = 0; i < graphs.size(); ++i) {
         std::string name = graphs.size() == 1 ? attr : attr + "[" + std::to_string(i) + "]";
         std::string inner = (path.empty() ? "" : path + "/") + n.name + "/" + name;

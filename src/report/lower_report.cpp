@@ -462,9 +462,9 @@ std::vector<std::string> boundLines(const LowerReport &r) {
         fmt::format("{} tensor{}, e.g. {}", m.tensors, m.tensors == 1 ? "" : "s", valueName(m.example));
     if (m.input)
       out.push_back(fmt::format("  bound {} (--dim {}=LO..HI): {}", m.symbol, m.symbol, count));
-    else if (!m.symbol.empty())
-      out.push_back(fmt::format("  {} depends on the data ({} '{}'): {}", m.symbol, m.op, m.node,
-                                count));
+    else if (!m.symbols.empty())
+      out.push_back(fmt::format("  {} {} on the data ({} '{}'): {}", join(m.symbols),
+                                m.symbols.size() == 1 ? "depends" : "depend", m.op, m.node, count));
     else
       out.push_back(fmt::format("  sizes with no bound from {} '{}': {}", m.op, m.node, count));
   }
@@ -540,7 +540,7 @@ std::string boundsJsonText(const LowerReport &r, int indent) {
     if (t.fact->shape.rankIsStatic()) {
       w.beginArray();
       for (const Dimension &d : t.fact->shape.dims())
-        w.raw(jsonText(dimJson(d, texts)));
+        writeDimJson(w, d, texts);
       w.endArray();
     } else {
       w.null();
@@ -575,6 +575,12 @@ std::string boundsJsonText(const LowerReport &r, int indent) {
     else
       w.value(m.symbol);
     w.key("kind").value(m.input ? "input" : "data");
+    if (!m.input) {
+      w.key("symbols").beginArray();
+      for (const std::string &name : m.symbols)
+        w.value(name);
+      w.endArray();
+    }
     if (!m.input) w.key("node").value(m.node).key("op").value(m.op);
     w.key("tensors").value(uint64_t(m.tensors));
     w.key("example").value(m.example);

@@ -1,6 +1,8 @@
 // Text and JSON reports of a graph's inferred facts.
 #include "shapeflow/report/report.h"
 
+#include "shapeflow/report/json_writer.h"
+
 #include "shapeflow/dim/expr.h"
 
 #include <iomanip>
@@ -48,6 +50,32 @@ std::vector<std::string> diagnosticLines(const Diagnostics &diags) {
 nlohmann::json dimJson(const Dimension &d) {
   DimTexts none;
   return dimJson(d, none);
+}
+
+void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts) {
+  if (d.isStatic()) {
+    w.value(d.length());
+    return;
+  }
+  w.beginObject().key("expr");
+  if (!d.expr()) {
+    w.value("?");
+  } else {
+    auto [it, fresh] = texts.try_emplace(d.expr());
+    if (fresh) it->second = exprText(d);
+    w.value(it->second);
+  }
+  w.key("min");
+  if (d.minLength() == -kInf)
+    w.null();
+  else
+    w.value(d.minLength());
+  w.key("max");
+  if (d.hasUpperBound())
+    w.value(d.maxLength());
+  else
+    w.null();
+  w.endObject();
 }
 
 nlohmann::json dimJson(const Dimension &d, DimTexts &texts) {

@@ -46,42 +46,15 @@ Dimension trafficOf(const Counts &c) {
   return t.ok() ? *t : Dimension::dynamic();
 }
 
-/// A dim as JSON (dimJson's form), each expression's text made once per report.
-void writeDim(JsonWriter &w, const Dimension &d, DimTexts &texts) {
-  if (d.isStatic()) {
-    w.value(d.length());
-    return;
-  }
-  w.beginObject().key("expr");
-  if (!d.expr() || d.expr()->hasAnonymous) {
-    w.value("?");
-  } else {
-    auto [it, fresh] = texts.try_emplace(d.expr());
-    if (fresh) it->second = toString(d.expr());
-    w.value(it->second);
-  }
-  w.key("min");
-  if (d.minLength() == -kInf)
-    w.null();
-  else
-    w.value(d.minLength());
-  w.key("max");
-  if (d.hasUpperBound())
-    w.value(d.maxLength());
-  else
-    w.null();
-  w.endObject();
-}
-
 void writeCounts(JsonWriter &w, const Counts &c, DimTexts &texts) {
-  w.key("macs"), writeDim(w, c.macs, texts);
-  w.key("flops"), writeDim(w, c.flops, texts);
+  w.key("macs"), writeDimJson(w, c.macs, texts);
+  w.key("flops"), writeDimJson(w, c.flops, texts);
   w.key("flops_by_kind").beginObject();
   for (size_t k = 0; k < kFlopKinds; ++k)
-    w.key(toString(FlopKind(k))), writeDim(w, c.flopsByKind[k], texts);
+    w.key(toString(FlopKind(k))), writeDimJson(w, c.flopsByKind[k], texts);
   w.endObject();
-  w.key("read_bytes"), writeDim(w, c.readBytes, texts);
-  w.key("write_bytes"), writeDim(w, c.writeBytes, texts);
+  w.key("read_bytes"), writeDimJson(w, c.readBytes, texts);
+  w.key("write_bytes"), writeDimJson(w, c.writeBytes, texts);
 }
 
 bool sameCounts(const Counts &a, const Counts &b) {
@@ -111,9 +84,9 @@ void writeRoofline(JsonWriter &w, const StatsReport &r, const Counts &c, bool su
   if (!r.device) return;
   auto rf = roofline(c, *r.device);
   if (!rf.ok()) return;
-  w.key("time_ns"), writeDim(w, summed ? c.timeNs : rf->timeNs, texts);
-  w.key("compute_ns"), writeDim(w, rf->computeNs, texts);
-  w.key("memory_ns"), writeDim(w, rf->memoryNs, texts);
+  w.key("time_ns"), writeDimJson(w, summed ? c.timeNs : rf->timeNs, texts);
+  w.key("compute_ns"), writeDimJson(w, rf->computeNs, texts);
+  w.key("memory_ns"), writeDimJson(w, rf->memoryNs, texts);
   w.key("bound").value(toString(rf->bound));
   // Whether its traffic (at the report's binding) fits the last-level cache: such a node's
   // operands may stay in cache between ops, so its memory time is an upper estimate.
@@ -311,11 +284,11 @@ std::string statsJsonText(const StatsReport &r, int indent) {
     w.key("op").value(n.op);
     if (!n.path.empty()) w.key("path").value(n.path);
     writeCounts(w, n.counts, texts);
-    w.key("runs"), writeDim(w, n.runs, texts);
-    w.key("in_elems"), writeDim(w, n.inElems, texts);
-    w.key("out_elems"), writeDim(w, n.outElems, texts);
-    w.key("in_bytes"), writeDim(w, n.inBytes, texts);
-    w.key("out_bytes"), writeDim(w, n.outBytes, texts);
+    w.key("runs"), writeDimJson(w, n.runs, texts);
+    w.key("in_elems"), writeDimJson(w, n.inElems, texts);
+    w.key("out_elems"), writeDimJson(w, n.outElems, texts);
+    w.key("in_bytes"), writeDimJson(w, n.inBytes, texts);
+    w.key("out_bytes"), writeDimJson(w, n.outBytes, texts);
     w.key("param_elems").value(n.paramElems);
     w.key("param_bytes").value(n.paramBytes);
     writeIntensity(w, r, n.counts);

@@ -391,3 +391,41 @@ TEST(CliStats, BadOptionsAreTwo) {
   Outcome c = shapeflow({"stats", data("clean.txt"), "--json", "--csv"});
   EXPECT_EQ(c.status, 2) << describe(c);
 }
+
+// ---------------------------------------------------------------- lower
+
+TEST(CliLower, ShapesStageIsTheDefault) {
+  Outcome r = shapeflow({"lower", data("clean.txt")});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "%x.shape = ActualShapeOf %x")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "%y.shape = compute [N, 16, (H - 1)//2 + 1, (W - 1)//2 + 1]"))
+      << describe(r);
+}
+
+TEST(CliLower, BoundsJsonKeepsTheContract) {
+  Outcome r = shapeflow({"lower", data("clean.txt"), "--stage", "bounds", "--json", "--dim",
+                         "N=1..8", "--dim", "H=1..224", "--dim", "W=1..224"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  for (const char *k : {"model", "symbols", "tensors", "missing_bounds"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["tensors"]["y"]["upper_shape"], json::parse("[8, 16, 112, 112]"));
+  EXPECT_EQ(j["tensors"]["y"]["upper_bytes"], 8 * 16 * 112 * 112 * 4);
+  EXPECT_TRUE(j["missing_bounds"].empty());
+  Outcome u = shapeflow({"lower", data("clean.txt"), "--stage", "bounds", "--json"});
+  json m = json::parse(u.out)["missing_bounds"];
+  ASSERT_EQ(m.size(), 3u) << m.dump();
+  EXPECT_EQ(m[0]["kind"], "input");
+}
+
+TEST(CliLower, BuffersStageAndABadStage) {
+  Outcome r = shapeflow({"lower", data("clean.txt"), "--stage", "buffers", "--json"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  ASSERT_TRUE(j["plan"]["buffers"].is_array());
+  ASSERT_TRUE(j["plan"]["steps"].is_array());
+  Outcome t = shapeflow({"lower", data("clean.txt"), "--stage", "buffers"});
+  EXPECT_TRUE(contains(t.out, "dealloc %y")) << describe(t);
+  Outcome bad = shapeflow({"lower", data("clean.txt"), "--stage", "offsets"});
+  EXPECT_EQ(bad.status, 2) << describe(bad);
+}

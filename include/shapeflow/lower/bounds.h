@@ -29,6 +29,9 @@ struct TensorBound {
 struct MissingBound {
   /// The symbol whose bound is missing; empty for sizes that have no symbol at all.
   std::string symbol;
+  /// For a data-dependent size: every named size without a bound it makes (`symbol` is the
+  /// first); `--dim` bounds those the model declares.
+  std::vector<std::string> symbols;
   /// An input symbol (`--dim SYM=LO..HI` bounds it); otherwise a size that depends on the data.
   bool input = true;
   /// For a data-dependent size: the node whose output first has it, and its op.

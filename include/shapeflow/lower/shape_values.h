@@ -82,8 +82,10 @@ struct ShapeProgram {
 /// Lowers an inferred graph (inferGraph first; bodies hold their facts once settled).
 Result<ShapeProgram> lowerShapes(const Graph &g);
 
-/// The graphs an attribute of `n` holds (a Graph or Graphs attribute; none otherwise).
-std::vector<GraphPtr> bodiesOf(const Node &n, const std::string &attr, const Attribute &value);
+/// The graphs an attribute of `n` holds (a Graph or Graphs attribute; none otherwise) that can
+/// run: an If whose condition inference knows runs one branch, the other is left out.
+std::vector<GraphPtr> bodiesOf(const Graph &g, const Node &n, const std::string &attr,
+                               const Attribute &value);
 
 /// `%name.shape`, `%"a/b".shape`: how a tensor and its shape value are written.
 std::string valueName(const std::string &tensor);

@@ -35,6 +35,9 @@ nlohmann::json dimJson(const Dimension &d);
 using DimTexts = std::unordered_map<Expr, std::string>;
 /// The same, printing each expression once per `texts`.
 nlohmann::json dimJson(const Dimension &d, DimTexts &texts);
+class JsonWriter;
+/// The same, written by a streaming writer (report/json_writer.h).
+void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts);
 
 /// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
 bool isNodeOutput(const Node &n);
