@@ -6,13 +6,19 @@
 //                                                      per-node and per-model cost statistics
 //   shapeflow lower MODEL [--stage shapes|bounds|buffers] [--json]
 //                                                      dynamic shapes lowered (seed 002)
+//   shapeflow plan MODEL [--align N] [--order model|memory] [--json] [--svg FILE] [--at SYM=V]
+//                        [--reference SYM=V] [--caller-owned-io] [--verify]
+//                                                      the static memory plan
+//   shapeflow check-plan PLAN.json                     the plan's verifier, from its JSON alone
 // Exit status: 0 clean, 1 the model has errors (results are still printed), 2 usage or I/O
 // error.
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
+#include "shapeflow/lower/plan_check.h"
 #include "shapeflow/report/lower_report.h"
+#include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/stats_report.h"
 
@@ -180,6 +186,86 @@ int runLower(const ModelArgs &a, const std::string &stage, bool json) {
   return r.diags.hasErrors() ? 1 : 0;
 }
 
+struct PlanArgs {
+  int64_t align = 64;
+  std::string order = "model";
+  bool json = false, callerOwnedIO = false, verify = false;
+  std::string svgPath;
+  std::vector<std::string> at, reference;
+};
+
+/// `SYM=V` options into a map; false with a message on a malformed one.
+bool bindingsOf(const std::vector<std::string> &specs, const char *option,
+                std::map<std::string, int64_t> &out, std::string &err) {
+  for (const auto &spec : specs) {
+    auto b = parseDimBound(spec);
+    if (!b.ok() || b->range.lo != b->range.hi) {
+      err = std::string(option) + " expects SYM=VALUE, got '" + spec + "'";
+      return false;
+    }
+    out[b->symbol] = b->range.lo;
+  }
+  return true;
+}
+
+/// Prints the verifier's verdict on a plan's JSON; 0 when it holds, 1 when not, 2 when the JSON
+/// is not a plan.
+int reportCheck(const nlohmann::json &j, std::ostream &os) {
+  auto check = lower::checkPlanJson(j);
+  if (!check.ok()) return fail(check.error().message);
+  os << "plan check: " << check->buffers << " buffers, " << check->pairs
+     << " pairs live together checked";
+  if (check->proved) os << " (" << check->proved << " proved apart for every binding)";
+  os << ", at " << check->bindings << " binding" << (check->bindings == 1 ? "" : "s") << ": "
+     << (check->ok() ? "valid" : "INVALID") << "\n";
+  for (const std::string &p : check->problems)
+    os << "  " << p << "\n";
+  return check->ok() ? 0 : 1;
+}
+
+int runPlan(const ModelArgs &a, const PlanArgs &s) {
+  auto m = loadAndInfer(a);
+  if (!m.ok()) return fail(m.error().message);
+  Inferred &r = **m;
+  lower::PlanOptions options;
+  options.align = s.align;
+  options.callerOwnedIO = s.callerOwnedIO;
+  options.order = s.order == "memory" ? lower::OrderPolicy::Memory : lower::OrderPolicy::Model;
+  std::string err;
+  PlanReport report{a.path, &r.graph, nullptr, {}};
+  if (!bindingsOf(s.reference, "--reference", options.reference, err) ||
+      !bindingsOf(s.at, "--at", report.at, err))
+    return fail(err);
+  auto plan = lower::planMemory(r.graph, options);
+  if (!plan.ok()) return fail(plan.error().message);
+  report.plan = &*plan;
+  std::string json = planJsonText(report, 1);
+  if (s.json) {
+    std::cout << json << "\n";
+  } else {
+    for (const std::string &l : planLines(report))
+      std::cout << l << "\n";
+  }
+  if (!s.svgPath.empty()) {
+    std::ofstream out(s.svgPath);
+    if (!(out << planSvg(report))) return fail("cannot write " + s.svgPath);
+  }
+  int verdict = 0;
+  if (s.verify) verdict = reportCheck(nlohmann::json::parse(json), std::cerr);
+  for (const Diagnostic &d : r.diags.list())
+    if (d.severity == Severity::Error) std::cerr << "error: " << format(d) << "\n";
+  if (verdict) return verdict;
+  return r.diags.hasErrors() ? 1 : 0;
+}
+
+int runCheckPlan(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) return fail(path + ": cannot open");
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) return fail(path + ": not JSON");
+  return reportCheck(j, std::cout);
+}
+
 } // namespace
 } // namespace sf::cli
 
@@ -221,6 +307,27 @@ int main(int argc, char **argv) {
   lowerCmd->add_option("--stage", stage, "shapes | bounds | buffers")
       ->check(CLI::IsMember({"shapes", "bounds", "buffers"}));
   lowerCmd->add_flag("--json", lowerJson, "print one JSON object");
+  CLI::App *planCmd = app.add_subcommand(
+      "plan", "the static memory plan: offsets in one arena for every buffer, valid for every "
+              "input size");
+  model.add(planCmd);
+  sf::cli::PlanArgs planArgs;
+  planCmd->add_option("--align", planArgs.align, "alignment of every buffer, in bytes (64)");
+  planCmd->add_option("--order", planArgs.order, "model | memory (an order with a lower peak)")
+      ->check(CLI::IsMember({"model", "memory"}));
+  planCmd->add_flag("--json", planArgs.json, "print one JSON object");
+  planCmd->add_option("--svg", planArgs.svgPath, "draw the buffers in (step, address)");
+  planCmd->add_option("--at", planArgs.at, "show a symbolic plan at SYM=VALUE");
+  planCmd->add_option("--reference", planArgs.reference,
+                      "decide a symbolic plan's placement at SYM=VALUE (default: upper bounds)");
+  planCmd->add_flag("--caller-owned-io", planArgs.callerOwnedIO,
+                    "graph inputs and outputs outside the arena");
+  planCmd->add_flag("--verify", planArgs.verify, "check the plan with the verifier (stderr)");
+  CLI::App *checkPlanCmd =
+      app.add_subcommand("check-plan", "check a memory plan's JSON with the verifier alone");
+  std::string planPath;
+  checkPlanCmd->add_option("PLAN", planPath, "a plan written by shapeflow plan --json")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -230,6 +337,8 @@ int main(int argc, char **argv) {
   try {
     if (*stats) return sf::cli::runStats(model, statsArgs);
     if (*lowerCmd) return sf::cli::runLower(model, stage, lowerJson);
+    if (*planCmd) return sf::cli::runPlan(model, planArgs);
+    if (*checkPlanCmd) return sf::cli::runCheckPlan(planPath);
     return sf::cli::runInfer(model, json, outPath);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";

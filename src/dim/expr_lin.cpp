@@ -172,7 +172,11 @@ Lin linDivConst(const Lin &l, int64_t g) {
 
 /// The size cap: an expression past kMaxExprSize becomes a fresh bounded symbol (the same one
 /// for the same expression, so equal inputs still give equal outputs).
-Expr capExpr(Expr e) { return capExpr(e, kMaxExprSize, kMaxTerms); }
+namespace {
+thread_local uint32_t tMaxSize = kMaxExprSize, tMaxTerms = kMaxTerms;
+} // namespace
+
+Expr capExpr(Expr e) { return capExpr(e, tMaxSize, tMaxTerms); }
 
 Expr capExpr(Expr e, uint32_t maxSize, uint32_t maxTerms) {
   if (e->size <= maxSize && !(e->kind == ExprKind::Add && e->ops.size() > maxTerms)) return e;
@@ -194,6 +198,17 @@ Expr capExpr(Expr e, uint32_t maxSize, uint32_t maxTerms) {
 }
 
 } // namespace expr_detail
+
+ExprLimitScope::ExprLimitScope(uint32_t maxSize, uint32_t maxTerms)
+    : size_(expr_detail::tMaxSize), terms_(expr_detail::tMaxTerms) {
+  expr_detail::tMaxSize = std::max(maxSize, size_);
+  expr_detail::tMaxTerms = std::max(maxTerms, terms_);
+}
+
+ExprLimitScope::~ExprLimitScope() {
+  expr_detail::tMaxSize = size_;
+  expr_detail::tMaxTerms = terms_;
+}
 
 Result<void> ExprSum::add(Expr e, int64_t k) {
   if (e->isFloat) return makeError("a float expression cannot be used in integer arithmetic");

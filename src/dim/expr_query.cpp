@@ -70,16 +70,25 @@ int compareExpr(Expr a, Expr b) {
 }
 
 Result<Expr> substitute(Expr e, const std::function<Expr(SymbolId)> &lookup) {
+  return replaceAtoms(e, [&](Expr x) -> Expr {
+    return x->kind == ExprKind::Sym ? lookup(x->sym) : nullptr;
+  });
+}
+
+Result<Expr> replaceAtoms(Expr e, const std::function<Expr(Expr)> &replace) {
   std::unordered_map<Expr, Expr> memo;
   std::function<Result<Expr>(Expr)> go = [&](Expr x) -> Result<Expr> {
     auto it = memo.find(x);
     if (it != memo.end()) return it->second;
+    if (Expr r = replace(x)) {
+      memo.emplace(x, r);
+      return r;
+    }
     Expr out = x;
     switch (x->kind) {
     case ExprKind::Const:
       break;
     case ExprKind::Sym:
-      if (Expr r = lookup(x->sym)) out = r;
       break;
     case ExprKind::Add: {
       Expr acc = constant(x->value);

@@ -98,7 +98,8 @@ public:
   explicit Lowerer(ShapeProgram &p) : p_(p) {}
 
   Result<LoweredGraph> graph(const Graph &g, const std::string &path, Scope scope, int depth,
-                             const std::vector<std::optional<size_t>> &captured = {}) {
+                             const std::vector<std::optional<size_t>> &captured = {},
+                             const std::vector<uint32_t> *given = nullptr) {
     if (depth > 64) return makeError("subgraphs nested deeper than 64");
     LoweredGraph lg;
     lg.graph = &g;
@@ -120,7 +121,13 @@ public:
       }
       lg.inputShapes.push_back(v);
     }
-    SF_ASSIGN(std::vector<uint32_t> order, g.topologicalOrder());
+    std::vector<uint32_t> order;
+    if (given) {
+      SF_TRY(checkOrder(g, *given));
+      order = *given;
+    } else {
+      SF_ASSIGN(order, g.topologicalOrder());
+    }
     for (uint32_t id : order) {
       const Node &n = g.nodes[id];
       if (n.removed || n.isParameter() || n.isConstant()) continue;
@@ -138,6 +145,24 @@ public:
   }
 
 private:
+  /// `order` names every live node once, each after the producers of its inputs.
+  static Result<void> checkOrder(const Graph &g, const std::vector<uint32_t> &order) {
+    std::vector<bool> done(g.nodes.size(), false);
+    size_t live = 0;
+    for (const Node &n : g.nodes)
+      live += !n.removed;
+    for (uint32_t id : order) {
+      if (id >= g.nodes.size() || g.nodes[id].removed || done[id])
+        return errorf("the order names node {} twice or a node the graph does not have", id);
+      for (OutletId in : g.nodes[id].inputs)
+        if (g.contains(in) && !done[in.node])
+          return errorf("the order runs {} before the producer of its input", g.nodeLabel(id));
+      done[id] = true;
+    }
+    if (order.size() != live) return makeError("the order does not name every node");
+    return success();
+  }
+
   Result<LoweredOp> node(const Graph &g, const Node &n, const std::string &path, Scope &scope,
                          int depth) {
     LoweredOp op;
@@ -252,11 +277,11 @@ private:
 
 } // namespace
 
-Result<ShapeProgram> lowerShapes(const Graph &g) {
+Result<ShapeProgram> lowerShapes(const Graph &g, const std::vector<uint32_t> *order) {
   ExprScope scope = g.enter();
   ShapeProgram p;
   Lowerer l(p);
-  SF_ASSIGN(p.main, l.graph(g, "", Scope{}, 0));
+  SF_ASSIGN(p.main, l.graph(g, "", Scope{}, 0, {}, order));
   return p;
 }
 

@@ -129,6 +129,20 @@ Result<Expr> add(Expr a, Expr b);
 Result<Expr> sub(Expr a, Expr b);
 Result<Expr> mul(Expr a, Expr b);
 Result<Expr> neg(Expr a);
+/// Raises, for this thread and this scope, the limits past which an expression becomes a bounded
+/// anonymous symbol (kMaxExprSize, kMaxTerms): for what is made once per report rather than per
+/// op, like a memory plan's offsets and peak. Never lowers them. Scopes nest.
+class ExprLimitScope {
+public:
+  ExprLimitScope(uint32_t maxSize, uint32_t maxTerms);
+  ~ExprLimitScope();
+  ExprLimitScope(const ExprLimitScope &) = delete;
+  ExprLimitScope &operator=(const ExprLimitScope &) = delete;
+
+private:
+  uint32_t size_, terms_;
+};
+
 /// Sums many expressions, each times a constant, without forming every partial sum: the terms
 /// collect in one linear combination and the expression is made once, by result() (a running
 /// `add` would intern and bound each of the n partial sums: quadratic in the terms). The same
@@ -193,6 +207,9 @@ Expr simplifyClamps(Expr e);
 
 /// Replaces symbols through `lookup` (which returns nullptr to keep a symbol).
 Result<Expr> substitute(Expr e, const std::function<Expr(SymbolId)> &lookup);
+/// Replaces subexpressions through `replace`, asked from the top down (nullptr: keep this node
+/// and look inside it); the result is rebuilt in canonical form.
+Result<Expr> replaceAtoms(Expr e, const std::function<Expr(Expr)> &replace);
 /// Value at a point; fails on overflow, division trouble, or a symbol `value` does not know.
 Result<int64_t> evaluate(Expr e, const std::function<std::optional<int64_t>(SymbolId)> &value);
 /// Every symbol the expression mentions (sorted, unique).

@@ -47,6 +47,7 @@ enum class StepKind : uint8_t { ShapeOf, ShapeCompute, Op };
 const char *toString(StepKind k);
 
 struct BufferPlan;
+struct BodyPlan;
 
 struct Step {
   StepKind kind = StepKind::Op;
@@ -58,7 +59,7 @@ struct Step {
   /// Arena buffers (not aliases) allocated before the step and freed after it.
   std::vector<size_t> allocs, frees;
   /// Bodies run by this op, each planned on its own, inside this step.
-  std::vector<std::pair<std::string, BufferPlan>> bodies;
+  std::vector<BodyPlan> bodies;
 };
 
 struct BufferPlan {
@@ -69,6 +70,12 @@ struct BufferPlan {
   /// Per graph output: the buffer of its shape value (none for a static shape, or one made
   /// outside this graph).
   std::vector<std::optional<size_t>> outputShapes;
+};
+
+/// A body's plan, by the attribute's name.
+struct BodyPlan {
+  std::string name;
+  BufferPlan plan;
 };
 
 /// The buffers of a lowered program, in the graph's execution order.

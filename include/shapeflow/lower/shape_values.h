@@ -51,6 +51,7 @@ enum class ShapeMode : uint8_t { Static, Reuse, Compute, Result };
 const char *toString(ShapeMode m);
 
 struct LoweredGraph;
+struct LoweredBody;
 
 struct LoweredOp {
   uint32_t node = 0;
@@ -60,7 +61,7 @@ struct LoweredOp {
   std::vector<std::optional<size_t>> outputShapes;
   std::vector<ShapeMode> modes;
   /// Bodies (Loop, Scan, If branches), by attribute name, lowered inside this op.
-  std::vector<std::pair<std::string, LoweredGraph>> bodies;
+  std::vector<LoweredBody> bodies;
 };
 
 struct LoweredGraph {
@@ -72,6 +73,12 @@ struct LoweredGraph {
   std::vector<std::optional<size_t>> outputShapes;
 };
 
+/// A body of an op: the attribute's name and the body lowered.
+struct LoweredBody {
+  std::string name;
+  LoweredGraph graph;
+};
+
 struct ShapeProgram {
   std::vector<ShapeValue> values;
   LoweredGraph main;
@@ -79,8 +86,10 @@ struct ShapeProgram {
   std::map<SymbolId, SymbolRef> symbols;
 };
 
-/// Lowers an inferred graph (inferGraph first; bodies hold their facts once settled).
-Result<ShapeProgram> lowerShapes(const Graph &g);
+/// Lowers an inferred graph (inferGraph first; bodies hold their facts once settled), its nodes
+/// in `order` when given (a topological order of the main graph's node ids: the memory plan's
+/// chosen order), else in the graph's.
+Result<ShapeProgram> lowerShapes(const Graph &g, const std::vector<uint32_t> *order = nullptr);
 
 /// The graphs an attribute of `n` holds (a Graph or Graphs attribute; none otherwise) that can
 /// run: an If whose condition inference knows runs one branch, the other is left out.

@@ -1,0 +1,26 @@
+// What `shapeflow plan` shows: the memory plan (lower/memory_plan.h) as JSON (README "Memory
+// plan"), a terminal summary, and an SVG of buffers as rectangles in (step, address).
+#pragma once
+
+#include "shapeflow/lower/memory_plan.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sf {
+
+struct PlanReport {
+  std::string model;
+  const Graph *graph = nullptr;
+  const lower::MemoryPlan *plan = nullptr;
+  /// Where to evaluate a symbolic plan for the summary and the picture (default: the plan's
+  /// reference binding).
+  std::map<std::string, int64_t> at;
+};
+
+std::string planJsonText(const PlanReport &r, int indent = 0);
+std::vector<std::string> planLines(const PlanReport &r);
+std::string planSvg(const PlanReport &r);
+
+} // namespace sf

@@ -1,0 +1,211 @@
+// The memory plan report (report/plan_report.h).
+#include "shapeflow/report/plan_report.h"
+
+#include "shapeflow/report/json_writer.h"
+#include "shapeflow/report/report.h"
+#include "shapeflow/report/stats_report.h"
+#include "shapeflow/support/format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+namespace sf {
+
+using namespace lower;
+
+namespace {
+
+/// `d` at the report's binding (the plan's reference, overridden by `at`).
+std::optional<int64_t> valueAt(const PlanReport &r, const Dimension &d) {
+  if (d.isStatic()) return d.length();
+  if (!d.expr() || d.expr()->hasAnonymous) {
+    if (d.hasUpperBound()) return d.maxLength();
+    return std::nullopt;
+  }
+  std::function<std::optional<int64_t>(SymbolId)> lookup;
+  lookup = [&](SymbolId s) -> std::optional<int64_t> {
+    const SymbolInfo &info = symbolInfo(s);
+    for (const auto &[name, def] : r.plan->derived)
+      if (name == info.name && def.expr()) {
+        auto v = evaluate(def.expr(), lookup);
+        return v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
+      }
+    if (auto it = r.at.find(info.name); it != r.at.end()) return it->second;
+    if (auto it = r.plan->reference.find(info.name); it != r.plan->reference.end())
+      return it->second;
+    if (info.range.hi != kInf) return info.range.hi;
+    return std::nullopt;
+  };
+  auto v = evaluate(d.expr(), lookup);
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+std::string bindingText(const PlanReport &r) {
+  std::map<std::string, int64_t> b = r.plan->reference;
+  for (const auto &[k, v] : r.at)
+    b[k] = v;
+  std::string s;
+  for (const auto &[k, v] : b)
+    s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+} // namespace
+
+std::string planJsonText(const PlanReport &r, int indent) {
+  ExprScope scope = r.graph->enter();
+  const MemoryPlan &p = *r.plan;
+  DimTexts texts;
+  std::string s;
+  JsonWriter w(s, indent);
+  w.beginObject();
+  w.key("model").value(r.model);
+  w.key("symbols").beginObject();
+  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
+    w.key(name).beginObject().key("min").value(range.lo).key("max");
+    if (range.hi == kInf)
+      w.null();
+    else
+      w.value(range.hi);
+    w.endObject();
+  }
+  w.endObject();
+  w.key("derived").beginObject();
+  for (const auto &[name, d] : p.derived) {
+    w.key(name);
+    writeDimJson(w, d, texts);
+  }
+  w.endObject();
+  w.key("align").value(p.align);
+  w.key("symbolic").value(p.symbolic);
+  w.key("reference").beginObject();
+  for (const auto &[name, v] : p.reference)
+    w.key(name).value(v);
+  w.endObject();
+  w.key("order").beginArray();
+  for (const std::string &n : p.order)
+    w.value(n);
+  w.endArray();
+  w.key("peak"), writeDimJson(w, p.peak, texts);
+  w.key("lower_bound"), writeDimJson(w, p.lowerBound, texts);
+  w.key("lower_bound_model_order"), writeDimJson(w, p.lowerBoundModelOrder, texts);
+  w.key("shape_value_bytes").value(p.shapeValueBytes);
+  w.key("bounded_offsets").value(uint64_t(p.boundedOffsets));
+  w.key("buffers").beginArray();
+  for (const Slot &slot : p.slots) {
+    w.beginObject();
+    w.key("tensor").value(slot.tensor);
+    w.key("bytes"), writeDimJson(w, slot.bytes, texts);
+    w.key("size"), writeDimJson(w, slot.size, texts);
+    w.key("offset"), writeDimJson(w, slot.offset, texts);
+    w.key("first").value(uint64_t(slot.first));
+    w.key("last").value(uint64_t(slot.last));
+    if (slot.sharesWith) {
+      w.key("in_place_of").value(p.slots[*slot.sharesWith].tensor);
+      w.key("reuse").value(toString(slot.reuse));
+    }
+    if (slot.body) w.key("body").value(true);
+    w.endObject();
+  }
+  w.endArray();
+  w.endObject();
+  return s;
+}
+
+std::vector<std::string> planLines(const PlanReport &r) {
+  ExprScope scope = r.graph->enter();
+  const MemoryPlan &p = *r.plan;
+  std::vector<std::string> out;
+  auto shown = [&](const Dimension &d) {
+    auto v = valueAt(r, d);
+    std::string text = v ? humanCount(double(*v), "B") : std::string("?");
+    if (!d.isStatic()) text += "  (" + (d.expr() ? toString(d.expr()) : d.toString()) + ")";
+    return text;
+  };
+  size_t owners = 0, shared = 0;
+  for (const Slot &s : p.slots)
+    (s.sharesWith ? shared : owners)++;
+  out.push_back(fmt::format("{} steps, {} buffers in the arena ({} more share a buffer), aligned to {}",
+                            p.order.size(), owners, shared, p.align));
+  if (p.symbolic) out.push_back("sizes are expressions; numbers at " + bindingText(r));
+  out.push_back("peak                     " + shown(p.peak));
+  out.push_back("lower bound (this order) " + shown(p.lowerBound));
+  if (!(p.lowerBoundModelOrder == p.lowerBound))
+    out.push_back("lower bound (model order) " + shown(p.lowerBoundModelOrder));
+  auto peak = valueAt(r, p.peak), lb = valueAt(r, p.lowerBound);
+  if (peak && lb && *lb > 0)
+    out.push_back(fmt::format("peak / lower bound        {:.4f}", double(*peak) / double(*lb)));
+  if (p.boundedOffsets)
+    out.push_back(fmt::format("{} offsets grew too large as expressions and are constant bounds "
+                              "(valid for every binding, wasteful at small ones)",
+                              p.boundedOffsets));
+  if (p.shapeValueBytes)
+    out.push_back(fmt::format("shape values (kept apart) {}",
+                              humanCount(double(p.shapeValueBytes), "B")));
+  out.push_back("buffers (offset, size, steps):");
+  for (const Slot &s : p.slots) {
+    auto off = valueAt(r, s.offset), size = valueAt(r, s.size);
+    std::string line = fmt::format("  {:>12} {:>10}  {:>4}..{:<4} {}", off ? std::to_string(*off) : "?",
+                                   size ? std::to_string(*size) : "?", s.first, s.last, s.tensor);
+    if (s.sharesWith)
+      line += fmt::format(" ({} of {})", toString(s.reuse), p.slots[*s.sharesWith].tensor);
+    if (s.body) line += " (a body's arena)";
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::string planSvg(const PlanReport &r) {
+  ExprScope scope = r.graph->enter();
+  const MemoryPlan &p = *r.plan;
+  const int width = 960, height = 540, pad = 60;
+  auto peak = valueAt(r, p.peak).value_or(0), lb = valueAt(r, p.lowerBound).value_or(0);
+  double steps = std::max<double>(1, double(p.order.size()));
+  double top = std::max<double>(1, double(peak));
+  double w = width - 2 * pad, h = height - 2 * pad;
+  std::ostringstream svg;
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height + 40
+      << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  std::string title = "Memory plan: " + r.model + (p.symbolic ? " at " + bindingText(r) : "");
+  std::string esc;
+  for (char c : title)
+    esc += c == '<' ? std::string("&lt;") : c == '&' ? std::string("&amp;") : std::string(1, c);
+  svg << "<text x='" << pad << "' y='24' font-size='15' font-weight='bold'>" << esc << "</text>\n";
+  svg << "<rect x='" << pad << "' y='" << pad << "' width='" << w << "' height='" << h
+      << "' fill='none' stroke='#ccc'/>\n";
+  static const char *kColors[] = {"#4878a8", "#e49444", "#5ba053", "#d1605e", "#85b6b2",
+                                  "#e7ca60", "#a87c9f", "#f1a2a9", "#967662", "#b8b0ac"};
+  size_t color = 0;
+  for (const Slot &s : p.slots) {
+    if (s.sharesWith) continue;
+    auto off = valueAt(r, s.offset), size = valueAt(r, s.size);
+    if (!off || !size || *size == 0) continue;
+    double x = pad + double(s.first) / steps * w;
+    double x2 = pad + double(s.last + 1) / steps * w;
+    double y2 = pad + h - double(*off) / top * h;
+    double y = pad + h - double(*off + *size) / top * h;
+    std::string label;
+    for (char c : s.tensor)
+      label += c == '<' ? std::string("&lt;") : c == '&' ? std::string("&amp;") : c == '\'' ? std::string("&apos;") : std::string(1, c);
+    svg << "<rect x='" << x << "' y='" << y << "' width='" << std::max(0.5, x2 - x)
+        << "' height='" << std::max(0.5, y2 - y) << "' fill='" << kColors[color++ % 10]
+        << "' fill-opacity='0.8' stroke='white' stroke-width='0.3'><title>" << label << ": "
+        << humanCount(double(*size), "B") << " at " << *off << ", steps " << s.first << ".."
+        << s.last << "</title></rect>\n";
+  }
+  svg << "<line x1='" << pad << "' x2='" << pad + w << "' y1='" << pad << "' y2='" << pad
+      << "' stroke='#d1605e' stroke-dasharray='4 3'/>\n";
+  svg << "<text x='" << pad + w - 220 << "' y='" << pad - 6 << "' font-size='11' fill='#d1605e'>peak "
+      << humanCount(double(peak), "B") << " (lower bound " << humanCount(double(lb), "B")
+      << ")</text>\n";
+  svg << "<text x='" << pad << "' y='" << pad + h + 18 << "' font-size='11'>execution step: 0 .. "
+      << p.order.size() << "</text>\n";
+  svg << "<text x='" << 8 << "' y='" << pad + 10 << "' font-size='11'>address</text>\n";
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+} // namespace sf
