@@ -58,13 +58,14 @@ for h in "${HARNESSES[@]}"; do
   seed "$h" "$corpus"; mkdir -p "$crashes"
   maxlen=65536; [ "$h" = expr ] && maxlen=512; [ "$h" = graph ] && maxlen=4096
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=10 \
+    /usr/bin/time -f '%U %S' -o "fuzz/log/$h.time" "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=10 \
     -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \
     > "fuzz/log/$h.log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz/log/$h.log" | grep -o '[0-9]*$')
   last=$(grep -E '^#[0-9]+.*(cov|DONE)' "fuzz/log/$h.log" | tail -1)
-  echo "fuzz_$h: ${SECONDS_EACH}s, ${execs:-?} inputs, rc=$rc, $(echo "$last" | grep -o 'cov: [0-9]*') $(echo "$last" | grep -o 'ft: [0-9]*') $(echo "$last" | grep -o 'corp: [0-9]*/[0-9a-zA-Z]*')"
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "fuzz/log/$h.time" 2>/dev/null)
+  echo "fuzz_$h: ${SECONDS_EACH}s (${cpu:-?} CPU s), ${execs:-?} inputs, rc=$rc, $(echo "$last" | grep -o 'cov: [0-9]*') $(echo "$last" | grep -o 'ft: [0-9]*') $(echo "$last" | grep -o 'corp: [0-9]*/[0-9a-zA-Z]*')"
   if [ $rc -ne 0 ]; then
     status=1
     grep -E 'ERROR|SUMMARY|property violated|Test unit written' "fuzz/log/$h.log" | head -5

@@ -241,7 +241,8 @@ Result<Expr> ExprSum::result(uint32_t maxSize, uint32_t maxTerms) const {
             [](const Term &a, const Term &b) { return compareExpr(a.mono, b.mono) < 0; });
   for (const Term &t : terms)
     l.terms.push_back(t);
-  return capExpr(fromLin(l), maxSize, maxTerms);
+  if (maxSize == 0 && maxTerms == 0) return capExpr(fromLin(l));
+  return capExpr(fromLin(l), maxSize ? maxSize : tMaxSize, maxTerms ? maxTerms : tMaxTerms);
 }
 
 namespace expr_detail {

@@ -86,7 +86,8 @@ public:
 
     auto tensorBuffer = [&](const Outlet &o, Owner owner, size_t step) {
       Buffer b;
-      b.name = valueName(o.name.empty() ? "#" + std::to_string(plan.buffers.size()) : o.name);
+      b.tensor = o.name.empty() ? "#" + std::to_string(plan.buffers.size()) : o.name;
+      b.name = valueName(b.tensor);
       b.type = o.fact.type;
       b.shape = o.fact.shape;
       b.bytes = bytesOfShape(o.fact.type, o.fact.shape);
@@ -101,6 +102,7 @@ public:
       const ShapeValue &v = p_.values[value];
       Buffer b;
       b.name = v.name;
+      b.tensor = v.tensor;
       b.shapeValue = true;
       b.type = ElementType::I64;
       int64_t rank = v.shape.rankIsStatic() ? int64_t(v.shape.size()) : -1;

@@ -49,6 +49,22 @@ public:
     if (!r.ok()) return d;
     return Dimension(*r, d.interval());
   }
+  /// A derived symbol standing for an offset that is a maximum (`_o3 = max(_o1 + s1, s2)`), so
+  /// that the offsets above it refer to it rather than repeat it: every expression of the plan
+  /// stays small however deep slots stack.
+  Dimension name(const Dimension &offset) {
+    if (offset.isStatic() || !offset.expr() || offset.expr()->kind != ExprKind::Max) return offset;
+    std::string n;
+    do
+      n = "_o" + std::to_string(nextOffset_++);
+    while (g_.symbols.find(n));
+    Interval r = offset.interval();
+    SymbolId s = newSymbol(n, {std::max<int64_t>(r.lo, 0), r.hi});
+    original_[s] = offset.expr();
+    defs_.push_back({n, offset.expr()});
+    return Dimension(symbol(s), offset.interval());
+  }
+
   /// The expression a derived symbol stands for (null for other symbols).
   Expr original(SymbolId s) const {
     auto it = original_.find(s);
@@ -121,7 +137,7 @@ private:
   std::unordered_map<Expr, SymbolId> symbols_;
   std::unordered_map<SymbolId, Expr> original_;
   std::vector<std::pair<std::string, Expr>> defs_;
-  int next_ = 0;
+  int next_ = 0, nextOffset_ = 0;
 };
 
 /// The values a plan's placement is decided at: named symbols by the reference (else their
@@ -138,9 +154,11 @@ public:
       std::string missing;
       std::function<std::optional<int64_t>(SymbolId)> lookup;
       lookup = [&](SymbolId s) -> std::optional<int64_t> {
+        // A derived symbol once per binding: an offset's definition names those below it.
+        if (auto m = memo_.find(s); m != memo_.end()) return m->second;
         if (Expr e = abstraction_.original(s)) {
           auto v = evaluate(e, lookup);
-          return v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
+          return memo_[s] = v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
         }
         const SymbolInfo &info = symbolInfo(s);
         if (!info.name.empty()) {
@@ -170,6 +188,7 @@ private:
   const Abstraction &abstraction_;
   const std::map<std::string, int64_t> &given_;
   std::map<std::string, int64_t> used_;
+  std::unordered_map<SymbolId, std::optional<int64_t>> memo_;
 };
 
 Result<Dimension> alignUp(const Dimension &bytes, int64_t align) {
@@ -371,11 +390,73 @@ std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, 
 }
 
 /// Tree nodes an offset's expression may have before it is replaced by a constant bound.
-inline constexpr uint32_t kOffsetBudget = 2048;
+inline constexpr uint32_t kOffsetBudget = 16384;
 
 /// The largest of several expressions, leaving out those another is at least for every value
 /// of the symbols (by the bounds of their difference).
 thread_local size_t tBounded = 0; // maxima replaced by a constant bound, in this plan
+
+/// An expression as a constant plus monomials with coefficients.
+struct Terms {
+  int64_t constant = 0;
+  std::map<Expr, int64_t> coefs;
+};
+
+Terms termsOf(Expr e) {
+  Terms t;
+  if (e->kind == ExprKind::Const) {
+    t.constant = e->value;
+  } else if (e->kind == ExprKind::Add) {
+    t.constant = e->value;
+    for (size_t i = 0; i < e->ops.size(); ++i)
+      t.coefs[e->ops[i]] += e->coefs[i];
+  } else {
+    t.coefs[e] = 1;
+  }
+  return t;
+}
+
+/// max(t1, ..., tk) <= common + (t1 - common) + ... + (tk - common), when each difference is
+/// non-negative for every binding: `common` takes, per monomial, the smallest coefficient the
+/// terms share (and the smallest constant). None when a difference may be negative.
+std::optional<Dimension> commonPlusRest(const std::vector<Dimension> &terms) {
+  std::vector<Terms> ts;
+  for (const Dimension &d : terms) {
+    if (!d.expr()) return std::nullopt;
+    ts.push_back(termsOf(d.expr()));
+  }
+  Terms common;
+  common.constant = ts[0].constant;
+  for (const Terms &t : ts)
+    common.constant = std::min(common.constant, t.constant);
+  for (const auto &[m, c] : ts[0].coefs) {
+    int64_t least = c;
+    for (const Terms &t : ts) {
+      auto it = t.coefs.find(m);
+      least = std::min(least, it == t.coefs.end() ? 0 : it->second);
+    }
+    if (least > 0) common.coefs[m] = least;
+  }
+  ExprSum total;
+  if (!total.add(constant(common.constant)).ok()) return std::nullopt;
+  for (const auto &[m, c] : common.coefs)
+    if (!total.add(m, c).ok()) return std::nullopt;
+  for (const Terms &t : ts) {
+    ExprSum rest;
+    if (!rest.add(constant(t.constant - common.constant)).ok()) return std::nullopt;
+    for (const auto &[m, c] : t.coefs) {
+      auto it = common.coefs.find(m);
+      int64_t k = c - (it == common.coefs.end() ? 0 : it->second);
+      if (k && !rest.add(m, k).ok()) return std::nullopt;
+    }
+    auto r = rest.result();
+    if (!r.ok() || (*r)->bounds.lo < 0) return std::nullopt;
+    if (!total.add(*r).ok()) return std::nullopt;
+  }
+  auto e = total.result();
+  if (!e.ok()) return std::nullopt;
+  return Dimension(*e);
+}
 
 Result<Dimension> maxOf(std::vector<Dimension> terms) {
   std::vector<Dimension> kept;
@@ -396,10 +477,15 @@ Result<Dimension> maxOf(std::vector<Dimension> terms) {
     SF_ASSIGN(m, Dimension::max(m, kept[i]));
   }
   // An offset above offsets above offsets repeats their expressions: past a size, the maximum
-  // is replaced by a constant at least as large for every binding (the top of its bounds), so
-  // that what is above it stays small. Sound, and the plan's verifier checks it like the rest.
+  // is replaced by something at least as large for every binding and small: what the terms
+  // have in common plus the sum of what each adds to it (each of those non-negative), else a
+  // constant (the top of the terms' bounds). Sound either way, and the plan's verifier checks
+  // it like the rest.
   if (!m.isStatic() && (!m.expr() || m.expr()->hasAnonymous || m.expr()->size > kOffsetBudget)) {
     ++tBounded;
+    auto sum = commonPlusRest(kept);
+    if (sum && sum->expr() && !sum->expr()->hasAnonymous && sum->expr()->size <= kOffsetBudget)
+      return *sum;
     int64_t top = 0;
     for (const Dimension &t : kept) {
       if (!t.hasUpperBound()) return makeError("a buffer's end has no upper bound");
@@ -461,7 +547,7 @@ public:
       bool io = buf.owner == Owner::Caller;
       if (io && (options_.callerOwnedIO || !main)) continue;
       Slot s;
-      s.tensor = buf.name.substr(1); // without the '%'
+      s.tensor = buf.tensor;
       s.bytes = sized(buf.bytes);
       SF_ASSIGN(s.size, alignUp(s.bytes, options_.align));
       s.first = pos[buf.alloc];
@@ -469,6 +555,19 @@ public:
       if (io && buf.alloc == 0 && !output[b]) s.first = 0;
       slotOf[b] = out.slots.size();
       out.slots.push_back(std::move(s));
+    }
+    // A slot holds every tensor that shares it: a view's or an in-place output's size is its
+    // root's where the model is valid, but the expressions may differ elsewhere in the domain
+    // (a broadcast the model only runs with equal dims), so the slot takes the largest.
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      const Buffer &buf = plan.buffers[b];
+      if (!buf.aliasOf || buf.shapeValue || !slotOf[*buf.aliasOf]) continue;
+      Slot &root = out.slots[*slotOf[*buf.aliasOf]];
+      Dimension bytes = sized(buf.bytes);
+      auto diff = bytes - root.bytes;
+      if (diff.ok() && diff->hasUpperBound() && diff->maxLength() <= 0) continue;
+      SF_ASSIGN(Dimension aligned, alignUp(bytes, options_.align));
+      SF_ASSIGN(root.size, Dimension::max(root.size, aligned));
     }
     // Bodies: each one's arena, live during its op's step.
     for (size_t i = 0; i < plan.steps.size(); ++i)
@@ -490,6 +589,12 @@ public:
     std::vector<Item> items(owners);
     for (size_t i = 0; i < owners; ++i) {
       SF_ASSIGN(items[i].size, binding_.at(out.slots[i].size, "tensor " + out.slots[i].tensor));
+      // A size that is 0 at the reference but not everywhere still takes room there, so that the
+      // placement puts it strictly below or above every slot it lives with: that order is what
+      // the offsets' expressions keep at the other bindings.
+      const Dimension &size = out.slots[i].size;
+      if (items[i].size == 0 && !(size.isStatic() && size.length() == 0))
+        items[i].size = options_.align;
       items[i].first = out.slots[i].first;
       items[i].last = out.slots[i].last;
     }
@@ -529,8 +634,9 @@ public:
       }
       s.above = std::move(below);
       // Sizes are multiples of the alignment, so are sums and maxima of them: the offset needs no
-      // rounding.
-      SF_ASSIGN(s.offset, maxOf(ends));
+      // rounding. A maximum becomes a derived symbol of the plan.
+      SF_ASSIGN(Dimension off, maxOf(ends));
+      s.offset = abstraction_.name(off);
       done[i] = true;
     }
     // The peak: the largest end among the slots no other slot lies on.
@@ -567,7 +673,7 @@ public:
       const Buffer &buf = plan.buffers[b];
       if (!buf.aliasOf || buf.shapeValue || !slotOf[*buf.aliasOf]) continue;
       Slot s;
-      s.tensor = buf.name.substr(1);
+      s.tensor = buf.tensor;
       s.bytes = sized(buf.bytes);
       SF_ASSIGN(s.size, alignUp(s.bytes, options_.align));
       s.offset = out.slots[*slotOf[*buf.aliasOf]].offset;
@@ -716,9 +822,112 @@ Result<Planned> planIn(const Graph &g, const std::vector<uint32_t> &order,
 
 } // namespace
 
+namespace {
+
+Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options);
+
+/// A plan's peak over the live-bytes lower bound of its order, at a binding of the named symbols
+/// (the others at their upper bounds). None where it does not evaluate.
+std::optional<double> ratioAt(const MemoryPlan &p, const Graph &g,
+                              const std::map<std::string, int64_t> &values) {
+  (void)g;
+  std::map<std::string, Dimension> derived(p.derived.begin(), p.derived.end());
+  // Derived symbols through their definitions, once each.
+  std::unordered_map<SymbolId, std::optional<int64_t>> memo;
+  std::function<std::optional<int64_t>(const Dimension &)> eval;
+  std::function<std::optional<int64_t>(SymbolId)> lookup = [&](SymbolId s) -> std::optional<int64_t> {
+    if (auto m = memo.find(s); m != memo.end()) return m->second;
+    const SymbolInfo &info = symbolInfo(s);
+    if (auto d = derived.find(info.name); d != derived.end() && d->second.expr()) {
+      auto v = evaluate(d->second.expr(), lookup);
+      return memo[s] = v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
+    }
+    if (auto v = values.find(info.name); v != values.end()) return v->second;
+    if (info.range.hi != kInf) return info.range.hi;
+    return std::nullopt;
+  };
+  eval = [&](const Dimension &d) -> std::optional<int64_t> {
+    if (d.isStatic()) return d.length();
+    if (!d.expr()) return std::nullopt;
+    auto v = evaluate(d.expr(), lookup);
+    return v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
+  };
+  std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
+  for (const Slot &s : p.slots) {
+    if (s.sharesWith) continue;
+    auto size = eval(s.size);
+    if (!size) return std::nullopt;
+    lives.push_back({*size, {s.first, s.last}});
+  }
+  auto peak = eval(p.peak);
+  int64_t lb = liveLowerBound(lives, p.order.size());
+  if (!peak || lb <= 0) return std::nullopt;
+  return double(*peak) / double(lb);
+}
+
+/// The named symbols the plan's sizes use, with their ranges.
+std::map<std::string, Interval> namedSymbols(const MemoryPlan &p) {
+  std::map<std::string, Interval> out;
+  std::set<std::string> derived;
+  for (const auto &[name, def] : p.derived)
+    derived.insert(name);
+  for (const Slot &s : p.slots)
+    if (s.size.expr())
+      for (SymbolId id : symbolsOf(s.size.expr())) {
+        const SymbolInfo &info = symbolInfo(id);
+        if (!info.name.empty() && !derived.count(info.name) && info.range.hi != kInf)
+          out[info.name] = info.range;
+      }
+  return out;
+}
+
+} // namespace
+
 Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options) {
   if (options.align <= 0 || (options.align & (options.align - 1)) != 0)
     return errorf("the alignment must be a power of two, not {}", options.align);
+  SF_ASSIGN(MemoryPlan best, planAt(g, options));
+  if (!best.symbolic || !options.reference.empty()) return best;
+  // Decided at the upper bounds, a plan is as good as the lower bound there; at the small end
+  // of the domain its order of slots may be worse. Where it is more than 5% above the lower
+  // bound at the lower or middle binding, plans decided there are tried too, and the one whose
+  // worst ratio over the three bindings is least is kept.
+  ExprScope scope = g.enter();
+  std::map<std::string, Interval> named = namedSymbols(best);
+  if (named.empty()) return best;
+  std::map<std::string, int64_t> lo, mid, hi;
+  for (const auto &[name, r] : named) {
+    lo[name] = r.lo;
+    mid[name] = r.lo + (r.hi - r.lo) / 2;
+    hi[name] = r.hi;
+  }
+  auto worst = [&](const MemoryPlan &p) {
+    double w = 1;
+    for (const auto *b : {&lo, &mid, &hi}) {
+      auto r = ratioAt(p, g, *b);
+      w = std::max(w, r ? *r : 1e9);
+    }
+    return w;
+  };
+  double bestWorst = worst(best);
+  if (bestWorst <= 1.05) return best;
+  for (const auto *b : {&mid, &lo}) {
+    PlanOptions o = options;
+    o.reference = *b;
+    auto p = planAt(g, o);
+    if (!p.ok()) continue;
+    double w = worst(*p);
+    if (w < bestWorst) {
+      bestWorst = w;
+      best = std::move(*p);
+    }
+  }
+  return best;
+}
+
+namespace {
+
+Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options) {
   ExprScope scope = g.enter();
   // Offsets are maxima of sums of sizes, made once per plan: larger than inference's limits.
   ExprLimitScope limits(1u << 16, 4096);
@@ -757,5 +966,7 @@ Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options) {
     out.reference[name] = v;
   return out;
 }
+
+} // namespace
 
 } // namespace sf::lower

@@ -6,6 +6,7 @@
 #include "shapeflow/support/format.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -129,6 +130,11 @@ Result<PlanCheck> checkPlanJson(const nlohmann::json &plan) {
   std::erase_if(symbols, [&](const auto &s) { return !used.count(s.first); });
   // Bindings to check at: the corners, the middle, random points (bounded symbols only).
   std::vector<std::map<SymbolId, int64_t>> bindings;
+  // A derived symbol's value at a binding is its definition's, which may name other derived
+  // symbols (in any order): resolved on demand, each once, a cycle being a problem.
+  std::map<SymbolId, const Dimension *> definition;
+  for (const auto &[s, def] : derived)
+    definition[s] = &def;
   bool bounded = true;
   for (const auto &[s, r] : symbols)
     bounded = bounded && r.hi != kInf;
@@ -139,21 +145,24 @@ Result<PlanCheck> checkPlanJson(const nlohmann::json &plan) {
       std::map<SymbolId, int64_t> b;
       for (const auto &[s, r] : symbols)
         b[s] = f(r);
-      // Derived symbols take their expression's value there (and must lie in their range).
-      for (const auto &[s, def] : derived) {
-        if (!def.expr()) continue;
-        auto v = evaluate(def.expr(), [&](SymbolId t) -> std::optional<int64_t> {
-          auto it = b.find(t);
-          if (it == b.end()) return std::nullopt;
-          return it->second;
-        });
-        if (!v.ok()) continue;
-        Interval r = symbolInfo(s).range;
+      std::set<SymbolId> resolving;
+      std::function<std::optional<int64_t>(SymbolId)> value = [&](SymbolId t) -> std::optional<int64_t> {
+        if (auto it = b.find(t); it != b.end()) return it->second;
+        auto d = definition.find(t);
+        if (d == definition.end() || !d->second->expr() || !resolving.insert(t).second)
+          return std::nullopt;
+        auto v = evaluate(d->second->expr(), value);
+        if (!v.ok()) return std::nullopt;
+        Interval r = symbolInfo(t).range;
         if (*v < r.lo || *v > r.hi)
           problem(fmt::format("derived symbol {} is {} at a binding, outside its range {}",
-                              symbolInfo(s).name, *v, toString(r)));
-        b[s] = *v;
-      }
+                              symbolInfo(t).name, *v, toString(r)));
+        b[t] = *v;
+        return *v;
+      };
+      for (const auto &[s, def] : derived)
+        if (!value(s)) problem(fmt::format("derived symbol {} does not evaluate at a binding",
+                                           symbolInfo(s).name));
       bindings.push_back(std::move(b));
     };
     pick([](Interval r) { return r.lo; });
@@ -224,7 +233,18 @@ Result<PlanCheck> checkPlanJson(const nlohmann::json &plan) {
     auto end = lo.offset + lo.size;
     if (!end.ok()) return false;
     auto diff = hi.offset - *end;
-    return diff.ok() && diff->minLength() >= 0;
+    if (diff.ok() && diff->minLength() >= 0) return true;
+    // An offset that is a derived symbol standing for a maximum is at least each of its terms:
+    // apart when one of them is at or above the other buffer's end.
+    if (!hi.offset.expr() || hi.offset.expr()->kind != ExprKind::Sym) return false;
+    auto d = definition.find(hi.offset.expr()->sym);
+    if (d == definition.end() || !d->second->expr() || d->second->expr()->kind != ExprKind::Max)
+      return false;
+    for (const Expr &term : d->second->expr()->ops) {
+      auto t = Dimension(term) - *end;
+      if (t.ok() && t->minLength() >= 0) return true;
+    }
+    return false;
   };
   for (size_t a = 0; a < byFirst.size(); ++a) {
     size_t i = byFirst[a];

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <unordered_map>
 
 namespace sf {
 
@@ -18,30 +19,46 @@ using namespace lower;
 namespace {
 
 /// `d` at the report's binding (the plan's reference, overridden by `at`).
-std::optional<int64_t> valueAt(const PlanReport &r, const Dimension &d) {
-  if (d.isStatic()) return d.length();
-  if (!d.expr() || d.expr()->hasAnonymous) {
-    if (d.hasUpperBound()) return d.maxLength();
-    return std::nullopt;
-  }
-  std::function<std::optional<int64_t>(SymbolId)> lookup;
-  lookup = [&](SymbolId s) -> std::optional<int64_t> {
-    const SymbolInfo &info = symbolInfo(s);
+/// A plan's dims at the report's binding (`at`, else the plan's reference, else upper bounds),
+/// derived symbols through their definitions, each evaluated once (an offset's definition names
+/// the offsets below it).
+class ValueAt {
+public:
+  explicit ValueAt(const PlanReport &r) : r_(r) {
     for (const auto &[name, def] : r.plan->derived)
-      if (name == info.name && def.expr()) {
-        auto v = evaluate(def.expr(), lookup);
-        return v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
-      }
-    if (auto it = r.at.find(info.name); it != r.at.end()) return it->second;
-    if (auto it = r.plan->reference.find(info.name); it != r.plan->reference.end())
+      derived_[name] = &def;
+  }
+  std::optional<int64_t> operator()(const Dimension &d) {
+    if (d.isStatic()) return d.length();
+    if (!d.expr() || d.expr()->hasAnonymous) {
+      if (d.hasUpperBound()) return d.maxLength();
+      return std::nullopt;
+    }
+    auto v = evaluate(d.expr(), [this](SymbolId s) { return symbol(s); });
+    if (!v.ok()) return std::nullopt;
+    return *v;
+  }
+
+private:
+  std::optional<int64_t> symbol(SymbolId s) {
+    if (auto m = memo_.find(s); m != memo_.end()) return m->second;
+    const SymbolInfo &info = symbolInfo(s);
+    if (auto d = derived_.find(info.name); d != derived_.end() && d->second->expr()) {
+      memo_[s] = std::nullopt; // a cycle evaluates to nothing
+      auto v = evaluate(d->second->expr(), [this](SymbolId t) { return symbol(t); });
+      return memo_[s] = v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
+    }
+    if (auto it = r_.at.find(info.name); it != r_.at.end()) return it->second;
+    if (auto it = r_.plan->reference.find(info.name); it != r_.plan->reference.end())
       return it->second;
     if (info.range.hi != kInf) return info.range.hi;
     return std::nullopt;
-  };
-  auto v = evaluate(d.expr(), lookup);
-  if (!v.ok()) return std::nullopt;
-  return *v;
-}
+  }
+
+  const PlanReport &r_;
+  std::map<std::string, const Dimension *> derived_;
+  std::unordered_map<SymbolId, std::optional<int64_t>> memo_;
+};
 
 std::string bindingText(const PlanReport &r) {
   std::map<std::string, int64_t> b = r.plan->reference;
@@ -116,11 +133,12 @@ std::string planJsonText(const PlanReport &r, int indent) {
 }
 
 std::vector<std::string> planLines(const PlanReport &r) {
+  ValueAt valueAt(r);
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   std::vector<std::string> out;
   auto shown = [&](const Dimension &d) {
-    auto v = valueAt(r, d);
+    auto v = valueAt(d);
     std::string text = v ? humanCount(double(*v), "B") : std::string("?");
     if (!d.isStatic()) text += "  (" + (d.expr() ? toString(d.expr()) : d.toString()) + ")";
     return text;
@@ -135,7 +153,7 @@ std::vector<std::string> planLines(const PlanReport &r) {
   out.push_back("lower bound (this order) " + shown(p.lowerBound));
   if (!(p.lowerBoundModelOrder == p.lowerBound))
     out.push_back("lower bound (model order) " + shown(p.lowerBoundModelOrder));
-  auto peak = valueAt(r, p.peak), lb = valueAt(r, p.lowerBound);
+  auto peak = valueAt(p.peak), lb = valueAt(p.lowerBound);
   if (peak && lb && *lb > 0)
     out.push_back(fmt::format("peak / lower bound        {:.4f}", double(*peak) / double(*lb)));
   if (p.boundedOffsets)
@@ -147,7 +165,7 @@ std::vector<std::string> planLines(const PlanReport &r) {
                               humanCount(double(p.shapeValueBytes), "B")));
   out.push_back("buffers (offset, size, steps):");
   for (const Slot &s : p.slots) {
-    auto off = valueAt(r, s.offset), size = valueAt(r, s.size);
+    auto off = valueAt(s.offset), size = valueAt(s.size);
     std::string line = fmt::format("  {:>12} {:>10}  {:>4}..{:<4} {}", off ? std::to_string(*off) : "?",
                                    size ? std::to_string(*size) : "?", s.first, s.last, s.tensor);
     if (s.sharesWith)
@@ -155,14 +173,18 @@ std::vector<std::string> planLines(const PlanReport &r) {
     if (s.body) line += " (a body's arena)";
     out.push_back(line);
   }
+  if (!p.derived.empty()) out.push_back("derived symbols:");
+  for (const auto &[name, def] : p.derived)
+    out.push_back(fmt::format("  {} = {}", name, def.expr() ? toString(def.expr()) : def.toString()));
   return out;
 }
 
 std::string planSvg(const PlanReport &r) {
+  ValueAt valueAt(r);
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   const int width = 960, height = 540, pad = 60;
-  auto peak = valueAt(r, p.peak).value_or(0), lb = valueAt(r, p.lowerBound).value_or(0);
+  auto peak = valueAt(p.peak).value_or(0), lb = valueAt(p.lowerBound).value_or(0);
   double steps = std::max<double>(1, double(p.order.size()));
   double top = std::max<double>(1, double(peak));
   double w = width - 2 * pad, h = height - 2 * pad;
@@ -181,7 +203,7 @@ std::string planSvg(const PlanReport &r) {
   size_t color = 0;
   for (const Slot &s : p.slots) {
     if (s.sharesWith) continue;
-    auto off = valueAt(r, s.offset), size = valueAt(r, s.size);
+    auto off = valueAt(s.offset), size = valueAt(s.size);
     if (!off || !size || *size == 0) continue;
     double x = pad + double(s.first) / steps * w;
     double x2 = pad + double(s.last + 1) / steps * w;

@@ -429,3 +429,63 @@ TEST(CliLower, BuffersStageAndABadStage) {
   Outcome bad = shapeflow({"lower", data("clean.txt"), "--stage", "offsets"});
   EXPECT_EQ(bad.status, 2) << describe(bad);
 }
+
+TEST(CliPlan, JsonKeepsTheContractAndCheckPlanAcceptsIt) {
+  Outcome r = shapeflow({"plan", data("clean.txt"), "--json", "--dim", "N=1..8", "--dim",
+                         "H=1..224", "--dim", "W=1..224"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  for (const char *k : {"model", "symbols", "align", "order", "peak", "lower_bound",
+                        "lower_bound_model_order", "buffers"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["align"], 64);
+  EXPECT_EQ(j["order"], json::parse(R"(["y", "g"])"));
+  ASSERT_TRUE(j["peak"].is_object()) << j["peak"].dump();
+  for (const auto &b : j["buffers"])
+    for (const char *k : {"tensor", "size", "offset", "first", "last"})
+      EXPECT_TRUE(b.contains(k)) << k << " in " << b.dump();
+  fs::path plan = scratchDir() / "plan.json";
+  std::ofstream(plan) << r.out;
+  Outcome c = shapeflow({"check-plan", plan.string()});
+  EXPECT_EQ(c.status, 0) << describe(c);
+  EXPECT_TRUE(contains(c.out, "valid")) << describe(c);
+  // A broken plan: every buffer at offset 0.
+  for (auto &b : j["buffers"])
+    b["offset"] = 0;
+  std::ofstream(plan) << j.dump();
+  Outcome bad = shapeflow({"check-plan", plan.string()});
+  EXPECT_EQ(bad.status, 1) << describe(bad);
+  EXPECT_TRUE(contains(bad.out, "overlap")) << describe(bad);
+}
+
+TEST(CliPlan, TextAtABindingVerifyAndSvg) {
+  fs::path svg = scratchDir() / "plan.svg";
+  Outcome r = shapeflow({"plan", data("clean.txt"), "--dim", "N=1..8", "--dim", "H=1..224",
+                         "--dim", "W=1..224", "--at", "N=1", "--at", "H=32", "--at", "W=32",
+                         "--verify", "--svg", svg.string()});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "numbers at H=32, N=1, W=32")) << describe(r);
+  EXPECT_TRUE(contains(r.err + r.out, "valid")) << describe(r);
+  std::string picture = slurp(svg);
+  EXPECT_EQ(picture.rfind("<svg", 0), 0u);
+  EXPECT_TRUE(contains(picture, "peak")) << picture.substr(0, 400);
+}
+
+TEST(CliPlan, AnUnboundedSymbolIsAnErrorNamingIt) {
+  Outcome r = shapeflow({"plan", data("clean.txt")});
+  EXPECT_NE(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.err, "--dim N=LO..HI")) << describe(r);
+  Outcome a = shapeflow({"plan", data("clean.txt"), "--input", "x=1,3,64,64", "--align", "48"});
+  EXPECT_EQ(a.status, 2) << describe(a);
+  EXPECT_TRUE(contains(a.err, "power of two")) << describe(a);
+}
+
+TEST(CliPlan, ConcreteSizesGiveNumbersAndTheMemoryOrder) {
+  Outcome r = shapeflow({"plan", data("clean.txt"), "--input", "x=1,3,64,64", "--order", "memory",
+                         "--json"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  ASSERT_TRUE(j["peak"].is_number_integer()) << j["peak"].dump();
+  EXPECT_GE(j["peak"].get<int64_t>(), j["lower_bound"].get<int64_t>());
+  EXPECT_LE(j["lower_bound"].get<int64_t>(), j["lower_bound_model_order"].get<int64_t>());
+}

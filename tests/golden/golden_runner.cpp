@@ -13,10 +13,14 @@
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
 #include "shapeflow/report/report.h"
+#include "shapeflow/lower/memory_plan.h"
+#include "shapeflow/lower/plan_check.h"
 #include "shapeflow/report/lower_report.h"
+#include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/stats_report.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -194,18 +198,40 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
 /// node output in node order, then the errors and warnings in the order reported.
 /// What a file checks, by its folder: the facts (the default), the statistics (stats/: per
 /// node, per op type, total), or a lowering stage (lower/shapes/, lower/bounds/,
-/// lower/buffers/: the listings of `shapeflow lower --stage ...`).
-enum class Checks { Facts, Stats, Shapes, Bounds, Buffers };
+/// lower/buffers/: the listings of `shapeflow lower --stage ...`), or the memory plan
+/// (lower/plan/: the listing of `shapeflow plan`, then the verifier's verdict on its JSON).
+enum class Checks { Facts, Stats, Shapes, Bounds, Buffers, Plan };
 
 Checks checksOf(const std::string &file) {
   if (startsWith(file, "stats/")) return Checks::Stats;
   if (startsWith(file, "lower/shapes/")) return Checks::Shapes;
   if (startsWith(file, "lower/bounds/")) return Checks::Bounds;
   if (startsWith(file, "lower/buffers/")) return Checks::Buffers;
+  if (startsWith(file, "lower/plan/")) return Checks::Plan;
   return Checks::Facts;
 }
 
+std::vector<std::string> planCheckLines(const Graph &g) {
+  auto plan = lower::planMemory(g, {});
+  if (!plan.ok()) return {"plan error: " + plan.error().message};
+  PlanReport r;
+  r.graph = &g;
+  r.plan = &*plan;
+  std::vector<std::string> out = planLines(r);
+  auto json = nlohmann::json::parse(planJsonText(r), nullptr, false);
+  auto check = lower::checkPlanJson(json);
+  if (!check.ok()) {
+    out.push_back("verifier error: " + check.error().message);
+  } else {
+    out.push_back(check->ok() ? "verifier: valid" : "verifier: INVALID");
+    for (const std::string &p : check->problems)
+      out.push_back("  " + p);
+  }
+  return out;
+}
+
 std::vector<std::string> lowerLines(const Graph &g, Checks checks) {
+  if (checks == Checks::Plan) return planCheckLines(g);
   auto program = lower::lowerShapes(g);
   if (!program.ok()) return {"lower error: " + program.error().message};
   LowerReport r{"", &g, &*program, nullptr, nullptr};

@@ -112,7 +112,7 @@ class DimensionSum {
 public:
   Result<void> add(const Dimension &d, int64_t k = 1);
   /// The sum; its expression within the limits (ExprSum::result).
-  Result<Dimension> value(uint32_t maxSize = kMaxExprSize, uint32_t maxTerms = kMaxTerms) const;
+  Result<Dimension> value(uint32_t maxSize = 0, uint32_t maxTerms = 0) const;
 
 private:
   int64_t static_ = 0;     // the static dims' sum

@@ -151,8 +151,8 @@ class ExprSum {
 public:
   Result<void> add(Expr e, int64_t k = 1);
   /// The sum, replaced by an anonymous symbol with its bounds when it is larger than the limits
-  /// (kMaxExprSize, kMaxTerms by default; a report's totals, made once, may allow more).
-  Result<Expr> result(uint32_t maxSize = kMaxExprSize, uint32_t maxTerms = kMaxTerms) const;
+  /// (0: the thread's current ones, see ExprLimitScope; a report's totals may allow more).
+  Result<Expr> result(uint32_t maxSize = 0, uint32_t maxTerms = 0) const;
 
 private:
   int64_t c_ = 0;

@@ -26,6 +26,7 @@ const char *toString(Reuse r);
 
 struct Buffer {
   std::string name;    // `%t`, or `%t.shape` for a shape value
+  std::string tensor;  // the tensor's own name (a shape value: the tensor whose shape it is)
   bool shapeValue = false;
   ElementType type = ElementType::Undefined;
   PartialShape shape;  // of the tensor (a shape value: [rank])
