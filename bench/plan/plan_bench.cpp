@@ -1,12 +1,13 @@
 // `plan_bench [--domains FILE] MODEL...`: for each model, bounded by the domains file
-// (bench/plan/domains.json), the symbolic memory plan made once for the whole domain, compared at
-// three bindings (every symbol at its lower end, at the middle, at its upper end) with:
+// (bench/plan/domains.json), the symbolic memory plan made once for the whole domain (as
+// `shapeflow plan` makes it), compared at three bindings (every symbol at its lower end, at the
+// middle, at its upper end) with:
 //   lb     the live-bytes lower bound of the order at that binding (what any plan needs),
-//   base   the baseline: one plan made at the upper bounds, whose arena every run reserves,
-//   none   no reuse: every buffer its own memory.
+//   base   the baseline: one plan decided at the upper bounds, whose arena every run reserves,
+//   none   no reuse: every buffer its own memory (at the upper end).
 // Prints peak / lb of the symbolic plan and of the baseline at each binding, the lower bounds of
-// the model's order and of the memory-aware order at the upper bounds, whether the plan's
-// verifier (lower/plan_check.h) accepts it, and the planning time.
+// the model's order and of the order `--order memory` keeps at the upper end, the no-reuse
+// total, the verifier's verdict on the plan's JSON (lower/plan_check.h) and the planning time.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/lower/plan_check.h"
@@ -106,9 +107,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "cannot read %s\n", domainsPath.c_str());
     return 2;
   }
-  std::printf("%-20s %6s | %-23s | %-23s | %-23s | %9s %9s | %6s %8s\n", "model", "bufs",
+  std::printf("%-20s %6s | %-23s | %-23s | %-23s | %9s %9s %9s | %6s %8s\n", "model", "bufs",
               "low: plan/lb base/lb", "mid: plan/lb base/lb", "high: plan/lb base/lb",
-              "lb model", "lb memory", "check", "plan ms");
+              "lb model", "lb memory", "no reuse", "check", "plan ms");
   for (const std::string &path : models) {
     std::string name = path.substr(path.find_last_of('/') + 1);
     name = name.substr(0, name.size() - 5);
@@ -163,10 +164,10 @@ int main(int argc, char **argv) {
     size_t owners = 0;
     for (const Slot &s : plan->slots)
       owners += !s.sharesWith;
-    std::printf("%-20s %6zu | %10.3f %10.3f  | %10.3f %10.3f  | %10.3f %10.3f  | %9.3g %9.3g | %6s %8.1f\n",
+    std::printf("%-20s %6zu | %10.3f %10.3f  | %10.3f %10.3f  | %10.3f %10.3f  | %9.3g %9.3g %9.3g | %6s %8.1f\n",
                 name.c_str(), owners, ratio(a.peak, a.lb), ratio(base, a.lb), ratio(b.peak, b.lb),
                 ratio(base, b.lb), ratio(c.peak, c.lb), ratio(base, c.lb), double(c.lb),
-                double(memLb), verdict.c_str(), ms);
+                double(memLb), double(c.none), verdict.c_str(), ms);
   }
   return 0;
 }

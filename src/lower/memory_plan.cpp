@@ -464,6 +464,8 @@ Result<Dimension> maxOf(std::vector<Dimension> terms) {
     bool dominated = false;
     for (size_t j = 0; j < terms.size() && !dominated; ++j) {
       if (i == j) continue;
+      // j is not at least i everywhere when its largest value is below i's smallest.
+      if (terms[j].hasUpperBound() && terms[j].maxLength() < terms[i].minLength()) continue;
       auto diff = terms[j] - terms[i];
       if (!diff.ok() || diff->minLength() < 0) continue;
       // j >= i everywhere; of two equal ones keep the first.
@@ -472,10 +474,21 @@ Result<Dimension> maxOf(std::vector<Dimension> terms) {
     if (!dominated) kept.push_back(terms[i]);
   }
   if (kept.empty()) return Dimension(0);
-  Dimension m = kept[0];
-  for (size_t i = 1; i < kept.size(); ++i) {
-    SF_ASSIGN(m, Dimension::max(m, kept[i]));
+  // The maximum's size is about the sum of its terms': past the budget it is not built.
+  uint64_t size = 1;
+  bool expressions = true;
+  for (const Dimension &t : kept) {
+    if (t.isStatic()) continue;
+    expressions = expressions && t.expr() && !t.expr()->hasAnonymous;
+    if (t.expr()) size += t.expr()->size;
   }
+  Dimension m = kept[0];
+  if (expressions && size <= kOffsetBudget)
+    for (size_t i = 1; i < kept.size(); ++i) {
+      SF_ASSIGN(m, Dimension::max(m, kept[i]));
+    }
+  else
+    m = Dimension(); // too large: bounded below
   // An offset above offsets above offsets repeats their expressions: past a size, the maximum
   // is replaced by something at least as large for every binding and small: what the terms
   // have in common plus the sum of what each adds to it (each of those non-negative), else a
@@ -940,10 +953,30 @@ Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options) {
   if (options.order == OrderPolicy::Memory) {
     SF_ASSIGN(std::vector<uint32_t> order, memoryOrder(g, binding));
     SF_ASSIGN(Planned other, planIn(g, order, options, binding, abstraction));
-    // Never worse than the model's order, at the reference.
+    // Lower than the model's order at the reference, and never higher at the ends and the
+    // middle of the named symbols' ranges (an order chosen at one binding may be worse at
+    // another).
     SF_ASSIGN(int64_t a, binding.at(other.placed.lowerBound, "the lower bound"));
     SF_ASSIGN(int64_t b, binding.at(modelBound, "the lower bound"));
-    if (a < b) chosen = std::move(other);
+    bool better = a < b;
+    std::map<std::string, Interval> named;
+    for (const Dimension *d : {&modelBound, &other.placed.lowerBound})
+      if (d->expr())
+        for (SymbolId id : symbolsOf(d->expr())) {
+          const SymbolInfo &info = symbolInfo(id);
+          if (!info.name.empty() && !abstraction.original(id) && info.range.hi != kInf)
+            named[info.name] = info.range;
+        }
+    for (int k = 0; k < 3 && better && !named.empty(); ++k) {
+      std::map<std::string, int64_t> values;
+      for (const auto &[name, r] : named)
+        values[name] = k == 0 ? r.lo : k == 1 ? r.lo + (r.hi - r.lo) / 2 : r.hi;
+      Binding there(abstraction, values);
+      auto x = there.at(other.placed.lowerBound, "the lower bound");
+      auto y = there.at(modelBound, "the lower bound");
+      better = x.ok() && y.ok() && *x <= *y;
+    }
+    if (better) chosen = std::move(other);
   }
   MemoryPlan out;
   out.align = options.align;
