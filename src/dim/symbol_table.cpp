@@ -160,10 +160,15 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
   // length L equal to past + new tokens becomes P + S): the expression's symbols stay, with
   // their own ranges, rather than one of them being rewritten in terms of L and the others,
   // which would lose its range (S in 5..7 as L - P in -2..14). Not when that would put an
-  // anonymous symbol in place of a named one.
+  // anonymous symbol in place of a named one, nor when the expression may go below the symbol's
+  // range (a DeformConv offset's size C, at least 1, equal to M - H + 1, which bounds say
+  // nothing of): the symbol would lose its lower bound and the dims could be negative, so the
+  // other way is taken. Above its range is only imprecise (a size bounded more loosely).
   for (auto [s, other] : {std::pair{ea, eb}, std::pair{eb, ea}}) {
     if (!isSymbol(s) || isSymbol(other)) continue;
     if (!symbolInfo(s->sym).name.empty() && other->hasAnonymous) continue;
+    Interval within = bounds(s).intersect(r), range = bounds(other);
+    if (range.lo < within.lo) continue;
     auto syms = symbolsOf(other);
     if (std::binary_search(syms.begin(), syms.end(), s->sym)) continue;
     if (bounds(other).intersect(bounds(s)).empty())
@@ -187,7 +192,30 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
   } else {
     terms.push_back({d, 1});
   }
+  // The value a symbol would be solved to: k*s + rest == 0  =>  s == -rest / k.
+  auto valueFor = [&](size_t i) -> Result<Expr> {
+    Expr rest = constant(c);
+    for (size_t j = 0; j < terms.size(); ++j) {
+      if (j == i) continue;
+      SF_ASSIGN(Expr t, mul(constant(terms[j].second), terms[j].first));
+      SF_ASSIGN(rest, add(rest, t));
+    }
+    return terms[i].second == 1 ? neg(rest) : Result<Expr>(rest);
+  };
+  // The symbol whose value leaves its range least is solved for first, below the range before
+  // above it (OH == H - KH + 1 solves H = OH + KH - 1, at least 1 as H is, rather than OH,
+  // whose value may be negative), then by preference (anonymous before named, newer before
+  // older).
+  auto loss = [](Interval range, Interval value) -> std::pair<uint64_t, uint64_t> {
+    auto gap = [](int64_t a, int64_t b) -> uint64_t { // b - a for a < b, saturated
+      if (a >= b) return 0;
+      if (a <= -kInf || b >= kInf) return UINT64_MAX;
+      return uint64_t(b) - uint64_t(a);
+    };
+    return {gap(value.lo, range.lo), gap(range.hi, value.hi)};
+  };
   std::optional<size_t> pick;
+  std::pair<uint64_t, uint64_t> pickLoss;
   for (size_t i = 0; i < terms.size(); ++i) {
     auto [m, k] = terms[i];
     if (!isSymbol(m) || (k != 1 && k != -1)) continue;
@@ -198,7 +226,13 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
       elsewhere = std::binary_search(syms.begin(), syms.end(), m->sym);
     }
     if (elsewhere) continue;
-    if (!pick || preferEliminate(m->sym, terms[*pick].first->sym)) pick = i;
+    auto v = valueFor(i);
+    auto l = v.ok() ? loss(bounds(m), bounds(*v)) : std::pair{UINT64_MAX, UINT64_MAX};
+    if (!pick || l < pickLoss ||
+        (l == pickLoss && preferEliminate(m->sym, terms[*pick].first->sym))) {
+      pick = i;
+      pickLoss = l;
+    }
   }
   if (!pick) {
     // Cannot be solved for a symbol; the ranges still narrow.
@@ -206,14 +240,8 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
     return narrow(eb, r);
   }
   // k*s + rest == 0  =>  s == -rest / k
-  auto [s, k] = terms[*pick];
-  Expr rest = constant(c);
-  for (size_t j = 0; j < terms.size(); ++j) {
-    if (j == *pick) continue;
-    SF_ASSIGN(Expr t, mul(constant(terms[j].second), terms[j].first));
-    SF_ASSIGN(rest, add(rest, t));
-  }
-  SF_ASSIGN(Expr value, k == 1 ? neg(rest) : Result<Expr>(rest));
+  Expr s = terms[*pick].first;
+  SF_ASSIGN(Expr value, valueFor(*pick));
   if (bounds(value).intersect(bounds(s)).empty())
     return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
   SF_TRY(bind(s->sym, value));

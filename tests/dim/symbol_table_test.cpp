@@ -108,6 +108,25 @@ TEST_F(SymbolTableTest, EquateLinear) {
   EXPECT_EQ(table.resolve(m), Dimension(5));
 }
 
+TEST_F(SymbolTableTest, ABareSymbolBecomesAnExpressionOnlyWithinItsRange) {
+  // L in 1..1024 equal to S + P (S 1..128, P 0..896): L is S + P, both keep their ranges.
+  Dimension l = named("L", {1, 1024}), s = named("S", {1, 128}), p = named("P", {0, 896});
+  ASSERT_TRUE(table.equate(l, GET(s + p)).ok());
+  EXPECT_EQ(table.resolve(l).toString(), "S + P");
+  EXPECT_EQ(table.resolve(s).interval(), Interval(1, 128));
+  // C (at least 1) equal to M - H + 1, which bounds do not keep at least 1 (found by
+  // fuzz_graph: a DeformConv offset's size became -H + M + 1, a dim that may be negative):
+  // M is solved for instead, and C keeps its range.
+  Dimension c = named("C", {1, kInf}), m = named("M", {1, kInf}), h = named("H", {1, kInf});
+  ASSERT_TRUE(table.equate(c, GET(GET(m - h) + Dimension(1))).ok());
+  EXPECT_EQ(table.resolve(c).toString(), "C");
+  EXPECT_GE(table.resolve(m).minLength(), 1);
+  EXPECT_EQ(table.resolve(m).toString(), "C + H - 1");
+  Dimension oh = named("OH"), h2 = named("H2"), kh = named("KH");
+  ASSERT_TRUE(table.equate(oh, GET(GET(h2 - kh) + Dimension(1))).ok());
+  EXPECT_EQ(table.resolve(oh).toString(), "OH");
+}
+
 TEST_F(SymbolTableTest, EquateDisjointFails) {
   Dimension a = named("A", {1, 3}), b = named("B", {5, 9});
   auto r = table.equate(a, b);

@@ -19,8 +19,9 @@
 namespace sf {
 namespace {
 
-[[noreturn]] void fail(const std::string &what, const Graph &g) {
+[[noreturn]] void fail(const std::string &what, const Graph &g, const std::string &before = "") {
   std::fprintf(stderr, "property violated: %s\n%s\n", what.c_str(), printGraph(g).c_str());
+  if (!before.empty()) std::fprintf(stderr, "before inference:\n%s\n", before.c_str());
   std::abort();
 }
 
@@ -273,7 +274,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (const Outlet &o : n.outputs)
       if (o.fact.shape.rankIsStatic())
         for (const Dimension &d : o.fact.shape.dims())
-          if (d.minLength() < 0) fail("a dim below 0 in " + toString(o.fact), g);
+          if (d.minLength() < 0) fail("a dim below 0 in " + toString(o.fact), g, before);
   Report report{"fuzz", &g, &diags, stats};
   (void)jsonText(toJson(report));
   auto back = parseGraph(before);
