@@ -60,10 +60,17 @@ const char *roundName(RoundMode m) {
   return "floor";
 }
 
+bool isFloatSum(ExprKind k) { return k == ExprKind::FAdd || k == ExprKind::FSub; }
+
 /// An operand of a float operator: compound ones in parentheses (a different precision is
-/// parenthesised by its f32(..)/f64(..) already).
-std::string printOperand(Expr e, const AnonFn &anon, FloatPrec ctx) {
+/// parenthesised by its f32(..)/f64(..) already), except a left operand that binds at least as
+/// tightly as its operator (`a - b - c` is `(a - b) - c`, `a*b + c` is `(a*b) + c`: operators
+/// of one level associate to the left), so that a long chain prints flat.
+std::string printOperand(Expr e, const AnonFn &anon, FloatPrec ctx, ExprKind parent, bool left) {
   std::string s = printAny(e, anon, ctx);
+  if (left && e->isFloat && e->prec == ctx && e->kind != ExprKind::FConst &&
+      (isFloatSum(parent) || !isFloatSum(e->kind)))
+    return s;
   bool compound = false;
   switch (e->kind) {
   case ExprKind::Add:
@@ -102,7 +109,8 @@ std::string printFloat(Expr e, const AnonFn &anon, FloatPrec ctx) {
                    : e->kind == ExprKind::FSub ? " - "
                    : e->kind == ExprKind::FMul ? " * "
                                                : " / ";
-  return printOperand(e->ops[0], anon, ctx) + op + printOperand(e->ops[1], anon, ctx);
+  return printOperand(e->ops[0], anon, ctx, e->kind, true) + op +
+         printOperand(e->ops[1], anon, ctx, e->kind, false);
 }
 
 std::string printAny(Expr e, const AnonFn &anon, FloatPrec ctx) {

@@ -234,6 +234,12 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
       pickLoss = l;
     }
   }
+  // A value unbounded below where the symbol is not (`D - (D + 1)//2`, whose bounds interval
+  // arithmetic leaves open) would make dims that may be any negative number: not solved.
+  if (pick && pickLoss.first > 0 && bounds(terms[*pick].first).lo >= 0) {
+    auto v = valueFor(*pick);
+    if (!v.ok() || bounds(*v).lo == -kInf) pick.reset();
+  }
   if (!pick) {
     // Cannot be solved for a symbol; the ranges still narrow.
     SF_TRY(narrow(ea, r));

@@ -194,6 +194,27 @@ TEST_F(FloatExprTest, PrintsAndParsesBack) {
   EXPECT_FALSE(parseDimension("(H / 2.5)//2", table).ok());
 }
 
+TEST_F(FloatExprTest, OperatorsOfOneLevelPrintFlatToTheLeft) {
+  // (H / 3 - W) - 0.5 needs no parentheses; H - (W - 0.5) and (H - W) * 0.5 do.
+  Expr chain = op(FloatOp::Sub, op(FloatOp::Sub, op(FloatOp::Div, H, constant(3)), W), f32(0.5));
+  EXPECT_EQ(toString(E(roundToInt(RoundMode::Floor, chain))), "floor(H / 3 - W - 0.5)");
+  Expr right = op(FloatOp::Sub, H, op(FloatOp::Sub, W, f32(0.5)));
+  EXPECT_EQ(toString(E(roundToInt(RoundMode::Floor, right))), "floor(H - (W - 0.5))");
+  Expr low = op(FloatOp::Mul, op(FloatOp::Sub, H, W), f32(0.5));
+  EXPECT_EQ(toString(E(roundToInt(RoundMode::Floor, low))), "floor((H - W) * 0.5)");
+  // Found by fuzz_text: a chain of 240 subtractions printed 240 parentheses deep, past the
+  // text form's nesting limit (200), so the printed graph did not parse back.
+  Expr e = op(FloatOp::Div, H, constant(3));
+  for (int i = 0; i < 240; ++i)
+    e = op(FloatOp::Sub, e, i % 2 ? W : H);
+  Expr d = E(roundToInt(RoundMode::Floor, e));
+  std::string text = toString(d);
+  EXPECT_LT(std::count(text.begin(), text.end(), '('), 4);
+  auto back = parseDimension(text, table);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->expr(), d);
+}
+
 TEST_F(FloatExprTest, SubstituteRebuildsFloatNodes) {
   Expr e = resizedH();
   auto r = substitute(e, [&](SymbolId s) -> Expr { return s == h ? constant(320) : nullptr; });
