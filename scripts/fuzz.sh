@@ -64,7 +64,7 @@ for h in "${HARNESSES[@]}"; do
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz/log/$h.log" | grep -o '[0-9]*$')
   last=$(grep -E '^#[0-9]+.*(cov|DONE)' "fuzz/log/$h.log" | tail -1)
-  cpu=$(awk '{ printf "%d", $1 + $2 }' "fuzz/log/$h.time" 2>/dev/null)
+  cpu=$(tail -1 "fuzz/log/$h.time" 2>/dev/null | awk '{ printf "%d", $1 + $2 }')
   echo "fuzz_$h: ${SECONDS_EACH}s (${cpu:-?} CPU s), ${execs:-?} inputs, rc=$rc, $(echo "$last" | grep -o 'cov: [0-9]*') $(echo "$last" | grep -o 'ft: [0-9]*') $(echo "$last" | grep -o 'corp: [0-9]*/[0-9a-zA-Z]*')"
   if [ $rc -ne 0 ]; then
     status=1
