@@ -16,6 +16,8 @@
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
+#include "shapeflow/eval/eval.h"
+#include "shapeflow/eval/npy.h"
 #include "shapeflow/lower/plan_check.h"
 #include "shapeflow/report/lower_report.h"
 #include "shapeflow/report/plan_report.h"
@@ -23,6 +25,9 @@
 #include "shapeflow/report/stats_report.h"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <filesystem>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -258,6 +263,154 @@ int runPlan(const ModelArgs &a, const PlanArgs &s) {
   return r.diags.hasErrors() ? 1 : 0;
 }
 
+struct RunArgs {
+  std::string path;
+  std::vector<std::string> inputs, dims;
+  std::string outDir;
+  bool json = false;
+  uint64_t seed = 1;
+  int64_t maxMemory = 0;
+};
+
+/// `NAME=FILE.npy` or `NAME=random:D0,D1,...` (empty after the colon: a scalar).
+Result<std::pair<std::string, Tensor>> parseRunInput(const std::string &spec, const Graph &g,
+                                                     uint64_t seed) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return errorf("--input expects NAME=FILE.npy or NAME=random:SHAPE, got '{}'", spec);
+  std::string name = spec.substr(0, eq), value = spec.substr(eq + 1);
+  const Fact *fact = nullptr;
+  for (OutletId o : g.inputs)
+    if (g.outlet(o).name == name) fact = &g.fact(o);
+  if (!fact) return errorf("--input {}: the model has no input '{}'", spec, name);
+  if (value.rfind("random:", 0) == 0) {
+    Shape shape;
+    std::string dims = value.substr(7);
+    size_t at = 0;
+    while (at < dims.size()) {
+      size_t comma = dims.find(',', at);
+      std::string d = dims.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      char *end = nullptr;
+      long long v = std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end || v < 0) return errorf("--input {}: '{}' is not a size", spec, d);
+      shape.push_back(v);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    if (fact->type == ElementType::Undefined)
+      return errorf("--input {}: the input's element type is unknown; give a .npy file", spec);
+    SF_ASSIGN(Tensor t, eval::randomTensor(fact->type, shape, seed));
+    return std::pair{name, std::move(t)};
+  }
+  SF_ASSIGN(Tensor t, eval::readNpy(value));
+  return std::pair{name, std::move(t)};
+}
+
+std::string outputFileName(const std::string &name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  return (s.empty() ? "output" : s) + ".npy";
+}
+
+int runRun(const RunArgs &a) {
+  Diagnostics diags;
+  auto loaded = a.path.size() > 5 && a.path.substr(a.path.size() - 5) == ".onnx"
+                    ? onnx::loadModelFile(a.path, diags, onnx::ImportOptions{.decodeLarge = true})
+                    : onnx::loadGraphFile(a.path, diags);
+  if (!loaded.ok()) return fail(loaded.error().message);
+  Graph &g = *loaded;
+  InferOptions options;
+  for (const auto &d : a.dims) {
+    auto b = parseDimBound(d);
+    if (!b.ok()) return fail(b.error().message);
+    options.dims.push_back(*b);
+  }
+  if (auto r = applyInputs(g, options); !r.ok()) return fail(r.error().message);
+  inferGraph(g, diags, options);
+  ExprScope scope = g.enter();
+  std::map<std::string, Tensor> inputs;
+  uint64_t seed = a.seed;
+  for (const auto &spec : a.inputs) {
+    auto in = parseRunInput(spec, g, seed++);
+    if (!in.ok()) return fail(in.error().message);
+    inputs[in->first] = std::move(in->second);
+  }
+  // Inputs not given: random data when their shape is static.
+  for (OutletId o : g.inputs) {
+    const Outlet &out = g.outlet(o);
+    if (inputs.count(out.name) || (out.fact.constant && out.fact.constant->hasData())) continue;
+    const Fact &f = out.fact;
+    std::optional<Shape> shape;
+    if (f.shape.rankIsStatic())
+      if (auto s = f.shape.toShape(); s.ok()) shape = *s;
+    if (!shape || f.type == ElementType::Undefined)
+      return fail(fmt::format("input '{}' is {}: give it (--input {}=FILE.npy or {}=random:SHAPE)",
+                              out.name, f, out.name, out.name));
+    auto t = eval::randomTensor(f.type, *shape, seed++);
+    if (!t.ok()) return fail(t.error().message);
+    inputs[out.name] = std::move(*t);
+  }
+  eval::RunOptions ro;
+  ro.maxMemory = a.maxMemory;
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = eval::run(g, inputs, ro);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!result.ok()) {
+    std::cerr << "error: " << result.error().message << "\n";
+    return 1;
+  }
+  if (!a.outDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.outDir, ec);
+    if (ec) return fail(a.outDir + ": " + ec.message());
+  }
+  nlohmann::json j;
+  j["model"] = a.path;
+  j["nodes_run"] = result->nodesRun;
+  j["peak_bytes"] = result->peakBytes;
+  j["ms"] = ms;
+  j["outputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < result->outputs.size(); ++i) {
+    const auto &t = result->outputs[i];
+    const std::string &name = result->outputNames[i];
+    nlohmann::json o;
+    o["name"] = name;
+    o["dtype"] = t ? shortName(t->type()) : "?";
+    o["shape"] = t ? nlohmann::json(t->shape()) : nlohmann::json();
+    if (t && (isFloat(t->type()) || isInteger(t->type()) || t->type() == ElementType::Bool) &&
+        !isComplex(t->type())) {
+      auto v = t->toDoubles(size_t(t->elementCount()));
+      if (v.ok() && !v->empty()) {
+        double lo = (*v)[0], hi = (*v)[0], sum = 0;
+        for (double x : *v) lo = std::min(lo, x), hi = std::max(hi, x), sum += x;
+        o["min"] = lo, o["max"] = hi, o["mean"] = sum / double(v->size());
+      }
+    }
+    if (!a.outDir.empty() && t) {
+      std::string file = a.outDir + "/" + outputFileName(name);
+      if (auto w = eval::writeNpy(file, *t); !w.ok()) return fail(w.error().message);
+      o["file"] = file;
+    }
+    j["outputs"].push_back(o);
+  }
+  if (a.json) {
+    std::cout << j.dump(1) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("ran {} nodes in {:.1f} ms, peak {} of tensors\n", result->nodesRun, ms,
+                           humanCount(double(result->peakBytes), "B"));
+  for (const auto &o : j["outputs"]) {
+    std::string line = fmt::format("  {}  {}{}", o["name"].get<std::string>(), o["dtype"].get<std::string>(),
+                                   o["shape"].dump());
+    if (o.contains("min"))
+      line += fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", o["min"].get<double>(),
+                          o["max"].get<double>(), o["mean"].get<double>());
+    if (o.contains("file")) line += "  -> " + o["file"].get<std::string>();
+    std::cout << line << "\n";
+  }
+  return 0;
+}
+
 int runCheckPlan(const std::string &path) {
   std::ifstream in(path);
   if (!in) return fail(path + ": cannot open");
@@ -323,6 +476,20 @@ int main(int argc, char **argv) {
   planCmd->add_flag("--caller-owned-io", planArgs.callerOwnedIO,
                     "graph inputs and outputs outside the arena");
   planCmd->add_flag("--verify", planArgs.verify, "check the plan with the verifier (stderr)");
+  CLI::App *runCmd = app.add_subcommand(
+      "run", "run the model with the reference executor, checking every kernel's output shape "
+             "against its op's shape rule");
+  sf::cli::RunArgs runArgs;
+  runCmd->add_option("MODEL", runArgs.path, "an .onnx model or a text-form graph")->required();
+  runCmd->add_option("--input", runArgs.inputs,
+                     "an input's elements: NAME=FILE.npy | NAME=random:D0,D1,... (inputs not given "
+                     "with a static shape get random data)");
+  runCmd->add_option("--dim", runArgs.dims, "bound a symbol: N=1..64");
+  runCmd->add_option("--out", runArgs.outDir, "write each graph output as DIR/NAME.npy");
+  runCmd->add_flag("--json", runArgs.json, "print one JSON object");
+  runCmd->add_option("--seed", runArgs.seed, "seed of the random inputs (1)");
+  runCmd->add_option("--max-memory", runArgs.maxMemory,
+                     "bytes of tensors alive at once (default: half the machine's memory)");
   CLI::App *checkPlanCmd =
       app.add_subcommand("check-plan", "check a memory plan's JSON with the verifier alone");
   std::string planPath;
@@ -339,6 +506,7 @@ int main(int argc, char **argv) {
     if (*lowerCmd) return sf::cli::runLower(model, stage, lowerJson);
     if (*planCmd) return sf::cli::runPlan(model, planArgs);
     if (*checkPlanCmd) return sf::cli::runCheckPlan(planPath);
+    if (*runCmd) return sf::cli::runRun(runArgs);
     return sf::cli::runInfer(model, json, outPath);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";

@@ -276,6 +276,14 @@ struct Importer {
             std::span<const std::byte>(reinterpret_cast<const std::byte *>(bytes->data()), bytes->size()),
             std::shared_ptr<const void>(model.storage)));
     }
+    if (options.decodeLarge && (isInteger(type) || type == ElementType::Bool)) {
+      SF_ASSIGN(auto v, decodeInts(t, model, size_t(count)));
+      return share(Tensor::fromInt64s(shape, v, type));
+    }
+    if (options.decodeLarge && isFloat(type)) {
+      SF_ASSIGN(auto v, decodeFloats(t, model, size_t(count)));
+      return share(Tensor::fromDoubles(type, shape, v));
+    }
     return share(Tensor::withoutData(type, shape));
   }
 

@@ -17,6 +17,9 @@ struct ImportOptions {
   /// Initializers up to this many elements are decoded at import (shape math needs them);
   /// larger tensors stay views of the file.
   size_t decodeBudget = kValueBudget;
+  /// Larger tensors stored in typed fields (float_data, int64_data, ...), which cannot be viewed
+  /// in place, are decoded too: the executor needs every constant's elements.
+  bool decodeLarge = false;
 };
 
 /// Errors that make the model unusable (dangling names, duplicate outputs, cycles) fail the

@@ -1,0 +1,184 @@
+// What every kernel family shares: typed reads of (possibly unaligned) tensor bytes, output
+// tensors, element-type dispatch, broadcasting, attribute and axis helpers.
+#pragma once
+
+#include "shapeflow/eval/eval.h"
+#include "shapeflow/support/checked.h"
+#include "shapeflow/support/float16.h"
+#include "shapeflow/support/format.h"
+
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+namespace sf::eval::detail {
+
+/// The elements of a tensor as T* (in place when aligned, else copied once).
+template <class T> class Elements {
+public:
+  explicit Elements(const Tensor &t) {
+    auto b = t.bytes();
+    n_ = b.size() / sizeof(T);
+    if (reinterpret_cast<uintptr_t>(b.data()) % alignof(T) == 0) {
+      p_ = reinterpret_cast<const T *>(b.data());
+    } else {
+      copy_ = std::make_unique<T[]>(n_);
+      if (n_) std::memcpy(copy_.get(), b.data(), n_ * sizeof(T));
+      p_ = copy_.get();
+    }
+  }
+  const T *data() const { return p_; }
+  const T &operator[](size_t i) const { return p_[i]; }
+  size_t size() const { return n_; }
+
+private:
+  const T *p_ = nullptr;
+  size_t n_ = 0;
+  std::unique_ptr<T[]> copy_;
+};
+
+/// An output being written: typed elements, made a tensor by `finish`.
+template <class T> class Output {
+public:
+  Output(EvalContext &ctx, ElementType type, Shape shape) : ctx_(ctx), type_(type), shape_(std::move(shape)) {}
+  Result<T *> make() {
+    SF_ASSIGN(bytes_, ctx_.allocate(type_, shape_));
+    return reinterpret_cast<T *>(bytes_.data());
+  }
+  Result<void> finish(size_t i) {
+    SF_ASSIGN(Tensor t, Tensor::fromBytes(type_, std::move(shape_), std::move(bytes_)));
+    return ctx_.setOutput(i, std::move(t));
+  }
+
+private:
+  EvalContext &ctx_;
+  ElementType type_;
+  Shape shape_;
+  std::vector<std::byte> bytes_;
+};
+
+inline int64_t countOf(const Shape &s) {
+  int64_t c = 1;
+  for (int64_t d : s) c *= d;
+  return c;
+}
+
+inline std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
+template <class T> struct Tag { using type = T; };
+
+/// Calls f(Tag<T>{}) for the C++ type of a numeric element type (f16/bf16 are not here: the
+/// kernels that take them convert through float).
+template <class F> Result<void> dispatch(ElementType t, F &&f, bool withBool = true) {
+  switch (t) {
+  case ElementType::F32: return f(Tag<float>{});
+  case ElementType::F64: return f(Tag<double>{});
+  case ElementType::I64: return f(Tag<int64_t>{});
+  case ElementType::I32: return f(Tag<int32_t>{});
+  case ElementType::I16: return f(Tag<int16_t>{});
+  case ElementType::I8: return f(Tag<int8_t>{});
+  case ElementType::U8: return f(Tag<uint8_t>{});
+  case ElementType::U16: return f(Tag<uint16_t>{});
+  case ElementType::U32: return f(Tag<uint32_t>{});
+  case ElementType::U64: return f(Tag<uint64_t>{});
+  case ElementType::Bool:
+    if (withBool) return f(Tag<bool>{});
+    [[fallthrough]];
+  default:
+    return errorf("element type {} is not supported by this kernel", shortName(t));
+  }
+}
+
+/// Calls f(Tag<T>{}) for f32 and f64.
+template <class F> Result<void> dispatchFloat(ElementType t, F &&f) {
+  if (t == ElementType::F32) return f(Tag<float>{});
+  if (t == ElementType::F64) return f(Tag<double>{});
+  return errorf("element type {} is not supported by this kernel (f32, f64)", shortName(t));
+}
+
+/// NumPy broadcasting of several shapes.
+inline Result<Shape> broadcastAll(const std::vector<Shape> &shapes) {
+  size_t rank = 0;
+  for (const Shape &s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const Shape &s : shapes)
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t &o = out[rank - s.size() + i];
+      int64_t d = s[i];
+      if (d == o || d == 1) continue;
+      if (o != 1) {
+        std::string text;
+        for (const Shape &x : shapes) text += (text.empty() ? "" : " and ") + shapeText(x);
+        return errorf("shapes {} do not broadcast", text);
+      }
+      o = d;
+    }
+  return out;
+}
+
+/// Element strides of `s` seen as `out` (0 along broadcast dims).
+inline std::vector<int64_t> broadcastStrides(const Shape &s, const Shape &out) {
+  std::vector<int64_t> st(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    size_t o = out.size() - s.size() + i;
+    st[o] = s[i] == 1 ? 0 : stride;
+    stride *= s[i];
+  }
+  return st;
+}
+
+/// Calls f(outIndex, offsets) for every element of `out`, offsets[k] the element of input k.
+template <size_t K, class F>
+void forEachBroadcast(const Shape &out, const std::array<std::vector<int64_t>, K> &strides, F &&f) {
+  int64_t total = countOf(out);
+  if (total == 0) return;
+  size_t r = out.size();
+  std::vector<int64_t> idx(r, 0);
+  std::array<int64_t, K> off{};
+  int64_t inner = r ? out[r - 1] : 1;
+  std::array<int64_t, K> innerStride{};
+  for (size_t k = 0; k < K; ++k) innerStride[k] = r ? strides[k][r - 1] : 0;
+  for (int64_t o = 0; o < total; o += inner) {
+    std::array<int64_t, K> cur = off;
+    for (int64_t j = 0; j < inner; ++j) {
+      f(o + j, cur);
+      for (size_t k = 0; k < K; ++k) cur[k] += innerStride[k];
+    }
+    // Advance the outer index (all but the last dim).
+    for (size_t d = r >= 1 ? r - 1 : 0; d-- > 0;) {
+      idx[d]++;
+      for (size_t k = 0; k < K; ++k) off[k] += strides[k][d];
+      if (idx[d] < out[d]) break;
+      for (size_t k = 0; k < K; ++k) off[k] -= strides[k][d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/// An axis attribute or value in [-rank, rank) made non-negative.
+inline Result<size_t> normAxis(int64_t axis, size_t rank, std::string_view what = "axis") {
+  int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r) return errorf("{} {} is out of range for rank {}", what, axis, rank);
+  return size_t(axis < 0 ? axis + r : axis);
+}
+
+/// Integer elements of a small tensor (shape inputs: axes, starts, pads, ...).
+inline Result<std::vector<int64_t>> ints(const Tensor &t) {
+  return t.toInt64s(size_t(std::max<int64_t>(t.elementCount(), 0)));
+}
+
+/// Elements of any numeric tensor as doubles (scalars such as Clip's min).
+inline Result<std::vector<double>> doubles(const Tensor &t) {
+  return t.toDoubles(size_t(std::max<int64_t>(t.elementCount(), 0)));
+}
+
+Result<void> registerElementwise(OpRegistry &r);
+Result<void> registerTensorOps(OpRegistry &r);
+Result<void> registerNN(OpRegistry &r);
+
+/// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
+Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k);
+
+} // namespace sf::eval::detail

@@ -1,0 +1,615 @@
+// Neural-network kernels: MatMul, Gemm, Conv, MaxPool, AveragePool, the global pools,
+// BatchNormalization (inference), LayerNormalization, Softmax, LogSoftmax, the reductions.
+// Plain loops in the accumulation order a reader can check; speed is a later concern.
+#include "kernel_util.h"
+
+#include <cmath>
+#include <limits>
+
+namespace sf::eval::detail {
+namespace {
+
+// ---- MatMul, Gemm ----
+
+Result<void> matmul(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  if (a.type() != b.type()) return errorf("A is {} and B is {}", shortName(a.type()), shortName(b.type()));
+  Shape sa = a.shape(), sb = b.shape();
+  if (sa.empty() || sb.empty()) return errorf("MatMul of a scalar");
+  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
+  if (vecA) sa.insert(sa.begin(), 1);
+  if (vecB) sb.push_back(1);
+  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sb[sb.size() - 2] != k) return errorf("A has {} columns, B {} rows", k, sb[sb.size() - 2]);
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  SF_ASSIGN(Shape batch, broadcastAll({ba, bb}));
+  auto sta = broadcastStrides(ba, batch), stb = broadcastStrides(bb, batch);
+  Shape out = batch;
+  if (!vecA) out.push_back(m);
+  if (!vecB) out.push_back(n);
+  int64_t batches = countOf(batch);
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return errorf("MatMul of bool");
+    } else {
+      using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+      Elements<T> x(a), y(b);
+      Output<T> o(ctx, a.type(), out);
+      SF_ASSIGN(T *p, o.make());
+      std::vector<Acc> row(static_cast<size_t>(n));
+      std::vector<int64_t> idx(batch.size(), 0);
+      for (int64_t bi = 0; bi < batches; ++bi) {
+        int64_t offA = 0, offB = 0, rest = bi;
+        for (size_t d = batch.size(); d-- > 0;) {
+          int64_t i = rest % batch[d];
+          rest /= batch[d];
+          offA += i * sta[d], offB += i * stb[d];
+        }
+        const T *pa = x.data() + offA * m * k, *pb = y.data() + offB * k * n;
+        T *pc = p + bi * m * n;
+        for (int64_t i = 0; i < m; ++i) {
+          std::fill(row.begin(), row.end(), Acc(0));
+          for (int64_t kk = 0; kk < k; ++kk) {
+            Acc av = Acc(pa[i * k + kk]);
+            const T *br = pb + kk * n;
+            for (int64_t j = 0; j < n; ++j) row[size_t(j)] += av * Acc(br[j]);
+          }
+          for (int64_t j = 0; j < n; ++j) pc[i * n + j] = T(row[size_t(j)]);
+        }
+      }
+      return o.finish(0);
+    }
+  }, false);
+}
+
+Result<void> gemm(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(int64_t ta, ctx.attrs().getInt("transA", 0));
+  SF_ASSIGN(int64_t tb, ctx.attrs().getInt("transB", 0));
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
+  SF_ASSIGN(double beta, ctx.attrs().getFloat("beta", 1.0));
+  if (a.shape().size() != 2 || b.shape().size() != 2) return errorf("A and B must be matrices");
+  int64_t m = ta ? a.shape()[1] : a.shape()[0], k = ta ? a.shape()[0] : a.shape()[1];
+  int64_t kb = tb ? b.shape()[1] : b.shape()[0], n = tb ? b.shape()[0] : b.shape()[1];
+  if (k != kb) return errorf("A has {} columns, B {} rows (after transposes)", k, kb);
+  Shape out{m, n};
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return errorf("Gemm of bool");
+    } else {
+      using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+      Elements<T> x(a), y(b);
+      Output<T> o(ctx, a.type(), out);
+      SF_ASSIGN(T *p, o.make());
+      std::vector<int64_t> cst;
+      std::optional<Elements<T>> c;
+      if (ctx.hasInput(2)) {
+        SF_ASSIGN(Shape bc, broadcastAll({ctx.input(2).shape(), out}));
+        if (bc != out) return errorf("C of shape {} does not broadcast to {}", shapeText(ctx.input(2).shape()), shapeText(out));
+        cst = broadcastStrides(ctx.input(2).shape(), out);
+        c.emplace(ctx.input(2));
+      }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          Acc s = 0;
+          for (int64_t kk = 0; kk < k; ++kk)
+            s += Acc(x[size_t(ta ? kk * m + i : i * k + kk)]) * Acc(y[size_t(tb ? j * k + kk : kk * n + j)]);
+          double v = double(s) * alpha;
+          if (c) v += beta * double((*c)[size_t(i * cst[0] + j * cst[1])]);
+          p[i * n + j] = T(v);
+        }
+      return o.finish(0);
+    }
+  }, false);
+}
+
+// ---- windows: Conv and the pools ----
+
+/// Spatial geometry of a window op over rank-k spatial dims.
+struct Window {
+  size_t k = 0;
+  std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
+};
+
+Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> kernel, bool ceilMode) {
+  Window w;
+  w.k = x.size() - 2;
+  w.in.assign(x.begin() + 2, x.end());
+  w.kernel = std::move(kernel);
+  if (w.kernel.size() != w.k) return errorf("kernel has {} dims for {} spatial dims", w.kernel.size(), w.k);
+  SF_ASSIGN(w.stride, ctx.attrs().getInts("strides", std::vector<int64_t>(w.k, 1)));
+  SF_ASSIGN(w.dilation, ctx.attrs().getInts("dilations", std::vector<int64_t>(w.k, 1)));
+  SF_ASSIGN(std::vector<int64_t> pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * w.k, 0)));
+  SF_ASSIGN(std::string autoPad, ctx.attrs().getString("auto_pad", "NOTSET"));
+  if (w.stride.size() != w.k || w.dilation.size() != w.k || pads.size() != 2 * w.k)
+    return errorf("strides, dilations or pads do not match {} spatial dims", w.k);
+  w.padBegin.assign(pads.begin(), pads.begin() + long(w.k));
+  w.padEnd.assign(pads.begin() + long(w.k), pads.end());
+  w.out.resize(w.k);
+  for (size_t i = 0; i < w.k; ++i) {
+    if (w.stride[i] <= 0 || w.dilation[i] <= 0) return errorf("strides and dilations must be positive");
+    int64_t ext = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t o = (w.in[i] + w.stride[i] - 1) / w.stride[i];
+      int64_t total = std::max<int64_t>(0, (o - 1) * w.stride[i] + ext - w.in[i]);
+      int64_t small = total / 2, big = total - small;
+      w.padBegin[i] = autoPad == "SAME_UPPER" ? small : big;
+      w.padEnd[i] = autoPad == "SAME_UPPER" ? big : small;
+      w.out[i] = o;
+      continue;
+    }
+    if (autoPad == "VALID") w.padBegin[i] = w.padEnd[i] = 0;
+    int64_t span = w.in[i] + w.padBegin[i] + w.padEnd[i] - ext;
+    if (span < 0) return errorf("the window ({}) is larger than the padded input ({})", ext, w.in[i] + w.padBegin[i] + w.padEnd[i]);
+    int64_t o = ceilMode ? (span + w.stride[i] - 1) / w.stride[i] + 1 : span / w.stride[i] + 1;
+    // With ceil_mode, a last window that starts in the end padding is dropped.
+    if (ceilMode && (o - 1) * w.stride[i] >= w.in[i] + w.padBegin[i]) --o;
+    w.out[i] = o;
+  }
+  return w;
+}
+
+/// Calls f(outFlat, windowOrigins) for each output position; origins per spatial dim.
+template <class F> void forEachPosition(const Window &w, F &&f) {
+  int64_t total = 1;
+  for (int64_t o : w.out) total *= o;
+  std::vector<int64_t> idx(w.k, 0);
+  for (int64_t o = 0; o < total; ++o) {
+    f(o, idx);
+    for (size_t d = w.k; d-- > 0;) {
+      if (++idx[d] < w.out[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/// Calls f(inputFlatOffset or -1 for padding, kernelFlat) for each tap of the window at `pos`.
+template <class F> void forEachTap(const Window &w, const std::vector<int64_t> &pos, F &&f) {
+  int64_t taps = 1;
+  for (int64_t kk : w.kernel) taps *= kk;
+  std::vector<int64_t> kidx(w.k, 0);
+  for (int64_t t = 0; t < taps; ++t) {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t d = 0; d < w.k; ++d) {
+      int64_t i = pos[d] * w.stride[d] - w.padBegin[d] + kidx[d] * w.dilation[d];
+      if (i < 0 || i >= w.in[d]) inside = false;
+      off = off * w.in[d] + i;
+    }
+    f(inside ? off : -1, t);
+    for (size_t d = w.k; d-- > 0;) {
+      if (++kidx[d] < w.kernel[d]) break;
+      kidx[d] = 0;
+    }
+  }
+}
+
+Result<void> conv(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &wt = ctx.input(1);
+  if (x.shape().size() < 3 || wt.shape().size() != x.shape().size())
+    return errorf("X is {} and W is {}", shapeText(x.shape()), shapeText(wt.shape()));
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  int64_t n = x.shape()[0], c = x.shape()[1], m = wt.shape()[0], cg = wt.shape()[1];
+  if (group <= 0 || c != cg * group || m % group != 0)
+    return errorf("X has {} channels, W {} per group of {} groups and {} outputs", c, cg, group, m);
+  std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  if (ctx.attrs().has("kernel_shape")) {
+    SF_ASSIGN(auto ks, ctx.attrs().getInts("kernel_shape"));
+    if (ks != kernel) return errorf("kernel_shape [{}] is not W's [{}]", fmt::join(ks, ","), fmt::join(kernel, ","));
+  }
+  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, false));
+  Shape out{n, m};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x), ws(wt);
+    std::optional<Elements<T>> bias;
+    if (ctx.hasInput(2)) {
+      if (ctx.input(2).elementCount() != m) return errorf("B has {} elements, not {}", ctx.input(2).elementCount(), m);
+      bias.emplace(ctx.input(2));
+    }
+    Output<T> o(ctx, x.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
+    int64_t mg = m / group;
+    // The taps of every output position, computed once: input offset or -1.
+    std::vector<int64_t> tapOff(static_cast<size_t>(outSize * taps));
+    forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+      forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(po * taps + t)] = off; });
+    });
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t mm = 0; mm < mg; ++mm) {
+          int64_t oc = g * mg + mm;
+          T *dst = p + (b * m + oc) * outSize;
+          for (int64_t po = 0; po < outSize; ++po) {
+            double s = bias ? double((*bias)[size_t(oc)]) : 0.0;
+            const int64_t *taps0 = &tapOff[size_t(po * taps)];
+            for (int64_t ci = 0; ci < cg; ++ci) {
+              const T *src = xs.data() + (b * c + g * cg + ci) * inSize;
+              const T *wk = ws.data() + (oc * cg + ci) * taps;
+              for (int64_t t = 0; t < taps; ++t)
+                if (taps0[t] >= 0) s += double(src[taps0[t]]) * double(wk[t]);
+            }
+            dst[po] = T(s);
+          }
+        }
+    return o.finish(0);
+  });
+}
+
+Result<void> pool(EvalContext &ctx, bool isMax) {
+  const Tensor &x = ctx.input(0);
+  if (x.shape().size() < 3) return errorf("X is {}", shapeText(x.shape()));
+  SF_ASSIGN(auto kernel, ctx.attrs().getInts("kernel_shape"));
+  SF_ASSIGN(int64_t ceilMode, ctx.attrs().getInt("ceil_mode", 0));
+  SF_ASSIGN(int64_t countPad, ctx.attrs().getInt("count_include_pad", 0));
+  SF_ASSIGN(int64_t storageOrder, ctx.attrs().getInt("storage_order", 0));
+  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, ceilMode != 0));
+  if (!isMax) w.dilation.assign(w.k, w.dilation.empty() ? 1 : w.dilation[0]), (void)0;
+  int64_t n = x.shape()[0], c = x.shape()[1];
+  Shape out{n, c};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  bool indices = isMax && ctx.numOutputs() > 1;
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    Output<int64_t> oi(ctx, ElementType::I64, out);
+    int64_t *pi = nullptr;
+    if (indices) {
+      SF_ASSIGN(pi, oi.make());
+    }
+    int64_t inSize = countOf(w.in), outSize = countOf(w.out);
+    for (int64_t bc = 0; bc < n * c; ++bc) {
+      const T *src = xs.data() + bc * inSize;
+      forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0;
+        int64_t count = 0, at = -1, padded = 0;
+        forEachTap(w, pos, [&](int64_t off, int64_t) {
+          if (off < 0) {
+            ++padded;
+            return;
+          }
+          double v = double(src[off]);
+          if (isMax) {
+            if (v > best || at < 0) best = v, at = off;
+          } else {
+            sum += v, ++count;
+          }
+        });
+        if (isMax) {
+          p[bc * outSize + po] = T(best);
+          if (pi) {
+            int64_t flat = at;
+            if (storageOrder == 1 && w.k == 2) { // column-major within the image
+              int64_t h = at / w.in[1], ww = at % w.in[1];
+              flat = ww * w.in[0] + h;
+            }
+            pi[bc * outSize + po] = bc * inSize + flat;
+          }
+        } else {
+          // count_include_pad counts the explicit pads inside the window (not ceil_mode's
+          // overhang past them).
+          int64_t denom = count;
+          if (countPad) {
+            denom = 1;
+            for (size_t d = 0; d < w.k; ++d) {
+              int64_t lo = pos[d] * w.stride[d] - w.padBegin[d];
+              int64_t hi = std::min(lo + (w.kernel[d] - 1) * w.dilation[d], w.in[d] + w.padEnd[d] - 1);
+              denom *= (hi - lo) / w.dilation[d] + 1;
+            }
+          }
+          (void)padded;
+          p[bc * outSize + po] = T(denom ? sum / double(denom) : 0.0);
+        }
+      });
+    }
+    SF_TRY(o.finish(0));
+    if (pi) SF_TRY(oi.finish(1));
+    return success();
+  });
+}
+
+Result<void> globalPool(EvalContext &ctx, bool isMax) {
+  const Tensor &x = ctx.input(0);
+  if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
+  Shape out = x.shape();
+  for (size_t d = 2; d < out.size(); ++d) out[d] = 1;
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t bc = 0; bc < x.shape()[0] * x.shape()[1]; ++bc) {
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = double(xs[size_t(bc * inner + i)]);
+        acc = isMax ? std::max(acc, v) : acc + v;
+      }
+      p[bc] = T(isMax ? acc : acc / double(inner));
+    }
+    return o.finish(0);
+  });
+}
+
+// ---- normalisations, softmax, reductions ----
+
+Result<void> batchNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(int64_t training, ctx.attrs().getInt("training_mode", 0));
+  if (training) return errorf("training_mode is not supported (inference only)");
+  if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
+  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+    SF_ASSIGN(auto bias, doubles(ctx.input(2)));
+    SF_ASSIGN(auto mean, doubles(ctx.input(3)));
+    SF_ASSIGN(auto var, doubles(ctx.input(4)));
+    if (int64_t(scale.size()) != c || int64_t(bias.size()) != c || int64_t(mean.size()) != c || int64_t(var.size()) != c)
+      return errorf("scale, B, mean and var must have {} elements", c);
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        double k = scale[size_t(ch)] / std::sqrt(var[size_t(ch)] + eps);
+        double sh = bias[size_t(ch)] - mean[size_t(ch)] * k;
+        for (int64_t i = 0; i < inner; ++i) {
+          size_t at = size_t((b * c + ch) * inner + i);
+          p[at] = T(double(xs[at]) * k + sh);
+        }
+      }
+    return o.finish(0);
+  });
+}
+
+Result<void> layerNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, x.shape().size()));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (size_t d = axis; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  Shape statShape = x.shape();
+  for (size_t d = axis; d < statShape.size(); ++d) statShape[d] = 1;
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Shape normShape(x.shape().begin() + long(axis), x.shape().end());
+    std::vector<double> scale, bias;
+    SF_ASSIGN(scale, doubles(ctx.input(1)));
+    if (ctx.hasInput(2)) {
+      SF_ASSIGN(bias, doubles(ctx.input(2)));
+    }
+    auto at = [&](const std::vector<double> &v, const Shape &s, int64_t i) {
+      // scale and B broadcast to the normalised shape
+      auto st = broadcastStrides(s, normShape);
+      int64_t off = 0, rest = i;
+      for (size_t d = normShape.size(); d-- > 0;) {
+        off += (rest % normShape[d]) * st[d];
+        rest /= normShape[d];
+      }
+      return v[size_t(off)];
+    };
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    Output<float> om(ctx, ElementType::F32, statShape), oi(ctx, ElementType::F32, statShape);
+    float *pm = nullptr, *pi = nullptr;
+    if (ctx.numOutputs() > 1) {
+      SF_ASSIGN(pm, om.make());
+    }
+    if (ctx.numOutputs() > 2) {
+      SF_ASSIGN(pi, oi.make());
+    }
+    for (int64_t r = 0; r < outer; ++r) {
+      double mean = 0, sq = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += double(xs[size_t(r * inner + i)]);
+      mean /= double(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        double d = double(xs[size_t(r * inner + i)]) - mean;
+        sq += d * d;
+      }
+      double inv = 1 / std::sqrt(sq / double(inner) + eps);
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = (double(xs[size_t(r * inner + i)]) - mean) * inv * at(scale, ctx.input(1).shape(), i);
+        if (!bias.empty()) v += at(bias, ctx.input(2).shape(), i);
+        p[r * inner + i] = T(v);
+      }
+      if (pm) pm[r] = float(mean);
+      if (pi) pi[r] = float(inv);
+    }
+    SF_TRY(o.finish(0));
+    if (pm) SF_TRY(om.finish(1));
+    if (pi) SF_TRY(oi.finish(2));
+    return success();
+  });
+}
+
+Result<void> softmax(EvalContext &ctx, bool log) {
+  const Tensor &x = ctx.input(0);
+  bool legacy = ctx.opset() < 13;
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", legacy ? 1 : -1));
+  size_t r = x.shape().size();
+  if (r == 0) return errorf("Softmax of a scalar");
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, r));
+  // Before opset 13 the input is seen as a matrix [outer, inner] at the axis; since 13 the
+  // softmax runs along the one axis.
+  int64_t outer = 1, len = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  if (legacy) {
+    for (size_t d = axis; d < r; ++d) len *= x.shape()[d];
+  } else {
+    len = x.shape()[axis];
+    for (size_t d = axis + 1; d < r; ++d) inner *= x.shape()[d];
+  }
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t b = 0; b < inner; ++b) {
+        auto idx = [&](int64_t i) { return size_t((a * len + i) * inner + b); };
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, double(xs[idx(i)]));
+        double sum = 0;
+        for (int64_t i = 0; i < len; ++i) sum += std::exp(double(xs[idx(i)]) - mx);
+        for (int64_t i = 0; i < len; ++i) {
+          double v = double(xs[idx(i)]) - mx;
+          p[idx(i)] = T(log ? v - std::log(sum) : std::exp(v) / sum);
+        }
+      }
+    return o.finish(0);
+  });
+}
+
+enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+
+/// The reductions: axes from the attribute before `inputSince`, else from input 1.
+KernelFn reduce(Red kind, int64_t inputSince) {
+  return [kind, inputSince](EvalContext &ctx) -> Result<void> {
+    const Tensor &x = ctx.input(0);
+    size_t r = x.shape().size();
+    std::vector<int64_t> axes;
+    if (ctx.opset() >= inputSince) {
+      if (ctx.hasInput(1)) {
+        SF_ASSIGN(axes, ints(ctx.input(1)));
+      }
+    } else {
+      SF_ASSIGN(axes, ctx.attrs().getInts("axes", {}));
+    }
+    SF_ASSIGN(int64_t keep, ctx.attrs().getInt("keepdims", 1));
+    SF_ASSIGN(int64_t noop, ctx.attrs().getInt("noop_with_empty_axes", 0));
+    std::vector<bool> red(r, axes.empty() && !noop);
+    for (int64_t a : axes) {
+      SF_ASSIGN(size_t i, normAxis(a, r));
+      red[i] = true;
+    }
+    Shape out;
+    for (size_t d = 0; d < r; ++d)
+      if (!red[d]) out.push_back(x.shape()[d]);
+      else if (keep) out.push_back(1);
+    Shape kept = x.shape();
+    for (size_t d = 0; d < r; ++d)
+      if (red[d]) kept[d] = 1;
+    return dispatch(x.type(), [&](auto tag) -> Result<void> {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, bool>) {
+        return errorf("reduction of bool");
+      } else {
+        Elements<T> xs(x);
+        int64_t n = countOf(kept);
+        std::vector<double> acc(size_t(n), kind == Red::Max   ? -std::numeric_limits<double>::infinity()
+                                           : kind == Red::Min ? std::numeric_limits<double>::infinity()
+                                           : kind == Red::Prod ? 1.0
+                                                               : 0.0);
+        std::vector<double> mx;
+        if (kind == Red::LogSumExp) {
+          mx.assign(size_t(n), -std::numeric_limits<double>::infinity());
+          std::array<std::vector<int64_t>, 1> st{broadcastStrides(kept, x.shape())};
+          forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+            mx[size_t(f[0])] = std::max(mx[size_t(f[0])], double(xs[size_t(i)]));
+          });
+        }
+        std::array<std::vector<int64_t>, 1> st{broadcastStrides(kept, x.shape())};
+        int64_t count = countOf(x.shape()) / std::max<int64_t>(n, 1);
+        forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+          double v = double(xs[size_t(i)]);
+          double &a = acc[size_t(f[0])];
+          switch (kind) {
+          case Red::Sum: case Red::Mean: case Red::LogSum: a += v; break;
+          case Red::Max: a = std::max(a, v); break;
+          case Red::Min: a = std::min(a, v); break;
+          case Red::Prod: a *= v; break;
+          case Red::L1: a += std::abs(v); break;
+          case Red::L2: case Red::SumSquare: a += v * v; break;
+          case Red::LogSumExp: a += std::exp(v - mx[size_t(f[0])]); break;
+          }
+        });
+        Output<T> o(ctx, x.type(), out);
+        SF_ASSIGN(T *p, o.make());
+        for (int64_t i = 0; i < n; ++i) {
+          double a = acc[size_t(i)];
+          if (kind == Red::Mean) a /= double(count);
+          if (kind == Red::L2) a = std::sqrt(a);
+          if (kind == Red::LogSum) a = std::log(a);
+          if (kind == Red::LogSumExp) a = std::log(a) + mx[size_t(i)];
+          p[i] = T(a);
+        }
+        return o.finish(0);
+      }
+    });
+  };
+}
+
+KernelFn argReduce(bool isMax) {
+  return [isMax](EvalContext &ctx) -> Result<void> {
+    const Tensor &x = ctx.input(0);
+    SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
+    SF_ASSIGN(int64_t keep, ctx.attrs().getInt("keepdims", 1));
+    SF_ASSIGN(int64_t last, ctx.attrs().getInt("select_last_index", 0));
+    SF_ASSIGN(size_t axis, normAxis(axisAttr, x.shape().size()));
+    int64_t outer = 1, len = x.shape()[axis], inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+    for (size_t d = axis + 1; d < x.shape().size(); ++d) inner *= x.shape()[d];
+    Shape out = x.shape();
+    if (keep) out[axis] = 1;
+    else out.erase(out.begin() + long(axis));
+    return dispatch(x.type(), [&](auto tag) -> Result<void> {
+      using T = typename decltype(tag)::type;
+      Elements<T> xs(x);
+      Output<int64_t> o(ctx, ElementType::I64, out);
+      SF_ASSIGN(int64_t *p, o.make());
+      for (int64_t a = 0; a < outer; ++a)
+        for (int64_t b = 0; b < inner; ++b) {
+          int64_t best = 0;
+          for (int64_t i = 1; i < len; ++i) {
+            T v = xs[size_t((a * len + i) * inner + b)], w = xs[size_t((a * len + best) * inner + b)];
+            if (isMax ? (v > w || (last && v == w)) : (v < w || (last && v == w))) best = i;
+          }
+          p[a * inner + b] = best;
+        }
+      return o.finish(0);
+    }, false);
+  };
+}
+
+} // namespace
+
+Result<void> registerNN(OpRegistry &r) {
+  SF_TRY(setKernel(r, "MatMul", matmul));
+  SF_TRY(setKernel(r, "Gemm", gemm));
+  SF_TRY(setKernel(r, "Conv", conv));
+  SF_TRY(setKernel(r, "MaxPool", [](EvalContext &c) { return pool(c, true); }));
+  SF_TRY(setKernel(r, "AveragePool", [](EvalContext &c) { return pool(c, false); }));
+  SF_TRY(setKernel(r, "GlobalMaxPool", [](EvalContext &c) { return globalPool(c, true); }));
+  SF_TRY(setKernel(r, "GlobalAveragePool", [](EvalContext &c) { return globalPool(c, false); }));
+  SF_TRY(setKernel(r, "BatchNormalization", batchNorm));
+  SF_TRY(setKernel(r, "LayerNormalization", layerNorm));
+  SF_TRY(setKernel(r, "Softmax", [](EvalContext &c) { return softmax(c, false); }));
+  SF_TRY(setKernel(r, "LogSoftmax", [](EvalContext &c) { return softmax(c, true); }));
+  SF_TRY(setKernel(r, "ReduceSum", reduce(Red::Sum, 13)));
+  SF_TRY(setKernel(r, "ReduceMean", reduce(Red::Mean, 18)));
+  SF_TRY(setKernel(r, "ReduceMax", reduce(Red::Max, 18)));
+  SF_TRY(setKernel(r, "ReduceMin", reduce(Red::Min, 18)));
+  SF_TRY(setKernel(r, "ReduceProd", reduce(Red::Prod, 18)));
+  SF_TRY(setKernel(r, "ReduceL1", reduce(Red::L1, 18)));
+  SF_TRY(setKernel(r, "ReduceL2", reduce(Red::L2, 18)));
+  SF_TRY(setKernel(r, "ReduceSumSquare", reduce(Red::SumSquare, 18)));
+  SF_TRY(setKernel(r, "ReduceLogSum", reduce(Red::LogSum, 18)));
+  SF_TRY(setKernel(r, "ReduceLogSumExp", reduce(Red::LogSumExp, 18)));
+  SF_TRY(setKernel(r, "ArgMax", argReduce(true)));
+  SF_TRY(setKernel(r, "ArgMin", argReduce(false)));
+  return success();
+}
+
+} // namespace sf::eval::detail

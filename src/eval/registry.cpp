@@ -1,0 +1,38 @@
+// The eval layer's registry: every op's record with the kernels of this layer in its slot.
+#include "kernel_util.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace sf::eval {
+namespace detail {
+
+Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k) {
+  OpDef *def = r.findMutable("", name);
+  if (!def) return errorf("no op '{}' is registered", name);
+  def->kernel = std::move(k);
+  return success();
+}
+
+} // namespace detail
+
+void registerKernels(OpRegistry &r) {
+  for (auto f : {detail::registerElementwise, detail::registerTensorOps, detail::registerNN})
+    if (auto ok = f(r); !ok.ok()) {
+      // A kernel set on an op name the registry does not have: a mistake in this layer.
+      std::fprintf(stderr, "shapeflow: internal error: %s\n", ok.error().message.c_str());
+      std::abort();
+    }
+}
+
+const OpRegistry &evalRegistry() {
+  static const OpRegistry *r = [] {
+    auto *reg = new OpRegistry();
+    registerAllOps(*reg);
+    registerKernels(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+} // namespace sf::eval
