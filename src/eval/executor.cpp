@@ -107,7 +107,7 @@ Result<void> agree(const Facts &expected, const std::vector<std::shared_ptr<cons
 Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
                       const RunOptions &options) {
   ExprScope scope = g.enter();
-  const OpRegistry &registry = evalRegistry();
+  const OpRegistry &registry = options.registry ? *options.registry : evalRegistry();
   SF_ASSIGN(std::vector<uint32_t> order, g.topologicalOrder());
   int64_t live = 0, budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
   RunResult out;
@@ -190,7 +190,9 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
     std::vector<std::shared_ptr<const Tensor>> ins;
     for (OutletId o : n.inputs)
       ins.push_back(o.valid() ? values[o.node][o.slot] : nullptr);
-    EvalContext ctx(n, ins, n.opsetVersion, &live, budget);
+    // A graph that does not say which opset it imports (the text form without `opset`) gets the
+    // newest one's semantics, as the rules do.
+    EvalContext ctx(n, ins, n.opsetVersion ? n.opsetVersion : kNewestOpset, &live, budget);
     if (auto r = def->kernel(ctx); !r.ok()) {
       live -= ctx.allocated();
       std::string facts;

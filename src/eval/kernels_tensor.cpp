@@ -20,6 +20,25 @@ Result<void> viewAs(EvalContext &ctx, Shape shape) {
 Result<void> identity(EvalContext &ctx) { return ctx.setOutput(0, ctx.input(0)); }
 
 Result<void> dropout(EvalContext &ctx) {
+  // Training mode (opset 12: input 2 true; before 7: is_test 0) draws random numbers: the
+  // outputs depend on a generator no two runtimes share, so it is refused rather than guessed.
+  bool training = false;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(auto t, ints(ctx.input(2)));
+    training = !t.empty() && t[0] != 0;
+  }
+  if (ctx.opset() < 7 && ctx.attrs().has("is_test")) {
+    SF_ASSIGN(int64_t isTest, ctx.attrs().getInt("is_test"));
+    training = isTest == 0;
+  }
+  if (training) {
+    double ratio = 0.5;
+    if (ctx.hasInput(1)) {
+      SF_ASSIGN(auto v, doubles(ctx.input(1)));
+      if (!v.empty()) ratio = v[0];
+    }
+    if (ratio != 0) return errorf("Dropout in training mode draws random numbers; not run");
+  }
   SF_TRY(ctx.setOutput(0, ctx.input(0)));
   if (ctx.numOutputs() > 1) {
     SF_ASSIGN(std::vector<std::byte> ones, ctx.allocate(ElementType::Bool, ctx.input(0).shape()));

@@ -64,6 +64,8 @@ struct RunOptions {
   int64_t maxMemory = 0;
   /// Called for every tensor a node produces, with the node and the output index.
   std::function<void(const Node &, size_t, const Tensor &)> observe;
+  /// The ops and their kernels (default: evalRegistry()).
+  const OpRegistry *registry = nullptr;
 };
 
 struct RunResult {

@@ -1,0 +1,172 @@
+// Value conformance of the executor (issue 15): every ONNX backend node test (Debian's
+// libonnx-testdata: model.onnx with test_data_set_N/{input,output}_K.pb) run by `eval::run` on
+// its inputs and its outputs compared with the expected ones: same element type and shape, and
+// |actual - expected| <= atol + rtol * |expected| element-wise for floats (rtol 1e-3, atol 1e-7,
+// ONNX's backend defaults; NaN matches NaN), exact for integers and bools.
+//
+// usage: value_conformance [--data DIR] [--list] [--max-wrong N] [--min-pass N]
+//   Prints the counts (pass, wrong values, errors by kind, skipped) and every test that ran and
+//   did not pass; exit 1 when more than --max-wrong tests computed wrong values or shapes, or
+//   fewer than --min-pass passed; 77 when no test data is installed.
+#include "shapeflow/eval/eval.h"
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/onnx/import.h"
+#include "test_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace sf;
+
+namespace {
+
+enum class Verdict { Pass, Wrong, NoKernel, Error, Skipped };
+
+struct Outcome {
+  Verdict verdict;
+  std::string why;
+};
+
+bool close(double a, double e, double rtol, double atol) {
+  if (std::isnan(a) || std::isnan(e)) return std::isnan(a) && std::isnan(e);
+  if (std::isinf(e)) return a == e;
+  return std::abs(a - e) <= atol + rtol * std::abs(e);
+}
+
+Outcome runTest(const fs::path &dir) {
+  Diagnostics diags;
+  auto g = onnx::loadModelFile((dir / "model.onnx").string(), diags, onnx::ImportOptions{.decodeLarge = true});
+  if (!g.ok()) return {Verdict::Error, "load: " + g.error().message};
+  InferOptions io;
+  inferGraph(*g, diags, io);
+  ExprScope scope = g->enter();
+  fs::path data = dir / "test_data_set_0";
+  std::vector<OutletId> feedable;
+  for (OutletId o : g->inputs)
+    if (!(g->fact(o).constant && g->fact(o).constant->hasData())) feedable.push_back(o);
+  std::map<std::string, Tensor> inputs;
+  auto inFiles = conformance::dataFiles(data, "input");
+  for (size_t k = 0; k < inFiles.size(); ++k) {
+    auto v = conformance::readDataValue(inFiles[k], nullptr);
+    if (!v.ok()) return {Verdict::Skipped, "input " + std::to_string(k) + ": " + v.error().message};
+    if (v->kind != conformance::DataValue::Kind::Tensor || v->tensors.size() != 1)
+      return {Verdict::Skipped, "an input is a sequence or optional"};
+    auto t = conformance::toTensor(v->tensors[0], size_t(1) << 28);
+    if (!t.ok()) return {Verdict::Skipped, "input " + std::to_string(k) + ": " + t.error().message};
+    std::string name = v->name;
+    if (name.empty() || !std::any_of(feedable.begin(), feedable.end(),
+                                     [&](OutletId o) { return g->outlet(o).name == name; })) {
+      if (k >= feedable.size()) return {Verdict::Skipped, "more input files than inputs"};
+      name = g->outlet(feedable[k]).name;
+    }
+    // bfloat16 data is stored as its uint16 bit patterns (NumPy has no bfloat16).
+    for (OutletId o : feedable)
+      if (g->outlet(o).name == name && g->fact(o).type == ElementType::BF16 && t->type() == ElementType::U16) {
+        auto b = Tensor::view(ElementType::BF16, t->shape(), t->bytes(), std::make_shared<Tensor>(*t));
+        if (b.ok()) t = std::move(*b);
+      }
+    inputs[name] = std::move(*t);
+  }
+  eval::RunOptions ro;
+  ro.maxMemory = int64_t(2) << 30;
+  auto r = eval::run(*g, inputs, ro);
+  if (!r.ok()) {
+    bool noKernel = r.error().message.find("no kernel for op") != std::string::npos;
+    return {noKernel ? Verdict::NoKernel : Verdict::Error, r.error().message};
+  }
+  auto outFiles = conformance::dataFiles(data, "output");
+  if (outFiles.size() != r->outputs.size())
+    return {Verdict::Wrong, std::to_string(outFiles.size()) + " expected outputs, " +
+                                std::to_string(r->outputs.size()) + " computed"};
+  for (size_t k = 0; k < outFiles.size(); ++k) {
+    auto v = conformance::readDataValue(outFiles[k], nullptr);
+    if (!v.ok() || v->kind != conformance::DataValue::Kind::Tensor || v->tensors.size() != 1)
+      return {Verdict::Skipped, "an expected output is not a tensor"};
+    auto e = conformance::toTensor(v->tensors[0], size_t(1) << 28);
+    if (!e.ok()) return {Verdict::Skipped, "expected output " + std::to_string(k) + ": " + e.error().message};
+    const auto &a = r->outputs[k];
+    if (!a) return {Verdict::Wrong, "output " + std::to_string(k) + " not computed"};
+    std::string what = "output " + std::to_string(k) + " (" + r->outputNames[k] + ")";
+    if (a->type() == ElementType::BF16 && e->type() == ElementType::U16) {
+      auto b = Tensor::view(ElementType::BF16, e->shape(), e->bytes(), std::make_shared<Tensor>(*e));
+      if (b.ok()) e = std::move(*b);
+    }
+    if (a->type() != e->type())
+      return {Verdict::Wrong, what + " is " + shortName(a->type()) + ", expected " + shortName(e->type())};
+    if (a->shape() != e->shape())
+      return {Verdict::Wrong, what + fmt::format(" has shape [{}], expected [{}]", fmt::join(a->shape(), ","),
+                                                 fmt::join(e->shape(), ","))};
+    if (a->isString() || isComplex(a->type())) {
+      if (!(*a == *e)) return {Verdict::Wrong, what + " differs"};
+      continue;
+    }
+    auto x = a->toDoubles(size_t(a->elementCount())), y = e->toDoubles(size_t(e->elementCount()));
+    if (!x.ok() || !y.ok()) return {Verdict::Skipped, what + ": cannot read elements"};
+    bool exact = !isFloat(a->type());
+    for (size_t i = 0; i < x->size(); ++i)
+      if (exact ? (*x)[i] != (*y)[i] : !close((*x)[i], (*y)[i], 1e-3, 1e-7))
+        return {Verdict::Wrong, what + fmt::format(" element {} is {}, expected {}", i, (*x)[i], (*y)[i])};
+  }
+  return {Verdict::Pass, ""};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  fs::path root = "/usr/share/libonnx-testdata/data/node";
+  bool list = false;
+  long maxWrong = -1, minPass = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--data") && i + 1 < argc) root = argv[++i];
+    else if (!std::strcmp(argv[i], "--list")) list = true;
+    else if (!std::strcmp(argv[i], "--max-wrong") && i + 1 < argc) maxWrong = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--min-pass") && i + 1 < argc) minPass = std::atol(argv[++i]);
+  }
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    std::printf("no test data in %s\n", root.c_str());
+    return 77;
+  }
+  std::vector<fs::path> dirs;
+  for (const auto &e : fs::directory_iterator(root))
+    if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  std::map<Verdict, size_t> counts;
+  std::map<std::string, size_t> missing; // op -> tests
+  std::vector<std::string> lines;
+  for (const fs::path &d : dirs) {
+    Outcome o = runTest(d);
+    counts[o.verdict]++;
+    std::string name = d.filename().string();
+    if (o.verdict == Verdict::NoKernel) {
+      size_t at = o.why.find("no kernel for op '");
+      std::string op = o.why.substr(at + 18, o.why.find('\'', at + 18) - at - 18);
+      missing[op]++;
+    }
+    if (o.verdict == Verdict::Wrong || o.verdict == Verdict::Error ||
+        (list && o.verdict != Verdict::Pass))
+      lines.push_back(fmt::format("{:6} {}: {}", o.verdict == Verdict::Wrong ? "WRONG" :
+                                                 o.verdict == Verdict::Error ? "error" :
+                                                 o.verdict == Verdict::NoKernel ? "nokern" : "skip",
+                                  name, o.why.substr(0, 240)));
+  }
+  for (const std::string &l : lines) std::printf("%s\n", l.c_str());
+  std::string ops;
+  std::vector<std::pair<size_t, std::string>> byCount;
+  for (const auto &[op, n] : missing) byCount.push_back({n, op});
+  std::sort(byCount.rbegin(), byCount.rend());
+  for (const auto &[n, op] : byCount) ops += fmt::format("{}{} ({})", ops.empty() ? "" : ", ", op, n);
+  std::printf("ops without a kernel, by tests: %s\n", ops.c_str());
+  std::printf("value conformance: %zu tests: %zu pass, %zu wrong, %zu error, %zu no kernel, %zu skipped\n",
+              dirs.size(), counts[Verdict::Pass], counts[Verdict::Wrong], counts[Verdict::Error],
+              counts[Verdict::NoKernel], counts[Verdict::Skipped]);
+  if (maxWrong >= 0 && long(counts[Verdict::Wrong]) > maxWrong) return 1;
+  if (minPass >= 0 && long(counts[Verdict::Pass]) < minPass) return 1;
+  return 0;
+}

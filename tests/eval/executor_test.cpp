@@ -1,0 +1,187 @@
+// The executor (eval/eval.h): kernels on small text-form graphs against values computed by hand,
+// tensors freed after their last reader, inputs the model's facts exclude, the memory budget,
+// integer division by zero, and the mode-2 check catching a kernel that disagrees with its rule.
+#include "shapeflow/eval/eval.h"
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/ir/text.h"
+
+#include <gtest/gtest.h>
+
+namespace sf::eval {
+namespace {
+
+struct Ran {
+  std::unique_ptr<Graph> graph;
+  Result<RunResult> result = makeError("not run");
+};
+
+Ran runText(const char *text, std::map<std::string, Tensor> inputs, RunOptions options = {}) {
+  Ran r;
+  auto g = parseGraph(text);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  if (!g.ok()) return r;
+  r.graph = std::make_unique<Graph>(std::move(*g));
+  Diagnostics d;
+  inferGraph(*r.graph, d);
+  r.result = run(*r.graph, inputs, options);
+  return r;
+}
+
+Tensor f32(Shape s, std::vector<double> v) { return *Tensor::fromDoubles(ElementType::F32, s, v); }
+Tensor i64(Shape s, std::vector<int64_t> v) { return *Tensor::fromInt64s(s, v); }
+
+std::vector<double> values(const std::shared_ptr<const Tensor> &t) {
+  return *t->toDoubles(size_t(t->elementCount()));
+}
+
+TEST(Executor, BroadcastArithmeticMatMulAndSoftmax) {
+  Ran r = runText(R"(
+graph main(x: f32[2,3], w: f32[3,2], b: f32[2]) {
+  m = MatMul(x, w)
+  a = Add(m, b)
+  s = Softmax(a) {axis = -1}
+  return a, s
+}
+)",
+                  {{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {"w", f32({3, 2}, {1, 0, 0, 1, 1, 1})},
+                   {"b", f32({2}, {10, 20})}});
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  // x @ w = [[4, 5], [10, 11]]; + b = [[14, 25], [20, 31]].
+  EXPECT_EQ(values(r.result->outputs[0]), (std::vector<double>{14, 25, 20, 31}));
+  auto s = values(r.result->outputs[1]);
+  EXPECT_NEAR(s[0], 1 / (1 + std::exp(11.0)), 1e-7);
+  EXPECT_NEAR(s[0] + s[1], 1.0, 1e-6);
+}
+
+TEST(Executor, ConvWithPadsStridesAndGroups) {
+  // A 3x3 input of ones, a 2x2 kernel of ones, pads 1, stride 2: the windows at the corners
+  // see 1 element, so every output is 1; with two groups each output channel sees its own.
+  Ran r = runText(R"(
+graph main(x: f32[1,2,3,3], w: f32[2,1,2,2]) {
+  y = Conv(x, w) {pads = [1, 1, 1, 1], strides = [2, 2], group = 2}
+  return y
+}
+)",
+                  {{"x", f32({1, 2, 3, 3}, std::vector<double>(18, 1))},
+                   {"w", f32({2, 1, 2, 2}, {1, 1, 1, 1, 2, 2, 2, 2})}});
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  EXPECT_EQ(r.result->outputs[0]->shape(), (Shape{1, 2, 2, 2}));
+  EXPECT_EQ(values(r.result->outputs[0]), (std::vector<double>{1, 2, 2, 4, 2, 4, 4, 8}));
+}
+
+TEST(Executor, ShapeSubgraphReshapeAndSlice) {
+  Ran r = runText(R"(
+graph main(x: f32[N,6]) {
+  s = Shape(x)
+  c0 = Constant() {value = i64[] 0}
+  n = Gather(s, c0) {axis = 0}
+  k = Constant() {value = i64[1] [-1]}
+  z = Constant() {value = i64[1] [0]}
+  u = Unsqueeze(n, z)
+  t = Concat(u, k) {axis = 0}
+  y = Reshape(x, t)
+  st = Constant() {value = i64[1] [1]}
+  en = Constant() {value = i64[1] [100]}
+  ax = Constant() {value = i64[1] [1]}
+  sl = Slice(y, st, en, ax)
+  return sl
+}
+)",
+                  {{"x", f32({2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})}});
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  EXPECT_EQ(r.result->outputs[0]->shape(), (Shape{2, 5}));
+  EXPECT_EQ(values(r.result->outputs[0]), (std::vector<double>{1, 2, 3, 4, 5, 7, 8, 9, 10, 11}));
+}
+
+TEST(Executor, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
+  Ran r = runText("graph main(a: i64[2], b: i64[2]) {\n  q = Div(a, b)\n  return q\n}\n",
+                  {{"a", i64({2}, {4, 5})}, {"b", i64({2}, {2, 0})}});
+  ASSERT_FALSE(r.result.ok());
+  EXPECT_NE(r.result.error().message.find("node 'q' (Div): integer division by zero"), std::string::npos)
+      << r.result.error().message;
+}
+
+TEST(Executor, InputsTheModelExcludesAreErrors) {
+  const char *g = "symbol N 1..4\ngraph main(x: f32[N,3]) {\n  y = Relu(x)\n  return y\n}\n";
+  Ran wrongRank = runText(g, {{"x", f32({3}, {1, 2, 3})}});
+  ASSERT_FALSE(wrongRank.result.ok());
+  EXPECT_NE(wrongRank.result.error().message.find("input 'x' has shape [3]"), std::string::npos);
+  Ran tooBig = runText(g, {{"x", f32({5, 3}, std::vector<double>(15, 0))}});
+  ASSERT_FALSE(tooBig.result.ok());
+  EXPECT_NE(tooBig.result.error().message.find("outside what the model admits"), std::string::npos)
+      << tooBig.result.error().message;
+  Ran wrongType = runText(g, {{"x", i64({1, 3}, {1, 2, 3})}});
+  ASSERT_FALSE(wrongType.result.ok());
+  EXPECT_NE(wrongType.result.error().message.find("is i64, the model declares f32"), std::string::npos);
+  Ran missing = runText(g, {});
+  ASSERT_FALSE(missing.result.ok());
+  EXPECT_NE(missing.result.error().message.find("input 'x'"), std::string::npos);
+  Ran extra = runText(g, {{"x", f32({1, 3}, {1, 2, 3})}, {"q", f32({1}, {1})}});
+  ASSERT_FALSE(extra.result.ok());
+  EXPECT_NE(extra.result.error().message.find("'q' is not an input"), std::string::npos);
+}
+
+TEST(Executor, TheMemoryBudgetIsAnErrorNotACrash) {
+  RunOptions o;
+  o.maxMemory = 1000;
+  Ran r = runText("graph main(x: f32[100,10]) {\n  y = Exp(x)\n  return y\n}\n",
+                  {{"x", f32({100, 10}, std::vector<double>(1000, 0))}}, o);
+  ASSERT_FALSE(r.result.ok());
+  EXPECT_NE(r.result.error().message.find("does not fit the memory budget"), std::string::npos)
+      << r.result.error().message;
+}
+
+TEST(Executor, TensorsAreFreedAfterTheirLastReader) {
+  // A chain of four 4 KB tensors: at most two (input and output of one step, plus the
+  // caller's input) are alive at once.
+  RunOptions o;
+  Ran r = runText(R"(
+graph main(x: f32[1024]) {
+  a = Exp(x)
+  b = Exp(a)
+  c = Exp(b)
+  d = Exp(c)
+  return d
+}
+)",
+                  {{"x", f32({1024}, std::vector<double>(1024, 0))}}, o);
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  EXPECT_EQ(r.result->nodesRun, 4u);
+  EXPECT_LE(r.result->peakBytes, 2 * 4096);
+}
+
+TEST(Executor, AKernelThatDisagreesWithItsRuleIsAnError) {
+  // A registry whose Relu kernel returns a tensor of the wrong shape: the executor compares it
+  // with Relu's rule at the actual input and names the node.
+  OpRegistry reg;
+  registerAllOps(reg);
+  registerKernels(reg);
+  reg.findMutable("", "Relu")->kernel = [](EvalContext &ctx) -> Result<void> {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, {1}, {0}));
+    return ctx.setOutput(0, std::move(t));
+  };
+  auto g = parseGraph("graph main(x: f32[3]) {\n  y = Relu(x)\n  return y\n}\n");
+  ASSERT_TRUE(g.ok());
+  Diagnostics d;
+  inferGraph(*g, d);
+  RunOptions o;
+  o.registry = &reg;
+  auto r = run(*g, {{"x", f32({3}, {1, -1, 2})}}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'y' (Relu): the kernel and the shape rule disagree: "
+                                   "output 0 has shape [1] but the rule says f32[3]"),
+            std::string::npos)
+      << r.error().message;
+}
+
+TEST(Executor, AnOpWithoutAKernelIsNamed) {
+  Ran r = runText("graph main(x: f32[2,3]) {\n  y = Hardmax(x)\n  return y\n}\n",
+                  {{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  ASSERT_FALSE(r.result.ok());
+  EXPECT_NE(r.result.error().message.find("node 'y' (Hardmax): no kernel for op 'Hardmax'"),
+            std::string::npos)
+      << r.result.error().message;
+}
+
+} // namespace
+} // namespace sf::eval
