@@ -177,6 +177,7 @@ inline Result<std::vector<double>> doubles(const Tensor &t) {
 Result<void> registerElementwise(OpRegistry &r);
 Result<void> registerTensorOps(OpRegistry &r);
 Result<void> registerNN(OpRegistry &r);
+Result<void> registerMore(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
 Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k);

@@ -1,0 +1,725 @@
+// More kernels, by the ONNX family they belong to: indexing (GatherElements, ScatterElements,
+// GatherND, ScatterND, Compress, NonZero, OneHot, EyeLike, Trilu), layout (Pad, DepthToSpace,
+// SpaceToDepth, CumSum, ReverseSequence), elementwise extras (PRelu, IsInf, IsNaN, Shrink,
+// BitShift, CastLike, Hardmax), normalisations (InstanceNormalization, LRN,
+// MeanVarianceNormalization) and TopK.
+#include "kernel_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace sf::eval::detail {
+namespace {
+
+std::vector<int64_t> stridesOf(const Shape &s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+Result<Tensor> bytesTensor(EvalContext &ctx, ElementType t, const Shape &s, std::vector<std::byte> b) {
+  (void)ctx;
+  return Tensor::fromBytes(t, s, std::move(b));
+}
+
+/// Unravels a flat index into `idx` for shape `s`.
+void unravel(int64_t flat, const Shape &s, std::vector<int64_t> &idx) {
+  idx.resize(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] ? flat % s[d] : 0;
+    flat = s[d] ? flat / s[d] : 0;
+  }
+}
+
+Result<int64_t> normIndex(int64_t i, int64_t len) {
+  if (i < -len || i >= len) return errorf("index {} is out of range for an axis of {}", i, len);
+  return i < 0 ? i + len : i;
+}
+
+Result<void> gatherElements(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &ix = ctx.input(1);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  if (ix.shape().size() != a.shape().size()) return errorf("indices and data ranks differ");
+  SF_ASSIGN(auto idx, ints(ix));
+  auto st = stridesOf(a.shape());
+  size_t elem = elementSize(a.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), ix.shape()));
+  std::vector<int64_t> at;
+  for (int64_t o = 0; o < ix.elementCount(); ++o) {
+    unravel(o, ix.shape(), at);
+    SF_ASSIGN(int64_t i, normIndex(idx[size_t(o)], a.shape()[axis]));
+    at[axis] = i;
+    int64_t off = 0;
+    for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
+    std::memcpy(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
+  }
+  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), ix.shape(), std::move(bytes)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// ScatterElements (and the deprecated Scatter): reduction none/add/mul/max/min.
+Result<void> scatterElements(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &ix = ctx.input(1), &up = ctx.input(2);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
+  SF_ASSIGN(std::string red, ctx.attrs().getString("reduction", "none"));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  SF_ASSIGN(auto idx, ints(ix));
+  auto st = stridesOf(a.shape());
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a), u(up);
+    Output<T> o(ctx, a.type(), a.shape());
+    SF_ASSIGN(T *p, o.make());
+    std::copy(x.data(), x.data() + x.size(), p);
+    std::vector<int64_t> at;
+    for (int64_t k = 0; k < ix.elementCount(); ++k) {
+      unravel(k, ix.shape(), at);
+      SF_ASSIGN(int64_t i, normIndex(idx[size_t(k)], a.shape()[axis]));
+      at[axis] = i;
+      int64_t off = 0;
+      for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
+      T v = u[size_t(k)];
+      T &dst = p[off];
+      if (red == "add") dst = T(dst + v);
+      else if (red == "mul") dst = T(dst * v);
+      else if (red == "max") dst = std::max(dst, v);
+      else if (red == "min") dst = std::min(dst, v);
+      else dst = v;
+    }
+    return o.finish(0);
+  });
+}
+
+Result<void> gatherND(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &ix = ctx.input(1);
+  SF_ASSIGN(int64_t batch, ctx.attrs().getInt("batch_dims", 0));
+  SF_ASSIGN(auto idx, ints(ix));
+  const Shape &ds = a.shape(), &is = ix.shape();
+  if (is.empty()) return errorf("indices of rank 0");
+  int64_t q = is.back();
+  if (batch < 0 || size_t(batch + q) > ds.size()) return errorf("indices' last dim {} too large", q);
+  Shape out(is.begin(), is.end() - 1);
+  for (size_t d = size_t(batch + q); d < ds.size(); ++d) out.push_back(ds[d]);
+  int64_t batches = 1;
+  for (int64_t d = 0; d < batch; ++d) batches *= ds[size_t(d)];
+  int64_t slice = 1;
+  for (size_t d = size_t(batch + q); d < ds.size(); ++d) slice *= ds[d];
+  int64_t perBatchIdx = countOf(Shape(is.begin() + batch, is.end() - 1));
+  int64_t perBatchData = 1;
+  for (size_t d = size_t(batch); d < ds.size(); ++d) perBatchData *= ds[d];
+  auto st = stridesOf(Shape(ds.begin() + batch, ds.end()));
+  size_t elem = elementSize(a.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+  std::byte *dst = bytes.data();
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t k = 0; k < perBatchIdx; ++k) {
+      int64_t off = b * perBatchData;
+      for (int64_t j = 0; j < q; ++j) {
+        SF_ASSIGN(int64_t i, normIndex(idx[size_t((b * perBatchIdx + k) * q + j)], ds[size_t(batch + j)]));
+        off += i * st[size_t(j)];
+      }
+      std::memcpy(dst, a.bytes().data() + size_t(off) * elem, size_t(slice) * elem);
+      dst += size_t(slice) * elem;
+    }
+  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), out, std::move(bytes)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> scatterND(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &ix = ctx.input(1), &up = ctx.input(2);
+  SF_ASSIGN(std::string red, ctx.attrs().getString("reduction", "none"));
+  SF_ASSIGN(auto idx, ints(ix));
+  const Shape &ds = a.shape(), &is = ix.shape();
+  int64_t q = is.back();
+  int64_t slice = 1;
+  for (size_t d = size_t(q); d < ds.size(); ++d) slice *= ds[d];
+  auto st = stridesOf(ds);
+  int64_t n = countOf(Shape(is.begin(), is.end() - 1));
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a), u(up);
+    Output<T> o(ctx, a.type(), ds);
+    SF_ASSIGN(T *p, o.make());
+    std::copy(x.data(), x.data() + x.size(), p);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t off = 0;
+      for (int64_t j = 0; j < q; ++j) {
+        SF_ASSIGN(int64_t i, normIndex(idx[size_t(k * q + j)], ds[size_t(j)]));
+        off += i * st[size_t(j)];
+      }
+      for (int64_t e = 0; e < slice; ++e) {
+        T v = u[size_t(k * slice + e)];
+        T &dst = p[off + e];
+        if (red == "add") dst = T(dst + v);
+        else if (red == "mul") dst = T(dst * v);
+        else if (red == "max") dst = std::max(dst, v);
+        else if (red == "min") dst = std::min(dst, v);
+        else dst = v;
+      }
+    }
+    return o.finish(0);
+  });
+}
+
+Result<void> compress(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(auto cond, ints(ctx.input(1)));
+  bool flat = !ctx.attrs().has("axis");
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
+  Shape shape = flat ? Shape{a.elementCount()} : a.shape();
+  SF_ASSIGN(size_t axis, normAxis(flat ? 0 : axisAttr, shape.size()));
+  int64_t len = shape[axis], outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < std::min<int64_t>(len, int64_t(cond.size())); ++i)
+    if (cond[size_t(i)]) keep.push_back(i);
+  Shape out = shape;
+  out[axis] = int64_t(keep.size());
+  size_t elem = elementSize(a.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+  std::byte *dst = bytes.data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : keep) {
+      std::memcpy(dst, a.bytes().data() + size_t((o * len + i) * inner) * elem, size_t(inner) * elem);
+      dst += size_t(inner) * elem;
+    }
+  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), out, std::move(bytes)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> nonZero(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(auto v, doubles(a));
+  std::vector<int64_t> hits;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] != 0) hits.push_back(int64_t(i));
+  size_t r = a.shape().size();
+  Shape out{int64_t(r), int64_t(hits.size())};
+  Output<int64_t> o(ctx, ElementType::I64, out);
+  SF_ASSIGN(int64_t *p, o.make());
+  std::vector<int64_t> at;
+  for (size_t k = 0; k < hits.size(); ++k) {
+    unravel(hits[k], a.shape(), at);
+    for (size_t d = 0; d < r; ++d) p[d * hits.size() + k] = at[d];
+  }
+  return o.finish(0);
+}
+
+Result<void> oneHot(EvalContext &ctx) {
+  const Tensor &ix = ctx.input(0), &vals = ctx.input(2);
+  SF_ASSIGN(auto depthV, doubles(ctx.input(1)));
+  if (depthV.size() != 1) return errorf("depth must have one element");
+  int64_t depth = int64_t(depthV[0]);
+  if (depth <= 0) return errorf("depth {} ", depth);
+  SF_ASSIGN(auto idx, doubles(ix));
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", -1));
+  size_t r = ix.shape().size() + 1;
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, r));
+  Shape out = ix.shape();
+  out.insert(out.begin() + long(axis), depth);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= out[d];
+  for (size_t d = axis + 1; d < r; ++d) inner *= out[d];
+  return dispatch(vals.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> v(vals);
+    if (v.size() != 2) return errorf("values must have two elements");
+    Output<T> o(ctx, vals.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t i = 0; i < countOf(out); ++i) p[i] = v[0];
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t b = 0; b < inner; ++b) {
+        int64_t k = int64_t(idx[size_t(a * inner + b)]);
+        if (k < 0) k += depth;
+        if (k >= 0 && k < depth) p[(a * depth + k) * inner + b] = v[1];
+      }
+    return o.finish(0);
+  });
+}
+
+Result<void> eyeLike(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  if (a.shape().size() != 2) return errorf("input must be 2-D");
+  SF_ASSIGN(int64_t k, ctx.attrs().getInt("k", 0));
+  ElementType type = a.type();
+  if (ctx.attrs().has("dtype")) {
+    SF_ASSIGN(int64_t dt, ctx.attrs().getInt("dtype"));
+    auto t = elementTypeFromOnnx(dt);
+    if (!t) return errorf("dtype {}", dt);
+    type = *t;
+  }
+  int64_t rows = a.shape()[0], cols = a.shape()[1];
+  std::vector<double> v(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols) v[size_t(i * cols + i + k)] = 1;
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(type, a.shape(), v));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> trilu(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(int64_t upper, ctx.attrs().getInt("upper", 1));
+  int64_t k = 0;
+  if (ctx.hasInput(1)) {
+    SF_ASSIGN(auto kv, ints(ctx.input(1)));
+    if (kv.size() != 1) return errorf("k must have one element");
+    k = kv[0];
+  }
+  const Shape &s = a.shape();
+  if (s.size() < 2) return errorf("input must have rank >= 2");
+  int64_t rows = s[s.size() - 2], cols = s.back(), mats = countOf(s) / std::max<int64_t>(rows * cols, 1);
+  size_t elem = elementSize(a.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), s));
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        bool keep = upper ? j - i >= k : j - i <= k;
+        size_t at = size_t((m * rows + i) * cols + j) * elem;
+        if (keep) std::memcpy(bytes.data() + at, a.bytes().data() + at, elem);
+      }
+  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), s, std::move(bytes)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> pad(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "constant"));
+  size_t r = a.shape().size();
+  std::vector<int64_t> pads;
+  double value = 0;
+  std::vector<int64_t> axes;
+  if (ctx.opset() < 11) {
+    SF_ASSIGN(pads, ctx.attrs().getInts(ctx.opset() < 2 ? "paddings" : "pads"));
+    SF_ASSIGN(value, ctx.attrs().getFloat("value", 0.0));
+  } else {
+    SF_ASSIGN(pads, ints(ctx.input(1)));
+    if (ctx.hasInput(2)) {
+      SF_ASSIGN(auto v, doubles(ctx.input(2)));
+      if (!v.empty()) value = v[0];
+    }
+    if (ctx.hasInput(3)) {
+      SF_ASSIGN(axes, ints(ctx.input(3)));
+    }
+  }
+  if (axes.empty())
+    for (size_t d = 0; d < r; ++d) axes.push_back(int64_t(d));
+  if (pads.size() != 2 * axes.size()) return errorf("{} pads for {} axes", pads.size(), axes.size());
+  std::vector<int64_t> lo(r, 0), hi(r, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    SF_ASSIGN(size_t d, normAxis(axes[k], r));
+    lo[d] = pads[k], hi[d] = pads[k + axes.size()];
+  }
+  Shape out(r);
+  for (size_t d = 0; d < r; ++d) {
+    out[d] = a.shape()[d] + lo[d] + hi[d];
+    if (out[d] < 0) return errorf("pads make a negative dim");
+  }
+  auto st = stridesOf(a.shape());
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a);
+    Output<T> o(ctx, a.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    std::vector<int64_t> at;
+    for (int64_t k = 0; k < countOf(out); ++k) {
+      unravel(k, out, at);
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t d = 0; d < r; ++d) {
+        int64_t i = at[d] - lo[d], n = a.shape()[d];
+        if (i < 0 || i >= n) {
+          if (mode == "constant" || n == 0) {
+            inside = false;
+            break;
+          }
+          if (mode == "edge") i = i < 0 ? 0 : n - 1;
+          else if (mode == "reflect") {
+            if (n == 1) i = 0;
+            else {
+              int64_t period = 2 * (n - 1);
+              i = ((i % period) + period) % period;
+              if (i >= n) i = period - i;
+            }
+          } else if (mode == "wrap") i = ((i % n) + n) % n;
+          else return errorf("mode '{}'", mode);
+        }
+        off += i * st[d];
+      }
+      p[k] = inside ? x[size_t(off)] : T(value);
+    }
+    return o.finish(0);
+  });
+}
+
+Result<void> depthSpace(EvalContext &ctx, bool toSpace) {
+  const Tensor &a = ctx.input(0);
+  if (a.shape().size() != 4) return errorf("input must be 4-D");
+  SF_ASSIGN(int64_t b, ctx.attrs().getInt("blocksize"));
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "DCR"));
+  int64_t n = a.shape()[0], c = a.shape()[1], h = a.shape()[2], w = a.shape()[3];
+  Shape out = toSpace ? Shape{n, c / (b * b), h * b, w * b} : Shape{n, c * b * b, h / b, w / b};
+  if (toSpace ? c % (b * b) != 0 : (h % b != 0 || w % b != 0)) return errorf("blocksize {} does not divide", b);
+  size_t elem = elementSize(a.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+  int64_t oc = out[1], oh = out[2], ow = out[3];
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ch = 0; ch < oc; ++ch)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          int64_t sc, sy, sx;
+          if (toSpace) {
+            int64_t by = y % b, bx = x % b;
+            sc = mode == "CRD" ? ch * b * b + by * b + bx : (by * b + bx) * oc + ch;
+            sy = y / b, sx = x / b;
+          } else {
+            int64_t cc = ch % c, blk = ch / c;
+            sc = cc, sy = y * b + blk / b, sx = x * b + blk % b;
+          }
+          size_t src = size_t(((in * c + sc) * h + sy) * w + sx) * elem;
+          size_t dst = size_t(((in * oc + ch) * oh + y) * ow + x) * elem;
+          std::memcpy(bytes.data() + dst, a.bytes().data() + src, elem);
+        }
+  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), out, std::move(bytes)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> cumSum(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(auto axv, ints(ctx.input(1)));
+  if (axv.size() != 1) return errorf("axis must have one element");
+  SF_ASSIGN(size_t axis, normAxis(axv[0], a.shape().size()));
+  SF_ASSIGN(int64_t exclusive, ctx.attrs().getInt("exclusive", 0));
+  SF_ASSIGN(int64_t reverse, ctx.attrs().getInt("reverse", 0));
+  int64_t len = a.shape()[axis], outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
+  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return errorf("CumSum of bool");
+    } else {
+      Elements<T> x(a);
+      Output<T> o(ctx, a.type(), a.shape());
+      SF_ASSIGN(T *p, o.make());
+      for (int64_t u = 0; u < outer; ++u)
+        for (int64_t v = 0; v < inner; ++v) {
+          T acc = 0;
+          for (int64_t s = 0; s < len; ++s) {
+            int64_t i = reverse ? len - 1 - s : s;
+            size_t at = size_t((u * len + i) * inner + v);
+            if (exclusive) {
+              p[at] = acc;
+              acc = T(acc + x[at]);
+            } else {
+              acc = T(acc + x[at]);
+              p[at] = acc;
+            }
+          }
+        }
+      return o.finish(0);
+    }
+  }, false);
+}
+
+Result<void> reverseSequence(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(auto lens, ints(ctx.input(1)));
+  SF_ASSIGN(int64_t batchAxis, ctx.attrs().getInt("batch_axis", 1));
+  SF_ASSIGN(int64_t timeAxis, ctx.attrs().getInt("time_axis", 0));
+  auto st = stridesOf(a.shape());
+  size_t elem = elementSize(a.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), a.shape()));
+  std::vector<int64_t> at;
+  for (int64_t k = 0; k < a.elementCount(); ++k) {
+    unravel(k, a.shape(), at);
+    int64_t b = at[size_t(batchAxis)], t = at[size_t(timeAxis)];
+    if (b >= int64_t(lens.size())) return errorf("sequence_lens too short");
+    if (t < lens[size_t(b)]) at[size_t(timeAxis)] = lens[size_t(b)] - 1 - t;
+    int64_t off = 0;
+    for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
+    std::memcpy(bytes.data() + size_t(k) * elem, a.bytes().data() + size_t(off) * elem, elem);
+  }
+  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), a.shape(), std::move(bytes)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> prelu(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &s = ctx.input(1);
+  SF_ASSIGN(Shape out, broadcastAll({a.shape(), s.shape()}));
+  std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(s.shape(), out)};
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a), y(s);
+    Output<T> o(ctx, a.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
+      T v = x[size_t(f[0])];
+      p[i] = v < T(0) ? T(v * y[size_t(f[1])]) : v;
+    });
+    return o.finish(0);
+  }, false);
+}
+
+Result<void> isInfNan(EvalContext &ctx, bool inf) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(int64_t pos, ctx.attrs().getInt("detect_positive", 1));
+  SF_ASSIGN(int64_t neg, ctx.attrs().getInt("detect_negative", 1));
+  SF_ASSIGN(auto v, doubles(a));
+  Output<bool> o(ctx, ElementType::Bool, a.shape());
+  SF_ASSIGN(bool *p, o.make());
+  for (size_t i = 0; i < v.size(); ++i)
+    p[i] = inf ? std::isinf(v[i]) && ((v[i] > 0 && pos) || (v[i] < 0 && neg)) : std::isnan(v[i]);
+  return o.finish(0);
+}
+
+Result<void> shrink(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(double lambd, ctx.attrs().getFloat("lambd", 0.5));
+  SF_ASSIGN(double bias, ctx.attrs().getFloat("bias", 0.0));
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a);
+    Output<T> o(ctx, a.type(), a.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (size_t i = 0; i < x.size(); ++i) {
+      double v = double(x[i]);
+      p[i] = T(v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
+    }
+    return o.finish(0);
+  }, false);
+}
+
+Result<void> bitShift(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(std::string dir, ctx.attrs().getString("direction"));
+  SF_ASSIGN(Shape out, broadcastAll({a.shape(), b.shape()}));
+  std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(b.shape(), out)};
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_integral_v<T> || std::is_signed_v<T> || std::is_same_v<T, bool>) {
+      return errorf("BitShift of {}", shortName(a.type()));
+    } else {
+      Elements<T> x(a), y(b);
+      Output<T> o(ctx, a.type(), out);
+      SF_ASSIGN(T *p, o.make());
+      forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
+        T v = x[size_t(f[0])], s = y[size_t(f[1])];
+        p[i] = s >= T(sizeof(T) * 8) ? T(0) : dir == "LEFT" ? T(v << s) : T(v >> s);
+      });
+      return o.finish(0);
+    }
+  });
+}
+
+Result<void> castLike(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  ElementType to = ctx.input(1).type();
+  if (to == a.type()) return ctx.setOutput(0, a);
+  SF_ASSIGN(auto v, doubles(a));
+  if (isInteger(to) || to == ElementType::Bool)
+    for (double &x : v) x = to == ElementType::Bool ? double(x != 0) : std::isnan(x) ? 0 : std::trunc(x);
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(to, a.shape(), v));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> hardmax(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  bool legacy = ctx.opset() < 13;
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", legacy ? 1 : -1));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  int64_t outer = 1, len = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
+  if (legacy) {
+    for (size_t d = axis; d < a.shape().size(); ++d) len *= a.shape()[d];
+  } else {
+    len = a.shape()[axis];
+    for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  }
+  return dispatchFloat(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a);
+    Output<T> o(ctx, a.type(), a.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t u = 0; u < outer; ++u)
+      for (int64_t v = 0; v < inner; ++v) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < len; ++i)
+          if (x[size_t((u * len + i) * inner + v)] > x[size_t((u * len + best) * inner + v)]) best = i;
+        for (int64_t i = 0; i < len; ++i) p[(u * len + i) * inner + v] = T(i == best ? 1 : 0);
+      }
+    return o.finish(0);
+  });
+}
+
+Result<void> instanceNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  SF_ASSIGN(auto bias, doubles(ctx.input(2)));
+  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t b = 0; b < n * c; ++b) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += double(xs[size_t(b * inner + i)]);
+      mean /= double(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        double d = double(xs[size_t(b * inner + i)]) - mean;
+        var += d * d;
+      }
+      var /= double(inner);
+      double k = scale[size_t(b % c)] / std::sqrt(var + eps);
+      for (int64_t i = 0; i < inner; ++i)
+        p[b * inner + i] = T((double(xs[size_t(b * inner + i)]) - mean) * k + bias[size_t(b % c)]);
+    }
+    return o.finish(0);
+  });
+}
+
+Result<void> lrn(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1e-4));
+  SF_ASSIGN(double beta, ctx.attrs().getFloat("beta", 0.75));
+  SF_ASSIGN(double bias, ctx.attrs().getFloat("bias", 1.0));
+  SF_ASSIGN(int64_t size, ctx.attrs().getInt("size"));
+  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sq = 0;
+          for (int64_t k = std::max<int64_t>(0, ch - lo); k <= std::min(c - 1, ch + hi); ++k) {
+            double v = double(xs[size_t((b * c + k) * inner + i)]);
+            sq += v * v;
+          }
+          size_t at = size_t((b * c + ch) * inner + i);
+          p[at] = T(double(xs[at]) / std::pow(bias + alpha / double(size) * sq, beta));
+        }
+    return o.finish(0);
+  });
+}
+
+Result<void> mvn(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto axes, ctx.attrs().getInts("axes", {0, 2, 3}));
+  size_t r = x.shape().size();
+  Shape kept = x.shape();
+  for (int64_t a : axes) {
+    SF_ASSIGN(size_t d, normAxis(a, r));
+    kept[d] = 1;
+  }
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    int64_t groups = countOf(kept), count = x.elementCount() / std::max<int64_t>(groups, 1);
+    std::vector<double> mean(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
+    std::array<std::vector<int64_t>, 1> st{broadcastStrides(kept, x.shape())};
+    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      mean[size_t(f[0])] += double(xs[size_t(i)]);
+    });
+    for (double &m : mean) m /= double(count);
+    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      double d = double(xs[size_t(i)]) - mean[size_t(f[0])];
+      sq[size_t(f[0])] += d * d;
+    });
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      double sd = std::sqrt(sq[size_t(f[0])] / double(count));
+      p[i] = T((double(xs[size_t(i)]) - mean[size_t(f[0])]) / (sd + 1e-9));
+    });
+    return o.finish(0);
+  });
+}
+
+Result<void> topK(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  int64_t k = 0;
+  if (ctx.opset() < 10) {
+    SF_ASSIGN(k, ctx.attrs().getInt("k"));
+  } else {
+    SF_ASSIGN(auto kv, ints(ctx.input(1)));
+    if (kv.size() != 1) return errorf("K must have one element");
+    k = kv[0];
+  }
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(int64_t largest, ctx.attrs().getInt("largest", 1));
+  SF_ASSIGN(int64_t sorted, ctx.attrs().getInt("sorted", 1));
+  (void)sorted;
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  int64_t len = a.shape()[axis], outer = 1, inner = 1;
+  if (k < 0 || k > len) return errorf("K {} for an axis of {}", k, len);
+  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
+  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  Shape out = a.shape();
+  out[axis] = k;
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a);
+    Output<T> o(ctx, a.type(), out);
+    Output<int64_t> oi(ctx, ElementType::I64, out);
+    SF_ASSIGN(T *p, o.make());
+    SF_ASSIGN(int64_t *pi, oi.make());
+    std::vector<int64_t> order(static_cast<size_t>(len));
+    for (int64_t u = 0; u < outer; ++u)
+      for (int64_t v = 0; v < inner; ++v) {
+        std::iota(order.begin(), order.end(), 0);
+        auto val = [&](int64_t i) { return x[size_t((u * len + i) * inner + v)]; };
+        // Ties: the smaller index first (as the spec asks of sorted outputs).
+        std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+          return largest ? val(i) > val(j) : val(i) < val(j);
+        });
+        for (int64_t i = 0; i < k; ++i) {
+          p[(u * k + i) * inner + v] = val(order[size_t(i)]);
+          pi[(u * k + i) * inner + v] = order[size_t(i)];
+        }
+      }
+    SF_TRY(o.finish(0));
+    return oi.finish(1);
+  }, false);
+}
+
+} // namespace
+
+Result<void> registerMore(OpRegistry &r) {
+  SF_TRY(setKernel(r, "GatherElements", gatherElements));
+  SF_TRY(setKernel(r, "ScatterElements", scatterElements));
+  SF_TRY(setKernel(r, "Scatter", scatterElements));
+  SF_TRY(setKernel(r, "GatherND", gatherND));
+  SF_TRY(setKernel(r, "ScatterND", scatterND));
+  SF_TRY(setKernel(r, "Compress", compress));
+  SF_TRY(setKernel(r, "NonZero", nonZero));
+  SF_TRY(setKernel(r, "OneHot", oneHot));
+  SF_TRY(setKernel(r, "EyeLike", eyeLike));
+  SF_TRY(setKernel(r, "Trilu", trilu));
+  SF_TRY(setKernel(r, "Pad", pad));
+  SF_TRY(setKernel(r, "DepthToSpace", [](EvalContext &c) { return depthSpace(c, true); }));
+  SF_TRY(setKernel(r, "SpaceToDepth", [](EvalContext &c) { return depthSpace(c, false); }));
+  SF_TRY(setKernel(r, "CumSum", cumSum));
+  SF_TRY(setKernel(r, "ReverseSequence", reverseSequence));
+  SF_TRY(setKernel(r, "PRelu", prelu));
+  SF_TRY(setKernel(r, "IsInf", [](EvalContext &c) { return isInfNan(c, true); }));
+  SF_TRY(setKernel(r, "IsNaN", [](EvalContext &c) { return isInfNan(c, false); }));
+  SF_TRY(setKernel(r, "Shrink", shrink));
+  SF_TRY(setKernel(r, "BitShift", bitShift));
+  SF_TRY(setKernel(r, "CastLike", castLike));
+  SF_TRY(setKernel(r, "Hardmax", hardmax));
+  SF_TRY(setKernel(r, "InstanceNormalization", instanceNorm));
+  SF_TRY(setKernel(r, "LRN", lrn));
+  SF_TRY(setKernel(r, "MeanVarianceNormalization", mvn));
+  SF_TRY(setKernel(r, "TopK", topK));
+  return success();
+}
+
+} // namespace sf::eval::detail
