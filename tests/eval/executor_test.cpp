@@ -175,10 +175,10 @@ TEST(Executor, AKernelThatDisagreesWithItsRuleIsAnError) {
 }
 
 TEST(Executor, AnOpWithoutAKernelIsNamed) {
-  Ran r = runText("graph main(x: f32[2,3]) {\n  y = Hardmax(x)\n  return y\n}\n",
+  Ran r = runText("graph main(x: f32[2,3]) {\n  y: f32[2,3] = example.Frobnicate(x)\n  return y\n}\n",
                   {{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}});
   ASSERT_FALSE(r.result.ok());
-  EXPECT_NE(r.result.error().message.find("node 'y' (Hardmax): no kernel for op 'Hardmax'"),
+  EXPECT_NE(r.result.error().message.find("node 'y' (example.Frobnicate): no kernel for op 'example.Frobnicate'"),
             std::string::npos)
       << r.result.error().message;
 }
