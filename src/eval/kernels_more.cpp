@@ -690,9 +690,94 @@ Result<void> topK(EvalContext &ctx) {
   }, false);
 }
 
+/// -input[n, t, d...] * weight[t] per element, reduced by `reduction` (mean divides by the sum
+/// of the weights taken): NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss over the log
+/// of the softmax along axis 1.
+template <class T>
+Result<void> nllInto(EvalContext &ctx, const T *in, const Shape &inShape, const std::vector<int64_t> &target,
+                     const std::vector<double> *weight, std::optional<int64_t> ignore, const std::string &reduction,
+                     ElementType type) {
+  if (inShape.size() < 2) return errorf("input must have rank >= 2");
+  int64_t n = inShape[0], c = inShape[1], inner = 1;
+  for (size_t d = 2; d < inShape.size(); ++d) inner *= inShape[d];
+  if (int64_t(target.size()) != n * inner) return errorf("target has {} elements, expected {}", target.size(), n * inner);
+  std::vector<double> loss(size_t(n * inner));
+  double wsum = 0, total = 0;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t t = target[size_t(b * inner + i)];
+      double l = 0, w = 0;
+      if (!(ignore && t == *ignore)) {
+        if (t < 0 || t >= c) return errorf("target {} is not a class of {}", t, c);
+        w = weight ? (*weight)[size_t(t)] : 1.0;
+        l = -double(in[(b * c + t) * inner + i]) * w;
+      }
+      loss[size_t(b * inner + i)] = l;
+      total += l, wsum += w;
+    }
+  if (reduction == "none") {
+    Shape out{n};
+    out.insert(out.end(), inShape.begin() + 2, inShape.end());
+    Output<T> o(ctx, type, out);
+    SF_ASSIGN(T *p, o.make());
+    for (size_t i = 0; i < loss.size(); ++i) p[i] = T(loss[i]);
+    return o.finish(0);
+  }
+  if (reduction != "sum" && reduction != "mean") return errorf("reduction '{}'", reduction);
+  Output<T> o(ctx, type, {});
+  SF_ASSIGN(T *p, o.make());
+  p[0] = T(reduction == "sum" ? total : wsum == 0 ? 0.0 : total / wsum);
+  return o.finish(0);
+}
+
+Result<void> lossKernel(EvalContext &ctx, bool softmax) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto target, ints(ctx.input(1)));
+  std::vector<double> weight;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(weight, doubles(ctx.input(2)));
+  }
+  std::optional<int64_t> ignore;
+  if (ctx.attrs().has("ignore_index")) {
+    SF_ASSIGN(int64_t ig, ctx.attrs().getInt("ignore_index"));
+    ignore = ig;
+  }
+  SF_ASSIGN(std::string reduction, ctx.attrs().getString("reduction", "mean"));
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    const Shape &s = x.shape();
+    if (!softmax)
+      return nllInto<T>(ctx, xs.data(), s, target, ctx.hasInput(2) ? &weight : nullptr, ignore, reduction, x.type());
+    if (s.size() < 2) return errorf("scores must have rank >= 2");
+    int64_t n = s[0], c = s[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+    std::vector<T> logp(size_t(x.elementCount()));
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        double mx = -INFINITY, sum = 0;
+        for (int64_t k = 0; k < c; ++k) mx = std::max(mx, double(xs[size_t((b * c + k) * inner + i)]));
+        for (int64_t k = 0; k < c; ++k) sum += std::exp(double(xs[size_t((b * c + k) * inner + i)]) - mx);
+        for (int64_t k = 0; k < c; ++k) {
+          size_t at = size_t((b * c + k) * inner + i);
+          logp[at] = T(double(xs[at]) - mx - std::log(sum));
+        }
+      }
+    SF_TRY(nllInto<T>(ctx, logp.data(), s, target, ctx.hasInput(2) ? &weight : nullptr, ignore, reduction, x.type()));
+    if (ctx.numOutputs() > 1) {
+      Output<T> o(ctx, x.type(), s);
+      SF_ASSIGN(T *p, o.make());
+      std::copy(logp.begin(), logp.end(), p);
+      SF_TRY(o.finish(1));
+    }
+    return success();
+  });
+}
+
 } // namespace
 
 Result<void> registerMore(OpRegistry &r) {
+  SF_TRY(setKernel(r, "NegativeLogLikelihoodLoss", [](EvalContext &c) { return lossKernel(c, false); }));
+  SF_TRY(setKernel(r, "SoftmaxCrossEntropyLoss", [](EvalContext &c) { return lossKernel(c, true); }));
   SF_TRY(setKernel(r, "GatherElements", gatherElements));
   SF_TRY(setKernel(r, "ScatterElements", scatterElements));
   SF_TRY(setKernel(r, "Scatter", scatterElements));
