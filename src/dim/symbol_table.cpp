@@ -234,12 +234,11 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
       pickLoss = l;
     }
   }
-  // A value unbounded below where the symbol is not (`D - (D + 1)//2`, whose bounds interval
-  // arithmetic leaves open) would make dims that may be any negative number: not solved.
-  if (pick && pickLoss.first > 0 && bounds(terms[*pick].first).lo >= 0) {
-    auto v = valueFor(*pick);
-    if (!v.ok() || bounds(*v).lo == -kInf) pick.reset();
-  }
+  // A value that may go below the symbol's range (`D - (D + 1)//2`, whose bounds interval
+  // arithmetic leaves open; `max(a, b)` for a size in 3..5) would lose the symbol's lower bound,
+  // and dims made of it could be smaller than any size allows, even negative: not solved (both
+  // sides keep their ranges, narrowed to what they share).
+  if (pick && pickLoss.first > 0) pick.reset();
   if (!pick) {
     // Cannot be solved for a symbol; the ranges still narrow.
     SF_TRY(narrow(ea, r));

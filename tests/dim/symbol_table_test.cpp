@@ -134,6 +134,12 @@ TEST_F(SymbolTableTest, ABareSymbolBecomesAnExpressionOnlyWithinItsRange) {
   EXPECT_EQ(table.resolve(o).interval(), Interval(3, 5));
   ASSERT_TRUE(table.resolve(o).expr());
   EXPECT_TRUE(isSymbol(table.resolve(o).expr()));
+  // Found by fuzz_graph: the same size equal to max(a, b) of two sizes of at least 1: binding it
+  // would lose its lower bound 3; not solved.
+  Dimension p3 = Dimension::symbol(table.fresh({3, 5}));
+  Dimension a = Dimension::symbol(table.fresh({1, kInf})), b = Dimension::symbol(table.fresh({1, kInf}));
+  ASSERT_TRUE(table.equate(p3, GET(Dimension::max(a, b))).ok());
+  EXPECT_EQ(table.resolve(p3).interval(), Interval(3, 5));
 }
 
 TEST_F(SymbolTableTest, EquateDisjointFails) {
