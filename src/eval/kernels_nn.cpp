@@ -583,9 +583,94 @@ KernelFn argReduce(bool isMax) {
   };
 }
 
+Result<void> convTranspose(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &wt = ctx.input(1);
+  const Shape &xs = x.shape(), &ws = wt.shape();
+  if (xs.size() < 3 || ws.size() != xs.size()) return errorf("X is {} and W is {}", shapeText(xs), shapeText(ws));
+  size_t k = xs.size() - 2;
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  int64_t n = xs[0], c = xs[1], mg = ws[1], m = mg * group;
+  if (group <= 0 || ws[0] != c || c % group != 0) return errorf("X has {} channels, W {}", c, shapeText(ws));
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  SF_ASSIGN(auto stride, ctx.attrs().getInts("strides", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto dil, ctx.attrs().getInts("dilations", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto outPad, ctx.attrs().getInts("output_padding", std::vector<int64_t>(k, 0)));
+  SF_ASSIGN(auto pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * k, 0)));
+  SF_ASSIGN(std::string autoPad, ctx.attrs().getString("auto_pad", "NOTSET"));
+  if (stride.size() != k || dil.size() != k || outPad.size() != k || pads.size() != 2 * k)
+    return errorf("strides, dilations, output_padding or pads do not match {} spatial dims", k);
+  std::vector<int64_t> in(xs.begin() + 2, xs.end()), out(k), lo(k);
+  std::vector<int64_t> outputShape;
+  if (ctx.attrs().has("output_shape")) {
+    SF_ASSIGN(outputShape, ctx.attrs().getInts("output_shape"));
+    if (outputShape.size() == k + 2) outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+    if (outputShape.size() != k) return errorf("output_shape has {} dims", outputShape.size());
+  }
+  for (size_t i = 0; i < k; ++i) {
+    int64_t full = stride[i] * (in[i] - 1) + outPad[i] + (kernel[i] - 1) * dil[i] + 1;
+    if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t want = !outputShape.empty() ? outputShape[i] : in[i] * stride[i];
+      int64_t total = full - want;
+      bool upper = autoPad != "SAME_LOWER";
+      lo[i] = upper ? total / 2 : total - total / 2;
+      out[i] = want;
+    } else {
+      if (autoPad == "VALID") pads[i] = pads[i + k] = 0;
+      lo[i] = pads[i];
+      out[i] = full - pads[i] - pads[i + k];
+    }
+    if (out[i] < 0) return errorf("a negative output size");
+  }
+  Shape outShape{n, m};
+  outShape.insert(outShape.end(), out.begin(), out.end());
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xv(x), wv(wt);
+    int64_t inSize = countOf(in), outSize = countOf(out), taps = countOf(kernel);
+    std::vector<double> acc(static_cast<size_t>(n * m * outSize), 0.0);
+    std::vector<int64_t> ip(k), kp(k);
+    int64_t cg = c / group;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          int64_t ch = g * cg + ci;
+          for (int64_t pi = 0; pi < inSize; ++pi) {
+            int64_t rest = pi;
+            for (size_t d = k; d-- > 0;) ip[d] = rest % in[d], rest /= in[d];
+            double xvv = double(xv[size_t((b * c + ch) * inSize + pi)]);
+            for (int64_t t = 0; t < taps; ++t) {
+              int64_t r2 = t, off = 0;
+              bool inside = true;
+              for (size_t d = k; d-- > 0;) kp[d] = r2 % kernel[d], r2 /= kernel[d];
+              for (size_t d = 0; d < k; ++d) {
+                int64_t o = ip[d] * stride[d] + kp[d] * dil[d] - lo[d];
+                if (o < 0 || o >= out[d]) inside = false;
+                off = off * out[d] + o;
+              }
+              if (!inside) continue;
+              for (int64_t mm = 0; mm < mg; ++mm)
+                acc[size_t((b * m + g * mg + mm) * outSize + off)] +=
+                    xvv * double(wv[size_t((ch * mg + mm) * taps + t)]);
+            }
+          }
+        }
+    std::vector<double> bias;
+    if (ctx.hasInput(2)) {
+      SF_ASSIGN(bias, doubles(ctx.input(2)));
+      if (int64_t(bias.size()) != m) return errorf("B has {} elements, not {}", bias.size(), m);
+    }
+    Output<T> o(ctx, x.type(), outShape);
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t i = 0; i < n * m * outSize; ++i)
+      p[i] = T(acc[size_t(i)] + (bias.empty() ? 0.0 : bias[size_t((i / outSize) % m)]));
+    return o.finish(0);
+  });
+}
+
 } // namespace
 
 Result<void> registerNN(OpRegistry &r) {
+  SF_TRY(setKernel(r, "ConvTranspose", convTranspose));
   SF_TRY(setKernel(r, "MatMul", matmul));
   SF_TRY(setKernel(r, "Gemm", gemm));
   SF_TRY(setKernel(r, "Conv", conv));

@@ -1,0 +1,238 @@
+// Resize (opsets 10-19) and Upsample: nearest, n-linear and cubic interpolation, every
+// coordinate transformation mode, roi for tf_crop_and_resize with its extrapolation value,
+// exclude_outside, axes and keep_aspect_ratio_policy. Separable: one axis at a time, each output
+// index a few weighted taps of the input axis (or outside the input: the extrapolation value).
+// Antialiasing (opset 18's antialias = 1) is not implemented and says so.
+#include "kernel_util.h"
+
+#include <cmath>
+
+namespace sf::eval::detail {
+namespace {
+
+struct Taps {
+  bool outside = false;
+  std::vector<std::pair<int64_t, double>> taps; // input index, weight
+};
+
+struct AxisPlan {
+  int64_t in = 0, out = 0;
+  double scale = 1, roiStart = 0, roiEnd = 1;
+  /// The resized length the coordinate transformation uses: in * scale when scales are given
+  /// (not rounded, as the spec's reference computes it), else the size.
+  double length = 0;
+};
+
+struct Options {
+  std::string mode = "nearest", transform = "half_pixel", nearest = "round_prefer_floor";
+  double cubicA = -0.75, extrapolation = 0;
+  bool excludeOutside = false;
+};
+
+double original(const Options &o, const AxisPlan &a, int64_t x) {
+  double s = a.scale, xd = double(x);
+  const std::string &t = o.transform;
+  if (t == "half_pixel") return (xd + 0.5) / s - 0.5;
+  if (t == "half_pixel_symmetric") {
+    double adjustment = double(a.out) / (s * double(a.in)); // 1 unless the size was rounded
+    double center = double(a.in) / 2;
+    double offset = center * (1 - adjustment);
+    return offset + (xd + 0.5) / s - 0.5;
+  }
+  if (t == "pytorch_half_pixel") return a.length > 1 ? (xd + 0.5) / s - 0.5 : 0.0;
+  if (t == "align_corners") return a.length == 1 ? 0.0 : xd * double(a.in - 1) / (a.length - 1);
+  if (t == "asymmetric") return xd / s;
+  if (t == "tf_half_pixel_for_nn") return (xd + 0.5) / s;
+  if (t == "tf_crop_and_resize")
+    return a.length > 1 ? a.roiStart * double(a.in - 1) + xd * (a.roiEnd - a.roiStart) * double(a.in - 1) / (a.length - 1)
+                     : 0.5 * (a.roiStart + a.roiEnd) * double(a.in - 1);
+  return xd / s;
+}
+
+Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
+  Taps r;
+  double xo = original(o, a, x);
+  if (o.transform == "tf_crop_and_resize" && (xo < 0 || xo > double(a.in - 1))) {
+    r.outside = true;
+    return r;
+  }
+  auto clampIdx = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
+  if (o.mode == "nearest") {
+    double v;
+    if (o.nearest == "round_prefer_ceil") v = std::floor(xo + 0.5);
+    else if (o.nearest == "floor") v = std::floor(xo);
+    else if (o.nearest == "ceil") v = std::ceil(xo);
+    else v = std::ceil(xo - 0.5); // round_prefer_floor
+    r.taps.push_back({clampIdx(int64_t(v)), 1.0});
+    return r;
+  }
+  int64_t f = int64_t(std::floor(xo));
+  double t = xo - double(f);
+  if (o.mode == "linear") {
+    r.taps.push_back({clampIdx(f), 1 - t});
+    r.taps.push_back({clampIdx(f + 1), t});
+    return r;
+  }
+  double A = o.cubicA;
+  auto w = [&](double d) { // the cubic kernel at distance d
+    d = std::abs(d);
+    if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
+    if (d < 2) return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+    return 0.0;
+  };
+  double sum = 0;
+  for (int64_t k = -1; k <= 2; ++k) {
+    int64_t i = f + k;
+    double wk = w(double(k) - t);
+    if (o.excludeOutside && (i < 0 || i >= a.in)) wk = 0;
+    r.taps.push_back({clampIdx(i), wk});
+    sum += wk;
+  }
+  if (o.excludeOutside && sum != 0)
+    for (auto &p : r.taps) p.second /= sum;
+  return r;
+}
+
+/// Resamples `data` (shape `s`) along `axis` to `plan.out`.
+std::vector<double> resampleAxis(const std::vector<double> &data, Shape &s, size_t axis, const Options &o,
+                                 const AxisPlan &plan) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= s[d];
+  for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+  std::vector<Taps> taps(static_cast<size_t>(plan.out));
+  for (int64_t x = 0; x < plan.out; ++x) taps[size_t(x)] = tapsFor(o, plan, x);
+  std::vector<double> out(static_cast<size_t>(outer * plan.out * inner));
+  for (int64_t u = 0; u < outer; ++u)
+    for (int64_t x = 0; x < plan.out; ++x) {
+      double *dst = &out[size_t((u * plan.out + x) * inner)];
+      const Taps &t = taps[size_t(x)];
+      if (t.outside) {
+        std::fill(dst, dst + inner, o.extrapolation);
+        continue;
+      }
+      std::fill(dst, dst + inner, 0.0);
+      for (const auto &[i, wgt] : t.taps) {
+        const double *src = &data[size_t((u * plan.in + i) * inner)];
+        for (int64_t v = 0; v < inner; ++v) dst[v] += wgt * src[v];
+      }
+    }
+  s[axis] = plan.out;
+  return out;
+}
+
+Result<void> resize(EvalContext &ctx, bool upsample) {
+  const Tensor &x = ctx.input(0);
+  size_t r = x.shape().size();
+  Options o;
+  SF_ASSIGN(o.mode, ctx.attrs().getString("mode", "nearest"));
+  bool legacy = upsample || ctx.opset() < 11;
+  if (legacy) {
+    o.transform = "asymmetric";
+    o.nearest = "floor";
+    if (o.mode == "bilinear") o.mode = "linear";
+  } else {
+    SF_ASSIGN(o.transform, ctx.attrs().getString("coordinate_transformation_mode", "half_pixel"));
+    SF_ASSIGN(o.nearest, ctx.attrs().getString("nearest_mode", "round_prefer_floor"));
+    SF_ASSIGN(o.cubicA, ctx.attrs().getFloat("cubic_coeff_a", -0.75));
+    SF_ASSIGN(o.extrapolation, ctx.attrs().getFloat("extrapolation_value", 0.0));
+    SF_ASSIGN(int64_t ex, ctx.attrs().getInt("exclude_outside", 0));
+    o.excludeOutside = ex != 0;
+    SF_ASSIGN(int64_t aa, ctx.attrs().getInt("antialias", 0));
+    if (aa) return errorf("antialias is not implemented");
+  }
+  if (o.mode != "nearest" && o.mode != "linear" && o.mode != "cubic") return errorf("mode '{}'", o.mode);
+  std::vector<int64_t> axes;
+  if (ctx.attrs().has("axes")) {
+    SF_ASSIGN(axes, ctx.attrs().getInts("axes"));
+  }
+  if (axes.empty())
+    for (size_t d = 0; d < r; ++d) axes.push_back(int64_t(d));
+  for (int64_t &a : axes) {
+    SF_ASSIGN(size_t d, normAxis(a, r));
+    a = int64_t(d);
+  }
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  std::vector<double> roi;
+  if (upsample || ctx.opset() < 10) {
+    if (ctx.numInputs() > 1 && ctx.hasInput(1)) {
+      SF_ASSIGN(scales, doubles(ctx.input(1)));
+    } else {
+      SF_ASSIGN(scales, ctx.attrs().getFloats("scales"));
+    }
+  } else if (ctx.opset() < 11) {
+    SF_ASSIGN(scales, doubles(ctx.input(1)));
+  } else {
+    if (ctx.hasInput(1)) {
+      SF_ASSIGN(roi, doubles(ctx.input(1)));
+    }
+    if (ctx.hasInput(2)) {
+      SF_ASSIGN(scales, doubles(ctx.input(2)));
+    }
+    if (scales.empty() && ctx.hasInput(3)) {
+      SF_ASSIGN(sizes, ints(ctx.input(3)));
+    }
+    if (scales.empty() && sizes.empty()) return errorf("neither scales nor sizes is given");
+  }
+  std::vector<AxisPlan> plans(r);
+  for (size_t d = 0; d < r; ++d) plans[d] = {x.shape()[d], x.shape()[d], 1.0, 0, 1, double(x.shape()[d])};
+  size_t count = scales.empty() ? sizes.size() : scales.size();
+  if (count != axes.size()) return errorf("{} scales or sizes for {} axes", count, axes.size());
+  if (!scales.empty()) {
+    for (size_t k = 0; k < axes.size(); ++k) {
+      AxisPlan &p = plans[size_t(axes[k])];
+      if (scales[k] <= 0) return errorf("scale {} is not positive", scales[k]);
+      p.scale = scales[k];
+      p.out = int64_t(std::floor(double(p.in) * scales[k]));
+      p.length = double(p.in) * scales[k];
+    }
+  } else {
+    SF_ASSIGN(std::string policy, ctx.attrs().getString("keep_aspect_ratio_policy", "stretch"));
+    double common = policy == "not_larger" ? INFINITY : 0;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      double s = double(sizes[k]) / double(plans[size_t(axes[k])].in);
+      common = policy == "not_larger" ? std::min(common, s) : std::max(common, s);
+    }
+    for (size_t k = 0; k < axes.size(); ++k) {
+      AxisPlan &p = plans[size_t(axes[k])];
+      if (policy == "stretch") {
+        p.out = sizes[k];
+        p.scale = double(sizes[k]) / double(p.in);
+        p.length = double(p.out);
+      } else {
+        p.scale = common;
+        p.out = int64_t(std::round(common * double(p.in)));
+        p.length = double(p.out);
+      }
+    }
+  }
+  if (o.transform == "tf_crop_and_resize") {
+    if (roi.size() != 2 * axes.size()) return errorf("roi has {} elements for {} axes", roi.size(), axes.size());
+    for (size_t k = 0; k < axes.size(); ++k) {
+      plans[size_t(axes[k])].roiStart = roi[k];
+      plans[size_t(axes[k])].roiEnd = roi[k + axes.size()];
+    }
+  }
+  SF_ASSIGN(std::vector<double> data, doubles(x));
+  Shape s = x.shape();
+  for (size_t d = 0; d < r; ++d) {
+    const AxisPlan &p = plans[d];
+    bool identity = p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize";
+    if (identity) continue;
+    data = resampleAxis(data, s, d, o, p);
+  }
+  if (isInteger(x.type()))
+    for (double &v : data) v = std::round(v);
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, data));
+  return ctx.setOutput(0, std::move(t));
+}
+
+} // namespace
+
+Result<void> registerResize(OpRegistry &r) {
+  SF_TRY(setKernel(r, "Resize", [](EvalContext &c) { return resize(c, false); }));
+  SF_TRY(setKernel(r, "Upsample", [](EvalContext &c) { return resize(c, true); }));
+  return success();
+}
+
+} // namespace sf::eval::detail
