@@ -104,29 +104,48 @@ Result<void> agree(const Facts &expected, const std::vector<std::shared_ptr<cons
 
 } // namespace
 
-Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
-                      const RunOptions &options) {
-  ExprScope scope = g.enter();
-  const OpRegistry &registry = options.registry ? *options.registry : evalRegistry();
+namespace {
+
+/// One run: the registry, options, the bytes alive and the budget, shared by the bodies it runs.
+struct Runner {
+  const OpRegistry &registry;
+  const RunOptions &options;
+  int64_t live = 0, budget = 0, peak = 0;
+  size_t nodesRun = 0;
+
+  /// Runs `g` with `formals` for its non-captured inputs (in order; null: the input's default
+  /// initializer) and `owner` the inputs of the node whose body it is (captured values).
+  Result<std::vector<std::shared_ptr<const Tensor>>>
+  execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>> &formals,
+          const std::vector<std::shared_ptr<const Tensor>> *owner, int depth);
+};
+
+Result<std::vector<std::shared_ptr<const Tensor>>>
+Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>> &formals,
+                const std::vector<std::shared_ptr<const Tensor>> *owner, int depth) {
+  if (depth > 64) return errorf("bodies nested deeper than 64");
   SF_ASSIGN(std::vector<uint32_t> order, g.topologicalOrder());
-  int64_t live = 0, budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
-  RunResult out;
   std::vector<std::vector<std::shared_ptr<const Tensor>>> values(g.nodes.size());
   std::vector<int64_t> nodeBytes(g.nodes.size(), 0);
   std::vector<size_t> aliveOutputs(g.nodes.size(), 0);
   // Readers left per outlet; graph outputs are never released.
   std::vector<std::vector<size_t>> readers(g.nodes.size());
+  std::vector<std::vector<bool>> isOutput(g.nodes.size());
   for (const Node &n : g.nodes) {
     readers[n.id].resize(n.outputs.size());
     for (size_t k = 0; k < n.outputs.size(); ++k)
       readers[n.id][k] = n.outputs[k].successors.size();
-  }
-  std::vector<std::vector<bool>> isOutput(g.nodes.size());
-  for (const Node &n : g.nodes)
     isOutput[n.id].assign(n.outputs.size(), false);
+  }
   for (OutletId o : g.outputs)
     if (o.valid()) isOutput[o.node][o.slot] = true;
-  std::set<std::string> used;
+  // Which formal each graph input takes.
+  std::unordered_map<uint32_t, size_t> formalOf;
+  {
+    size_t k = 0;
+    for (OutletId o : g.inputs)
+      if (!g.nodes[o.node].isCaptured()) formalOf[o.node] = k++;
+  }
   auto release = [&](OutletId o) {
     auto &v = values[o.node][o.slot];
     if (!v) return;
@@ -143,34 +162,21 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
     values[id].resize(n.outputs.size());
     if (n.isParameter()) {
       const std::string &name = n.outputs[0].name;
-      if (n.isCaptured())
-        return errorf("input '{}' is captured from an enclosing graph; run the enclosing graph", name);
-      auto it = inputs.find(name);
-      const Fact &fact = n.outputs[0].fact;
-      if (it == inputs.end()) {
-        if (fact.constant && fact.constant->hasData()) { // an input with a default (initializer)
-          values[id][0] = fact.constant;
-          aliveOutputs[id] = 1;
-          continue;
+      if (n.isCaptured()) {
+        SF_ASSIGN(int64_t at, n.attrs.getInt("captured"));
+        if (!owner || at < 0 || size_t(at) >= owner->size() || !(*owner)[size_t(at)])
+          return errorf("'{}' is captured from an enclosing graph that does not give it", name);
+        values[id][0] = (*owner)[size_t(at)];
+      } else {
+        auto f = formalOf.find(id);
+        std::shared_ptr<const Tensor> t = f != formalOf.end() && f->second < formals.size() ? formals[f->second] : nullptr;
+        const Fact &fact = n.outputs[0].fact;
+        if (!t) {
+          if (!(fact.constant && fact.constant->hasData())) return errorf("input '{}' ({}) is not given", name, fact);
+          t = fact.constant;
         }
-        return errorf("input '{}' ({}) is not given", name, fact);
+        values[id][0] = t;
       }
-      used.insert(name);
-      const Tensor &t = it->second;
-      if (fact.type != ElementType::Undefined && t.type() != fact.type)
-        return errorf("input '{}' is {}, the model declares {}", name, shortName(t.type()), fact);
-      if (fact.shape.rankIsStatic()) {
-        if (fact.shape.size() != t.shape().size())
-          return errorf("input '{}' has shape {}, the model declares {}", name, shapeText(t.shape()), fact);
-        for (size_t i = 0; i < t.shape().size(); ++i) {
-          const Dimension &d = fact.shape[i];
-          int64_t v = t.shape()[i];
-          if (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength()))
-            return errorf("input '{}' has shape {}, outside what the model admits: {}", name,
-                          shapeText(t.shape()), fact);
-        }
-      }
-      values[id][0] = std::make_shared<const Tensor>(t);
       aliveOutputs[id] = 1;
       continue;
     }
@@ -193,6 +199,9 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
     // A graph that does not say which opset it imports (the text form without `opset`) gets the
     // newest one's semantics, as the rules do.
     EvalContext ctx(n, ins, n.opsetVersion ? n.opsetVersion : kNewestOpset, &live, budget);
+    ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<std::shared_ptr<const Tensor>> &f) {
+      return execute(body, f, &ins, depth + 1);
+    });
     if (auto r = def->kernel(ctx); !r.ok()) {
       live -= ctx.allocated();
       std::string facts;
@@ -201,7 +210,7 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
       return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, facts);
     }
     // Mode 2: the rule at the actual inputs must agree with what the kernel made.
-    if (def->infer) {
+    if (def->infer && def->traits.bodies == BodyRuns::None) {
       std::vector<Fact> facts;
       for (const auto &t : ins)
         facts.push_back(t ? Fact::fromTensor(t) : Fact{});
@@ -226,22 +235,72 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
     }
     nodeBytes[id] = ctx.allocated();
     if (aliveOutputs[id] == 0) live -= nodeBytes[id], nodeBytes[id] = 0;
-    out.peakBytes = std::max(out.peakBytes, live);
-    ++out.nodesRun;
+    peak = std::max(peak, live);
+    ++nodesRun;
     for (OutletId o : n.inputs)
       if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
   }
-  for (const auto &[name, t] : inputs)
-    if (!used.count(name)) {
-      bool known = false;
-      for (OutletId o : g.inputs)
-        known = known || g.outlet(o).name == name;
-      if (!known) return errorf("'{}' is not an input of the model", name);
+  std::vector<std::shared_ptr<const Tensor>> outs;
+  for (OutletId o : g.outputs) outs.push_back(o.valid() ? values[o.node][o.slot] : nullptr);
+  // What the outputs hold stays counted until the caller drops them; a body's results are the
+  // enclosing node's to count, so they leave this run's tally here.
+  for (OutletId o : g.outputs)
+    if (o.valid() && depth > 0 && values[o.node][o.slot]) {
+      live -= nodeBytes[o.node];
+      nodeBytes[o.node] = 0;
     }
-  for (OutletId o : g.outputs) {
-    out.outputNames.push_back(g.outlet(o).name);
-    out.outputs.push_back(values[o.node][o.slot]);
+  return outs;
+}
+
+} // namespace
+
+Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
+                      const RunOptions &options) {
+  ExprScope scope = g.enter();
+  Runner runner{options.registry ? *options.registry : evalRegistry(), options};
+  runner.budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
+  // The caller's inputs, checked against what the model declares.
+  std::vector<std::shared_ptr<const Tensor>> formals;
+  std::set<std::string> used;
+  for (OutletId o : g.inputs) {
+    const Node &n = g.nodes[o.node];
+    if (n.isCaptured())
+      return errorf("input '{}' is captured from an enclosing graph; run the enclosing graph", n.outputs[0].name);
+    const std::string &name = n.outputs[0].name;
+    const Fact &fact = n.outputs[0].fact;
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      if (fact.constant && fact.constant->hasData()) { // an input with a default (initializer)
+        formals.push_back(nullptr);
+        continue;
+      }
+      return errorf("input '{}' ({}) is not given", name, fact);
+    }
+    used.insert(name);
+    const Tensor &t = it->second;
+    if (fact.type != ElementType::Undefined && t.type() != fact.type)
+      return errorf("input '{}' is {}, the model declares {}", name, shortName(t.type()), fact);
+    if (fact.shape.rankIsStatic()) {
+      if (fact.shape.size() != t.shape().size())
+        return errorf("input '{}' has shape {}, the model declares {}", name, shapeText(t.shape()), fact);
+      for (size_t i = 0; i < t.shape().size(); ++i) {
+        const Dimension &d = fact.shape[i];
+        int64_t v = t.shape()[i];
+        if (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength()))
+          return errorf("input '{}' has shape {}, outside what the model admits: {}", name,
+                        shapeText(t.shape()), fact);
+      }
+    }
+    formals.push_back(std::make_shared<const Tensor>(t));
   }
+  for (const auto &[name, t] : inputs)
+    if (!used.count(name)) return errorf("'{}' is not an input of the model", name);
+  SF_ASSIGN(auto outs, runner.execute(g, formals, nullptr, 0));
+  RunResult out;
+  for (OutletId o : g.outputs) out.outputNames.push_back(g.outlet(o).name);
+  out.outputs = std::move(outs);
+  out.nodesRun = runner.nodesRun;
+  out.peakBytes = runner.peak;
   return out;
 }
 

@@ -47,6 +47,17 @@ public:
   /// Bytes this kernel allocated (counted against the budget until the node's outputs die).
   int64_t allocated() const { return allocated_; }
 
+  /// Runs one of the node's bodies (If branch, Loop or Scan body) with `formals` for its inputs;
+  /// the values it captures from enclosing graphs are this node's inputs.
+  using BodyRunner = std::function<Result<std::vector<std::shared_ptr<const Tensor>>>(
+      const Graph &, const std::vector<std::shared_ptr<const Tensor>> &)>;
+  void setBodyRunner(BodyRunner r) { bodyRunner_ = std::move(r); }
+  Result<std::vector<std::shared_ptr<const Tensor>>>
+  runBody(const Graph &body, const std::vector<std::shared_ptr<const Tensor>> &formals) const {
+    if (!bodyRunner_) return makeError("bodies cannot be run here");
+    return bodyRunner_(body, formals);
+  }
+
 private:
   const Node &node_;
   std::vector<std::shared_ptr<const Tensor>> inputs_;
@@ -55,6 +66,7 @@ private:
   int64_t *liveBytes_;
   int64_t maxBytes_;
   int64_t allocated_ = 0;
+  BodyRunner bodyRunner_;
 };
 
 namespace eval {

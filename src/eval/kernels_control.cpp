@@ -1,0 +1,191 @@
+// Control flow: If (the branch its condition picks), Loop (trip count and condition, carried
+// values, scan outputs stacked along a new first axis) and Scan (opset 9+: scan inputs sliced
+// along their axes, forward or reverse, scan outputs stacked). Bodies run through the executor,
+// so every tensor inside them is checked against its rule as in the main graph.
+#include "kernel_util.h"
+
+#include <algorithm>
+
+namespace sf::eval::detail {
+namespace {
+
+using TensorRef = std::shared_ptr<const Tensor>;
+
+/// The body's formal inputs (the values it captures from outside are the node's extra inputs,
+/// after the declared ones).
+size_t formalsOf(const Graph &body) {
+  size_t n = 0;
+  for (OutletId o : body.inputs)
+    n += !body.nodes[o.node].isCaptured();
+  return n;
+}
+
+Result<bool> truth(const Tensor &t) {
+  if (t.elementCount() != 1) return errorf("the condition has {} elements, not 1", t.elementCount());
+  SF_ASSIGN(auto v, doubles(t));
+  return v[0] != 0;
+}
+
+Result<void> ifKernel(EvalContext &ctx) {
+  SF_ASSIGN(bool c, truth(ctx.input(0)));
+  SF_ASSIGN(GraphPtr body, ctx.attrs().getGraph(c ? "then_branch" : "else_branch"));
+  SF_ASSIGN(auto outs, ctx.runBody(*body, {}));
+  if (outs.size() != ctx.numOutputs())
+    return errorf("the {} branch has {} outputs, the node {}", c ? "then" : "else", outs.size(), ctx.numOutputs());
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!outs[k]) return errorf("the branch did not compute output {}", k);
+    SF_TRY(ctx.setOutput(k, *outs[k]));
+  }
+  return success();
+}
+
+/// Stacks tensors of one shape along a new axis `axis` (0 .. rank).
+Result<Tensor> stack(EvalContext &ctx, const std::vector<TensorRef> &parts, size_t axis, ElementType type,
+                     const Shape &elementShape) {
+  Shape out = elementShape;
+  out.insert(out.begin() + long(axis), int64_t(parts.size()));
+  size_t elem = elementSize(type);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= elementShape[d];
+  for (size_t d = axis; d < elementShape.size(); ++d) inner *= elementShape[d];
+  SF_ASSIGN(auto bytes, ctx.allocate(type, out));
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k]->type() != type || parts[k]->shape() != elementShape)
+      return errorf("iteration {} made {}{}, earlier ones {}{}", k, shortName(parts[k]->type()),
+                    shapeText(parts[k]->shape()), shortName(type), shapeText(elementShape));
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(bytes.data() + size_t((o * int64_t(parts.size()) + int64_t(k)) * inner) * elem,
+                  parts[k]->bytes().data() + size_t(o * inner) * elem, size_t(inner) * elem);
+  }
+  return Tensor::fromBytes(type, out, std::move(bytes));
+}
+
+Result<void> loopKernel(EvalContext &ctx) {
+  SF_ASSIGN(GraphPtr body, ctx.attrs().getGraph("body"));
+  std::optional<int64_t> trips;
+  if (ctx.hasInput(0)) {
+    SF_ASSIGN(auto m, ints(ctx.input(0)));
+    if (m.size() != 1) return errorf("M has {} elements", m.size());
+    trips = m[0];
+  }
+  bool cond = true;
+  if (ctx.hasInput(1)) {
+    SF_ASSIGN(cond, truth(ctx.input(1)));
+  }
+  size_t formals0 = formalsOf(*body);
+  if (formals0 < 2) return errorf("the body has {} inputs, at least 2 expected", formals0);
+  size_t carried = formals0 - 2;
+  std::vector<TensorRef> state;
+  for (size_t i = 0; i < carried; ++i) {
+    if (!ctx.hasInput(2 + i)) return errorf("carried value {} is not given", i);
+    state.push_back(ctx.inputShared(2 + i));
+  }
+  size_t scans = ctx.numOutputs() > carried ? ctx.numOutputs() - carried : 0;
+  std::vector<std::vector<TensorRef>> scanParts(scans);
+  const int64_t kMaxTrips = int64_t(1) << 24;
+  int64_t i = 0;
+  for (; (!trips || i < *trips) && cond; ++i) {
+    if (i >= kMaxTrips) return errorf("more than {} iterations", kMaxTrips);
+    std::vector<TensorRef> formals;
+    formals.push_back(std::make_shared<const Tensor>(Tensor::fromInt64s({}, {i}).value()));
+    SF_ASSIGN(Tensor c, Tensor::fromInt64s({}, {cond ? 1 : 0}, ElementType::Bool));
+    formals.push_back(std::make_shared<const Tensor>(std::move(c)));
+    for (const auto &s : state) formals.push_back(s);
+    SF_ASSIGN(auto outs, ctx.runBody(*body, formals));
+    if (outs.size() != 1 + carried + scans)
+      return errorf("the body has {} outputs, expected {}", outs.size(), 1 + carried + scans);
+    for (const auto &o : outs)
+      if (!o) return errorf("the body did not compute an output");
+    SF_ASSIGN(cond, truth(*outs[0]));
+    for (size_t k = 0; k < carried; ++k) state[k] = outs[1 + k];
+    for (size_t k = 0; k < scans; ++k) scanParts[k].push_back(outs[1 + carried + k]);
+  }
+  for (size_t k = 0; k < carried; ++k) SF_TRY(ctx.setOutput(k, *state[k]));
+  for (size_t k = 0; k < scans; ++k) {
+    if (scanParts[k].empty()) {
+      // No iteration: an empty stack of the declared element type.
+      ElementType t = ctx.node().outputs[carried + k].fact.type;
+      if (t == ElementType::Undefined) t = ElementType::F32;
+      SF_ASSIGN(Tensor e, Tensor::fromDoubles(t, {0}, {}));
+      SF_TRY(ctx.setOutput(carried + k, std::move(e)));
+      continue;
+    }
+    SF_ASSIGN(Tensor t, stack(ctx, scanParts[k], 0, scanParts[k][0]->type(), scanParts[k][0]->shape()));
+    SF_TRY(ctx.setOutput(carried + k, std::move(t)));
+  }
+  return success();
+}
+
+/// Slice `k` of `t` along `axis` (the axis removed).
+Result<Tensor> sliceAt(EvalContext &ctx, const Tensor &t, size_t axis, int64_t k) {
+  Shape out = t.shape();
+  out.erase(out.begin() + long(axis));
+  int64_t outer = 1, inner = 1, len = t.shape()[axis];
+  for (size_t d = 0; d < axis; ++d) outer *= t.shape()[d];
+  for (size_t d = axis + 1; d < t.shape().size(); ++d) inner *= t.shape()[d];
+  size_t elem = elementSize(t.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(t.type(), out));
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(bytes.data() + size_t(o * inner) * elem, t.bytes().data() + size_t((o * len + k) * inner) * elem,
+                size_t(inner) * elem);
+  return Tensor::fromBytes(t.type(), out, std::move(bytes));
+}
+
+Result<void> scanKernel(EvalContext &ctx) {
+  if (ctx.opset() < 9) return errorf("Scan before opset 9 (batched, with sequence_lens) is not implemented");
+  SF_ASSIGN(GraphPtr body, ctx.attrs().getGraph("body"));
+  SF_ASSIGN(int64_t m, ctx.attrs().getInt("num_scan_inputs"));
+  size_t nIn = formalsOf(*body);
+  if (m < 0 || size_t(m) > nIn) return errorf("num_scan_inputs {} for {} inputs", m, nIn);
+  size_t states = nIn - size_t(m);
+  size_t scansOut = ctx.numOutputs() - states;
+  SF_ASSIGN(auto inAxes, ctx.attrs().getInts("scan_input_axes", std::vector<int64_t>(size_t(m), 0)));
+  SF_ASSIGN(auto inDirs, ctx.attrs().getInts("scan_input_directions", std::vector<int64_t>(size_t(m), 0)));
+  SF_ASSIGN(auto outAxes, ctx.attrs().getInts("scan_output_axes", std::vector<int64_t>(scansOut, 0)));
+  SF_ASSIGN(auto outDirs, ctx.attrs().getInts("scan_output_directions", std::vector<int64_t>(scansOut, 0)));
+  int64_t len = -1;
+  std::vector<size_t> axes;
+  for (size_t j = 0; j < size_t(m); ++j) {
+    const Tensor &t = ctx.input(states + j);
+    SF_ASSIGN(size_t a, normAxis(inAxes[j], t.shape().size()));
+    axes.push_back(a);
+    if (len >= 0 && t.shape()[a] != len) return errorf("scan inputs of lengths {} and {}", len, t.shape()[a]);
+    len = t.shape()[a];
+  }
+  if (len < 0) len = 0;
+  std::vector<TensorRef> state;
+  for (size_t i = 0; i < states; ++i) state.push_back(ctx.inputShared(i));
+  std::vector<std::vector<TensorRef>> parts(scansOut);
+  for (int64_t it = 0; it < len; ++it) {
+    std::vector<TensorRef> formals = state;
+    for (size_t j = 0; j < size_t(m); ++j) {
+      int64_t k = inDirs[j] ? len - 1 - it : it;
+      SF_ASSIGN(Tensor s, sliceAt(ctx, ctx.input(states + j), axes[j], k));
+      formals.push_back(std::make_shared<const Tensor>(std::move(s)));
+    }
+    SF_ASSIGN(auto outs, ctx.runBody(*body, formals));
+    if (outs.size() != states + scansOut) return errorf("the body has {} outputs", outs.size());
+    for (size_t k = 0; k < states; ++k) state[k] = outs[k];
+    for (size_t k = 0; k < scansOut; ++k) parts[k].push_back(outs[states + k]);
+  }
+  for (size_t k = 0; k < states; ++k) SF_TRY(ctx.setOutput(k, *state[k]));
+  for (size_t k = 0; k < scansOut; ++k) {
+    if (parts[k].empty()) return errorf("a scan of length 0");
+    if (outDirs[k]) std::reverse(parts[k].begin(), parts[k].end());
+    SF_ASSIGN(size_t a, normAxis(outAxes[k], parts[k][0]->shape().size() + 1));
+    SF_ASSIGN(Tensor t, stack(ctx, parts[k], a, parts[k][0]->type(), parts[k][0]->shape()));
+    SF_TRY(ctx.setOutput(states + k, std::move(t)));
+  }
+  return success();
+}
+
+} // namespace
+
+Result<void> registerControl(OpRegistry &r) {
+  SF_TRY(setKernel(r, "If", ifKernel));
+  SF_TRY(setKernel(r, "Loop", loopKernel));
+  SF_TRY(setKernel(r, "Scan", scanKernel));
+  return success();
+}
+
+} // namespace sf::eval::detail
