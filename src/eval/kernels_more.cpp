@@ -773,9 +773,78 @@ Result<void> lossKernel(EvalContext &ctx, bool softmax) {
   });
 }
 
+Result<void> nonMaxSuppression(EvalContext &ctx) {
+  const Tensor &boxesT = ctx.input(0), &scoresT = ctx.input(1);
+  if (boxesT.shape().size() != 3 || boxesT.shape()[2] != 4 || scoresT.shape().size() != 3)
+    return errorf("boxes must be [B, N, 4] and scores [B, C, N]");
+  int64_t batches = boxesT.shape()[0], n = boxesT.shape()[1], classes = scoresT.shape()[1];
+  if (scoresT.shape()[0] != batches || scoresT.shape()[2] != n) return errorf("boxes and scores disagree");
+  int64_t maxOut = 0;
+  double iouThreshold = 0;
+  std::optional<double> scoreThreshold;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(auto v, ints(ctx.input(2)));
+    if (!v.empty()) maxOut = v[0];
+  }
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(auto v, doubles(ctx.input(3)));
+    if (!v.empty()) iouThreshold = v[0];
+  }
+  if (ctx.hasInput(4)) {
+    SF_ASSIGN(auto v, doubles(ctx.input(4)));
+    if (!v.empty()) scoreThreshold = v[0];
+  }
+  SF_ASSIGN(int64_t center, ctx.attrs().getInt("center_point_box", 0));
+  SF_ASSIGN(auto boxes, doubles(boxesT));
+  SF_ASSIGN(auto scores, doubles(scoresT));
+  // Corners (y1, x1, y2, x2), ordered, of box i of batch b.
+  auto corners = [&](int64_t b, int64_t i) {
+    const double *p = &boxes[size_t((b * n + i) * 4)];
+    if (center) return std::array<double, 4>{p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+    return std::array<double, 4>{std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+  };
+  auto iou = [](const std::array<double, 4> &a, const std::array<double, 4> &b) {
+    double h = std::max(0.0, std::min(a[2], b[2]) - std::max(a[0], b[0]));
+    double w = std::max(0.0, std::min(a[3], b[3]) - std::max(a[1], b[1]));
+    double inter = h * w;
+    double uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return uni > 0 ? inter / uni : 0.0;
+  };
+  std::vector<int64_t> selected;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < n; ++i) {
+        double s = scores[size_t((b * classes + c) * n + i)];
+        if (!scoreThreshold || s > *scoreThreshold) order.push_back(i);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+        return scores[size_t((b * classes + c) * n + i)] > scores[size_t((b * classes + c) * n + j)];
+      });
+      std::vector<int64_t> kept;
+      for (int64_t i : order) {
+        if (int64_t(kept.size()) >= maxOut) break;
+        auto ci = corners(b, i);
+        bool suppressed = false;
+        for (int64_t k : kept)
+          if (iou(ci, corners(b, k)) > iouThreshold) {
+            suppressed = true;
+            break;
+          }
+        if (!suppressed) kept.push_back(i);
+      }
+      for (int64_t k : kept) selected.insert(selected.end(), {b, c, k});
+    }
+  Output<int64_t> o(ctx, ElementType::I64, {int64_t(selected.size() / 3), 3});
+  SF_ASSIGN(int64_t *p, o.make());
+  std::copy(selected.begin(), selected.end(), p);
+  return o.finish(0);
+}
+
 } // namespace
 
 Result<void> registerMore(OpRegistry &r) {
+  SF_TRY(setKernel(r, "NonMaxSuppression", nonMaxSuppression));
   SF_TRY(setKernel(r, "NegativeLogLikelihoodLoss", [](EvalContext &c) { return lossKernel(c, false); }));
   SF_TRY(setKernel(r, "SoftmaxCrossEntropyLoss", [](EvalContext &c) { return lossKernel(c, true); }));
   SF_TRY(setKernel(r, "GatherElements", gatherElements));
