@@ -180,6 +180,7 @@ Result<void> registerNN(OpRegistry &r);
 Result<void> registerMore(OpRegistry &r);
 Result<void> registerResize(OpRegistry &r);
 Result<void> registerControl(OpRegistry &r);
+Result<void> registerRecurrent(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
 Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k);
