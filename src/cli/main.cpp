@@ -16,6 +16,7 @@
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
+#include "shapeflow/eval/check.h"
 #include "shapeflow/eval/eval.h"
 #include "shapeflow/eval/npy.h"
 #include "shapeflow/lower/plan_check.h"
@@ -263,6 +264,13 @@ int runPlan(const ModelArgs &a, const PlanArgs &s) {
   return r.diags.hasErrors() ? 1 : 0;
 }
 
+/// Loads for running: every constant's elements decoded.
+Result<Graph> loadForRun(const std::string &path, Diagnostics &diags) {
+  if (path.size() > 5 && path.substr(path.size() - 5) == ".onnx")
+    return onnx::loadModelFile(path, diags, onnx::ImportOptions{.decodeLarge = true});
+  return onnx::loadGraphFile(path, diags);
+}
+
 struct RunArgs {
   std::string path;
   std::vector<std::string> inputs, dims;
@@ -314,9 +322,7 @@ std::string outputFileName(const std::string &name) {
 
 int runRun(const RunArgs &a) {
   Diagnostics diags;
-  auto loaded = a.path.size() > 5 && a.path.substr(a.path.size() - 5) == ".onnx"
-                    ? onnx::loadModelFile(a.path, diags, onnx::ImportOptions{.decodeLarge = true})
-                    : onnx::loadGraphFile(a.path, diags);
+  auto loaded = loadForRun(a.path, diags);
   if (!loaded.ok()) return fail(loaded.error().message);
   Graph &g = *loaded;
   InferOptions options;
@@ -411,6 +417,78 @@ int runRun(const RunArgs &a) {
   return 0;
 }
 
+struct CheckArgs {
+  std::string path;
+  std::vector<std::string> dims, at;
+  size_t samples = 4;
+  bool json = false;
+  int64_t maxMemory = 0;
+};
+
+int runCheck(const CheckArgs &a) {
+  Diagnostics diags;
+  auto loaded = loadForRun(a.path, diags);
+  if (!loaded.ok()) return fail(loaded.error().message);
+  Graph &g = *loaded;
+  InferOptions options;
+  for (const auto &d : a.dims) {
+    auto b = parseDimBound(d);
+    if (!b.ok()) return fail(b.error().message);
+    options.dims.push_back(*b);
+  }
+  if (auto r = applyInputs(g, options); !r.ok()) return fail(r.error().message);
+  inferGraph(g, diags, options);
+  eval::CheckOptions co;
+  co.samples = a.samples;
+  co.maxMemory = a.maxMemory;
+  for (const auto &spec : a.at) { // SYM=V,SYM=V: one sample
+    std::map<std::string, int64_t> b;
+    size_t at = 0;
+    while (at <= spec.size()) {
+      size_t comma = spec.find(',', at);
+      std::string item = spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      auto d = parseDimBound(item);
+      if (!d.ok() || d->range.lo != d->range.hi) return fail("--at expects SYM=V[,SYM=V...], got '" + spec + "'");
+      b[d->symbol] = d->range.lo;
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    co.bindings.push_back(b);
+  }
+  auto r = eval::checkInference(g, co);
+  if (!r.ok()) return fail(r.error().message);
+  size_t ran = 0;
+  for (const auto &s : r->samples) ran += s.ran;
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = a.path;
+    j["mismatches"] = r->mismatches();
+    j["samples"] = nlohmann::json::array();
+    for (const auto &s : r->samples) {
+      nlohmann::json x;
+      x["binding"] = s.binding;
+      x["ran"] = s.ran;
+      if (!s.error.empty()) x["error"] = s.error;
+      x["tensors"] = s.tensors;
+      x["mismatches"] = s.mismatches;
+      j["samples"].push_back(x);
+    }
+    std::cout << j.dump(1) << "\n";
+  } else {
+    for (const auto &s : r->samples) {
+      std::string binding;
+      for (const auto &[k, v] : s.binding) binding += fmt::format("{}{}={}", binding.empty() ? "" : ", ", k, v);
+      std::cout << fmt::format("sample {}: {} tensors checked, {} mismatches{}\n",
+                               binding.empty() ? "(static)" : binding, s.tensors, s.mismatches.size(),
+                               s.ran ? "" : " (stopped: " + s.error + ")");
+      for (const auto &m : s.mismatches) std::cout << "  MISMATCH " << m << "\n";
+    }
+    std::cout << fmt::format("{} of {} samples ran; {} mismatches\n", ran, r->samples.size(), r->mismatches());
+  }
+  if (r->mismatches()) return 1;
+  return ran ? 0 : 2;
+}
+
 int runCheckPlan(const std::string &path) {
   std::ifstream in(path);
   if (!in) return fail(path + ": cannot open");
@@ -490,6 +568,16 @@ int main(int argc, char **argv) {
   runCmd->add_option("--seed", runArgs.seed, "seed of the random inputs (1)");
   runCmd->add_option("--max-memory", runArgs.maxMemory,
                      "bytes of tensors alive at once (default: half the machine's memory)");
+  CLI::App *checkCmd = app.add_subcommand(
+      "check", "the inference checks itself: run the model at sample sizes and compare every tensor, "
+               "bodies included, with its inferred type and shape");
+  sf::cli::CheckArgs checkArgs;
+  checkCmd->add_option("MODEL", checkArgs.path, "an .onnx model or a text-form graph")->required();
+  checkCmd->add_option("--dim", checkArgs.dims, "bound a symbol: N=1..64");
+  checkCmd->add_option("--samples", checkArgs.samples, "samples made from the symbols' ranges (4)");
+  checkCmd->add_option("--at", checkArgs.at, "one sample: SYM=V[,SYM=V...] (repeatable; replaces --samples)");
+  checkCmd->add_flag("--json", checkArgs.json, "print one JSON object");
+  checkCmd->add_option("--max-memory", checkArgs.maxMemory, "bytes of tensors alive at once");
   CLI::App *checkPlanCmd =
       app.add_subcommand("check-plan", "check a memory plan's JSON with the verifier alone");
   std::string planPath;
@@ -507,6 +595,7 @@ int main(int argc, char **argv) {
     if (*planCmd) return sf::cli::runPlan(model, planArgs);
     if (*checkPlanCmd) return sf::cli::runCheckPlan(planPath);
     if (*runCmd) return sf::cli::runRun(runArgs);
+    if (*checkCmd) return sf::cli::runCheck(checkArgs);
     return sf::cli::runInfer(model, json, outPath);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";

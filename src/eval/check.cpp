@@ -1,0 +1,180 @@
+// The self-check of the inference (eval/check.h).
+#include "shapeflow/eval/check.h"
+
+#include "shapeflow/support/format.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+
+namespace sf::eval {
+namespace {
+
+std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
+/// The named and anonymous symbols that are whole dims of the graph's inputs, with their ranges.
+std::vector<std::pair<SymbolId, Interval>> inputSymbols(const Graph &g) {
+  std::vector<std::pair<SymbolId, Interval>> out;
+  std::set<SymbolId> seen;
+  for (OutletId o : g.inputs) {
+    const Fact &f = g.fact(o);
+    if (f.constant && f.constant->hasData()) continue;
+    if (!f.shape.rankIsStatic()) continue;
+    for (const Dimension &d : f.shape.dims())
+      if (d.expr() && d.expr()->kind == ExprKind::Sym && seen.insert(d.expr()->sym).second)
+        out.push_back({d.expr()->sym, symbolInfo(d.expr()->sym).range});
+  }
+  return out;
+}
+
+/// Sample k of a range: its lower end, one above, a mid value, then pseudo-random points; sizes
+/// above 64 only where the range starts there.
+int64_t sampleIn(Interval r, size_t k, uint64_t &state) {
+  int64_t lo = std::max<int64_t>(r.lo, 1);
+  int64_t hi = r.hi == kInf ? std::max<int64_t>(lo, 64) : std::min<int64_t>(r.hi, std::max<int64_t>(lo, 64));
+  if (hi < lo) hi = lo;
+  switch (k) {
+  case 0: return lo;
+  case 1: return std::min(lo + 1, hi);
+  case 2: return std::min(lo + (hi - lo) / 2, hi);
+  default:
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return lo + int64_t(state % uint64_t(hi - lo + 1));
+  }
+}
+
+} // namespace
+
+Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) {
+  ExprScope scope = g.enter();
+  CheckResult result;
+  auto syms = inputSymbols(g);
+  std::vector<std::map<std::string, int64_t>> bindings = options.bindings;
+  if (bindings.empty()) {
+    uint64_t state = options.seed * 0x9e3779b97f4a7c15ULL + 7;
+    std::set<std::map<std::string, int64_t>> distinct;
+    for (size_t k = 0; k < std::max<size_t>(options.samples, 1); ++k) {
+      std::map<std::string, int64_t> b;
+      for (const auto &[s, r] : syms) {
+        const std::string &name = symbolInfo(s).name;
+        b[name.empty() ? "#" + std::to_string(s) : name] = sampleIn(r, k, state);
+      }
+      if (distinct.insert(b).second) bindings.push_back(b);
+    }
+  }
+  const Node *mainBegin = g.nodes.data(), *mainEnd = g.nodes.data() + g.nodes.size();
+  for (size_t k = 0; k < bindings.size(); ++k) {
+    SampleOutcome out;
+    out.binding = bindings[k];
+    std::map<SymbolId, int64_t> values;
+    for (const auto &[s, r] : syms) {
+      const std::string &name = symbolInfo(s).name;
+      auto it = out.binding.find(name.empty() ? "#" + std::to_string(s) : name);
+      if (it != out.binding.end()) values[s] = it->second;
+    }
+    // Inputs of the bound sizes, random elements.
+    std::map<std::string, Tensor> inputs;
+    bool ok = true;
+    for (OutletId o : g.inputs) {
+      const Outlet &in = g.outlet(o);
+      if (in.fact.constant && in.fact.constant->hasData()) continue;
+      if (!in.fact.shape.rankIsStatic() || in.fact.type == ElementType::Undefined) {
+        out.error = fmt::format("input '{}' is {}: its rank or type is unknown", in.name, in.fact);
+        ok = false;
+        break;
+      }
+      Shape shape;
+      for (const Dimension &d : in.fact.shape.dims()) {
+        if (d.isStatic()) {
+          shape.push_back(d.length());
+          continue;
+        }
+        auto v = d.expr() ? evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+          auto it = values.find(s);
+          return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+        })
+                          : Result<int64_t>(makeError("no expression"));
+        if (!v.ok()) {
+          out.error = fmt::format("input '{}' ({}): a dim is not bound", in.name, in.fact);
+          ok = false;
+          break;
+        }
+        shape.push_back(*v);
+      }
+      if (!ok) break;
+      // Floats random; integers 0 (a valid token id, type id or index) and 1 where the name
+      // says mask; bools true.
+      Result<Tensor> t = makeError("");
+      if (isFloat(in.fact.type)) {
+        t = randomTensor(in.fact.type, shape, options.seed + k * 131 + inputs.size());
+      } else {
+        std::string lower = in.name;
+        for (char &c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+        double fill = in.fact.type == ElementType::Bool || lower.find("mask") != std::string::npos ? 1 : 0;
+        int64_t count = 1;
+        for (int64_t d : shape) count *= d;
+        t = Tensor::fromDoubles(in.fact.type, shape, std::vector<double>(static_cast<size_t>(count), fill));
+      }
+      if (!t.ok()) {
+        out.error = t.error().message;
+        ok = false;
+        break;
+      }
+      inputs[in.name] = std::move(*t);
+    }
+    if (ok) {
+      RunOptions ro;
+      ro.maxMemory = options.maxMemory;
+      ro.observe = [&](const Node &n, size_t slot, const Tensor &t) {
+        const Fact &f = n.outputs[slot].fact;
+        bool main = &n >= mainBegin && &n < mainEnd;
+        ++out.tensors;
+        auto mismatch = [&](const std::string &why) {
+          if (out.mismatches.size() < 50)
+            out.mismatches.push_back(fmt::format("node '{}' ({}) output {} ('{}'): inferred {}, actual {}{}: {}",
+                                                 n.name, n.opType, slot, n.outputs[slot].name, f,
+                                                 shortName(t.type()), shapeText(t.shape()), why));
+        };
+        if (f.type != ElementType::Undefined && f.type != t.type()) return mismatch("element types differ");
+        if (!f.shape.rankIsStatic()) return;
+        if (f.shape.size() != t.shape().size()) return mismatch("ranks differ");
+        for (size_t i = 0; i < t.shape().size(); ++i) {
+          const Dimension &d = f.shape[i];
+          int64_t v = t.shape()[i];
+          if (d.isStatic()) {
+            if (d.length() != v) return mismatch(fmt::format("dim {} is {}, not {}", i, v, d.length()));
+            continue;
+          }
+          if (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength()))
+            return mismatch(fmt::format("dim {} is {}, outside {}", i, v, toString(d.interval())));
+          if (!d.expr()) continue;
+          // A bare symbol no input binds, in the main graph: the data decides it; bound here.
+          if (main && d.expr()->kind == ExprKind::Sym && !values.count(d.expr()->sym)) {
+            values[d.expr()->sym] = v;
+            continue;
+          }
+          bool unbound = false;
+          auto e = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+            auto it = values.find(s);
+            if (it == values.end()) {
+              unbound = true;
+              return std::nullopt;
+            }
+            return it->second;
+          });
+          if (unbound) continue; // bounds checked above
+          if (!e.ok()) continue;
+          if (*e != v) return mismatch(fmt::format("dim {} is {}, {} gives {}", i, v, d, *e));
+        }
+      };
+      auto r = run(g, inputs, ro);
+      if (r.ok()) out.ran = true;
+      else out.error = r.error().message;
+    }
+    result.samples.push_back(std::move(out));
+  }
+  return result;
+}
+
+} // namespace sf::eval
