@@ -106,7 +106,21 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
       // Floats random; integers 0 (a valid token id, type id or index) and 1 where the name
       // says mask; bools true.
       Result<Tensor> t = makeError("");
-      if (isFloat(in.fact.type)) {
+      auto lookup = [&](SymbolId s) -> std::optional<int64_t> {
+        auto it = values.find(s);
+        return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+      };
+      if (in.fact.value && !isFloat(in.fact.type)) {
+        // A declared value (`k: i64[1] = [?{2..9}]`): each element where its fact says, at the
+        // binding, else the lowest value its bounds allow.
+        std::vector<double> v;
+        for (const Dimension &d : *in.fact.value) {
+          auto e = d.isStatic() ? Result<int64_t>(d.length())
+                   : d.expr() ? evaluate(d.expr(), lookup) : Result<int64_t>(makeError(""));
+          v.push_back(double(e.ok() ? *e : d.minLength()));
+        }
+        t = Tensor::fromDoubles(in.fact.type, shape, v);
+      } else if (isFloat(in.fact.type)) {
         t = randomTensor(in.fact.type, shape, options.seed + k * 131 + inputs.size());
       } else {
         std::string lower = in.name;

@@ -490,9 +490,11 @@ KernelFn reduce(Red kind, int64_t inputSince) {
     SF_ASSIGN(int64_t keep, ctx.attrs().getInt("keepdims", 1));
     SF_ASSIGN(int64_t noop, ctx.attrs().getInt("noop_with_empty_axes", 0));
     std::vector<bool> red(r, axes.empty() && !noop);
+    std::vector<bool> named(r, false);
     for (int64_t a : axes) {
       SF_ASSIGN(size_t i, normAxis(a, r));
-      red[i] = true;
+      if (named[i]) return errorf("axis {} is repeated in the axes", a);
+      named[i] = red[i] = true;
     }
     Shape out;
     for (size_t d = 0; d < r; ++d)
