@@ -236,6 +236,7 @@ Result<Expr> floorDiv(Expr a, int64_t c) {
     out.c = floorDivUnchecked(l.c, c);
     return finish(out);
   }
+  if (l.c == std::numeric_limits<int64_t>::min()) return overflow(); // -l.c below (found by fuzz_text)
   int64_t q = -floorDivUnchecked(-l.c, c); // ceil(l.c / c)
   out.c = q;
   rest.c = l.c - q * c;
