@@ -361,6 +361,9 @@ Result<Facts> inferCenterCropPad(InferContext &ctx) {
     return errorf("'shape' has {} elements, expected {} ({})", *n, int64_t(axes.size()), x);
   std::vector<Dimension> dims = x.shape.dims();
   auto sv = dimValues(shapeFact);
+  // (Found by fuzz_graph: a value of another length than the axes was read past its end.)
+  if (sv && sv->size() != axes.size())
+    return errorf("'shape' has {} elements, expected {} ({})", sv->size(), axes.size(), x);
   for (size_t i = 0; i < axes.size(); ++i) {
     if (!sv) {
       dims[axes[i]] = Dimension::dynamic();
