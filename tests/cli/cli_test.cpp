@@ -489,3 +489,54 @@ TEST(CliPlan, ConcreteSizesGiveNumbersAndTheMemoryOrder) {
   EXPECT_GE(j["peak"].get<int64_t>(), j["lower_bound"].get<int64_t>());
   EXPECT_LE(j["lower_bound"].get<int64_t>(), j["lower_bound_model_order"].get<int64_t>());
 }
+
+TEST(CliRun, RandomInputsJsonAndNpyOutputs) {
+  fs::path out = scratchDir() / "run_out";
+  Outcome r = shapeflow({"run", data("clean.txt"), "--input", "x=random:1,3,16,16", "--input",
+                         "w=random:16,3,3,3", "--out", out.string(), "--json"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["name"], "g");
+  EXPECT_EQ(j["outputs"][0]["shape"], json::parse("[1, 16, 1, 1]"));
+  EXPECT_EQ(j["outputs"][0]["dtype"], "f32");
+  std::string npy = slurp(out / "g.npy");
+  EXPECT_EQ(npy.rfind("\x93NUMPY", 0), 0u);
+  // The written output fed back as an input of a graph that takes it.
+  fs::path g2 = scratchDir() / "relu.txt";
+  std::ofstream(g2) << "graph main(g: f32[1,16,1,1]) {\n  r = Relu(g)\n  return r\n}\n";
+  Outcome back = shapeflow({"run", g2.string(), "--input", "g=" + (out / "g.npy").string()});
+  EXPECT_EQ(back.status, 0) << describe(back);
+  EXPECT_TRUE(contains(back.out, "r  f32[1,16,1,1]")) << describe(back);
+}
+
+TEST(CliRun, BadInputsAreErrorsNotCrashes) {
+  Outcome missing = shapeflow({"run", data("clean.txt")});
+  EXPECT_EQ(missing.status, 2) << describe(missing);
+  EXPECT_TRUE(contains(missing.err, "input 'x' is f32[N,3,H,W]: give it")) << describe(missing);
+  fs::path bad = scratchDir() / "bad.npy";
+  std::ofstream(bad) << "not numpy";
+  Outcome notNpy = shapeflow({"run", data("clean.txt"), "--input", "x=" + bad.string()});
+  EXPECT_EQ(notNpy.status, 2) << describe(notNpy);
+  EXPECT_TRUE(contains(notNpy.err, "not a .npy file")) << describe(notNpy);
+  Outcome rank = shapeflow({"run", data("clean.txt"), "--input", "x=random:3,16,16", "--input",
+                            "w=random:16,3,3,3"});
+  EXPECT_EQ(rank.status, 1) << describe(rank);
+  EXPECT_TRUE(contains(rank.err, "input 'x' has shape [3,16,16]")) << describe(rank);
+  Outcome unknown = shapeflow({"run", data("clean.txt"), "--input", "q=random:1"});
+  EXPECT_EQ(unknown.status, 2) << describe(unknown);
+  EXPECT_TRUE(contains(unknown.err, "no input 'q'")) << describe(unknown);
+}
+
+TEST(CliCheck, SamplesRunAndAgree) {
+  Outcome r = shapeflow({"check", data("clean.txt"), "--at", "N=2,H=9,W=7", "--json"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["mismatches"], 0);
+  ASSERT_EQ(j["samples"].size(), 1u);
+  EXPECT_TRUE(j["samples"][0]["ran"].get<bool>());
+  EXPECT_EQ(j["samples"][0]["tensors"], 2);
+  Outcome text = shapeflow({"check", data("clean.txt"), "--samples", "3"});
+  EXPECT_EQ(text.status, 0) << describe(text);
+  EXPECT_TRUE(contains(text.out, "0 mismatches")) << describe(text);
+}
