@@ -166,7 +166,8 @@ void gatherStrided(std::byte *dst, const std::byte *src, size_t elem, const Shap
   std::vector<int64_t> idx(r, 0);
   int64_t off = 0;
   for (int64_t o = 0; o < total; ++o) {
-    std::memcpy(dst + size_t(o) * elem, src + size_t(off) * elem, elem);
+    // off may be negative (a slice with a negative step runs backwards from its start).
+    std::memcpy(dst + size_t(o) * elem, src + static_cast<ptrdiff_t>(off) * static_cast<ptrdiff_t>(elem), elem);
     for (size_t d = r; d-- > 0;) {
       idx[d]++;
       off += srcStride[d];
