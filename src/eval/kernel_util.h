@@ -181,6 +181,7 @@ Result<void> registerMore(OpRegistry &r);
 Result<void> registerResize(OpRegistry &r);
 Result<void> registerControl(OpRegistry &r);
 Result<void> registerRecurrent(OpRegistry &r);
+Result<void> registerQuant(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
 Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k);

@@ -17,7 +17,8 @@ Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k) {
 } // namespace detail
 
 void registerKernels(OpRegistry &r) {
-  for (auto f : {detail::registerElementwise, detail::registerTensorOps, detail::registerNN, detail::registerMore, detail::registerResize, detail::registerControl, detail::registerRecurrent})
+  for (auto f : {detail::registerElementwise, detail::registerTensorOps, detail::registerNN, detail::registerMore, detail::registerResize, detail::registerControl, detail::registerRecurrent,
+                 detail::registerQuant})
     if (auto ok = f(r); !ok.ok()) {
       // A kernel set on an op name the registry does not have: a mistake in this layer.
       std::fprintf(stderr, "shapeflow: internal error: %s\n", ok.error().message.c_str());

@@ -1,0 +1,272 @@
+// Quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear), the window functions
+// (Hann, Hamming, Blackman), Det and Einsum.
+#include "kernel_util.h"
+
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <numbers>
+
+namespace sf::eval::detail {
+namespace {
+
+/// Per-axis (or per-tensor) parameter `p` broadcast to element `i` of `shape` along `axis`.
+double perAxis(const std::vector<double> &p, const Shape &shape, size_t axis, int64_t i) {
+  if (p.size() == 1) return p[0];
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  return p[size_t((i / inner) % shape[axis])];
+}
+
+Result<std::pair<double, double>> rangeOf(ElementType t) {
+  switch (t) {
+  case ElementType::U8: return std::pair{0.0, 255.0};
+  case ElementType::I8: return std::pair{-128.0, 127.0};
+  case ElementType::U16: return std::pair{0.0, 65535.0};
+  case ElementType::I16: return std::pair{-32768.0, 32767.0};
+  case ElementType::I32: return std::pair{-2147483648.0, 2147483647.0};
+  default: return errorf("quantized type {} is not supported", shortName(t));
+  }
+}
+
+Result<void> quantize(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto xs, doubles(x));
+  SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  std::vector<double> zp{0};
+  ElementType out = ElementType::U8;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(zp, doubles(ctx.input(2)));
+    out = ctx.input(2).type();
+  }
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 1));
+  size_t axis = 0;
+  if (scale.size() > 1) {
+    SF_ASSIGN(axis, normAxis(axisAttr, x.shape().size()));
+  }
+  SF_ASSIGN(auto range, rangeOf(out));
+  std::vector<double> y(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    // x / scale in the input's precision (f32 inputs divide in float, as runtimes do).
+    double s = perAxis(scale, x.shape(), axis, int64_t(i));
+    double ratio = x.type() == ElementType::F32 ? double(float(xs[i]) / float(s)) : xs[i] / s;
+    double q = std::nearbyint(ratio) + perAxis(zp, x.shape(), axis, int64_t(i));
+    y[i] = std::clamp(q, range.first, range.second);
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, x.shape(), y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> dequantize(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto xs, doubles(x));
+  SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  std::vector<double> zp{0};
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(zp, doubles(ctx.input(2)));
+  }
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 1));
+  size_t axis = 0;
+  if (scale.size() > 1) {
+    SF_ASSIGN(axis, normAxis(axisAttr, x.shape().size()));
+  }
+  std::vector<double> y(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i)
+    y[i] = (xs[i] - perAxis(zp, x.shape(), axis, int64_t(i))) * perAxis(scale, x.shape(), axis, int64_t(i));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ctx.input(1).type(), x.shape(), y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> dynamicQuantize(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto xs, doubles(x));
+  float lo = 0, hi = 0;
+  for (double v : xs) lo = std::min(lo, float(v)), hi = std::max(hi, float(v));
+  float scale = (hi - lo) / 255.0f;
+  float zpf = scale == 0 ? 0.0f : std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+  std::vector<double> y(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i)
+    y[i] = scale == 0 ? zpf : std::clamp(double(std::nearbyint(float(xs[i]) / scale)) + zpf, 0.0, 255.0);
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::U8, x.shape(), y));
+  SF_TRY(ctx.setOutput(0, std::move(t)));
+  SF_ASSIGN(Tensor s, Tensor::fromDoubles(ElementType::F32, {}, {double(scale)}));
+  SF_TRY(ctx.setOutput(1, std::move(s)));
+  SF_ASSIGN(Tensor z, Tensor::fromDoubles(ElementType::U8, {}, {double(zpf)}));
+  return ctx.setOutput(2, std::move(z));
+}
+
+enum class Window { Hann, Hamming, Blackman };
+
+Result<void> window(EvalContext &ctx, Window kind) {
+  SF_ASSIGN(auto sizeV, ints(ctx.input(0)));
+  if (sizeV.size() != 1 || sizeV[0] < 0) return errorf("size must be one non-negative element");
+  int64_t size = sizeV[0];
+  SF_ASSIGN(int64_t periodic, ctx.attrs().getInt("periodic", 1));
+  SF_ASSIGN(int64_t dt, ctx.attrs().getInt("output_datatype", 1));
+  auto type = elementTypeFromOnnx(dt);
+  if (!type) return errorf("output_datatype {}", dt);
+  double n = double(periodic ? size : size - 1);
+  std::vector<double> w(static_cast<size_t>(size));
+  const double pi = std::numbers::pi;
+  for (int64_t i = 0; i < size; ++i) {
+    double a = 2 * pi * double(i) / n;
+    switch (kind) {
+    case Window::Hann: w[size_t(i)] = 0.5 - 0.5 * std::cos(a); break;
+    case Window::Hamming: w[size_t(i)] = 25.0 / 46 - 21.0 / 46 * std::cos(a); break;
+    case Window::Blackman: w[size_t(i)] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a); break;
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(*type, {size}, w));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> det(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2]) return errorf("input must be [..., M, M]");
+  int64_t m = s.back(), mats = countOf(Shape(s.begin(), s.end() - 2));
+  SF_ASSIGN(auto v, doubles(x));
+  std::vector<double> out(static_cast<size_t>(mats));
+  for (int64_t k = 0; k < mats; ++k) {
+    std::vector<double> a(v.begin() + k * m * m, v.begin() + (k + 1) * m * m);
+    double d = 1;
+    for (int64_t c = 0; c < m; ++c) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::abs(a[size_t(r * m + c)]) > std::abs(a[size_t(p * m + c)])) p = r;
+      if (a[size_t(p * m + c)] == 0) {
+        d = 0;
+        break;
+      }
+      if (p != c) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[size_t(p * m + j)], a[size_t(c * m + j)]);
+        d = -d;
+      }
+      d *= a[size_t(c * m + c)];
+      for (int64_t r = c + 1; r < m; ++r) {
+        double f = a[size_t(r * m + c)] / a[size_t(c * m + c)];
+        for (int64_t j = c; j < m; ++j) a[size_t(r * m + j)] -= f * a[size_t(c * m + j)];
+      }
+    }
+    out[size_t(k)] = d;
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), Shape(s.begin(), s.end() - 2), out));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// Einsum by direct summation over every label (the ellipsis as labels of its own).
+Result<void> einsum(EvalContext &ctx) {
+  SF_ASSIGN(std::string eq, ctx.attrs().getString("equation"));
+  std::string spaced;
+  for (char c : eq)
+    if (c != ' ') spaced += c;
+  size_t arrow = spaced.find("->");
+  std::string lhs = spaced.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t at = 0;;) {
+    size_t comma = lhs.find(',', at);
+    terms.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (terms.size() != ctx.numInputs()) return errorf("{} terms for {} inputs", terms.size(), ctx.numInputs());
+  // Labels: letters, and the ellipsis's dims as labels 0x01, 0x02, ... (right-aligned).
+  size_t ellRank = 0;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    size_t letters = 0;
+    for (char c : terms[k]) letters += std::isalpha(static_cast<unsigned char>(c)) != 0;
+    if (terms[k].find("...") != std::string::npos)
+      ellRank = std::max(ellRank, ctx.input(k).shape().size() - letters);
+  }
+  auto expand = [&](const std::string &t, size_t rank) -> Result<std::string> {
+    size_t e = t.find("...");
+    if (e == std::string::npos) return t;
+    size_t letters = 0;
+    for (char c : t) letters += std::isalpha(static_cast<unsigned char>(c)) != 0;
+    size_t n = rank - letters;
+    std::string ell;
+    for (size_t i = ellRank - n; i < ellRank; ++i) ell += char(1 + i);
+    return t.substr(0, e) + ell + t.substr(e + 3);
+  };
+  std::vector<std::string> labels;
+  std::map<char, int64_t> size;
+  std::map<char, int> count;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    SF_ASSIGN(std::string t, expand(terms[k], ctx.input(k).shape().size()));
+    if (t.size() != ctx.input(k).shape().size()) return errorf("term '{}' does not match input {}'s rank", terms[k], k);
+    for (size_t i = 0; i < t.size(); ++i) {
+      int64_t d = ctx.input(k).shape()[i];
+      auto it = size.find(t[i]);
+      if (it != size.end() && it->second != d && it->second != 1 && d != 1)
+        return errorf("label '{}' has sizes {} and {}", t[i], it->second, d);
+      size[t[i]] = it == size.end() ? d : std::max(it->second, d);
+      count[t[i]]++;
+    }
+    labels.push_back(t);
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    std::string o = spaced.substr(arrow + 2);
+    size_t e = o.find("...");
+    std::string ell;
+    for (size_t i = 0; i < ellRank; ++i) ell += char(1 + i);
+    out = e == std::string::npos ? o : o.substr(0, e) + ell + o.substr(e + 3);
+  } else {
+    for (size_t i = 0; i < ellRank; ++i) out += char(1 + i);
+    for (const auto &[c, n] : count)
+      if (n == 1 && std::isalpha(static_cast<unsigned char>(c))) out += c;
+  }
+  std::string all = out;
+  for (const auto &[c, n] : size)
+    if (out.find(c) == std::string::npos) all += c;
+  Shape outShape;
+  for (char c : out) {
+    if (!size.count(c)) return errorf("output label '{}' is in no input", c);
+    outShape.push_back(size[c]);
+  }
+  std::vector<std::vector<double>> in;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    SF_ASSIGN(auto v, doubles(ctx.input(k)));
+    in.push_back(std::move(v));
+  }
+  std::vector<int64_t> dims;
+  for (char c : all) dims.push_back(size[c]);
+  int64_t total = countOf(Shape(dims.begin(), dims.end()));
+  if (total > (int64_t(1) << 28)) return errorf("{} terms to sum", total);
+  std::vector<double> res(static_cast<size_t>(countOf(outShape)), 0.0);
+  std::vector<int64_t> idx(all.size(), 0);
+  std::map<char, size_t> pos;
+  for (size_t i = 0; i < all.size(); ++i) pos[all[i]] = i;
+  for (int64_t t = 0; t < total; ++t) {
+    int64_t rest = t;
+    for (size_t i = all.size(); i-- > 0;) idx[i] = rest % dims[i], rest /= dims[i];
+    double prod = 1;
+    for (size_t k = 0; k < labels.size(); ++k) {
+      int64_t off = 0;
+      const Shape &s = ctx.input(k).shape();
+      for (size_t i = 0; i < labels[k].size(); ++i) off = off * s[i] + (s[i] == 1 ? 0 : idx[pos[labels[k][i]]]);
+      prod *= in[k][size_t(off)];
+    }
+    int64_t o = 0;
+    for (size_t i = 0; i < out.size(); ++i) o = o * outShape[i] + idx[i];
+    res[size_t(o)] += prod;
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ctx.input(0).type(), outShape, res));
+  return ctx.setOutput(0, std::move(t));
+}
+
+} // namespace
+
+Result<void> registerQuant(OpRegistry &r) {
+  SF_TRY(setKernel(r, "QuantizeLinear", quantize));
+  SF_TRY(setKernel(r, "DequantizeLinear", dequantize));
+  SF_TRY(setKernel(r, "DynamicQuantizeLinear", dynamicQuantize));
+  SF_TRY(setKernel(r, "HannWindow", [](EvalContext &c) { return window(c, Window::Hann); }));
+  SF_TRY(setKernel(r, "HammingWindow", [](EvalContext &c) { return window(c, Window::Hamming); }));
+  SF_TRY(setKernel(r, "BlackmanWindow", [](EvalContext &c) { return window(c, Window::Blackman); }));
+  SF_TRY(setKernel(r, "Det", det));
+  SF_TRY(setKernel(r, "Einsum", einsum));
+  return success();
+}
+
+} // namespace sf::eval::detail
