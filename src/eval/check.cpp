@@ -103,6 +103,15 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
         shape.push_back(*v);
       }
       if (!ok) break;
+      // Nothing is made past the memory budget (an input of 10^9 elements stops the sample).
+      int64_t elements = 1;
+      for (int64_t d : shape) elements = d > 0 && elements > (int64_t(1) << 40) / d ? (int64_t(1) << 40) : elements * d;
+      int64_t budget = options.maxMemory > 0 ? options.maxMemory : int64_t(1) << 30;
+      if (elements * int64_t(std::max<size_t>(elementSize(in.fact.type), 8)) > budget) {
+        out.error = fmt::format("input '{}' of shape {} is larger than the memory budget", in.name, shapeText(shape));
+        ok = false;
+        break;
+      }
       // Floats random; integers 0 (a valid token id, type id or index) and 1 where the name
       // says mask; bools true.
       Result<Tensor> t = makeError("");

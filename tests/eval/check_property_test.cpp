@@ -51,6 +51,7 @@ TEST(CheckProperty, EveryGoldenGraphThatRunsAgreesWithItsFacts) {
       CheckOptions o;
       o.samples = 3;
       o.maxMemory = int64_t(256) << 20;
+      if (std::getenv("SF_TRACE")) std::fprintf(stderr, "%s case %zu\n", entry.path().filename().c_str(), i);
       auto r = checkInference(*g, o);
       if (!r.ok()) continue;
       for (const auto &s : r->samples) {
