@@ -30,6 +30,21 @@ Result<std::vector<std::byte>> EvalContext::allocate(ElementType t, const Shape 
   return std::vector<std::byte>(size_t(*bytes));
 }
 
+Result<void> EvalContext::admit(ElementType t, const Shape &shape) const {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    auto c = d < 0 ? std::nullopt : checkedMul(count, d);
+    if (!c) return errorf("an output of shape [{}] has more than 2^63 elements", fmt::join(shape, ","));
+    count = *c;
+  }
+  auto bytes = checkedMul(count, int64_t(std::max<size_t>(elementSize(t), 8)));
+  if (!bytes || *liveBytes_ + *bytes > maxBytes_)
+    return errorf("an output of {}[{}] does not fit the memory budget ({} of {} bytes in use; "
+                  "--max-memory)",
+                  shortName(t), fmt::join(shape, ","), *liveBytes_, maxBytes_);
+  return success();
+}
+
 Result<void> EvalContext::setOutput(size_t i, Tensor t) {
   if (i >= outputs_.size())
     return errorf("the kernel set output {} of an op with {} outputs", i, outputs_.size());

@@ -105,6 +105,7 @@ Result<void> window(EvalContext &ctx, Window kind) {
   SF_ASSIGN(int64_t dt, ctx.attrs().getInt("output_datatype", 1));
   auto type = elementTypeFromOnnx(dt);
   if (!type) return errorf("output_datatype {}", dt);
+  SF_TRY(ctx.admit(*type, {size}));
   double n = double(periodic ? size : size - 1);
   std::vector<double> w(static_cast<size_t>(size));
   const double pi = std::numbers::pi;
@@ -229,6 +230,7 @@ Result<void> einsum(EvalContext &ctx) {
     SF_ASSIGN(auto v, doubles(ctx.input(k)));
     in.push_back(std::move(v));
   }
+  SF_TRY(ctx.admit(ctx.input(0).type(), outShape));
   std::vector<int64_t> dims;
   for (char c : all) dims.push_back(size[c]);
   int64_t total = countOf(Shape(dims.begin(), dims.end()));

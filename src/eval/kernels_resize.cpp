@@ -213,6 +213,9 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
       plans[size_t(axes[k])].roiEnd = roi[k + axes.size()];
     }
   }
+  Shape outShape;
+  for (const AxisPlan &p : plans) outShape.push_back(p.out);
+  SF_TRY(ctx.admit(x.type(), outShape));
   SF_ASSIGN(std::vector<double> data, doubles(x));
   Shape s = x.shape();
   for (size_t d = 0; d < r; ++d) {

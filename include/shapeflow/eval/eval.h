@@ -42,6 +42,10 @@ public:
   /// Zeroed bytes for an output of this type and shape, within the run's memory budget (an
   /// error naming the size otherwise).
   Result<std::vector<std::byte>> allocate(ElementType t, const Shape &shape);
+  /// An error unless a tensor of this type and shape (and a double per element, for kernels that
+  /// compute in double) fits the budget: for kernels that build their output another way, so that
+  /// no size an input merely claims is allocated.
+  Result<void> admit(ElementType t, const Shape &shape) const;
   Result<void> setOutput(size_t i, Tensor t);
   std::vector<std::shared_ptr<const Tensor>> &outputs() { return outputs_; }
   /// Bytes this kernel allocated (counted against the budget until the node's outputs die).
