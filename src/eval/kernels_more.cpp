@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace sf::eval::detail {
@@ -841,9 +842,70 @@ Result<void> nonMaxSuppression(EvalContext &ctx) {
   return o.finish(0);
 }
 
+/// Unique: the distinct elements (or slices along `axis`), sorted or in order of first
+/// occurrence, with the first index of each, the inverse indices and the counts (mode 1: the
+/// output size is the data's).
+Result<void> unique(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(int64_t sorted, ctx.attrs().getInt("sorted", 1));
+  bool hasAxis = ctx.attrs().has("axis");
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
+  Shape shape = hasAxis ? x.shape() : Shape{x.elementCount()};
+  SF_ASSIGN(size_t axis, normAxis(hasAxis ? axisAttr : 0, shape.size()));
+  int64_t len = shape[axis], outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  SF_ASSIGN(auto v, doubles(x));
+  auto sliceOf = [&](int64_t i) {
+    std::vector<double> sl;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < inner; ++k) sl.push_back(v[size_t((o * len + i) * inner + k)]);
+    return sl;
+  };
+  std::vector<std::vector<double>> slices;
+  std::vector<int64_t> first, counts, inverse(static_cast<size_t>(len));
+  std::map<std::vector<double>, int64_t> seen;
+  for (int64_t i = 0; i < len; ++i) {
+    auto sl = sliceOf(i);
+    auto it = seen.find(sl);
+    if (it == seen.end()) {
+      it = seen.emplace(sl, int64_t(slices.size())).first;
+      slices.push_back(sl);
+      first.push_back(i);
+      counts.push_back(0);
+    }
+    inverse[size_t(i)] = it->second;
+    counts[size_t(it->second)]++;
+  }
+  std::vector<int64_t> order(slices.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted) std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return slices[size_t(a)] < slices[size_t(b)]; });
+  std::vector<int64_t> rank(order.size());
+  for (size_t k = 0; k < order.size(); ++k) rank[size_t(order[k])] = int64_t(k);
+  Shape yShape = shape;
+  yShape[axis] = int64_t(slices.size());
+  std::vector<double> y(static_cast<size_t>(countOf(yShape)));
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto &sl = slices[size_t(order[k])];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        y[size_t((o * int64_t(order.size()) + int64_t(k)) * inner + i)] = sl[size_t(o * inner + i)];
+  }
+  SF_ASSIGN(Tensor yt, Tensor::fromDoubles(x.type(), yShape, y));
+  SF_TRY(ctx.setOutput(0, std::move(yt)));
+  std::vector<int64_t> idx, inv, cnt;
+  for (int64_t k : order) idx.push_back(first[size_t(k)]), cnt.push_back(counts[size_t(k)]);
+  for (int64_t i = 0; i < len; ++i) inv.push_back(rank[size_t(inverse[size_t(i)])]);
+  if (ctx.numOutputs() > 1) SF_TRY(ctx.setOutput(1, Tensor::fromInt64s(idx)));
+  if (ctx.numOutputs() > 2) SF_TRY(ctx.setOutput(2, Tensor::fromInt64s(inv)));
+  if (ctx.numOutputs() > 3) SF_TRY(ctx.setOutput(3, Tensor::fromInt64s(cnt)));
+  return success();
+}
+
 } // namespace
 
 Result<void> registerMore(OpRegistry &r) {
+  SF_TRY(setKernel(r, "Unique", unique));
   SF_TRY(setKernel(r, "NonMaxSuppression", nonMaxSuppression));
   SF_TRY(setKernel(r, "NegativeLogLikelihoodLoss", [](EvalContext &c) { return lossKernel(c, false); }));
   SF_TRY(setKernel(r, "SoftmaxCrossEntropyLoss", [](EvalContext &c) { return lossKernel(c, true); }));
