@@ -5,6 +5,7 @@
 // Antialiasing (opset 18's antialias = 1) is not implemented and says so.
 #include "kernel_util.h"
 
+#include <array>
 #include <cmath>
 
 namespace sf::eval::detail {
@@ -230,9 +231,108 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// x reflected into [lo, hi] (GridSample's reflection padding).
+double reflect(double x, double lo, double hi) {
+  double rng = hi - lo;
+  if (rng <= 0) return lo;
+  if (x < lo) {
+    double dx = lo - x;
+    int64_t n = int64_t(dx / rng);
+    double r = dx - double(n) * rng;
+    return n % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    double dx = x - hi;
+    int64_t n = int64_t(dx / rng);
+    double r = dx - double(n) * rng;
+    return n % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+/// GridSample over 2-D images (opset 16: bilinear, nearest, bicubic; zeros, border, reflection
+/// padding; align_corners), sampling X at the grid's normalised coordinates.
+Result<void> gridSample(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &grid = ctx.input(1);
+  if (x.shape().size() != 4 || grid.shape().size() != 4 || grid.shape()[3] != 2)
+    return errorf("only 2-D sampling: X [N,C,H,W] and grid [N,Ho,Wo,2]");
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "bilinear"));
+  SF_ASSIGN(std::string padding, ctx.attrs().getString("padding_mode", "zeros"));
+  SF_ASSIGN(int64_t alignCorners, ctx.attrs().getInt("align_corners", 0));
+  if (mode == "linear") mode = "bilinear";
+  if (mode == "cubic") mode = "bicubic";
+  int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  int64_t ho = grid.shape()[1], wo = grid.shape()[2];
+  if (grid.shape()[0] != n) return errorf("grid batch {} for X batch {}", grid.shape()[0], n);
+  Shape out{n, c, ho, wo};
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto xs, doubles(x));
+  SF_ASSIGN(auto gs, doubles(grid));
+  double bx0 = alignCorners ? 0 : -0.5, by0 = bx0;
+  double bx1 = alignCorners ? double(w - 1) : double(w) - 0.5, by1 = alignCorners ? double(h - 1) : double(h) - 0.5;
+  auto denorm = [&](double v, int64_t len) {
+    return alignCorners ? (v + 1) / 2 * double(len - 1) : ((v + 1) * double(len) - 1) / 2;
+  };
+  std::vector<double> y(static_cast<size_t>(countOf(out)));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const double *img = &xs[size_t((b * c + ch) * h * w)];
+      auto pixel = [&](int64_t r, int64_t col) -> double {
+        if (padding == "zeros") return r < 0 || r >= h || col < 0 || col >= w ? 0.0 : img[r * w + col];
+        if (padding == "border") {
+          r = std::clamp<int64_t>(r, 0, h - 1), col = std::clamp<int64_t>(col, 0, w - 1);
+          return img[r * w + col];
+        }
+        col = int64_t(reflect(double(col), bx0, bx1)), r = int64_t(reflect(double(r), by0, by1));
+        r = std::clamp<int64_t>(r, 0, h - 1), col = std::clamp<int64_t>(col, 0, w - 1);
+        return img[r * w + col];
+      };
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          double gx = gs[size_t(((b * ho + i) * wo + j) * 2)], gy = gs[size_t(((b * ho + i) * wo + j) * 2 + 1)];
+          double px = denorm(gx, w), py = denorm(gy, h);
+          if (padding == "border") px = std::clamp(px, 0.0, double(w - 1)), py = std::clamp(py, 0.0, double(h - 1));
+          else if (padding == "reflection") px = reflect(px, bx0, bx1), py = reflect(py, by0, by1);
+          double v;
+          if (mode == "nearest") {
+            v = pixel(int64_t(std::nearbyint(py)), int64_t(std::nearbyint(px)));
+          } else if (mode == "bilinear") {
+            double x1 = std::floor(px), y1 = std::floor(py);
+            double dx1 = px - x1, dx2 = x1 + 1 - px, dy1 = py - y1, dy2 = y1 + 1 - py;
+            int64_t c1 = int64_t(x1), r1 = int64_t(y1);
+            v = dy2 * (dx2 * pixel(r1, c1) + dx1 * pixel(r1, c1 + 1)) +
+                dy1 * (dx2 * pixel(r1 + 1, c1) + dx1 * pixel(r1 + 1, c1 + 1));
+          } else if (mode == "bicubic") {
+            double x0 = std::floor(px) - 1, y0 = std::floor(py) - 1;
+            auto coeffs = [](double t) {
+              const double A = -0.75;
+              double t1 = t + 1, t2 = 1 - t, t3 = 2 - t;
+              return std::array<double, 4>{((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A,
+                                           ((A + 2) * t - (A + 3)) * t * t + 1,
+                                           ((A + 2) * t2 - (A + 3)) * t2 * t2 + 1,
+                                           ((A * t3 - 5 * A) * t3 + 8 * A) * t3 - 4 * A};
+            };
+            auto cx = coeffs(px - x0 - 1), cy = coeffs(py - y0 - 1);
+            v = 0;
+            for (int a = 0; a < 4; ++a) {
+              double row = 0;
+              for (int bb = 0; bb < 4; ++bb) row += cx[size_t(bb)] * pixel(int64_t(y0) + a, int64_t(x0) + bb);
+              v += cy[size_t(a)] * row;
+            }
+          } else {
+            return errorf("mode '{}'", mode);
+          }
+          y[size_t(((b * c + ch) * ho + i) * wo + j)] = v;
+        }
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerResize(OpRegistry &r) {
+  SF_TRY(setKernel(r, "GridSample", gridSample));
   SF_TRY(setKernel(r, "Resize", [](EvalContext &c) { return resize(c, false); }));
   SF_TRY(setKernel(r, "Upsample", [](EvalContext &c) { return resize(c, true); }));
   return success();
