@@ -669,9 +669,184 @@ Result<void> convTranspose(EvalContext &ctx) {
   });
 }
 
+// ---- integer and quantized MatMul and Conv, computed exactly in doubles ----
+
+/// Batched NumPy matmul of doubles (1-D operands promoted), returning the output shape.
+Result<std::pair<Shape, std::vector<double>>> matmulDoubles(const std::vector<double> &a, Shape sa,
+                                                            const std::vector<double> &b, Shape sb) {
+  if (sa.empty() || sb.empty()) return errorf("MatMul of a scalar");
+  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
+  if (vecA) sa.insert(sa.begin(), 1);
+  if (vecB) sb.push_back(1);
+  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sb[sb.size() - 2] != k) return errorf("A has {} columns, B {} rows", k, sb[sb.size() - 2]);
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  SF_ASSIGN(Shape batch, broadcastAll({ba, bb}));
+  auto sta = broadcastStrides(ba, batch), stb = broadcastStrides(bb, batch);
+  Shape out = batch;
+  if (!vecA) out.push_back(m);
+  if (!vecB) out.push_back(n);
+  std::vector<double> y(static_cast<size_t>(countOf(batch) * m * n), 0.0);
+  for (int64_t bi = 0; bi < countOf(batch); ++bi) {
+    int64_t offA = 0, offB = 0, rest = bi;
+    for (size_t d = batch.size(); d-- > 0;) {
+      int64_t i = rest % batch[d];
+      rest /= batch[d];
+      offA += i * sta[d], offB += i * stb[d];
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double av = a[size_t((offA * m + i) * k + kk)];
+        for (int64_t j = 0; j < n; ++j) y[size_t((bi * m + i) * n + j)] += av * b[size_t((offB * k + kk) * n + j)];
+      }
+  }
+  return std::pair{out, y};
+}
+
+/// x - zero point, the zero point per tensor or per index along `axis` (rows of A, columns of
+/// B, output channels of W).
+std::vector<double> shifted(std::vector<double> v, const Shape &s, const std::vector<double> &zp, size_t axis) {
+  if (zp.empty()) return v;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] -= zp.size() == 1 ? zp[0] : zp[size_t((int64_t(i) / inner) % s[axis])];
+  return v;
+}
+
+Result<std::vector<double>> optionalDoubles(EvalContext &ctx, size_t i) {
+  if (!ctx.hasInput(i)) return std::vector<double>{};
+  return doubles(ctx.input(i));
+}
+
+Result<void> matmulInteger(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto bv, doubles(b));
+  SF_ASSIGN(auto azp, optionalDoubles(ctx, 2));
+  SF_ASSIGN(auto bzp, optionalDoubles(ctx, 3));
+  size_t ra = a.shape().size(), rb = b.shape().size();
+  av = shifted(av, a.shape(), azp, ra >= 2 ? ra - 2 : 0);
+  bv = shifted(bv, b.shape(), bzp, rb - 1);
+  SF_ASSIGN(auto r, matmulDoubles(av, a.shape(), bv, b.shape()));
+  SF_TRY(ctx.admit(ElementType::I32, r.first));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::I32, r.first, r.second));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<std::pair<double, double>> quantRange(ElementType t) {
+  if (t == ElementType::U8) return std::pair{0.0, 255.0};
+  if (t == ElementType::I8) return std::pair{-128.0, 127.0};
+  return errorf("quantized type {} is not supported", shortName(t));
+}
+
+Result<void> qlinearMatMul(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(3);
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto as, doubles(ctx.input(1)));
+  SF_ASSIGN(auto azp, doubles(ctx.input(2)));
+  SF_ASSIGN(auto bv, doubles(b));
+  SF_ASSIGN(auto bs, doubles(ctx.input(4)));
+  SF_ASSIGN(auto bzp, doubles(ctx.input(5)));
+  SF_ASSIGN(auto ys, doubles(ctx.input(6)));
+  SF_ASSIGN(auto yzp, doubles(ctx.input(7)));
+  if (as.size() != 1 || bs.size() != 1 || ys.size() != 1 || yzp.size() != 1)
+    return errorf("per-axis scales are not supported by this kernel");
+  av = shifted(av, a.shape(), azp, a.shape().size() - 2);
+  bv = shifted(bv, b.shape(), bzp, b.shape().size() - 1);
+  SF_ASSIGN(auto r, matmulDoubles(av, a.shape(), bv, b.shape()));
+  ElementType out = ctx.input(7).type();
+  SF_ASSIGN(auto range, quantRange(out));
+  double k = as[0] * bs[0] / ys[0];
+  for (double &v : r.second) v = std::clamp(std::nearbyint(v * k) + yzp[0], range.first, range.second);
+  SF_TRY(ctx.admit(out, r.first));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, r.first, r.second));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// Conv over doubles (X [N,C,...], W [M,C/group,...]) with the node's window attributes.
+Result<std::pair<Shape, std::vector<double>>> convDoubles(EvalContext &ctx, const std::vector<double> &xs,
+                                                          const Shape &xShape, const std::vector<double> &ws,
+                                                          const Shape &wShape) {
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  int64_t n = xShape[0], c = xShape[1], m = wShape[0], cg = wShape[1];
+  if (group <= 0 || c != cg * group || m % group != 0) return errorf("channels do not match the groups");
+  std::vector<int64_t> kernel(wShape.begin() + 2, wShape.end());
+  SF_ASSIGN(Window w, windowOf(ctx, xShape, kernel, false));
+  Shape out{n, m};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel), mg = m / group;
+  std::vector<int64_t> tapOff(static_cast<size_t>(outSize * taps));
+  forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+    forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(po * taps + t)] = off; });
+  });
+  std::vector<double> y(static_cast<size_t>(countOf(out)), 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t mm = 0; mm < mg; ++mm) {
+        int64_t oc = g * mg + mm;
+        for (int64_t po = 0; po < outSize; ++po) {
+          double s = 0;
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t t = 0; t < taps; ++t) {
+              int64_t off = tapOff[size_t(po * taps + t)];
+              if (off >= 0) s += xs[size_t((b * c + g * cg + ci) * inSize + off)] * ws[size_t((oc * cg + ci) * taps + t)];
+            }
+          y[size_t((b * m + oc) * outSize + po)] = s;
+        }
+      }
+  return std::pair{out, y};
+}
+
+Result<void> convInteger(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &w = ctx.input(1);
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto wv, doubles(w));
+  SF_ASSIGN(auto xzp, optionalDoubles(ctx, 2));
+  SF_ASSIGN(auto wzp, optionalDoubles(ctx, 3));
+  xv = shifted(xv, x.shape(), xzp, 0);
+  wv = shifted(wv, w.shape(), wzp, 0);
+  SF_ASSIGN(auto r, convDoubles(ctx, xv, x.shape(), wv, w.shape()));
+  SF_TRY(ctx.admit(ElementType::I32, r.first));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::I32, r.first, r.second));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> qlinearConv(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &w = ctx.input(3);
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto xs, doubles(ctx.input(1)));
+  SF_ASSIGN(auto xzp, doubles(ctx.input(2)));
+  SF_ASSIGN(auto wv, doubles(w));
+  SF_ASSIGN(auto wsc, doubles(ctx.input(4)));
+  SF_ASSIGN(auto wzp, doubles(ctx.input(5)));
+  SF_ASSIGN(auto ys, doubles(ctx.input(6)));
+  SF_ASSIGN(auto yzp, doubles(ctx.input(7)));
+  SF_ASSIGN(auto bias, optionalDoubles(ctx, 8));
+  xv = shifted(xv, x.shape(), xzp, 0);
+  wv = shifted(wv, w.shape(), wzp, 0);
+  SF_ASSIGN(auto r, convDoubles(ctx, xv, x.shape(), wv, w.shape()));
+  ElementType out = ctx.input(7).type();
+  SF_ASSIGN(auto range, quantRange(out));
+  int64_t m = r.first[1], inner = countOf(r.first) / std::max<int64_t>(r.first[0] * m, 1);
+  for (size_t i = 0; i < r.second.size(); ++i) {
+    int64_t oc = (int64_t(i) / inner) % m;
+    double wscale = wsc.size() == 1 ? wsc[0] : wsc[size_t(oc)];
+    double acc = r.second[i] + (bias.empty() ? 0.0 : bias[size_t(oc)]);
+    r.second[i] = std::clamp(std::nearbyint(acc * xs[0] * wscale / ys[0]) + yzp[0], range.first, range.second);
+  }
+  SF_TRY(ctx.admit(out, r.first));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, r.first, r.second));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerNN(OpRegistry &r) {
+  SF_TRY(setKernel(r, "MatMulInteger", matmulInteger));
+  SF_TRY(setKernel(r, "QLinearMatMul", qlinearMatMul));
+  SF_TRY(setKernel(r, "ConvInteger", convInteger));
+  SF_TRY(setKernel(r, "QLinearConv", qlinearConv));
   SF_TRY(setKernel(r, "ConvTranspose", convTranspose));
   SF_TRY(setKernel(r, "MatMul", matmul));
   SF_TRY(setKernel(r, "Gemm", gemm));
