@@ -184,6 +184,6 @@ Result<void> registerRecurrent(OpRegistry &r);
 Result<void> registerQuant(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
-Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k);
+Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k, std::string_view domain = "");
 
 } // namespace sf::eval::detail

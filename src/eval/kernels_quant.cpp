@@ -257,9 +257,80 @@ Result<void> einsum(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+enum class Optimizer { Adagrad, Momentum, Adam };
+
+/// The ai.onnx.preview.training optimizers: R (learning rate), T (update count), then groups of
+/// n tensors (X, G, and the optimizer's state), out: the updated X and state.
+Result<void> optimizer(EvalContext &ctx, Optimizer kind) {
+  size_t groups = kind == Optimizer::Adagrad ? 3 : kind == Optimizer::Momentum ? 3 : 4;
+  if (ctx.numInputs() < 2 || (ctx.numInputs() - 2) % groups != 0) return errorf("{} inputs", ctx.numInputs());
+  size_t n = (ctx.numInputs() - 2) / groups;
+  SF_ASSIGN(auto rv, doubles(ctx.input(0)));
+  SF_ASSIGN(auto tv, doubles(ctx.input(1)));
+  if (rv.size() != 1 || tv.size() != 1) return errorf("R and T must be scalars");
+  double R = rv[0], T = tv[0];
+  SF_ASSIGN(double norm, ctx.attrs().getFloat("norm_coefficient", 0.0));
+  for (size_t k = 0; k < n; ++k) {
+    const Tensor &xt = ctx.input(2 + k);
+    SF_ASSIGN(auto X, doubles(xt));
+    SF_ASSIGN(auto G, doubles(ctx.input(2 + n + k)));
+    SF_ASSIGN(auto S1, doubles(ctx.input(2 + 2 * n + k)));
+    std::vector<double> S2;
+    if (kind == Optimizer::Adam) {
+      SF_ASSIGN(S2, doubles(ctx.input(2 + 3 * n + k)));
+    }
+    std::vector<double> xNew(X.size()), s1New(X.size()), s2New(S2.size());
+    if (kind == Optimizer::Adagrad) {
+      SF_ASSIGN(double decay, ctx.attrs().getFloat("decay_factor", 0.0));
+      SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-6));
+      double r = R / (1 + T * decay);
+      for (size_t i = 0; i < X.size(); ++i) {
+        double g = norm * X[i] + G[i];
+        s1New[i] = S1[i] + g * g;
+        xNew[i] = X[i] - r * g / (std::sqrt(s1New[i]) + eps);
+      }
+    } else if (kind == Optimizer::Momentum) {
+      SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha"));
+      SF_ASSIGN(double beta, ctx.attrs().getFloat("beta"));
+      SF_ASSIGN(std::string mode, ctx.attrs().getString("mode"));
+      double b = T > 0 ? beta : 1;
+      for (size_t i = 0; i < X.size(); ++i) {
+        double g = norm * X[i] + G[i];
+        s1New[i] = alpha * S1[i] + b * g;
+        xNew[i] = mode == "nesterov" ? X[i] - R * (g + alpha * s1New[i]) : X[i] - R * s1New[i];
+      }
+    } else {
+      SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 0.9));
+      SF_ASSIGN(double beta, ctx.attrs().getFloat("beta", 0.999));
+      SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-6));
+      SF_ASSIGN(double post, ctx.attrs().getFloat("norm_coefficient_post", 0.0));
+      double r = T > 0 ? R * std::sqrt(1 - std::pow(beta, T)) / (1 - std::pow(alpha, T)) : R;
+      for (size_t i = 0; i < X.size(); ++i) {
+        double g = norm * X[i] + G[i];
+        s1New[i] = alpha * S1[i] + (1 - alpha) * g;
+        s2New[i] = beta * S2[i] + (1 - beta) * g * g;
+        xNew[i] = (1 - post) * (X[i] - r * s1New[i] / (std::sqrt(s2New[i]) + eps));
+      }
+    }
+    SF_ASSIGN(Tensor a, Tensor::fromDoubles(xt.type(), xt.shape(), xNew));
+    SF_TRY(ctx.setOutput(k, std::move(a)));
+    SF_ASSIGN(Tensor b, Tensor::fromDoubles(xt.type(), xt.shape(), s1New));
+    SF_TRY(ctx.setOutput(n + k, std::move(b)));
+    if (kind == Optimizer::Adam) {
+      SF_ASSIGN(Tensor c, Tensor::fromDoubles(xt.type(), xt.shape(), s2New));
+      SF_TRY(ctx.setOutput(2 * n + k, std::move(c)));
+    }
+  }
+  return success();
+}
+
 } // namespace
 
 Result<void> registerQuant(OpRegistry &r) {
+  const char *preview = "ai.onnx.preview.training";
+  SF_TRY(setKernel(r, "Adagrad", [](EvalContext &c) { return optimizer(c, Optimizer::Adagrad); }, preview));
+  SF_TRY(setKernel(r, "Momentum", [](EvalContext &c) { return optimizer(c, Optimizer::Momentum); }, preview));
+  SF_TRY(setKernel(r, "Adam", [](EvalContext &c) { return optimizer(c, Optimizer::Adam); }, preview));
   SF_TRY(setKernel(r, "QuantizeLinear", quantize));
   SF_TRY(setKernel(r, "DequantizeLinear", dequantize));
   SF_TRY(setKernel(r, "DynamicQuantizeLinear", dynamicQuantize));

@@ -7,8 +7,8 @@
 namespace sf::eval {
 namespace detail {
 
-Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k) {
-  OpDef *def = r.findMutable("", name);
+Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k, std::string_view domain) {
+  OpDef *def = r.findMutable(domain, name);
   if (!def) return errorf("no op '{}' is registered", name);
   def->kernel = std::move(k);
   return success();
