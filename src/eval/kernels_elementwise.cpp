@@ -76,15 +76,41 @@ template <class T> bool compare(Bin op, T a, T b) {
   }
 }
 
+bool isHalf(ElementType t) { return t == ElementType::F16 || t == ElementType::BF16; }
+
+/// f16 and bf16: each element widened to double, the op applied, the result rounded back to
+/// the type (the float element's own rounding, as a runtime computing in float does for + - * /
+/// of two halves).
+Result<void> halfBinary(EvalContext &ctx, Bin op, const std::vector<const Tensor *> &ins) {
+  std::vector<Shape> shapes;
+  for (const Tensor *t : ins) shapes.push_back(t->shape());
+  SF_ASSIGN(Shape out, broadcastAll(shapes));
+  SF_TRY(ctx.admit(ins[0]->type(), out));
+  bool boolOut = isCompare(op) || isLogic(op);
+  std::vector<double> acc(static_cast<size_t>(countOf(out)));
+  bool divByZero = false;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    SF_ASSIGN(auto v, doubles(*ins[k]));
+    std::array<std::vector<int64_t>, 1> st{broadcastStrides(ins[k]->shape(), out)};
+    forEachBroadcast<1>(out, st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      double x = v[size_t(f[0])];
+      if (k == 0) acc[size_t(i)] = x;
+      else acc[size_t(i)] = boolOut ? double(compare<double>(op, acc[size_t(i)], x))
+                                    : apply<double>(op, acc[size_t(i)], x, divByZero);
+    });
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(boolOut ? ElementType::Bool : ins[0]->type(), out, acc));
+  return ctx.setOutput(0, std::move(t));
+}
+
 /// out = op(a, b) broadcast; comparisons and logic give bool.
 Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, size_t outIndex = 0) {
   if (a.type() != b.type())
     return errorf("inputs are {} and {}: the types must agree", shortName(a.type()), shortName(b.type()));
+  if (isHalf(a.type())) return halfBinary(ctx, op, {&a, &b});
   SF_ASSIGN(Shape out, broadcastAll({a.shape(), b.shape()}));
   std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(b.shape(), out)};
   bool boolOut = isCompare(op) || isLogic(op);
-  if (a.type() == ElementType::F16 || a.type() == ElementType::BF16)
-    return errorf("element type {} is not supported by this kernel", shortName(a.type()));
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> x(a), y(b);
@@ -152,6 +178,12 @@ KernelFn variadic(Bin op, bool mean) {
     if (shapes.empty()) return errorf("no inputs");
     SF_ASSIGN(Shape out, broadcastAll(shapes));
     ElementType type = ctx.input(0).type();
+    if (isHalf(type) && !mean) {
+      std::vector<const Tensor *> ins;
+      for (size_t i = 0; i < ctx.numInputs(); ++i)
+        if (ctx.hasInput(i)) ins.push_back(&ctx.input(i));
+      return halfBinary(ctx, op, ins);
+    }
     return dispatch(type, [&](auto tag) -> Result<void> {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool>) {

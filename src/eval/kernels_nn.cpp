@@ -253,7 +253,8 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
   Shape out{n, c};
   out.insert(out.end(), w.out.begin(), w.out.end());
   bool indices = isMax && ctx.numOutputs() > 1;
-  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+  if (!isMax && !isFloat(x.type())) return errorf("AveragePool of {}", shortName(x.type()));
+  return dispatch(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), out);
@@ -311,7 +312,7 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
     SF_TRY(o.finish(0));
     if (pi) SF_TRY(oi.finish(1));
     return success();
-  });
+  }, false);
 }
 
 Result<void> globalPool(EvalContext &ctx, bool isMax) {
@@ -344,9 +345,49 @@ Result<void> batchNorm(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
   SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
   SF_ASSIGN(int64_t training, ctx.attrs().getInt("training_mode", 0));
-  if (training) return errorf("training_mode is not supported (inference only)");
   if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
   int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  if (training) {
+    // The batch's own statistics normalise it; the running ones move toward them by momentum.
+    SF_ASSIGN(double momentum, ctx.attrs().getFloat("momentum", 0.9));
+    SF_ASSIGN(auto xv, doubles(x));
+    SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+    SF_ASSIGN(auto bias, doubles(ctx.input(2)));
+    SF_ASSIGN(auto runMean, doubles(ctx.input(3)));
+    SF_ASSIGN(auto runVar, doubles(ctx.input(4)));
+    std::vector<double> y(xv.size()), mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
+    double count = double(n * inner);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) mean[size_t(ch)] += xv[size_t((b * c + ch) * inner + i)] / count;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          double d = xv[size_t((b * c + ch) * inner + i)] - mean[size_t(ch)];
+          var[size_t(ch)] += d * d / count;
+        }
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          size_t at = size_t((b * c + ch) * inner + i);
+          y[at] = (xv[at] - mean[size_t(ch)]) / std::sqrt(var[size_t(ch)] + eps) * scale[size_t(ch)] + bias[size_t(ch)];
+        }
+    SF_ASSIGN(Tensor yt, Tensor::fromDoubles(x.type(), x.shape(), y));
+    SF_TRY(ctx.setOutput(0, std::move(yt)));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      runMean[size_t(ch)] = runMean[size_t(ch)] * momentum + mean[size_t(ch)] * (1 - momentum);
+      runVar[size_t(ch)] = runVar[size_t(ch)] * momentum + var[size_t(ch)] * (1 - momentum);
+    }
+    if (ctx.numOutputs() > 1) {
+      SF_ASSIGN(Tensor m, Tensor::fromDoubles(ctx.input(3).type(), ctx.input(3).shape(), runMean));
+      SF_TRY(ctx.setOutput(1, std::move(m)));
+    }
+    if (ctx.numOutputs() > 2) {
+      SF_ASSIGN(Tensor v, Tensor::fromDoubles(ctx.input(4).type(), ctx.input(4).shape(), runVar));
+      SF_TRY(ctx.setOutput(2, std::move(v)));
+    }
+    return success();
+  }
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     SF_ASSIGN(auto scale, doubles(ctx.input(1)));
