@@ -449,8 +449,15 @@ Result<void> reverseSequence(EvalContext &ctx) {
 
 Result<void> prelu(EvalContext &ctx) {
   const Tensor &a = ctx.input(0), &s = ctx.input(1);
-  SF_ASSIGN(Shape out, broadcastAll({a.shape(), s.shape()}));
-  std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(s.shape(), out)};
+  // Before opset 7 a 1-D slope of C elements is per channel (axis 1), not NumPy-broadcast.
+  Shape slopeShape = s.shape();
+  if (ctx.opset() < 7 && slopeShape.size() == 1 && a.shape().size() >= 2 && slopeShape[0] == a.shape()[1] &&
+      slopeShape[0] != 1) {
+    slopeShape.assign(a.shape().size() - 1, 1);
+    slopeShape[0] = s.shape()[0];
+  }
+  SF_ASSIGN(Shape out, broadcastAll({a.shape(), slopeShape}));
+  std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(slopeShape, out)};
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> x(a), y(s);

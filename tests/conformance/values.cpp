@@ -4,7 +4,8 @@
 // |actual - expected| <= atol + rtol * |expected| element-wise for floats (rtol 1e-3, atol 1e-7,
 // ONNX's backend defaults; NaN matches NaN), exact for integers and bools.
 //
-// usage: value_conformance [--data DIR] [--list] [--max-wrong N] [--min-pass N]
+// usage: value_conformance [--data DIR]... [--list] [--max-wrong N] [--min-pass N]
+//   (default: the node, simple, pytorch-converted and pytorch-operator suites)
 //   Prints the counts (pass, wrong values, errors by kind, skipped) and every test that ran and
 //   did not pass; exit 1 when more than --max-wrong tests computed wrong values or shapes, or
 //   fewer than --min-pass passed; 77 when no test data is installed.
@@ -119,23 +120,30 @@ Outcome runTest(const fs::path &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  fs::path root = "/usr/share/libonnx-testdata/data/node";
+  // The four suites of the backend tests (1072 tests on Debian bookworm); --data replaces them.
+  std::vector<fs::path> roots;
   bool list = false;
   long maxWrong = -1, minPass = -1;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--data") && i + 1 < argc) root = argv[++i];
+    if (!std::strcmp(argv[i], "--data") && i + 1 < argc) roots.push_back(argv[++i]);
     else if (!std::strcmp(argv[i], "--list")) list = true;
     else if (!std::strcmp(argv[i], "--max-wrong") && i + 1 < argc) maxWrong = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--min-pass") && i + 1 < argc) minPass = std::atol(argv[++i]);
   }
+  if (roots.empty())
+    for (const char *suite : {"node", "simple", "pytorch-converted", "pytorch-operator"})
+      roots.push_back(fs::path("/usr/share/libonnx-testdata/data") / suite);
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
-    std::printf("no test data in %s\n", root.c_str());
+  std::vector<fs::path> dirs;
+  for (const fs::path &root : roots) {
+    if (!fs::is_directory(root, ec)) continue;
+    for (const auto &e : fs::directory_iterator(root))
+      if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  }
+  if (dirs.empty()) {
+    std::printf("no test data\n");
     return 77;
   }
-  std::vector<fs::path> dirs;
-  for (const auto &e : fs::directory_iterator(root))
-    if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   std::map<Verdict, size_t> counts;
   std::map<std::string, size_t> missing; // op -> tests
@@ -143,7 +151,7 @@ int main(int argc, char **argv) {
   for (const fs::path &d : dirs) {
     Outcome o = runTest(d);
     counts[o.verdict]++;
-    std::string name = d.filename().string();
+    std::string name = d.parent_path().filename().string() + "/" + d.filename().string();
     if (o.verdict == Verdict::NoKernel) {
       size_t at = o.why.find("no kernel for op '");
       std::string op = o.why.substr(at + 18, o.why.find('\'', at + 18) - at - 18);
