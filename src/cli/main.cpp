@@ -122,7 +122,7 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
   options.device = device ? &*device : nullptr;
   auto stats = computeStats(r.graph, options);
   if (!stats.ok()) return fail(stats.error().message);
-  StatsReport report{a.path, &r.graph, &*stats, device, {}};
+  StatsReport report{a.path, &r.graph, &*stats, device, {}, {}};
   ExprScope scope = r.graph.enter();
   for (const auto &spec : s.at) {
     auto b = parseDimBound(spec);
