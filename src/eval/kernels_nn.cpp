@@ -881,9 +881,53 @@ Result<void> qlinearConv(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// MaxUnpool: X's values placed at their MaxPool indices in a zero tensor of the unpooled size
+/// (or output_shape).
+Result<void> maxUnpool(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto idx, ints(ctx.input(1)));
+  const Shape &xs = x.shape();
+  if (xs.size() < 3) return errorf("X is {}", shapeText(xs));
+  size_t k = xs.size() - 2;
+  SF_ASSIGN(auto kernel, ctx.attrs().getInts("kernel_shape"));
+  SF_ASSIGN(auto strides, ctx.attrs().getInts("strides", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * k, 0)));
+  if (kernel.size() != k || strides.size() != k || pads.size() != 2 * k) return errorf("attributes do not match {} spatial dims", k);
+  // The indices address the unpooled shape the attributes give; output_shape, when larger,
+  // pads it with zeros at the end of each dim.
+  Shape inferred = xs;
+  for (size_t d = 0; d < k; ++d) inferred[2 + d] = (xs[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + k];
+  Shape out = inferred;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(auto os, ints(ctx.input(2)));
+    if (os.size() != xs.size()) return errorf("output_shape has {} dims", os.size());
+    out.assign(os.begin(), os.end());
+    for (size_t d = 0; d < out.size(); ++d)
+      if (out[d] < inferred[d]) return errorf("output_shape {} is smaller than {}", shapeText(out), shapeText(inferred));
+  }
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto v, doubles(x));
+  int64_t total = countOf(inferred);
+  std::vector<double> flat(static_cast<size_t>(total), 0.0), y(static_cast<size_t>(countOf(out)), 0.0);
+  for (size_t i = 0; i < v.size() && i < idx.size(); ++i) {
+    if (idx[i] < 0 || idx[i] >= total) return errorf("index {} is outside the output of {} elements", idx[i], total);
+    flat[size_t(idx[i])] = v[i];
+  }
+  std::vector<int64_t> at(inferred.size());
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, o = 0;
+    for (size_t d = inferred.size(); d-- > 0;) at[d] = rest % inferred[d], rest /= inferred[d];
+    for (size_t d = 0; d < out.size(); ++d) o = o * out[d] + at[d];
+    y[size_t(o)] = flat[size_t(i)];
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerNN(OpRegistry &r) {
+  SF_TRY(setKernel(r, "MaxUnpool", maxUnpool));
   SF_TRY(setKernel(r, "MatMulInteger", matmulInteger));
   SF_TRY(setKernel(r, "QLinearMatMul", qlinearMatMul));
   SF_TRY(setKernel(r, "ConvInteger", convInteger));
