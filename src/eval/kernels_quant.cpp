@@ -324,9 +324,117 @@ Result<void> optimizer(EvalContext &ctx, Optimizer kind) {
   return success();
 }
 
+/// One DFT of `n` complex samples (re, im interleaved) to `bins` outputs.
+void dft1(const std::vector<double> &in, size_t n, size_t bins, bool inverse, std::vector<double> &out) {
+  const double pi = std::numbers::pi;
+  out.assign(2 * bins, 0.0);
+  for (size_t k = 0; k < bins; ++k) {
+    double re = 0, im = 0;
+    for (size_t t = 0; t < n; ++t) {
+      double a = (inverse ? 2 : -2) * pi * double(k) * double(t) / double(n);
+      double c = std::cos(a), s = std::sin(a);
+      re += in[2 * t] * c - in[2 * t + 1] * s;
+      im += in[2 * t] * s + in[2 * t + 1] * c;
+    }
+    if (inverse) re /= double(n), im /= double(n);
+    out[2 * k] = re, out[2 * k + 1] = im;
+  }
+}
+
+Result<void> dft(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  if (s.size() < 3 || (s.back() != 1 && s.back() != 2)) return errorf("input must be [batch, ..., 1 or 2]");
+  SF_ASSIGN(int64_t inverse, ctx.attrs().getInt("inverse", 0));
+  SF_ASSIGN(int64_t onesided, ctx.attrs().getInt("onesided", 0));
+  int64_t axisAttr = 1;
+  if (ctx.opset() >= 20 && ctx.hasInput(2)) {
+    SF_ASSIGN(auto a, ints(ctx.input(2)));
+    if (a.size() != 1) return errorf("axis must have one element");
+    axisAttr = a[0];
+  } else {
+    SF_ASSIGN(axisAttr, ctx.attrs().getInt("axis", 1));
+  }
+  // The axis counts the signal dims, not the trailing real/imaginary one.
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, s.size() - 1));
+  if (axis == 0) return errorf("the axis cannot be the batch axis");
+  int64_t len = s[axis];
+  int64_t n = len;
+  if (ctx.hasInput(1)) {
+    SF_ASSIGN(auto l, ints(ctx.input(1)));
+    if (l.size() != 1 || l[0] <= 0) return errorf("dft_length must be one positive element");
+    n = l[0];
+  }
+  int64_t bins = onesided ? n / 2 + 1 : n;
+  Shape out = s;
+  out[axis] = bins;
+  out.back() = 2;
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto v, doubles(x));
+  int64_t comp = s.back(), outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= s[d];
+  for (size_t d = axis + 1; d + 1 < s.size(); ++d) inner *= s[d];
+  std::vector<double> y(static_cast<size_t>(countOf(out))), line(static_cast<size_t>(2 * n)), res;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      std::fill(line.begin(), line.end(), 0.0);
+      for (int64_t t = 0; t < std::min(len, n); ++t)
+        for (int64_t c = 0; c < comp; ++c) line[size_t(2 * t + c)] = v[size_t(((o * len + t) * inner + i) * comp + c)];
+      dft1(line, size_t(n), size_t(bins), inverse != 0, res);
+      for (int64_t k = 0; k < bins; ++k)
+        for (int64_t c = 0; c < 2; ++c) y[size_t(((o * bins + k) * inner + i) * 2 + c)] = res[size_t(2 * k + c)];
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+Result<void> stft(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  if (s.size() != 3 || (s[2] != 1 && s[2] != 2)) return errorf("signal must be [batch, length, 1 or 2]");
+  SF_ASSIGN(int64_t onesided, ctx.attrs().getInt("onesided", 1));
+  SF_ASSIGN(auto stepV, ints(ctx.input(1)));
+  if (stepV.size() != 1 || stepV[0] <= 0) return errorf("frame_step must be one positive element");
+  int64_t step = stepV[0];
+  std::vector<double> window;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(window, doubles(ctx.input(2)));
+  }
+  int64_t frameLen = window.empty() ? 0 : int64_t(window.size());
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(auto fl, ints(ctx.input(3)));
+    if (fl.size() != 1 || fl[0] <= 0) return errorf("frame_length must be one positive element");
+    frameLen = fl[0];
+  }
+  if (frameLen <= 0) return errorf("neither a window nor a frame_length is given");
+  if (!window.empty() && int64_t(window.size()) != frameLen) return errorf("the window has {} elements for frames of {}", window.size(), frameLen);
+  int64_t batch = s[0], len = s[1], comp = s[2];
+  if (len < frameLen) return errorf("the signal ({}) is shorter than a frame ({})", len, frameLen);
+  int64_t frames = (len - frameLen) / step + 1, bins = onesided ? frameLen / 2 + 1 : frameLen;
+  Shape out{batch, frames, bins, 2};
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto v, doubles(x));
+  std::vector<double> y(static_cast<size_t>(countOf(out))), line(static_cast<size_t>(2 * frameLen)), res;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t t = 0; t < frameLen; ++t)
+        for (int64_t c = 0; c < 2; ++c) {
+          double w = window.empty() ? 1.0 : window[size_t(t)];
+          line[size_t(2 * t + c)] = c < comp ? v[size_t(((b * len) + f * step + t) * comp + c)] * w : 0.0;
+        }
+      dft1(line, size_t(frameLen), size_t(bins), false, res);
+      for (int64_t k = 0; k < bins; ++k)
+        for (int64_t c = 0; c < 2; ++c) y[size_t(((b * frames + f) * bins + k) * 2 + c)] = res[size_t(2 * k + c)];
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerQuant(OpRegistry &r) {
+  SF_TRY(setKernel(r, "DFT", dft));
+  SF_TRY(setKernel(r, "STFT", stft));
   const char *preview = "ai.onnx.preview.training";
   SF_TRY(setKernel(r, "Adagrad", [](EvalContext &c) { return optimizer(c, Optimizer::Adagrad); }, preview));
   SF_TRY(setKernel(r, "Momentum", [](EvalContext &c) { return optimizer(c, Optimizer::Momentum); }, preview));
