@@ -909,9 +909,70 @@ Result<void> unique(EvalContext &ctx) {
   return success();
 }
 
+/// TfIdfVectorizer over integer input: n-grams of the pool (sizes min..max, items max_skip_count
+/// apart at most), counted per row and weighted by mode (TF counts, IDF weights where present,
+/// TFIDF both). Unigrams are counted once per position.
+Result<void> tfidf(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  if (x.isString() || !ctx.attrs().has("pool_int64s"))
+    return errorf("string pools and inputs are not supported by this kernel");
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode"));
+  SF_ASSIGN(int64_t minN, ctx.attrs().getInt("min_gram_length"));
+  SF_ASSIGN(int64_t maxN, ctx.attrs().getInt("max_gram_length"));
+  SF_ASSIGN(int64_t maxSkip, ctx.attrs().getInt("max_skip_count"));
+  SF_ASSIGN(auto counts, ctx.attrs().getInts("ngram_counts"));
+  SF_ASSIGN(auto indexes, ctx.attrs().getInts("ngram_indexes"));
+  SF_ASSIGN(auto pool, ctx.attrs().getInts("pool_int64s"));
+  std::vector<double> weights;
+  if (ctx.attrs().has("weights")) {
+    SF_ASSIGN(weights, ctx.attrs().getFloats("weights"));
+  }
+  if (minN < 1 || maxN < minN || size_t(maxN) > counts.size()) return errorf("gram lengths {}..{}", minN, maxN);
+  // The pool's n-grams by size, each with its global id (order in the pool).
+  std::map<std::vector<int64_t>, int64_t> ids;
+  int64_t id = 0;
+  for (size_t n = 1; n <= counts.size(); ++n) {
+    int64_t begin = counts[n - 1], end = n < counts.size() ? counts[n] : int64_t(pool.size());
+    if (begin < 0 || end > int64_t(pool.size()) || (end - begin) % int64_t(n) != 0) return errorf("ngram_counts do not split the pool");
+    for (int64_t at = begin; at < end; at += int64_t(n), ++id)
+      ids[std::vector<int64_t>(pool.begin() + at, pool.begin() + at + int64_t(n))] = id;
+  }
+  int64_t outSize = 0;
+  for (int64_t i : indexes) outSize = std::max(outSize, i + 1);
+  SF_ASSIGN(auto v, ints(x));
+  Shape xs = x.shape();
+  int64_t rows = xs.size() == 2 ? xs[0] : 1, len = xs.empty() ? 0 : xs.back();
+  Shape out = xs.size() == 2 ? Shape{rows, outSize} : Shape{outSize};
+  std::vector<double> y(static_cast<size_t>(rows * outSize), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t start = 0; start < len; ++start)
+      for (int64_t skip = 0; skip <= maxSkip; ++skip) {
+        std::vector<int64_t> gram;
+        for (int64_t n = 1; n <= maxN; ++n) {
+          int64_t at = start + (n - 1) * (skip + 1);
+          if (at >= len) break;
+          gram.push_back(v[size_t(r * len + at)]);
+          if (n < minN || (n == 1 && skip > 0)) continue;
+          auto it = ids.find(gram);
+          if (it == ids.end() || size_t(it->second) >= indexes.size()) continue;
+          y[size_t(r * outSize + indexes[size_t(it->second)])] += 1;
+        }
+      }
+  for (int64_t r = 0; r < rows; ++r)
+    for (size_t g = 0; g < indexes.size(); ++g) {
+      double &c = y[size_t(r * outSize + indexes[g])];
+      double wgt = g < weights.size() ? weights[g] : 1.0;
+      if (mode == "IDF") c = c > 0 ? wgt : 0;
+      else if (mode == "TFIDF") c = c * wgt;
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerMore(OpRegistry &r) {
+  SF_TRY(setKernel(r, "TfIdfVectorizer", tfidf));
   SF_TRY(setKernel(r, "Unique", unique));
   SF_TRY(setKernel(r, "NonMaxSuppression", nonMaxSuppression));
   SF_TRY(setKernel(r, "NegativeLogLikelihoodLoss", [](EvalContext &c) { return lossKernel(c, false); }));
