@@ -511,7 +511,8 @@ Result<Facts> inferMaxUnpool(InferContext &ctx) {
           return errorf("input 2 (output_shape) has a negative element ({})", os);
         dims.push_back(d.nonNegative());
       }
-      if (xs.rankIsStatic()) {
+      // (Found by fuzz_graph: an X of rank 0 with an empty output_shape read dims[0].)
+      if (xs.rankIsStatic() && dims.size() >= 2) {
         SF_ASSIGN(dims[0], requireEqual(ctx, dims[0], xs[0], "batch sizes differ: output_shape vs X", os, x));
         SF_ASSIGN(dims[1], requireEqual(ctx, dims[1], xs[1], "channels differ: output_shape vs X", os, x));
       }
