@@ -38,6 +38,15 @@ Result<int64_t> normIndex(int64_t i, int64_t len) {
   return i < 0 ? i + len : i;
 }
 
+/// A scatter's `reduction`: none (replace), add, mul, max, min.
+template <class T> void reduceInto(const std::string &red, T &dst, T v) {
+  if (red == "add") dst = T(dst + v);
+  else if (red == "mul") dst = T(dst * v);
+  else if (red == "max") dst = std::max(dst, v);
+  else if (red == "min") dst = std::min(dst, v);
+  else dst = v;
+}
+
 Result<void> gatherElements(EvalContext &ctx) {
   const Tensor &a = ctx.input(0), &ix = ctx.input(1);
   SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
@@ -81,13 +90,7 @@ Result<void> scatterElements(EvalContext &ctx) {
       at[axis] = i;
       int64_t off = 0;
       for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
-      T v = u[size_t(k)];
-      T &dst = p[off];
-      if (red == "add") dst = T(dst + v);
-      else if (red == "mul") dst = T(dst * v);
-      else if (red == "max") dst = std::max(dst, v);
-      else if (red == "min") dst = std::min(dst, v);
-      else dst = v;
+      reduceInto(red, p[off], u[size_t(k)]);
     }
     return o.finish(0);
   });
@@ -151,13 +154,7 @@ Result<void> scatterND(EvalContext &ctx) {
         off += i * st[size_t(j)];
       }
       for (int64_t e = 0; e < slice; ++e) {
-        T v = u[size_t(k * slice + e)];
-        T &dst = p[off + e];
-        if (red == "add") dst = T(dst + v);
-        else if (red == "mul") dst = T(dst * v);
-        else if (red == "max") dst = std::max(dst, v);
-        else if (red == "min") dst = std::min(dst, v);
-        else dst = v;
+        reduceInto(red, p[off + e], u[size_t(k * slice + e)]);
       }
     }
     return o.finish(0);

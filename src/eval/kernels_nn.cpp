@@ -11,23 +11,46 @@ namespace {
 
 // ---- MatMul, Gemm ----
 
-Result<void> matmul(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0), &b = ctx.input(1);
-  if (a.type() != b.type()) return errorf("A is {} and B is {}", shortName(a.type()), shortName(b.type()));
-  Shape sa = a.shape(), sb = b.shape();
+/// NumPy matmul's geometry: 1-D operands promoted, batch dims broadcast; A's and B's matrix
+/// offsets (in matrices) for each batch index.
+struct MatMulGeometry {
+  int64_t m = 0, k = 0, n = 0;
+  Shape batch, out;
+  std::vector<int64_t> sta, stb;
+  std::pair<int64_t, int64_t> offsets(int64_t bi) const {
+    int64_t offA = 0, offB = 0, rest = bi;
+    for (size_t d = batch.size(); d-- > 0;) {
+      int64_t i = rest % batch[d];
+      rest /= batch[d];
+      offA += i * sta[d], offB += i * stb[d];
+    }
+    return {offA, offB};
+  }
+};
+
+Result<MatMulGeometry> matmulGeometry(Shape sa, Shape sb) {
   if (sa.empty() || sb.empty()) return errorf("MatMul of a scalar");
   bool vecA = sa.size() == 1, vecB = sb.size() == 1;
   if (vecA) sa.insert(sa.begin(), 1);
   if (vecB) sb.push_back(1);
-  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  if (sb[sb.size() - 2] != k) return errorf("A has {} columns, B {} rows", k, sb[sb.size() - 2]);
+  MatMulGeometry g;
+  g.m = sa[sa.size() - 2], g.k = sa.back(), g.n = sb.back();
+  if (sb[sb.size() - 2] != g.k) return errorf("A has {} columns, B {} rows", g.k, sb[sb.size() - 2]);
   Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
-  SF_ASSIGN(Shape batch, broadcastAll({ba, bb}));
-  auto sta = broadcastStrides(ba, batch), stb = broadcastStrides(bb, batch);
-  Shape out = batch;
-  if (!vecA) out.push_back(m);
-  if (!vecB) out.push_back(n);
-  int64_t batches = countOf(batch);
+  SF_ASSIGN(g.batch, broadcastAll({ba, bb}));
+  g.sta = broadcastStrides(ba, g.batch), g.stb = broadcastStrides(bb, g.batch);
+  g.out = g.batch;
+  if (!vecA) g.out.push_back(g.m);
+  if (!vecB) g.out.push_back(g.n);
+  return g;
+}
+
+Result<void> matmul(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  if (a.type() != b.type()) return errorf("A is {} and B is {}", shortName(a.type()), shortName(b.type()));
+  SF_ASSIGN(MatMulGeometry g, matmulGeometry(a.shape(), b.shape()));
+  const int64_t m = g.m, k = g.k, n = g.n, batches = countOf(g.batch);
+  const Shape &out = g.out;
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
@@ -38,14 +61,8 @@ Result<void> matmul(EvalContext &ctx) {
       Output<T> o(ctx, a.type(), out);
       SF_ASSIGN(T *p, o.make());
       std::vector<Acc> row(static_cast<size_t>(n));
-      std::vector<int64_t> idx(batch.size(), 0);
       for (int64_t bi = 0; bi < batches; ++bi) {
-        int64_t offA = 0, offB = 0, rest = bi;
-        for (size_t d = batch.size(); d-- > 0;) {
-          int64_t i = rest % batch[d];
-          rest /= batch[d];
-          offA += i * sta[d], offB += i * stb[d];
-        }
+        auto [offA, offB] = g.offsets(bi);
         const T *pa = x.data() + offA * m * k, *pb = y.data() + offB * k * n;
         T *pc = p + bi * m * n;
         for (int64_t i = 0; i < m; ++i) {
@@ -713,35 +730,20 @@ Result<void> convTranspose(EvalContext &ctx) {
 // ---- integer and quantized MatMul and Conv, computed exactly in doubles ----
 
 /// Batched NumPy matmul of doubles (1-D operands promoted), returning the output shape.
-Result<std::pair<Shape, std::vector<double>>> matmulDoubles(const std::vector<double> &a, Shape sa,
-                                                            const std::vector<double> &b, Shape sb) {
-  if (sa.empty() || sb.empty()) return errorf("MatMul of a scalar");
-  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
-  if (vecA) sa.insert(sa.begin(), 1);
-  if (vecB) sb.push_back(1);
-  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  if (sb[sb.size() - 2] != k) return errorf("A has {} columns, B {} rows", k, sb[sb.size() - 2]);
-  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
-  SF_ASSIGN(Shape batch, broadcastAll({ba, bb}));
-  auto sta = broadcastStrides(ba, batch), stb = broadcastStrides(bb, batch);
-  Shape out = batch;
-  if (!vecA) out.push_back(m);
-  if (!vecB) out.push_back(n);
-  std::vector<double> y(static_cast<size_t>(countOf(batch) * m * n), 0.0);
-  for (int64_t bi = 0; bi < countOf(batch); ++bi) {
-    int64_t offA = 0, offB = 0, rest = bi;
-    for (size_t d = batch.size(); d-- > 0;) {
-      int64_t i = rest % batch[d];
-      rest /= batch[d];
-      offA += i * sta[d], offB += i * stb[d];
-    }
+Result<std::pair<Shape, std::vector<double>>> matmulDoubles(const std::vector<double> &a, const Shape &sa,
+                                                            const std::vector<double> &b, const Shape &sb) {
+  SF_ASSIGN(MatMulGeometry g, matmulGeometry(sa, sb));
+  const int64_t m = g.m, k = g.k, n = g.n;
+  std::vector<double> y(static_cast<size_t>(countOf(g.batch) * m * n), 0.0);
+  for (int64_t bi = 0; bi < countOf(g.batch); ++bi) {
+    auto [offA, offB] = g.offsets(bi);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t kk = 0; kk < k; ++kk) {
         double av = a[size_t((offA * m + i) * k + kk)];
         for (int64_t j = 0; j < n; ++j) y[size_t((bi * m + i) * n + j)] += av * b[size_t((offB * k + kk) * n + j)];
       }
   }
-  return std::pair{out, y};
+  return std::pair{g.out, y};
 }
 
 /// x - zero point, the zero point per tensor or per index along `axis` (rows of A, columns of
