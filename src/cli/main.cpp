@@ -376,27 +376,47 @@ int runRun(const RunArgs &a) {
   j["peak_bytes"] = result->peakBytes;
   j["ms"] = ms;
   j["outputs"] = nlohmann::json::array();
-  for (size_t i = 0; i < result->outputs.size(); ++i) {
-    const auto &t = result->outputs[i];
-    const std::string &name = result->outputNames[i];
+  // One summary per tensor (and its .npy under --out); a sequence lists its elements.
+  auto summarize = [&](const Tensor &t, const std::string &stem) -> Result<nlohmann::json> {
     nlohmann::json o;
-    o["name"] = name;
-    o["dtype"] = t ? shortName(t->type()) : "?";
-    o["shape"] = t ? nlohmann::json(t->shape()) : nlohmann::json();
-    if (t && (isFloat(t->type()) || isInteger(t->type()) || t->type() == ElementType::Bool) &&
-        !isComplex(t->type())) {
-      auto v = t->toDoubles(size_t(t->elementCount()));
+    o["dtype"] = shortName(t.type());
+    o["shape"] = t.shape();
+    if ((isFloat(t.type()) || isInteger(t.type()) || t.type() == ElementType::Bool) && !isComplex(t.type())) {
+      auto v = t.toDoubles(size_t(t.elementCount()));
       if (v.ok() && !v->empty()) {
         double lo = (*v)[0], hi = (*v)[0], sum = 0;
         for (double x : *v) lo = std::min(lo, x), hi = std::max(hi, x), sum += x;
         o["min"] = lo, o["max"] = hi, o["mean"] = sum / double(v->size());
       }
     }
-    if (!a.outDir.empty() && t) {
-      std::string file = a.outDir + "/" + outputFileName(name);
-      if (auto w = eval::writeNpy(file, *t); !w.ok()) return fail(w.error().message);
+    if (!a.outDir.empty()) {
+      std::string file = a.outDir + "/" + outputFileName(stem);
+      SF_TRY(eval::writeNpy(file, t));
       o["file"] = file;
     }
+    return o;
+  };
+  for (size_t i = 0; i < result->outputs.size(); ++i) {
+    const Value &v = result->outputs[i];
+    const std::string &name = result->outputNames[i];
+    nlohmann::json o;
+    if (v.isTensor()) {
+      auto s = summarize(*v, name);
+      if (!s.ok()) return fail(s.error().message);
+      o = *s;
+    } else if (v.isSequence()) {
+      o["kind"] = "sequence";
+      o["dtype"] = shortName(v.elementType());
+      o["elements"] = nlohmann::json::array();
+      for (size_t k = 0; k < v.elements().size(); ++k) {
+        auto s = summarize(*v.elements()[k], name + "_" + std::to_string(k));
+        if (!s.ok()) return fail(s.error().message);
+        o["elements"].push_back(*s);
+      }
+    } else {
+      o["kind"] = v.isNone() ? "none" : "absent";
+    }
+    o["name"] = name;
     j["outputs"].push_back(o);
   }
   if (a.json) {
@@ -405,14 +425,25 @@ int runRun(const RunArgs &a) {
   }
   std::cout << fmt::format("ran {} nodes in {:.1f} ms, peak {} of tensors\n", result->nodesRun, ms,
                            humanCount(double(result->peakBytes), "B"));
-  for (const auto &o : j["outputs"]) {
-    std::string line = fmt::format("  {}  {}{}", o["name"].get<std::string>(), o["dtype"].get<std::string>(),
-                                   o["shape"].dump());
+  auto line = [](const std::string &name, const nlohmann::json &o) {
+    std::string text = fmt::format("  {}  {}{}", name, o["dtype"].get<std::string>(), o["shape"].dump());
     if (o.contains("min"))
-      line += fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", o["min"].get<double>(),
+      text += fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", o["min"].get<double>(),
                           o["max"].get<double>(), o["mean"].get<double>());
-    if (o.contains("file")) line += "  -> " + o["file"].get<std::string>();
-    std::cout << line << "\n";
+    if (o.contains("file")) text += "  -> " + o["file"].get<std::string>();
+    return text;
+  };
+  for (const auto &o : j["outputs"]) {
+    std::string name = o["name"].get<std::string>();
+    if (!o.contains("kind")) {
+      std::cout << line(name, o) << "\n";
+    } else if (o["kind"] == "sequence") {
+      std::cout << fmt::format("  {}  sequence of {} {}\n", name, o["elements"].size(), o["dtype"].get<std::string>());
+      for (size_t k = 0; k < o["elements"].size(); ++k)
+        std::cout << "  " << line(fmt::format("[{}]", k), o["elements"][k]) << "\n";
+    } else {
+      std::cout << fmt::format("  {}  {}\n", name, o["kind"].get<std::string>());
+    }
   }
   return 0;
 }

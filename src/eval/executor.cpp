@@ -46,10 +46,46 @@ Result<void> EvalContext::admit(ElementType t, const Shape &shape) const {
 }
 
 Result<void> EvalContext::setOutput(size_t i, Tensor t) {
+  return setOutput(i, Value(std::make_shared<const Tensor>(std::move(t))));
+}
+
+Result<void> EvalContext::setOutput(size_t i, Value v) {
   if (i >= outputs_.size())
     return errorf("the kernel set output {} of an op with {} outputs", i, outputs_.size());
-  outputs_[i] = std::make_shared<const Tensor>(std::move(t));
+  outputs_[i] = std::move(v);
   return success();
+}
+
+Value Value::sequence(ElementType elementType, std::vector<std::shared_ptr<const Tensor>> elements) {
+  Value v;
+  v.kind_ = Kind::Sequence;
+  v.elementType_ = elementType;
+  v.elements_ = std::make_shared<const std::vector<std::shared_ptr<const Tensor>>>(std::move(elements));
+  return v;
+}
+
+Value Value::none(ElementType elementType) {
+  Value v;
+  v.kind_ = Kind::None;
+  v.elementType_ = elementType;
+  return v;
+}
+
+const std::vector<std::shared_ptr<const Tensor>> &Value::elements() const {
+  static const std::vector<std::shared_ptr<const Tensor>> empty;
+  return elements_ ? *elements_ : empty;
+}
+
+ElementType Value::elementType() const { return tensor_ ? tensor_->type() : elementType_; }
+
+std::string Value::describe() const {
+  switch (kind_) {
+  case Kind::Absent: return "absent";
+  case Kind::None: return "none";
+  case Kind::Tensor: return fmt::format("{}[{}]", shortName(tensor_->type()), fmt::join(tensor_->shape(), ","));
+  case Kind::Sequence: break;
+  }
+  return fmt::format("seq({})[{} elements]", shortName(elementType_), elements().size());
 }
 
 namespace eval {
@@ -95,26 +131,53 @@ private:
 
 std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
-/// The outputs agree with the rule's facts: types where known, ranks where known, every static
-/// dim exactly and every other one within its bounds.
-Result<void> agree(const Facts &expected, const std::vector<std::shared_ptr<const Tensor>> &actual) {
-  for (size_t k = 0; k < actual.size() && k < expected.size(); ++k) {
-    if (!actual[k]) continue;
-    const Fact &f = expected[k];
-    const Tensor &t = *actual[k];
-    if (f.type != ElementType::Undefined && f.type != t.type())
-      return errorf("output {} is {} but the rule says {}", k, shortName(t.type()), f);
-    if (!f.shape.rankIsStatic()) continue;
-    if (f.shape.size() != t.shape().size())
-      return errorf("output {} has shape {} but the rule says {}", k, shapeText(t.shape()), f);
-    for (size_t i = 0; i < t.shape().size(); ++i) {
-      const Dimension &d = f.shape[i];
-      int64_t v = t.shape()[i];
-      if (d.isStatic() ? d.length() != v : (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength())))
-        return errorf("output {} has shape {} but the rule says {}", k, shapeText(t.shape()), f);
-    }
+/// The tensors a value holds: itself, or a sequence's elements.
+std::vector<const Tensor *> tensorsOf(const Value &v) {
+  std::vector<const Tensor *> out;
+  if (v.isTensor()) out.push_back(v.tensor().get());
+  for (const auto &e : v.elements()) out.push_back(e.get());
+  return out;
+}
+
+/// A tensor agrees with a fact: the type where known, the rank where known, every static dim
+/// exactly and every other one within its bounds. The error says what differs.
+Result<void> agreesWith(const Fact &f, const Tensor &t) {
+  if (f.type != ElementType::Undefined && f.type != t.type())
+    return errorf("is {} but", shortName(t.type()));
+  if (!f.shape.rankIsStatic()) return success();
+  if (f.shape.size() != t.shape().size()) return errorf("has shape {} but", shapeText(t.shape()));
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    const Dimension &d = f.shape[i];
+    int64_t v = t.shape()[i];
+    if (d.isStatic() ? d.length() != v : (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength())))
+      return errorf("has shape {} but", shapeText(t.shape()));
   }
   return success();
+}
+
+/// The outputs agree with the rule's facts (a sequence's fact describes each of its elements).
+Result<void> agree(const Facts &expected, const std::vector<Value> &actual) {
+  for (size_t k = 0; k < actual.size() && k < expected.size(); ++k)
+    for (const Tensor *t : tensorsOf(actual[k]))
+      if (auto a = agreesWith(expected[k], *t); !a.ok())
+        return errorf("output {} {} the rule says {}", k, a.error().message, expected[k]);
+  return success();
+}
+
+/// The fact of an actual value: a tensor's own; the hull of a sequence's elements (the rules'
+/// convention, ops/sequence.cpp); nothing known of an empty optional.
+Fact actualFact(const Value &v) {
+  if (v.isTensor()) return Fact::fromTensor(v.tensor());
+  Fact f;
+  if (!v.isSequence()) return f;
+  f.type = v.elementType();
+  bool first = true;
+  for (const auto &e : v.elements()) {
+    Fact ef = Fact::known(e->type(), PartialShape(e->shape()));
+    if (first) f = ef, first = false;
+    else if (auto h = hull(f, ef); h.ok()) f = *h;
+  }
+  return f;
 }
 
 } // namespace
@@ -130,17 +193,15 @@ struct Runner {
 
   /// Runs `g` with `formals` for its non-captured inputs (in order; null: the input's default
   /// initializer) and `owner` the inputs of the node whose body it is (captured values).
-  Result<std::vector<std::shared_ptr<const Tensor>>>
-  execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>> &formals,
-          const std::vector<std::shared_ptr<const Tensor>> *owner, int depth);
+  Result<std::vector<Value>> execute(const Graph &g, const std::vector<Value> &formals,
+                                     const std::vector<Value> *owner, int depth);
 };
 
-Result<std::vector<std::shared_ptr<const Tensor>>>
-Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>> &formals,
-                const std::vector<std::shared_ptr<const Tensor>> *owner, int depth) {
+Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Value> &formals,
+                                           const std::vector<Value> *owner, int depth) {
   if (depth > 64) return errorf("bodies nested deeper than 64");
   SF_ASSIGN(std::vector<uint32_t> order, g.topologicalOrder());
-  std::vector<std::vector<std::shared_ptr<const Tensor>>> values(g.nodes.size());
+  std::vector<std::vector<Value>> values(g.nodes.size());
   std::vector<int64_t> nodeBytes(g.nodes.size(), 0);
   std::vector<size_t> aliveOutputs(g.nodes.size(), 0);
   // Readers left per outlet; graph outputs are never released.
@@ -164,7 +225,7 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
   auto release = [&](OutletId o) {
     auto &v = values[o.node][o.slot];
     if (!v) return;
-    v.reset();
+    v = Value();
     if (--aliveOutputs[o.node] == 0) {
       live -= nodeBytes[o.node];
       nodeBytes[o.node] = 0;
@@ -184,11 +245,11 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
         values[id][0] = (*owner)[size_t(at)];
       } else {
         auto f = formalOf.find(id);
-        std::shared_ptr<const Tensor> t = f != formalOf.end() && f->second < formals.size() ? formals[f->second] : nullptr;
+        Value t = f != formalOf.end() && f->second < formals.size() ? formals[f->second] : Value();
         const Fact &fact = n.outputs[0].fact;
         if (!t) {
           if (!(fact.constant && fact.constant->hasData())) return errorf("input '{}' ({}) is not given", name, fact);
-          t = fact.constant;
+          t = Value(fact.constant);
         }
         values[id][0] = t;
       }
@@ -200,7 +261,7 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
       if (!fact.constant || !fact.constant->hasData())
         return errorf("node '{}': the constant '{}' ({}) has no data to run with", n.name,
                       n.outputs[0].name, fact);
-      values[id][0] = fact.constant;
+      values[id][0] = Value(fact.constant);
       aliveOutputs[id] = 1;
       continue;
     }
@@ -208,27 +269,31 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
     std::string op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
     if (!def || !def->kernel)
       return errorf("node '{}' ({}): no kernel for op '{}'", n.name, op, op);
-    std::vector<std::shared_ptr<const Tensor>> ins;
-    for (OutletId o : n.inputs)
-      ins.push_back(o.valid() ? values[o.node][o.slot] : nullptr);
+    std::vector<Value> ins;
+    for (OutletId o : n.inputs) {
+      ins.push_back(o.valid() ? values[o.node][o.slot] : Value());
+      if (ins.back() && !ins.back().isTensor() && !def->kernelTakesSequences)
+        return errorf("node '{}' ({}): input {} is {}, and {} takes tensors", n.name, op,
+                      ins.size() - 1, ins.back().describe(), op);
+    }
     // A graph that does not say which opset it imports (the text form without `opset`) gets the
     // newest one's semantics, as the rules do.
     EvalContext ctx(n, ins, n.opsetVersion ? n.opsetVersion : kNewestOpset, &live, budget);
-    ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<std::shared_ptr<const Tensor>> &f) {
+    ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);
     });
     if (auto r = def->kernel(ctx); !r.ok()) {
       live -= ctx.allocated();
       std::string facts;
       for (size_t i = 0; i < ins.size(); ++i)
-        facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? shortName(ins[i]->type()) + shapeText(ins[i]->shape()) : std::string("none"));
+        facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
       return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, facts);
     }
     // Mode 2: the rule at the actual inputs must agree with what the kernel made.
     if (def->infer && def->traits.bodies == BodyRuns::None) {
       std::vector<Fact> facts;
-      for (const auto &t : ins)
-        facts.push_back(t ? Fact::fromTensor(t) : Fact{});
+      for (const auto &v : ins)
+        facts.push_back(actualFact(v));
       ActualInferContext ictx(n, std::move(facts));
       auto expected = def->infer(ictx);
       if (expected.ok())
@@ -242,7 +307,8 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
       if (!t && wanted)
         return errorf("node '{}' ({}): the kernel did not set output {}", n.name, op, k);
       if (!t) continue;
-      if (options.observe) options.observe(n, k, *t);
+      if (options.observe)
+        for (const Tensor *e : tensorsOf(t)) options.observe(n, k, *e);
       if (wanted) {
         values[id][k] = t;
         ++aliveOutputs[id];
@@ -255,8 +321,8 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
     for (OutletId o : n.inputs)
       if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
   }
-  std::vector<std::shared_ptr<const Tensor>> outs;
-  for (OutletId o : g.outputs) outs.push_back(o.valid() ? values[o.node][o.slot] : nullptr);
+  std::vector<Value> outs;
+  for (OutletId o : g.outputs) outs.push_back(o.valid() ? values[o.node][o.slot] : Value());
   // What the outputs hold stays counted until the caller drops them; a body's results are the
   // enclosing node's to count, so they leave this run's tally here.
   for (OutletId o : g.outputs)
@@ -271,11 +337,18 @@ Runner::execute(const Graph &g, const std::vector<std::shared_ptr<const Tensor>>
 
 Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
                       const RunOptions &options) {
+  std::map<std::string, Value> values;
+  for (const auto &[name, t] : inputs) values.emplace(name, Value(std::make_shared<const Tensor>(t)));
+  return run(g, values, options);
+}
+
+Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs,
+                      const RunOptions &options) {
   ExprScope scope = g.enter();
   Runner runner{options.registry ? *options.registry : evalRegistry(), options};
   runner.budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
-  // The caller's inputs, checked against what the model declares.
-  std::vector<std::shared_ptr<const Tensor>> formals;
+  // The caller's inputs, checked against what the model declares (for a sequence, each element).
+  std::vector<Value> formals;
   std::set<std::string> used;
   for (OutletId o : g.inputs) {
     const Node &n = g.nodes[o.node];
@@ -286,27 +359,32 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
     auto it = inputs.find(name);
     if (it == inputs.end()) {
       if (fact.constant && fact.constant->hasData()) { // an input with a default (initializer)
-        formals.push_back(nullptr);
+        formals.push_back(Value());
         continue;
       }
       return errorf("input '{}' ({}) is not given", name, fact);
     }
     used.insert(name);
-    const Tensor &t = it->second;
-    if (fact.type != ElementType::Undefined && t.type() != fact.type)
-      return errorf("input '{}' is {}, the model declares {}", name, shortName(t.type()), fact);
-    if (fact.shape.rankIsStatic()) {
-      if (fact.shape.size() != t.shape().size())
-        return errorf("input '{}' has shape {}, the model declares {}", name, shapeText(t.shape()), fact);
-      for (size_t i = 0; i < t.shape().size(); ++i) {
+    const Value &v = it->second;
+    if (!v) return errorf("input '{}' ({}) is not given", name, fact);
+    if (v.isSequence() && fact.type != ElementType::Undefined && v.elementType() != ElementType::Undefined &&
+        v.elementType() != fact.type)
+      return errorf("input '{}' is {}, the model declares elements {}", name, v.describe(), fact);
+    for (const Tensor *t : tensorsOf(v)) {
+      if (fact.type != ElementType::Undefined && t->type() != fact.type)
+        return errorf("input '{}' is {}, the model declares {}", name, shortName(t->type()), fact);
+      if (!fact.shape.rankIsStatic()) continue;
+      if (fact.shape.size() != t->shape().size())
+        return errorf("input '{}' has shape {}, the model declares {}", name, shapeText(t->shape()), fact);
+      for (size_t i = 0; i < t->shape().size(); ++i) {
         const Dimension &d = fact.shape[i];
-        int64_t v = t.shape()[i];
-        if (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength()))
+        int64_t x = t->shape()[i];
+        if (x < d.minLength() || (d.hasUpperBound() && x > d.maxLength()))
           return errorf("input '{}' has shape {}, outside what the model admits: {}", name,
-                        shapeText(t.shape()), fact);
+                        shapeText(t->shape()), fact);
       }
     }
-    formals.push_back(std::make_shared<const Tensor>(t));
+    formals.push_back(v);
   }
   for (const auto &[name, t] : inputs)
     if (!used.count(name)) return errorf("'{}' is not an input of the model", name);

@@ -174,6 +174,12 @@ inline Result<std::vector<double>> doubles(const Tensor &t) {
   return t.toDoubles(size_t(std::max<int64_t>(t.elementCount(), 0)));
 }
 
+/// The parts joined along `axis` (same type, same dims elsewhere; at least one part).
+Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *> &parts, size_t axis);
+/// `a` cut along `axis` into pieces of `sizes` (which must add up to the axis).
+Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_t axis,
+                                        const std::vector<int64_t> &sizes);
+
 Result<void> registerElementwise(OpRegistry &r);
 Result<void> registerTensorOps(OpRegistry &r);
 Result<void> registerNN(OpRegistry &r);
@@ -182,8 +188,11 @@ Result<void> registerResize(OpRegistry &r);
 Result<void> registerControl(OpRegistry &r);
 Result<void> registerRecurrent(OpRegistry &r);
 Result<void> registerQuant(OpRegistry &r);
+Result<void> registerSequences(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
 Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k, std::string_view domain = "");
+/// A kernel that reads sequences and optionals among its inputs (EvalContext::value).
+Result<void> setSequenceKernel(OpRegistry &r, std::string_view name, KernelFn k);
 
 } // namespace sf::eval::detail

@@ -34,7 +34,7 @@ Result<void> ifKernel(EvalContext &ctx) {
     return errorf("the {} branch has {} outputs, the node {}", c ? "then" : "else", outs.size(), ctx.numOutputs());
   for (size_t k = 0; k < outs.size(); ++k) {
     if (!outs[k]) return errorf("the branch did not compute output {}", k);
-    SF_TRY(ctx.setOutput(k, *outs[k]));
+    SF_TRY(ctx.setOutput(k, outs[k]));
   }
   return success();
 }
@@ -75,10 +75,10 @@ Result<void> loopKernel(EvalContext &ctx) {
   size_t formals0 = formalsOf(*body);
   if (formals0 < 2) return errorf("the body has {} inputs, at least 2 expected", formals0);
   size_t carried = formals0 - 2;
-  std::vector<TensorRef> state;
+  std::vector<Value> state;
   for (size_t i = 0; i < carried; ++i) {
-    if (!ctx.hasInput(2 + i)) return errorf("carried value {} is not given", i);
-    state.push_back(ctx.inputShared(2 + i));
+    if (!ctx.value(2 + i)) return errorf("carried value {} is not given", i);
+    state.push_back(ctx.value(2 + i));
   }
   size_t scans = ctx.numOutputs() > carried ? ctx.numOutputs() - carried : 0;
   std::vector<std::vector<TensorRef>> scanParts(scans);
@@ -86,21 +86,26 @@ Result<void> loopKernel(EvalContext &ctx) {
   int64_t i = 0;
   for (; (!trips || i < *trips) && cond; ++i) {
     if (i >= kMaxTrips) return errorf("more than {} iterations", kMaxTrips);
-    std::vector<TensorRef> formals;
-    formals.push_back(std::make_shared<const Tensor>(Tensor::fromInt64s({}, {i}).value()));
+    std::vector<Value> formals;
+    formals.push_back(Value(std::make_shared<const Tensor>(Tensor::fromInt64s({}, {i}).value())));
     SF_ASSIGN(Tensor c, Tensor::fromInt64s({}, {cond ? 1 : 0}, ElementType::Bool));
-    formals.push_back(std::make_shared<const Tensor>(std::move(c)));
+    formals.push_back(Value(std::make_shared<const Tensor>(std::move(c))));
     for (const auto &s : state) formals.push_back(s);
     SF_ASSIGN(auto outs, ctx.runBody(*body, formals));
     if (outs.size() != 1 + carried + scans)
       return errorf("the body has {} outputs, expected {}", outs.size(), 1 + carried + scans);
     for (const auto &o : outs)
       if (!o) return errorf("the body did not compute an output");
+    if (!outs[0].isTensor()) return errorf("the body's condition is {}", outs[0].describe());
     SF_ASSIGN(cond, truth(*outs[0]));
     for (size_t k = 0; k < carried; ++k) state[k] = outs[1 + k];
-    for (size_t k = 0; k < scans; ++k) scanParts[k].push_back(outs[1 + carried + k]);
+    for (size_t k = 0; k < scans; ++k) {
+      if (!outs[1 + carried + k].isTensor())
+        return errorf("scan output {} is {}", k, outs[1 + carried + k].describe());
+      scanParts[k].push_back(outs[1 + carried + k].tensor());
+    }
   }
-  for (size_t k = 0; k < carried; ++k) SF_TRY(ctx.setOutput(k, *state[k]));
+  for (size_t k = 0; k < carried; ++k) SF_TRY(ctx.setOutput(k, state[k]));
   for (size_t k = 0; k < scans; ++k) {
     if (scanParts[k].empty()) {
       // No iteration: an empty stack of the declared element type.
@@ -146,6 +151,7 @@ Result<void> scanKernel(EvalContext &ctx) {
   int64_t len = -1;
   std::vector<size_t> axes;
   for (size_t j = 0; j < size_t(m); ++j) {
+    if (!ctx.hasInput(states + j)) return errorf("scan input {} is {}", j, ctx.value(states + j).describe());
     const Tensor &t = ctx.input(states + j);
     SF_ASSIGN(size_t a, normAxis(inAxes[j], t.shape().size()));
     axes.push_back(a);
@@ -153,22 +159,25 @@ Result<void> scanKernel(EvalContext &ctx) {
     len = t.shape()[a];
   }
   if (len < 0) len = 0;
-  std::vector<TensorRef> state;
-  for (size_t i = 0; i < states; ++i) state.push_back(ctx.inputShared(i));
+  std::vector<Value> state;
+  for (size_t i = 0; i < states; ++i) state.push_back(ctx.value(i));
   std::vector<std::vector<TensorRef>> parts(scansOut);
   for (int64_t it = 0; it < len; ++it) {
-    std::vector<TensorRef> formals = state;
+    std::vector<Value> formals = state;
     for (size_t j = 0; j < size_t(m); ++j) {
       int64_t k = inDirs[j] ? len - 1 - it : it;
       SF_ASSIGN(Tensor s, sliceAt(ctx, ctx.input(states + j), axes[j], k));
-      formals.push_back(std::make_shared<const Tensor>(std::move(s)));
+      formals.push_back(Value(std::make_shared<const Tensor>(std::move(s))));
     }
     SF_ASSIGN(auto outs, ctx.runBody(*body, formals));
     if (outs.size() != states + scansOut) return errorf("the body has {} outputs", outs.size());
     for (size_t k = 0; k < states; ++k) state[k] = outs[k];
-    for (size_t k = 0; k < scansOut; ++k) parts[k].push_back(outs[states + k]);
+    for (size_t k = 0; k < scansOut; ++k) {
+      if (!outs[states + k].isTensor()) return errorf("scan output {} is {}", k, outs[states + k].describe());
+      parts[k].push_back(outs[states + k].tensor());
+    }
   }
-  for (size_t k = 0; k < states; ++k) SF_TRY(ctx.setOutput(k, *state[k]));
+  for (size_t k = 0; k < states; ++k) SF_TRY(ctx.setOutput(k, state[k]));
   for (size_t k = 0; k < scansOut; ++k) {
     if (parts[k].empty()) return errorf("a scan of length 0");
     if (outDirs[k]) std::reverse(parts[k].begin(), parts[k].end());
@@ -182,9 +191,9 @@ Result<void> scanKernel(EvalContext &ctx) {
 } // namespace
 
 Result<void> registerControl(OpRegistry &r) {
-  SF_TRY(setKernel(r, "If", ifKernel));
-  SF_TRY(setKernel(r, "Loop", loopKernel));
-  SF_TRY(setKernel(r, "Scan", scanKernel));
+  SF_TRY(setSequenceKernel(r, "If", ifKernel));
+  SF_TRY(setSequenceKernel(r, "Loop", loopKernel));
+  SF_TRY(setSequenceKernel(r, "Scan", scanKernel));
   return success();
 }
 

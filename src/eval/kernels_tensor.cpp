@@ -17,7 +17,8 @@ Result<void> viewAs(EvalContext &ctx, Shape shape) {
   return ctx.setOutput(0, std::move(t));
 }
 
-Result<void> identity(EvalContext &ctx) { return ctx.setOutput(0, ctx.input(0)); }
+/// Identity passes any value on (tensor, sequence or optional), sharing it.
+Result<void> identity(EvalContext &ctx) { return ctx.setOutput(0, ctx.value(0)); }
 
 Result<void> dropout(EvalContext &ctx) {
   // Training mode (opset 12: input 2 true; before 7: is_test 0) draws random numbers: the
@@ -216,16 +217,17 @@ Result<void> transpose(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
-Result<void> concat(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
+} // namespace
+
+Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *> &parts, size_t axis) {
+  if (parts.empty()) return errorf("nothing to concatenate");
+  const Tensor &a = *parts[0];
   SF_TRY(requireBytes(a));
-  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", ctx.opset() < 4 ? 1 : 0));
-  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  if (axis >= a.shape().size()) return errorf("axis {} of rank {}", axis, a.shape().size());
   Shape out = a.shape();
   out[axis] = 0;
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    if (!ctx.hasInput(i)) continue;
-    const Tensor &t = ctx.input(i);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor &t = *parts[i];
     if (t.type() != a.type() || t.shape().size() != out.size())
       return errorf("input {} is {}{}, input 0 {}{}", i, shortName(t.type()), shapeText(t.shape()),
                     shortName(a.type()), shapeText(a.shape()));
@@ -240,22 +242,65 @@ Result<void> concat(EvalContext &ctx) {
   for (size_t d = 0; d < axis; ++d) outer *= out[d];
   for (size_t d = axis + 1; d < out.size(); ++d) inner *= out[d];
   int64_t rowOut = out[axis] * inner, at = 0;
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    if (!ctx.hasInput(i)) continue;
-    const Tensor &t = ctx.input(i);
-    int64_t row = t.shape()[axis] * inner;
+  for (const Tensor *t : parts) {
+    int64_t row = t->shape()[axis] * inner;
     for (int64_t o = 0; o < outer && row > 0; ++o)
-      std::memcpy(bytes.data() + size_t(o * rowOut + at) * elem, t.bytes().data() + size_t(o * row) * elem,
+      std::memcpy(bytes.data() + size_t(o * rowOut + at) * elem, t->bytes().data() + size_t(o * row) * elem,
                   size_t(row) * elem);
     at += row;
   }
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+  return Tensor::fromBytes(a.type(), out, std::move(bytes));
+}
+
+Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_t axis,
+                                        const std::vector<int64_t> &sizes) {
+  SF_TRY(requireBytes(a));
+  if (axis >= a.shape().size()) return errorf("axis {} of rank {}", axis, a.shape().size());
+  int64_t len = a.shape()[axis];
+  int64_t sum = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) return errorf("sizes [{}] include a negative one", fmt::join(sizes, ","));
+    auto t = checkedAdd(sum, s);
+    if (!t) return errorf("sizes [{}] overflow", fmt::join(sizes, ","));
+    sum = *t;
+  }
+  if (sum != len) return errorf("sizes [{}] add up to {}, the axis is {}", fmt::join(sizes, ","), sum, len);
+  size_t elem = elementSize(a.type());
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
+  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  int64_t at = 0;
+  std::vector<Tensor> outs;
+  for (int64_t size : sizes) {
+    Shape out = a.shape();
+    out[axis] = size;
+    SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+    int64_t row = size * inner;
+    for (int64_t o = 0; o < outer && row > 0; ++o)
+      std::memcpy(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
+                  size_t(row) * elem);
+    at += row;
+    SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+    outs.push_back(std::move(t));
+  }
+  return outs;
+}
+
+namespace {
+
+Result<void> concat(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", ctx.opset() < 4 ? 1 : 0));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  std::vector<const Tensor *> parts;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i)) parts.push_back(&ctx.input(i));
+  SF_ASSIGN(Tensor t, concatTensors(ctx, parts, axis));
   return ctx.setOutput(0, std::move(t));
 }
 
 Result<void> split(EvalContext &ctx) {
   const Tensor &a = ctx.input(0);
-  SF_TRY(requireBytes(a));
   SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
   SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
   int64_t len = a.shape()[axis];
@@ -277,26 +322,8 @@ Result<void> split(EvalContext &ctx) {
     for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::max<int64_t>(0, std::min(each, len - k * each)));
   }
   if (sizes.size() != n) return errorf("{} sizes for {} outputs", sizes.size(), n);
-  int64_t sum = 0;
-  for (int64_t s : sizes) sum += s;
-  if (sum != len) return errorf("sizes [{}] add up to {}, the axis is {}", fmt::join(sizes, ","), sum, len);
-  size_t elem = elementSize(a.type());
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
-  int64_t at = 0;
-  for (size_t k = 0; k < n; ++k) {
-    Shape out = a.shape();
-    out[axis] = sizes[k];
-    SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
-    int64_t row = sizes[k] * inner;
-    for (int64_t o = 0; o < outer && row > 0; ++o)
-      std::memcpy(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
-                  size_t(row) * elem);
-    at += row;
-    SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
-    SF_TRY(ctx.setOutput(k, std::move(t)));
-  }
+  SF_ASSIGN(auto outs, splitTensor(ctx, a, axis, sizes));
+  for (size_t k = 0; k < n; ++k) SF_TRY(ctx.setOutput(k, std::move(outs[k])));
   return success();
 }
 
@@ -476,7 +503,7 @@ Result<void> range(EvalContext &ctx) {
 } // namespace
 
 Result<void> registerTensorOps(OpRegistry &r) {
-  SF_TRY(setKernel(r, "Identity", identity));
+  SF_TRY(setSequenceKernel(r, "Identity", identity));
   SF_TRY(setKernel(r, "Dropout", dropout));
   SF_TRY(setKernel(r, "Shape", shapeOp));
   SF_TRY(setKernel(r, "Size", sizeOp));

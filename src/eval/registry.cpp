@@ -14,11 +14,17 @@ Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k, std::st
   return success();
 }
 
+Result<void> setSequenceKernel(OpRegistry &r, std::string_view name, KernelFn k) {
+  SF_TRY(setKernel(r, name, std::move(k)));
+  r.findMutable("", name)->kernelTakesSequences = true;
+  return success();
+}
+
 } // namespace detail
 
 void registerKernels(OpRegistry &r) {
   for (auto f : {detail::registerElementwise, detail::registerTensorOps, detail::registerNN, detail::registerMore, detail::registerResize, detail::registerControl, detail::registerRecurrent,
-                 detail::registerQuant})
+                 detail::registerQuant, detail::registerSequences})
     if (auto ok = f(r); !ok.ok()) {
       // A kernel set on an op name the registry does not have: a mistake in this layer.
       std::fprintf(stderr, "shapeflow: internal error: %s\n", ok.error().message.c_str());

@@ -185,15 +185,6 @@ std::pair<std::string, std::string> blame(const Graph &g, OutletId output,
   return {opName(p), ""};
 }
 
-/// Graph inputs that are not initializers (what test_data_set_N/input_K.pb feed), in order.
-std::vector<const onnx::ValueInfoView *> formalInputs(const onnx::GraphView &gv) {
-  std::unordered_set<std::string_view> inits;
-  for (const auto &t : gv.initializers) inits.insert(t.name);
-  std::vector<const onnx::ValueInfoView *> out;
-  for (const auto &in : gv.inputs)
-    if (!inits.count(in.name)) out.push_back(&in);
-  return out;
-}
 
 /// The index in `names` of the value's name, else `position` (when in range), else -1.
 int matchName(const std::string &dataName, size_t position, const std::vector<std::string> &names) {
@@ -222,28 +213,6 @@ struct Loaded {
 };
 
 /// The element type a (sequence / optional of) tensor type declares; 0 when none.
-int32_t declaredElemType(const onnx::TypeView *t) {
-  while (t && (t->kind == onnx::TypeView::Sequence || t->kind == onnx::TypeView::Optional))
-    t = t->inner.get();
-  return t && (t->kind == onnx::TypeView::Tensor || t->kind == onnx::TypeView::SparseTensor)
-             ? t->elemType
-             : 0;
-}
-
-/// ONNX's test generator stores BFLOAT16 tensors as UINT16 (numpy has no bfloat16): where the
-/// model declares BFLOAT16, read UINT16 data as the BFLOAT16 bits it is.
-void fixBfloat16(DataValue &v, const onnx::TypeView *declared, const std::string &what,
-                 std::vector<std::string> &notes) {
-  if (declaredElemType(declared) != int32_t(onnx::DataType::BFloat16)) return;
-  bool fixed = false;
-  for (auto &t : v.tensors)
-    if (t.view.dataType == int32_t(onnx::DataType::UInt16)) {
-      t.view.dataType = int32_t(onnx::DataType::BFloat16);
-      fixed = true;
-    }
-  if (fixed) notes.push_back("test data quirk: " + what + " stored as UINT16, read as the BFLOAT16 the model declares");
-}
-
 /// A declared static dim or rank that the test data contradicts: the data is what the test runs
 /// with, so inference is fed the data's shape (ONNX's runner does not check either).
 std::optional<std::string> contradictsDeclared(const onnx::TypeView *declared, const DataValue &v) {

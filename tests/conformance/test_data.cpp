@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
 namespace sf::conformance {
 namespace fs = std::filesystem;
@@ -152,9 +153,13 @@ ElementType elementTypeOf(int32_t dataType) {
 
 Result<Tensor> toTensor(const DataTensor &t, size_t maxElements) {
   ElementType type = elementTypeOf(t.dataType());
-  if (type == ElementType::Undefined || type == ElementType::String || isComplex(type))
-    return makeError(t.describe() + ": not a numeric tensor");
+  if (type == ElementType::Undefined || isComplex(type))
+    return makeError(t.describe() + ": not a numeric or string tensor");
   Shape shape(t.dims().begin(), t.dims().end());
+  if (type == ElementType::String) {
+    if (t.view.stringData.size() > maxElements) return makeError(t.describe() + ": too many strings");
+    return Tensor::fromStrings(shape, std::vector<std::string>(t.view.stringData.begin(), t.view.stringData.end()));
+  }
   onnx::ModelView none;
   if (isInteger(type) || type == ElementType::Bool) {
     SF_ASSIGN(auto values, onnx::decodeInts(t.view, none, maxElements));
@@ -162,6 +167,38 @@ Result<Tensor> toTensor(const DataTensor &t, size_t maxElements) {
   }
   SF_ASSIGN(auto values, onnx::decodeFloats(t.view, none, maxElements));
   return Tensor::fromDoubles(type, shape, values);
+}
+
+/// Graph inputs that are not initializers (what test_data_set_N/input_K.pb feed), in order.
+std::vector<const onnx::ValueInfoView *> formalInputs(const onnx::GraphView &gv) {
+  std::unordered_set<std::string_view> inits;
+  for (const auto &t : gv.initializers) inits.insert(t.name);
+  std::vector<const onnx::ValueInfoView *> out;
+  for (const auto &in : gv.inputs)
+    if (!inits.count(in.name)) out.push_back(&in);
+  return out;
+}
+
+int32_t declaredElemType(const onnx::TypeView *t) {
+  while (t && (t->kind == onnx::TypeView::Sequence || t->kind == onnx::TypeView::Optional))
+    t = t->inner.get();
+  return t && (t->kind == onnx::TypeView::Tensor || t->kind == onnx::TypeView::SparseTensor)
+             ? t->elemType
+             : 0;
+}
+
+/// ONNX's test generator stores BFLOAT16 tensors as UINT16 (numpy has no bfloat16): where the
+/// model declares BFLOAT16, read UINT16 data as the BFLOAT16 bits it is.
+void fixBfloat16(DataValue &v, const onnx::TypeView *declared, const std::string &what,
+                 std::vector<std::string> &notes) {
+  if (declaredElemType(declared) != int32_t(onnx::DataType::BFloat16)) return;
+  bool fixed = false;
+  for (auto &t : v.tensors)
+    if (t.view.dataType == int32_t(onnx::DataType::UInt16)) {
+      t.view.dataType = int32_t(onnx::DataType::BFloat16);
+      fixed = true;
+    }
+  if (fixed) notes.push_back("test data quirk: " + what + " stored as UINT16, read as the BFLOAT16 the model declares");
 }
 
 Fact elementFact(const std::vector<DataTensor> &elements) {

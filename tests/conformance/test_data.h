@@ -47,9 +47,21 @@ Result<DataValue> readDataValue(const std::filesystem::path &path, const onnx::T
 /// The element type of an ONNX data type number (Undefined for types the IR does not have).
 ElementType elementTypeOf(int32_t dataType);
 
-/// The values of a numeric or bool tensor as an IR tensor (for using a test input as a constant);
-/// an error for strings, for types the IR does not have and above `maxElements`.
+/// The values of a numeric, bool or string tensor as an IR tensor (for using a test input as a
+/// constant); an error for types the IR does not have and above `maxElements`.
 Result<Tensor> toTensor(const DataTensor &t, size_t maxElements);
+
+/// Graph inputs that are not initializers (what test_data_set_N/input_K.pb feed), in order.
+std::vector<const onnx::ValueInfoView *> formalInputs(const onnx::GraphView &gv);
+
+/// The tensor element type (a DataType value) of a declared type, through sequences and
+/// optionals; 0 when there is none.
+int32_t declaredElemType(const onnx::TypeView *t);
+
+/// ONNX's test generator stores BFLOAT16 tensors as UINT16 (numpy has no bfloat16): where the
+/// model declares BFLOAT16, read UINT16 data as the BFLOAT16 bits it is (a note says so).
+void fixBfloat16(DataValue &v, const onnx::TypeView *declared, const std::string &what,
+                 std::vector<std::string> &notes);
 
 /// The fact that describes the elements of a sequence: their common type; their shape where all
 /// agree, dims that differ become intervals {min..max}; rank unknown when ranks differ.

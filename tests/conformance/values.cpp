@@ -40,6 +40,39 @@ bool close(double a, double e, double rtol, double atol) {
   return std::abs(a - e) <= atol + rtol * std::abs(e);
 }
 
+/// A test data value as a run-time value: a tensor, a sequence, or an empty optional.
+Result<Value> toValue(const conformance::DataValue &v, const onnx::TypeView *declared) {
+  using Kind = conformance::DataValue::Kind;
+  auto elem = conformance::elementTypeOf(conformance::declaredElemType(declared));
+  if (v.kind == Kind::EmptyOptional) return Value::none(elem);
+  std::vector<std::shared_ptr<const Tensor>> tensors;
+  for (const auto &t : v.tensors) {
+    SF_ASSIGN(Tensor x, conformance::toTensor(t, size_t(1) << 28));
+    tensors.push_back(std::make_shared<const Tensor>(std::move(x)));
+  }
+  if (v.kind == Kind::Sequence) return Value::sequence(tensors.empty() ? elem : tensors[0]->type(), std::move(tensors));
+  if (tensors.size() != 1) return errorf("{} tensors where one was expected", tensors.size());
+  return Value(tensors[0]);
+}
+
+/// Why `a` differs from the expected `e` (type, shape, or the first element out of tolerance).
+std::optional<std::string> compare(const Tensor &a, const Tensor &e) {
+  if (a.type() != e.type()) return fmt::format(" is {}, expected {}", shortName(a.type()), shortName(e.type()));
+  if (a.shape() != e.shape())
+    return fmt::format(" has shape [{}], expected [{}]", fmt::join(a.shape(), ","), fmt::join(e.shape(), ","));
+  if (a.isString() || isComplex(a.type())) {
+    if (!(a == e)) return std::string(" differs");
+    return std::nullopt;
+  }
+  auto x = a.toDoubles(size_t(a.elementCount())), y = e.toDoubles(size_t(e.elementCount()));
+  if (!x.ok() || !y.ok()) return std::string(": cannot read elements");
+  bool exact = !isFloat(a.type());
+  for (size_t i = 0; i < x->size(); ++i)
+    if (exact ? (*x)[i] != (*y)[i] : !close((*x)[i], (*y)[i], 1e-3, 1e-7))
+      return fmt::format(" element {} is {}, expected {}", i, (*x)[i], (*y)[i]);
+  return std::nullopt;
+}
+
 Outcome runTest(const fs::path &dir) {
   Diagnostics diags;
   auto g = onnx::loadModelFile((dir / "model.onnx").string(), diags, onnx::ImportOptions{.decodeLarge = true});
@@ -48,31 +81,30 @@ Outcome runTest(const fs::path &dir) {
   inferGraph(*g, diags, io);
   ExprScope scope = g->enter();
   fs::path data = dir / "test_data_set_0";
+  // The declared types say which data files hold sequences and optionals.
+  auto model = onnx::readModelFile((dir / "model.onnx").string());
+  if (!model.ok()) return {Verdict::Error, "read: " + model.error().message};
+  auto declaredInputs = conformance::formalInputs(model->graph);
   std::vector<OutletId> feedable;
   for (OutletId o : g->inputs)
     if (!(g->fact(o).constant && g->fact(o).constant->hasData())) feedable.push_back(o);
-  std::map<std::string, Tensor> inputs;
+  std::map<std::string, Value> inputs;
   auto inFiles = conformance::dataFiles(data, "input");
+  std::vector<std::string> notes;
   for (size_t k = 0; k < inFiles.size(); ++k) {
-    auto v = conformance::readDataValue(inFiles[k], nullptr);
+    const onnx::TypeView *declared = k < declaredInputs.size() ? &declaredInputs[k]->type : nullptr;
+    auto v = conformance::readDataValue(inFiles[k], declared);
     if (!v.ok()) return {Verdict::Skipped, "input " + std::to_string(k) + ": " + v.error().message};
-    if (v->kind != conformance::DataValue::Kind::Tensor || v->tensors.size() != 1)
-      return {Verdict::Skipped, "an input is a sequence or optional"};
-    auto t = conformance::toTensor(v->tensors[0], size_t(1) << 28);
-    if (!t.ok()) return {Verdict::Skipped, "input " + std::to_string(k) + ": " + t.error().message};
+    conformance::fixBfloat16(*v, declared, "input", notes);
+    auto value = toValue(*v, declared);
+    if (!value.ok()) return {Verdict::Skipped, "input " + std::to_string(k) + ": " + value.error().message};
     std::string name = v->name;
     if (name.empty() || !std::any_of(feedable.begin(), feedable.end(),
                                      [&](OutletId o) { return g->outlet(o).name == name; })) {
       if (k >= feedable.size()) return {Verdict::Skipped, "more input files than inputs"};
       name = g->outlet(feedable[k]).name;
     }
-    // bfloat16 data is stored as its uint16 bit patterns (NumPy has no bfloat16).
-    for (OutletId o : feedable)
-      if (g->outlet(o).name == name && g->fact(o).type == ElementType::BF16 && t->type() == ElementType::U16) {
-        auto b = Tensor::view(ElementType::BF16, t->shape(), t->bytes(), std::make_shared<Tensor>(*t));
-        if (b.ok()) t = std::move(*b);
-      }
-    inputs[name] = std::move(*t);
+    inputs[name] = std::move(*value);
   }
   eval::RunOptions ro;
   ro.maxMemory = int64_t(2) << 30;
@@ -86,33 +118,30 @@ Outcome runTest(const fs::path &dir) {
     return {Verdict::Wrong, std::to_string(outFiles.size()) + " expected outputs, " +
                                 std::to_string(r->outputs.size()) + " computed"};
   for (size_t k = 0; k < outFiles.size(); ++k) {
-    auto v = conformance::readDataValue(outFiles[k], nullptr);
-    if (!v.ok() || v->kind != conformance::DataValue::Kind::Tensor || v->tensors.size() != 1)
-      return {Verdict::Skipped, "an expected output is not a tensor"};
-    auto e = conformance::toTensor(v->tensors[0], size_t(1) << 28);
+    const onnx::TypeView *declared = k < model->graph.outputs.size() ? &model->graph.outputs[k].type : nullptr;
+    auto v = conformance::readDataValue(outFiles[k], declared);
+    if (!v.ok()) return {Verdict::Skipped, "expected output " + std::to_string(k) + ": " + v.error().message};
+    conformance::fixBfloat16(*v, declared, "output", notes);
+    auto e = toValue(*v, declared);
     if (!e.ok()) return {Verdict::Skipped, "expected output " + std::to_string(k) + ": " + e.error().message};
-    const auto &a = r->outputs[k];
-    if (!a) return {Verdict::Wrong, "output " + std::to_string(k) + " not computed"};
+    const Value &a = r->outputs[k];
     std::string what = "output " + std::to_string(k) + " (" + r->outputNames[k] + ")";
-    if (a->type() == ElementType::BF16 && e->type() == ElementType::U16) {
-      auto b = Tensor::view(ElementType::BF16, e->shape(), e->bytes(), std::make_shared<Tensor>(*e));
-      if (b.ok()) e = std::move(*b);
-    }
-    if (a->type() != e->type())
-      return {Verdict::Wrong, what + " is " + shortName(a->type()) + ", expected " + shortName(e->type())};
-    if (a->shape() != e->shape())
-      return {Verdict::Wrong, what + fmt::format(" has shape [{}], expected [{}]", fmt::join(a->shape(), ","),
-                                                 fmt::join(e->shape(), ","))};
-    if (a->isString() || isComplex(a->type())) {
-      if (!(*a == *e)) return {Verdict::Wrong, what + " differs"};
+    if (!a) return {Verdict::Wrong, what + " not computed"};
+    if (a.isNone() || e->isNone()) {
+      if (a.isNone() != e->isNone()) return {Verdict::Wrong, what + " is " + a.describe() + ", expected " + e->describe()};
       continue;
     }
-    auto x = a->toDoubles(size_t(a->elementCount())), y = e->toDoubles(size_t(e->elementCount()));
-    if (!x.ok() || !y.ok()) return {Verdict::Skipped, what + ": cannot read elements"};
-    bool exact = !isFloat(a->type());
-    for (size_t i = 0; i < x->size(); ++i)
-      if (exact ? (*x)[i] != (*y)[i] : !close((*x)[i], (*y)[i], 1e-3, 1e-7))
-        return {Verdict::Wrong, what + fmt::format(" element {} is {}, expected {}", i, (*x)[i], (*y)[i])};
+    if (a.isSequence() != e->isSequence())
+      return {Verdict::Wrong, what + " is " + a.describe() + ", expected " + e->describe()};
+    if (a.isTensor()) {
+      if (auto why = compare(*a, **e)) return {Verdict::Wrong, what + *why};
+      continue;
+    }
+    if (a.elements().size() != e->elements().size())
+      return {Verdict::Wrong, what + " is " + a.describe() + ", expected " + e->describe()};
+    for (size_t i = 0; i < a.elements().size(); ++i)
+      if (auto why = compare(*a.elements()[i], *e->elements()[i]))
+        return {Verdict::Wrong, what + fmt::format(" element {}", i) + *why};
   }
   return {Verdict::Pass, ""};
 }

@@ -113,7 +113,7 @@ TEST_F(SymbolTableTest, ABareSymbolBecomesAnExpressionOnlyWithinItsRange) {
   Dimension l = named("L", {1, 1024}), s = named("S", {1, 128}), p = named("P", {0, 896});
   ASSERT_TRUE(table.equate(l, GET(s + p)).ok());
   EXPECT_EQ(table.resolve(l).toString(), "S + P");
-  EXPECT_EQ(table.resolve(s).interval(), Interval(1, 128));
+  EXPECT_EQ(table.resolve(s).interval(), (Interval{1, 128}));
   // C (at least 1) equal to M - H + 1, which bounds do not keep at least 1 (found by
   // fuzz_graph: a DeformConv offset's size became -H + M + 1, a dim that may be negative):
   // M is solved for instead, and C keeps its range.
@@ -131,7 +131,7 @@ TEST_F(SymbolTableTest, ABareSymbolBecomesAnExpressionOnlyWithinItsRange) {
   Dimension o = Dimension::symbol(table.fresh({3, 5})), d = named("D", {1, kInf});
   Dimension half = GET(d - GET(GET(d + Dimension(1)).floorDiv(int64_t(2))));
   ASSERT_TRUE(table.equate(o, half).ok());
-  EXPECT_EQ(table.resolve(o).interval(), Interval(3, 5));
+  EXPECT_EQ(table.resolve(o).interval(), (Interval{3, 5}));
   ASSERT_TRUE(table.resolve(o).expr());
   EXPECT_TRUE(isSymbol(table.resolve(o).expr()));
   // Found by fuzz_graph: the same size equal to max(a, b) of two sizes of at least 1: binding it
@@ -139,7 +139,7 @@ TEST_F(SymbolTableTest, ABareSymbolBecomesAnExpressionOnlyWithinItsRange) {
   Dimension p3 = Dimension::symbol(table.fresh({3, 5}));
   Dimension a = Dimension::symbol(table.fresh({1, kInf})), b = Dimension::symbol(table.fresh({1, kInf}));
   ASSERT_TRUE(table.equate(p3, GET(Dimension::max(a, b))).ok());
-  EXPECT_EQ(table.resolve(p3).interval(), Interval(3, 5));
+  EXPECT_EQ(table.resolve(p3).interval(), (Interval{3, 5}));
 }
 
 TEST_F(SymbolTableTest, EquateDisjointFails) {

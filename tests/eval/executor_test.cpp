@@ -30,7 +30,7 @@ Ran runText(const char *text, std::map<std::string, Tensor> inputs, RunOptions o
 Tensor f32(Shape s, std::vector<double> v) { return *Tensor::fromDoubles(ElementType::F32, s, v); }
 Tensor i64(Shape s, std::vector<int64_t> v) { return *Tensor::fromInt64s(s, v); }
 
-std::vector<double> values(const std::shared_ptr<const Tensor> &t) {
+std::vector<double> values(const Value &t) {
   return *t->toDoubles(size_t(t->elementCount()));
 }
 

@@ -19,21 +19,60 @@
 
 namespace sf {
 
-/// What a kernel sees: its node's input tensors (absent optional inputs are null), attributes,
-/// opset; it sets every output.
+/// A run-time value: a tensor, a sequence of tensors (ONNX's seq(tensor)), or an optional that
+/// holds nothing (an optional that holds a value is that value). A default Value is absent (an
+/// omitted optional input).
+class Value {
+public:
+  Value() = default;
+  /// A tensor (absent when null).
+  Value(std::shared_ptr<const Tensor> t) : kind_(t ? Kind::Tensor : Kind::Absent), tensor_(std::move(t)) {}
+  static Value sequence(ElementType elementType, std::vector<std::shared_ptr<const Tensor>> elements);
+  /// An empty optional of a tensor or sequence whose elements are `elementType`.
+  static Value none(ElementType elementType = ElementType::Undefined);
+
+  explicit operator bool() const { return kind_ != Kind::Absent; }
+  bool isTensor() const { return kind_ == Kind::Tensor; }
+  bool isSequence() const { return kind_ == Kind::Sequence; }
+  bool isNone() const { return kind_ == Kind::None; }
+  /// The tensor (null unless isTensor()).
+  const std::shared_ptr<const Tensor> &tensor() const { return tensor_; }
+  const Tensor &operator*() const { return *tensor_; }
+  const Tensor *operator->() const { return tensor_.get(); }
+  /// The elements of a sequence (empty otherwise).
+  const std::vector<std::shared_ptr<const Tensor>> &elements() const;
+  /// The tensor's element type, or the declared element type of a sequence or empty optional.
+  ElementType elementType() const;
+  /// `f32[2,3]`, `seq(f32)[3 elements]`, `none`, `absent`.
+  std::string describe() const;
+
+private:
+  enum class Kind { Absent, Tensor, Sequence, None };
+  Kind kind_ = Kind::Absent;
+  std::shared_ptr<const Tensor> tensor_;
+  std::shared_ptr<const std::vector<std::shared_ptr<const Tensor>>> elements_;
+  ElementType elementType_ = ElementType::Undefined;
+};
+
+/// What a kernel sees: its node's input values (absent optional inputs are absent), attributes,
+/// opset; it sets every output. Only kernels registered as taking sequences and optionals see
+/// inputs that are not tensors; the executor refuses them to the others.
 class EvalContext {
 public:
-  EvalContext(const Node &node, std::vector<std::shared_ptr<const Tensor>> inputs, int64_t opset,
-              int64_t *liveBytes, int64_t maxBytes)
+  EvalContext(const Node &node, std::vector<Value> inputs, int64_t opset, int64_t *liveBytes,
+              int64_t maxBytes)
       : node_(node), inputs_(std::move(inputs)), opset_(opset), outputs_(node.outputs.size()),
         liveBytes_(liveBytes), maxBytes_(maxBytes) {}
 
   size_t numInputs() const { return inputs_.size(); }
-  bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i]; }
+  /// Input i is given and is a tensor.
+  bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i].isTensor(); }
   /// Input i; requires hasInput(i).
   const Tensor &input(size_t i) const { return *inputs_[i]; }
   /// Input i as shared, for an output that views its bytes.
-  const std::shared_ptr<const Tensor> &inputShared(size_t i) const { return inputs_[i]; }
+  const std::shared_ptr<const Tensor> &inputShared(size_t i) const { return inputs_[i].tensor(); }
+  /// Input i whatever it is (absent past the last input).
+  const Value &value(size_t i) const { return i < inputs_.size() ? inputs_[i] : absent_; }
   size_t numOutputs() const { return outputs_.size(); }
   const Attributes &attrs() const { return node_.attrs; }
   int64_t opset() const { return opset_; }
@@ -47,26 +86,27 @@ public:
   /// no size an input merely claims is allocated.
   Result<void> admit(ElementType t, const Shape &shape) const;
   Result<void> setOutput(size_t i, Tensor t);
-  std::vector<std::shared_ptr<const Tensor>> &outputs() { return outputs_; }
+  Result<void> setOutput(size_t i, Value v);
+  std::vector<Value> &outputs() { return outputs_; }
   /// Bytes this kernel allocated (counted against the budget until the node's outputs die).
   int64_t allocated() const { return allocated_; }
 
   /// Runs one of the node's bodies (If branch, Loop or Scan body) with `formals` for its inputs;
   /// the values it captures from enclosing graphs are this node's inputs.
-  using BodyRunner = std::function<Result<std::vector<std::shared_ptr<const Tensor>>>(
-      const Graph &, const std::vector<std::shared_ptr<const Tensor>> &)>;
+  using BodyRunner =
+      std::function<Result<std::vector<Value>>(const Graph &, const std::vector<Value> &)>;
   void setBodyRunner(BodyRunner r) { bodyRunner_ = std::move(r); }
-  Result<std::vector<std::shared_ptr<const Tensor>>>
-  runBody(const Graph &body, const std::vector<std::shared_ptr<const Tensor>> &formals) const {
+  Result<std::vector<Value>> runBody(const Graph &body, const std::vector<Value> &formals) const {
     if (!bodyRunner_) return makeError("bodies cannot be run here");
     return bodyRunner_(body, formals);
   }
 
 private:
   const Node &node_;
-  std::vector<std::shared_ptr<const Tensor>> inputs_;
+  std::vector<Value> inputs_;
   int64_t opset_;
-  std::vector<std::shared_ptr<const Tensor>> outputs_;
+  std::vector<Value> outputs_;
+  Value absent_;
   int64_t *liveBytes_;
   int64_t maxBytes_;
   int64_t allocated_ = 0;
@@ -78,7 +118,8 @@ namespace eval {
 struct RunOptions {
   /// Bytes of tensors alive at once (0: half the machine's memory).
   int64_t maxMemory = 0;
-  /// Called for every tensor a node produces, with the node and the output index.
+  /// Called for every tensor a node produces, with the node and the output index (for a
+  /// sequence, once per element).
   std::function<void(const Node &, size_t, const Tensor &)> observe;
   /// The ops and their kernels (default: evalRegistry()).
   const OpRegistry *registry = nullptr;
@@ -86,7 +127,7 @@ struct RunOptions {
 
 struct RunResult {
   std::vector<std::string> outputNames;
-  std::vector<std::shared_ptr<const Tensor>> outputs;
+  std::vector<Value> outputs;
   size_t nodesRun = 0;
   int64_t peakBytes = 0; // of the tensors the run allocated, alive at once
 };
@@ -99,6 +140,10 @@ void registerKernels(OpRegistry &r);
 /// Runs `g` on `inputs` (by graph input name; every input that is not a constant is required,
 /// with the element type its fact says and a shape its fact admits).
 Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
+                      const RunOptions &options = {});
+/// The same with sequences and optionals among the inputs (each element checked against the
+/// input's fact, which describes the elements).
+Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs,
                       const RunOptions &options = {});
 
 /// A tensor of `type` and `shape` with pseudo-random elements from `seed`: floats uniform in

@@ -146,6 +146,9 @@ struct OpDef {
   RefineFn refine = {};
   CostFn cost = {};
   KernelFn kernel = {};
+  /// The kernel reads inputs that are sequences or optionals (the executor gives the others
+  /// tensors only).
+  bool kernelTakesSequences = false;
 };
 
 class OpRegistry {
