@@ -174,6 +174,8 @@ inline Result<std::vector<double>> doubles(const Tensor &t) {
   return t.toDoubles(size_t(std::max<int64_t>(t.elementCount(), 0)));
 }
 
+/// `a` converted to `to` as Cast does (truncating floats to integers, numbers to and from text).
+Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to);
 /// The parts joined along `axis` (same type, same dims elsewhere; at least one part).
 Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *> &parts, size_t axis);
 /// `a` cut along `axis` into pieces of `sizes` (which must add up to the axis).
@@ -189,6 +191,7 @@ Result<void> registerControl(OpRegistry &r);
 Result<void> registerRecurrent(OpRegistry &r);
 Result<void> registerQuant(OpRegistry &r);
 Result<void> registerSequences(OpRegistry &r);
+Result<void> registerStrings(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
 Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k, std::string_view domain = "");

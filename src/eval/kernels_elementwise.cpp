@@ -2,6 +2,9 @@
 // Max/Min/Sum/Mean, Where, unary math and activations, Clip, Cast.
 #include "kernel_util.h"
 
+#include <charconv>
+#include <optional>
+
 #include <cmath>
 
 namespace sf::eval::detail {
@@ -321,49 +324,95 @@ Result<void> clip(EvalContext &ctx) {
   }, false);
 }
 
-/// Elements of a tensor of any numeric type (f16 and bf16 included) as doubles.
-Result<std::vector<double>> asDoubles(const Tensor &t) { return doubles(t); }
+/// An element as text, as ONNX's Cast to string writes it: integers in decimal, floats in the
+/// shortest form that reads back to the same value of their type (`0.039187793`, `1e-05`).
+std::string elementAsString(ElementType t, double x) {
+  char buf[64];
+  std::to_chars_result r;
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "INF" : "-INF";
+  if (t == ElementType::F64) r = std::to_chars(buf, buf + sizeof buf, x);
+  else if (isFloat(t)) r = std::to_chars(buf, buf + sizeof buf, float(x));
+  else r = std::to_chars(buf, buf + sizeof buf, int64_t(x));
+  return std::string(buf, r.ptr);
+}
+
+/// A string as a number: decimal or scientific, `INF`, `+INF`, `-INF` and `NaN` in any case.
+Result<double> stringAsNumber(const std::string &s) {
+  const char *begin = s.c_str();
+  char *end = nullptr;
+  double x = std::strtod(begin, &end);
+  if (end == begin) return errorf("'{}' is not a number", s.size() > 40 ? s.substr(0, 40) + "..." : s);
+  return x;
+}
+
+} // namespace
+
+Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to) {
+  if (to == a.type()) return a;
+  if (to == ElementType::String) {
+    SF_ASSIGN(auto v, doubles(a));
+    SF_TRY(ctx.admit(ElementType::F64, a.shape()));
+    std::vector<std::string> text;
+    text.reserve(v.size());
+    for (double x : v) text.push_back(elementAsString(a.type(), x));
+    return Tensor::fromStrings(a.shape(), std::move(text));
+  }
+  if (!isNumeric(to) && to != ElementType::Bool) return errorf("Cast to {} is not supported", shortName(to));
+  std::vector<double> v;
+  if (a.isString()) {
+    v.reserve(a.strings().size());
+    for (const std::string &s : a.strings()) {
+      SF_ASSIGN(double x, stringAsNumber(s));
+      v.push_back(x);
+    }
+  } else {
+    SF_ASSIGN(v, doubles(a));
+  }
+  // Float to integer truncates toward zero, as onnxruntime does; NaN and out-of-range values
+  // are undefined in ONNX, here saturated.
+  if (isInteger(to) || to == ElementType::Bool)
+    for (double &x : v) {
+      if (to == ElementType::Bool) x = (x != 0);
+      else x = std::isnan(x) ? 0 : std::trunc(x);
+    }
+  if (isInteger(to) && to != ElementType::U64 && to != ElementType::I64) {
+    // Wraps like a C conversion of the 64-bit value (onnxruntime's static_cast).
+    SF_ASSIGN(auto bytes, ctx.allocate(to, a.shape()));
+    SF_TRY(dispatch(to, [&](auto tag) -> Result<void> {
+      using T = typename decltype(tag)::type;
+      T *p = reinterpret_cast<T *>(bytes.data());
+      for (size_t i = 0; i < v.size(); ++i) p[i] = T(int64_t(std::clamp(v[i], -9.2e18, 9.2e18)));
+      return success();
+    }));
+    return Tensor::fromBytes(to, a.shape(), std::move(bytes));
+  }
+  if (to == ElementType::I64 || to == ElementType::U64) {
+    SF_ASSIGN(auto bytes, ctx.allocate(to, a.shape()));
+    SF_TRY(dispatch(to, [&](auto tag) -> Result<void> {
+      using T = typename decltype(tag)::type;
+      T *p = reinterpret_cast<T *>(bytes.data());
+      bool exact = isInteger(a.type()) && elementSize(a.type()) == 8; // i64/u64 sources bit for bit
+      std::optional<Elements<int64_t>> direct;
+      if (exact) direct.emplace(a);
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (exact) p[i] = T((*direct)[i]);
+        else p[i] = T(std::clamp(v[i], -9.2e18, 1.8e19));
+      }
+      return success();
+    }));
+    return Tensor::fromBytes(to, a.shape(), std::move(bytes));
+  }
+  return Tensor::fromDoubles(to, a.shape(), v);
+}
+
+namespace {
 
 Result<void> cast(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
   SF_ASSIGN(int64_t to, ctx.attrs().getInt("to"));
   auto type = elementTypeFromOnnx(to);
   if (!type) return errorf("'to' is {}, not an element type", to);
-  if (*type == a.type()) return ctx.setOutput(0, a);
-  if (!isNumeric(*type) && *type != ElementType::Bool)
-    return errorf("Cast to {} is not supported", shortName(*type));
-  SF_ASSIGN(auto v, asDoubles(a));
-  // Float to integer truncates toward zero, as onnxruntime does; NaN and out-of-range values
-  // are undefined in ONNX, here saturated.
-  if (isInteger(*type) || *type == ElementType::Bool)
-    for (double &x : v) {
-      if (*type == ElementType::Bool) x = (x != 0);
-      else x = std::isnan(x) ? 0 : std::trunc(x);
-    }
-  if (isInteger(*type) && *type != ElementType::U64 && *type != ElementType::I64) {
-    // Wraps like a C conversion of the 64-bit value (onnxruntime's static_cast).
-    return dispatch(*type, [&](auto tag) -> Result<void> {
-      using T = typename decltype(tag)::type;
-      Output<T> o(ctx, *type, a.shape());
-      SF_ASSIGN(T *p, o.make());
-      for (size_t i = 0; i < v.size(); ++i) p[i] = T(int64_t(std::clamp(v[i], -9.2e18, 9.2e18)));
-      return o.finish(0);
-    });
-  }
-  if (*type == ElementType::I64 || *type == ElementType::U64) {
-    return dispatch(*type, [&](auto tag) -> Result<void> {
-      using T = typename decltype(tag)::type;
-      Output<T> o(ctx, *type, a.shape());
-      SF_ASSIGN(T *p, o.make());
-      Elements<int64_t> direct(a); // exact for i64 sources, used below when they are integers
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (isInteger(a.type()) && elementSize(a.type()) == 8) p[i] = T(direct[i]);
-        else p[i] = T(std::clamp(v[i], -9.2e18, 1.8e19));
-      }
-      return o.finish(0);
-    });
-  }
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(*type, a.shape(), v));
+  SF_ASSIGN(Tensor t, castTensor(ctx, ctx.input(0), *type));
   return ctx.setOutput(0, std::move(t));
 }
 

@@ -520,13 +520,7 @@ Result<void> bitShift(EvalContext &ctx) {
 }
 
 Result<void> castLike(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
-  ElementType to = ctx.input(1).type();
-  if (to == a.type()) return ctx.setOutput(0, a);
-  SF_ASSIGN(auto v, doubles(a));
-  if (isInteger(to) || to == ElementType::Bool)
-    for (double &x : v) x = to == ElementType::Bool ? double(x != 0) : std::isnan(x) ? 0 : std::trunc(x);
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(to, a.shape(), v));
+  SF_ASSIGN(Tensor t, castTensor(ctx, ctx.input(0), ctx.input(1).type()));
   return ctx.setOutput(0, std::move(t));
 }
 

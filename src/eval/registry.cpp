@@ -24,7 +24,7 @@ Result<void> setSequenceKernel(OpRegistry &r, std::string_view name, KernelFn k)
 
 void registerKernels(OpRegistry &r) {
   for (auto f : {detail::registerElementwise, detail::registerTensorOps, detail::registerNN, detail::registerMore, detail::registerResize, detail::registerControl, detail::registerRecurrent,
-                 detail::registerQuant, detail::registerSequences})
+                 detail::registerQuant, detail::registerSequences, detail::registerStrings})
     if (auto ok = f(r); !ok.ok()) {
       // A kernel set on an op name the registry does not have: a mistake in this layer.
       std::fprintf(stderr, "shapeflow: internal error: %s\n", ok.error().message.c_str());

@@ -212,25 +212,6 @@ struct Loaded {
   std::vector<std::string> notes;                        // quirks of the test data
 };
 
-/// The element type a (sequence / optional of) tensor type declares; 0 when none.
-/// A declared static dim or rank that the test data contradicts: the data is what the test runs
-/// with, so inference is fed the data's shape (ONNX's runner does not check either).
-std::optional<std::string> contradictsDeclared(const onnx::TypeView *declared, const DataValue &v) {
-  if (!declared || declared->kind != onnx::TypeView::Tensor || !declared->hasShape ||
-      v.kind != DataValue::Kind::Tensor)
-    return std::nullopt;
-  const auto &dims = v.tensors[0].dims();
-  bool differs = declared->dims.size() != dims.size();
-  std::string text = "[";
-  for (size_t i = 0; i < declared->dims.size(); ++i) {
-    const auto &d = declared->dims[i];
-    text += (i ? "," : "") + (d.hasValue ? std::to_string(d.value) : d.param.empty() ? "?" : std::string(d.param));
-    if (d.hasValue && (i >= dims.size() || d.value != dims[i])) differs = true;
-  }
-  if (!differs) return std::nullopt;
-  return "the model declares " + text + "], the test data is " + v.tensors[0].describe();
-}
-
 /// Reads the model view and the test data; an error names what could not be read.
 Result<Loaded> loadTest(const fs::path &dir) {
   Loaded l;
@@ -341,18 +322,7 @@ TestResult runTest(const fs::path &dir, const std::string &suite, const Exclusio
                    tensorInput && usableAsConstant(*l.inputs[i], options.constantMaxElements)};
     // Named dims are assumed >= 1 (README, "Assumptions"); a test that feeds 0 for one runs as a
     // user would run it, with --dim NAME=0.. .
-    const onnx::TypeView *declaredType = l.inputTypes[i];
-    if (declaredType && declaredType->kind == onnx::TypeView::Tensor &&
-        b.data->kind == DataValue::Kind::Tensor && !b.data->tensors.empty()) {
-      const auto &dims = b.data->tensors[0].dims();
-      for (size_t j = 0; j < declaredType->dims.size() && j < dims.size(); ++j) {
-        const auto &d = declaredType->dims[j];
-        if (d.hasValue || d.param.empty() || dims[j] != 0) continue;
-        if (g.symbols.setRange(std::string(d.param), Interval{0, kInf}).ok())
-          l.notes.push_back("input '" + b.name + "' has 0 for dim " + std::string(d.param) +
-                            ": run as with --dim " + std::string(d.param) + "=0..");
-      }
-    }
+    admitZeroDims(g, b.name, l.inputTypes[i], *b.data, l.notes);
     for (const OutletId &o : g.inputs) {
       Outlet &out = g.outlet(o);
       if (out.name != b.name) continue;

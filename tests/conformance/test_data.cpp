@@ -201,6 +201,39 @@ void fixBfloat16(DataValue &v, const onnx::TypeView *declared, const std::string
   if (fixed) notes.push_back("test data quirk: " + what + " stored as UINT16, read as the BFLOAT16 the model declares");
 }
 
+/// A declared static dim or rank that the test data contradicts: the data is what the test runs
+/// with, so inference is fed the data's shape (ONNX's runner does not check either).
+std::optional<std::string> contradictsDeclared(const onnx::TypeView *declared, const DataValue &v) {
+  if (!declared || declared->kind != onnx::TypeView::Tensor || !declared->hasShape ||
+      v.kind != DataValue::Kind::Tensor)
+    return std::nullopt;
+  const auto &dims = v.tensors[0].dims();
+  bool differs = declared->dims.size() != dims.size();
+  std::string text = "[";
+  for (size_t i = 0; i < declared->dims.size(); ++i) {
+    const auto &d = declared->dims[i];
+    text += (i ? "," : "") + (d.hasValue ? std::to_string(d.value) : d.param.empty() ? "?" : std::string(d.param));
+    if (d.hasValue && (i >= dims.size() || d.value != dims[i])) differs = true;
+  }
+  if (!differs) return std::nullopt;
+  return "the model declares " + text + "], the test data is " + v.tensors[0].describe();
+}
+
+void admitZeroDims(Graph &g, const std::string &name, const onnx::TypeView *declared, const DataValue &v,
+                   std::vector<std::string> &notes) {
+  if (!declared || declared->kind != onnx::TypeView::Tensor || v.kind != DataValue::Kind::Tensor ||
+      v.tensors.empty())
+    return;
+  const auto &dims = v.tensors[0].dims();
+  for (size_t j = 0; j < declared->dims.size() && j < dims.size(); ++j) {
+    const auto &d = declared->dims[j];
+    if (d.hasValue || d.param.empty() || dims[j] != 0) continue;
+    if (g.symbols.setRange(std::string(d.param), Interval{0, kInf}).ok())
+      notes.push_back("input '" + name + "' has 0 for dim " + std::string(d.param) + ": run as with --dim " +
+                      std::string(d.param) + "=0..");
+  }
+}
+
 Fact elementFact(const std::vector<DataTensor> &elements) {
   Fact f;
   if (elements.empty()) return f;

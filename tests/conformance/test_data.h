@@ -6,12 +6,14 @@
 #pragma once
 
 #include "shapeflow/ir/fact.h"
+#include "shapeflow/ir/graph.h"
 #include "shapeflow/ir/tensor.h"
 #include "shapeflow/onnx/wire.h"
 #include "shapeflow/support/result.h"
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,16 @@ int32_t declaredElemType(const onnx::TypeView *t);
 /// model declares BFLOAT16, read UINT16 data as the BFLOAT16 bits it is (a note says so).
 void fixBfloat16(DataValue &v, const onnx::TypeView *declared, const std::string &what,
                  std::vector<std::string> &notes);
+
+/// A declared static dim or rank that the test data contradicts: the data is what the test runs
+/// with, so inference is fed the data's shape (ONNX's runner does not check either). The text
+/// says both.
+std::optional<std::string> contradictsDeclared(const onnx::TypeView *declared, const DataValue &v);
+
+/// Named dims are assumed >= 1 (README, "Assumptions"); a test that feeds 0 for one runs as a
+/// user would run it, with --dim NAME=0.. (a note says so).
+void admitZeroDims(Graph &g, const std::string &name, const onnx::TypeView *declared, const DataValue &v,
+                   std::vector<std::string> &notes);
 
 /// The fact that describes the elements of a sequence: their common type; their shape where all
 /// agree, dims that differ become intervals {min..max}; rank unknown when ranks differ.

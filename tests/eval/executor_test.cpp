@@ -4,35 +4,12 @@
 #include "shapeflow/eval/eval.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
+#include "run_text.h"
 
 #include <gtest/gtest.h>
 
 namespace sf::eval {
 namespace {
-
-struct Ran {
-  std::unique_ptr<Graph> graph;
-  Result<RunResult> result = makeError("not run");
-};
-
-Ran runText(const char *text, std::map<std::string, Tensor> inputs, RunOptions options = {}) {
-  Ran r;
-  auto g = parseGraph(text);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  if (!g.ok()) return r;
-  r.graph = std::make_unique<Graph>(std::move(*g));
-  Diagnostics d;
-  inferGraph(*r.graph, d);
-  r.result = run(*r.graph, inputs, options);
-  return r;
-}
-
-Tensor f32(Shape s, std::vector<double> v) { return *Tensor::fromDoubles(ElementType::F32, s, v); }
-Tensor i64(Shape s, std::vector<int64_t> v) { return *Tensor::fromInt64s(s, v); }
-
-std::vector<double> values(const Value &t) {
-  return *t->toDoubles(size_t(t->elementCount()));
-}
 
 TEST(Executor, BroadcastArithmeticMatMulAndSoftmax) {
   Ran r = runText(R"(
