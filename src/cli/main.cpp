@@ -44,13 +44,14 @@ int fail(const std::string &message) {
 /// What every subcommand is given about the model.
 struct ModelArgs {
   std::string path;
-  std::vector<std::string> inputs, dims;
+  std::vector<std::string> inputs, dims, values;
 
   void add(CLI::App *cmd) {
     cmd->add_option("MODEL", path, "an .onnx model or a text-form graph")->required();
     cmd->add_option("--input", inputs,
                     "override an input's shape: x=1,3,224,224 | x=N,3,H,W | x=[1..8,3,?,?] | s=[]");
     cmd->add_option("--dim", dims, "bound a symbol: N=1..64");
+    cmd->add_option("--value", values, "the elements of an integer input: k=3 | shape=1,N,64");
   }
 };
 
@@ -73,6 +74,10 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a) {
   for (const auto &in : a.inputs) {
     SF_ASSIGN(InputShape s, parseInputShape(in));
     options.inputs.push_back(s);
+  }
+  for (const auto &v : a.values) {
+    SF_ASSIGN(InputValue s, parseInputValue(v));
+    options.values.push_back(s);
   }
   SF_TRY(applyInputs(m->graph, options));
   m->stats = inferGraph(m->graph, m->diags, options);

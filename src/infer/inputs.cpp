@@ -25,6 +25,13 @@ Result<InputShape> parseInputShape(const std::string &spec) {
   return InputShape{spec.substr(0, eq), spec.substr(eq + 1)};
 }
 
+Result<InputValue> parseInputValue(const std::string &spec) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return errorf("--value expects NAME=ELEMENTS, got '{}'", spec);
+  return InputValue{spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
 Result<DimBound> parseDimBound(const std::string &spec) {
   auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) return errorf("--dim expects SYM=LO..HI, got '{}'", spec);
@@ -47,6 +54,77 @@ Result<DimBound> parseDimBound(const std::string &spec) {
   if (r.lo < 0 || r.lo > r.hi) return errorf("--dim {}: empty or negative range", spec);
   return DimBound{name, r};
 }
+
+namespace {
+
+Outlet *findInput(Graph &g, const std::string &name) {
+  for (const OutletId &o : g.inputs)
+    if (g.outlet(o).name == name) return &g.outlet(o);
+  return nullptr;
+}
+
+std::string inputNames(const Graph &g) {
+  std::string names;
+  for (const OutletId &o : g.inputs) names += " " + g.outlet(o).name;
+  return names;
+}
+
+/// The value of an integer input: each element parsed as a dim; the shape must agree.
+Result<void> applyValue(Graph &g, const InputValue &in) {
+  Outlet *target = findInput(g, in.name);
+  if (!target)
+    return errorf("--value {}={}: the graph has no input '{}' (inputs:{})", in.name, in.elements, in.name,
+                  inputNames(g));
+  Fact &f = target->fact;
+  if (f.type != ElementType::Undefined && !isInteger(f.type))
+    return errorf("--value {}={}: input '{}' is {}, not an integer tensor", in.name, in.elements, in.name, f);
+  // Elements split at top-level commas; a negative integer (a Reshape target's -1) is a value,
+  // everything else a dim.
+  std::string_view text = in.elements;
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') text = text.substr(1, text.size() - 2);
+  std::vector<Dimension> value;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && (text[i] == '(' || text[i] == '{')) ++depth;
+    if (i < text.size() && (text[i] == ')' || text[i] == '}')) --depth;
+    if (i < text.size() && (text[i] != ',' || depth > 0)) continue;
+    std::string_view e = text.substr(start, i - start);
+    while (!e.empty() && e.front() == ' ') e.remove_prefix(1);
+    while (!e.empty() && e.back() == ' ') e.remove_suffix(1);
+    start = i + 1;
+    if (e.empty() && text.empty()) break;
+    if (auto v = parseInt(e); v && *v < 0) {
+      value.push_back(Dimension::constantValue(*v));
+      continue;
+    }
+    auto d = parseDimension(e, g.symbols);
+    if (!d.ok()) return errorf("--value {}={}: {}", in.name, in.elements, d.error().message);
+    value.push_back(*d);
+  }
+  // `k=3` for a scalar input, `k=[3]` or `k=3` for a one-element vector.
+  bool scalar = f.shape.rankIsStatic() && f.shape.size() == 0;
+  if (f.shape.rankIsStatic() && f.shape.size() > 1)
+    return errorf("--value {}={}: input '{}' is {}; values are for rank 0 or 1", in.name, in.elements, in.name, f);
+  if (scalar && value.size() != 1)
+    return errorf("--value {}={}: input '{}' is a scalar ({})", in.name, in.elements, in.name, f);
+  if (!scalar) {
+    Dimension len(int64_t(value.size()));
+    if (f.shape.rankIsStatic()) {
+      auto m = Dimension::merge(f.shape[0], len);
+      if (!m)
+        return errorf("--value {}={}: {} elements for input '{}' ({})", in.name, in.elements, value.size(), in.name, f);
+      f.shape = PartialShape({*m});
+    } else {
+      f.shape = PartialShape({len});
+    }
+  }
+  if (f.type == ElementType::Undefined) f.type = ElementType::I64;
+  f.value = std::move(value);
+  return success();
+}
+
+} // namespace
 
 Result<void> applyInputs(Graph &g, const InferOptions &options) {
   ExprScope scope = g.enter();
@@ -73,6 +151,7 @@ Result<void> applyInputs(Graph &g, const InferOptions &options) {
                     declared.size(), declared);
     target->fact.shape = std::move(*shape);
   }
+  for (const InputValue &v : options.values) SF_TRY(applyValue(g, v));
   return success();
 }
 

@@ -71,9 +71,9 @@ void writeValueInfo(CodedOutputStream &out, const std::string &name, const Fact 
 
 } // namespace
 
-Result<std::string> annotatedModel(const std::string &path, const Graph &g) {
+Result<std::string> annotatedModelBuffer(std::string_view original, const Graph &g, std::string_view label) {
   ExprScope scope = g.enter();
-  SF_ASSIGN(ModelView model, readModelFile(path));
+  SF_ASSIGN(ModelView model, readModelBuffer(original, {}, label));
   std::unordered_set<std::string> skip;
   for (const auto &vi : model.graph.valueInfo) skip.insert(std::string(vi.name));
   for (const auto &vi : model.graph.inputs) skip.insert(std::string(vi.name));
@@ -93,9 +93,16 @@ Result<std::string> annotatedModel(const std::string &path, const Graph &g) {
       }
     });
   }
+  std::string bytes;
+  bytes.reserve(original.size() + tail.size());
+  bytes.append(original);
+  bytes.append(tail);
+  return bytes;
+}
+
+Result<std::string> annotatedModel(const std::string &path, const Graph &g) {
   SF_ASSIGN(auto file, MappedFile::open(path));
-  std::string bytes(file->bytes());
-  return bytes + tail;
+  return annotatedModelBuffer(file->bytes(), g, path);
 }
 
 } // namespace sf::onnx

@@ -562,6 +562,30 @@ Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags, const I
   return g;
 }
 
+namespace {
+
+/// A text-form graph starts with printable text; anything else is taken as ONNX protobuf.
+bool looksBinary(std::string_view bytes) {
+  for (size_t i = 0; i < std::min<size_t>(bytes.size(), 64); ++i)
+    if (bytes[i] == 0 || (uint8_t(bytes[i]) < 9)) return true;
+  return false;
+}
+
+} // namespace
+
+Result<Graph> loadGraphBuffer(std::string_view bytes, Diagnostics &diags, std::string_view label,
+                              const ImportOptions &options) {
+  if (looksBinary(bytes)) {
+    SF_ASSIGN(ModelView model, readModelBuffer(bytes, {}, label));
+    auto g = importModel(model, diags, options);
+    if (!g.ok()) return errorf("{}: {}", label, g.error().message);
+    return g;
+  }
+  auto g = parseGraph(bytes);
+  if (!g.ok()) return errorf("{}: {}", label, g.error().message);
+  return g;
+}
+
 Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags) {
   auto endsWith = [&](std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -573,11 +597,7 @@ Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags) {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  // A text-form graph starts with printable text; anything else is taken as ONNX protobuf.
-  bool binary = false;
-  for (size_t i = 0; i < std::min<size_t>(text.size(), 64); ++i)
-    if (text[i] == 0 || (uint8_t(text[i]) < 9)) binary = true;
-  if (binary) return loadModelFile(path, diags);
+  if (looksBinary(text)) return loadModelFile(path, diags);
   auto g = parseGraph(text);
   if (!g.ok()) return errorf("{}: {}", path, g.error().message);
   return g;

@@ -1,4 +1,5 @@
-// What a user says about the inputs (src/infer/inputs.cpp): the `--input` and `--dim` syntax and
+// What a user says about the inputs (src/infer/inputs.cpp): the `--input`, `--dim` and `--value`
+// syntax and
 // how applyInputs puts it on a graph.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
@@ -71,6 +72,42 @@ TEST(InputOptions, BadInputsAreErrorsNamingThem) {
   EXPECT_EQ(inferred(g, o), "error: --input x=1,2: input 'x' has rank 4 ([N,3,H,W])");
   o.inputs = {{"s", "[]"}};
   EXPECT_EQ(inferred(g, o), "y: f32[N,3,H,W]");
+}
+
+Graph shapeModel() {
+  auto g = parseGraph(R"(opset 17
+graph main(x: f32[N,64], t: i64[2], k: i64[]) {
+  y = Reshape(x, t)
+  z = Add(k, k)
+  return y, z
+}
+)");
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return std::move(*g);
+}
+
+TEST(InputOptions, ValuesOfIntegerInputsReachTheFacts) {
+  Graph g = shapeModel();
+  InferOptions o;
+  o.values = {{"t", "N,8,8"}, {"k", "3"}};
+  EXPECT_EQ(inferred(g, o), "error: --value t=N,8,8: 3 elements for input 't' (i64[2])");
+  Graph h = shapeModel();
+  o.values = {{"t", "[-1,16]"}, {"k", "3"}};
+  auto lines = [&](Graph &m) {
+    auto applied = applyInputs(m, o);
+    EXPECT_TRUE(applied.ok()) << applied.error().message;
+    Diagnostics d;
+    inferGraph(m, d, o);
+    return tensorLines(m);
+  };
+  auto l = lines(h);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0], "y: f32[4*N,16]");
+  EXPECT_EQ(l[1], "z: i64[] = [6]");
+  EXPECT_EQ(parseInputValue("t").error().message, "--value expects NAME=ELEMENTS, got 't'");
+  Graph bad = shapeModel();
+  o.values = {{"x", "1"}};
+  EXPECT_EQ(inferred(bad, o), "error: --value x=1: input 'x' is f32[N,64], not an integer tensor");
 }
 
 } // namespace

@@ -29,6 +29,14 @@ struct DimBound {
   Interval range;
 };
 
+/// The elements of an integer input of rank <= 1 as the user gives them: `k=3`, `shape=1,N,64`,
+/// `axes=[0,?{1..3}]`; `elements` is the text after '=' (each element a dim: number, symbol,
+/// interval or expression).
+struct InputValue {
+  std::string name;
+  std::string elements;
+};
+
 struct InferOptions {
   const OpRegistry *registry = nullptr; // defaultRegistry() when null
   int maxSubgraphDepth = 16;
@@ -36,6 +44,8 @@ struct InferOptions {
   /// symbol ranges (`--input`, `--dim` on the command line).
   std::vector<InputShape> inputs;
   std::vector<DimBound> dims;
+  /// Values of integer inputs (`--value`), applied after the shapes.
+  std::vector<InputValue> values;
 };
 
 struct InferStats {
@@ -51,9 +61,12 @@ struct InferStats {
 /// `x=1,3,224,224` -> {x, "1,3,224,224"}; `N=1..64` -> {N, [1, 64]}. Errors quote the text.
 Result<InputShape> parseInputShape(const std::string &spec);
 Result<DimBound> parseDimBound(const std::string &spec);
+Result<InputValue> parseInputValue(const std::string &spec);
 
-/// Sets the symbol ranges, then the input shapes, of `options` on the graph. An input that does
-/// not exist, or a shape of another rank than the declared one, is an error naming it.
+/// Sets the symbol ranges, then the input shapes, then the input values of `options` on the
+/// graph. An input that does not exist, a shape of another rank than the declared one, a value
+/// for an input that is not an integer tensor of rank <= 1 or whose length disagrees with its
+/// shape is an error naming it.
 Result<void> applyInputs(Graph &g, const InferOptions &options);
 
 /// Infers every outlet's fact in place, on the graph's own symbol table.

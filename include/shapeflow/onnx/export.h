@@ -6,6 +6,7 @@
 #include "shapeflow/support/result.h"
 
 #include <string>
+#include <string_view>
 
 namespace sf::onnx {
 
@@ -14,5 +15,9 @@ namespace sf::onnx {
 /// holds only value_info entries: weights are never decoded or copied through a parser.
 /// Tensors that already have a value_info, graph inputs, outputs and initializers are skipped.
 Result<std::string> annotatedModel(const std::string &path, const Graph &g);
+/// The same for a model whose bytes are in memory (`original`: the ONNX protobuf `g` was
+/// imported from; `label` starts error messages).
+Result<std::string> annotatedModelBuffer(std::string_view original, const Graph &g,
+                                         std::string_view label = "<memory>");
 
 } // namespace sf::onnx

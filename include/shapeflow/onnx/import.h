@@ -34,4 +34,10 @@ Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags,
 /// An `.onnx` file, or a text-form graph (docs/TEXT_FORMAT.md): what a front end is given.
 Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags);
 
+/// The same from bytes in memory (ONNX protobuf or the text form, told apart by their first
+/// bytes); `label` starts error messages. The graph's large constants view `bytes`: the caller
+/// keeps them alive as long as the graph.
+Result<Graph> loadGraphBuffer(std::string_view bytes, Diagnostics &diags, std::string_view label = "<memory>",
+                              const ImportOptions &options = {});
+
 } // namespace sf::onnx

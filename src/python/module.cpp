@@ -1,0 +1,459 @@
+// `import shapeflow`: the Python front end (pybind11). It wraps the library and the shared report
+// code and has no logic of its own: load (a path, bytes, or anything with SerializeToString, such
+// as onnx.ModelProto), infer with the options of `shapeflow infer` (inputs, dims, values), and
+// read the facts as objects (Tensor, Dim, Diagnostic) or as the CLI's JSON; stats, plan and run
+// as their subcommands compute them. Every library error is raised as shapeflow.Error.
+#include "shapeflow/cost/stats.h"
+#include "shapeflow/eval/eval.h"
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/lower/memory_plan.h"
+#include "shapeflow/onnx/export.h"
+#include "shapeflow/onnx/import.h"
+#include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/report.h"
+#include "shapeflow/report/stats_report.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace py = pybind11;
+
+namespace sf::python {
+namespace {
+
+/// What a library error becomes in Python (shapeflow.Error).
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <class T> T take(Result<T> r) {
+  if (!r.ok()) throw Error(r.error().message);
+  return std::move(*r);
+}
+void take(Result<void> r) {
+  if (!r.ok()) throw Error(r.error().message);
+}
+
+/// Where a model comes from: a file (mapped again for each inference) or bytes held here.
+struct Source {
+  std::string path;                        // empty for bytes
+  std::shared_ptr<const std::string> bytes; // null for a path
+  std::string label() const { return path.empty() ? "<bytes>" : path; }
+};
+
+Graph loadGraph(const Source &s, Diagnostics &diags, const onnx::ImportOptions &options = {}) {
+  if (s.bytes) return take(onnx::loadGraphBuffer(*s.bytes, diags, s.label(), options));
+  if (options.decodeLarge && s.path.size() > 5 && s.path.substr(s.path.size() - 5) == ".onnx")
+    return take(onnx::loadModelFile(s.path, diags, options));
+  return take(onnx::loadGraphFile(s.path, diags));
+}
+
+/// One inference: the graph with its facts, kept alive by every object that refers to it.
+struct State {
+  Source source;
+  Graph graph;
+  Diagnostics diags;
+  InferStats stats;
+};
+using StatePtr = std::shared_ptr<State>;
+
+py::object toPython(const nlohmann::json &j) {
+  switch (j.type()) {
+  case nlohmann::json::value_t::null: return py::none();
+  case nlohmann::json::value_t::boolean: return py::bool_(j.get<bool>());
+  case nlohmann::json::value_t::number_integer: return py::int_(j.get<int64_t>());
+  case nlohmann::json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
+  case nlohmann::json::value_t::number_float: return py::float_(j.get<double>());
+  case nlohmann::json::value_t::string: return py::str(j.get<std::string>());
+  case nlohmann::json::value_t::array: {
+    py::list l;
+    for (const auto &e : j) l.append(toPython(e));
+    return l;
+  }
+  case nlohmann::json::value_t::object: {
+    py::dict d;
+    for (const auto &[k, v] : j.items()) d[py::str(k)] = toPython(v);
+    return d;
+  }
+  default: return py::none();
+  }
+}
+
+/// JSON text from the report code, as Python objects (names that are not UTF-8 already replaced).
+py::object fromJsonText(const std::string &text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error("internal error: the report is not JSON");
+  return toPython(j);
+}
+
+/// A dim of a fact: a number, a symbol, an expression of symbols, or an interval.
+struct Dim {
+  StatePtr state;
+  Dimension d;
+
+  nlohmann::json json() const {
+    ExprScope scope = state->graph.enter();
+    return dimJson(d);
+  }
+  bool isStatic() const { return d.isStatic(); }
+  std::string expr() const {
+    auto j = json();
+    return j.is_number() ? j.dump() : j["expr"].get<std::string>();
+  }
+  int64_t min() const { return d.minLength(); }
+  py::object max() const { return d.hasUpperBound() ? py::object(py::int_(d.maxLength())) : py::none(); }
+  int64_t toInt() const {
+    if (!d.isStatic()) throw Error("the dim " + expr() + " is not static");
+    return d.length();
+  }
+  int64_t evaluate(const py::kwargs &binding) const {
+    if (d.isStatic()) return d.length();
+    ExprScope scope = state->graph.enter();
+    if (!d.expr()) throw Error("the dim " + expr() + " is an interval, not an expression of symbols");
+    std::map<SymbolId, int64_t> values;
+    for (const auto &[k, v] : binding) {
+      std::string name = py::cast<std::string>(k);
+      auto s = state->graph.symbols.find(name);
+      if (!s) throw Error("the model has no symbol '" + name + "'");
+      values[*s] = py::cast<int64_t>(v);
+    }
+    auto lookup = [&](SymbolId s) -> std::optional<int64_t> {
+      auto it = values.find(s);
+      return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    };
+    auto r = sf::evaluate(d.expr(), lookup);
+    if (!r.ok()) throw Error(expr() + ": " + r.error().message);
+    return *r;
+  }
+  std::string repr() const {
+    auto hi = d.hasUpperBound() ? std::to_string(d.maxLength()) : std::string("None");
+    return "Dim('" + expr() + "', min=" + std::to_string(min()) + ", max=" + hi + ")";
+  }
+  bool equals(const py::object &o) const {
+    if (py::isinstance<py::int_>(o)) return d.isStatic() && d.length() == py::cast<int64_t>(o);
+    if (py::isinstance<Dim>(o)) return json() == py::cast<const Dim &>(o).json();
+    return false;
+  }
+};
+
+py::object dimObject(const StatePtr &s, const Dimension &d) {
+  if (d.isStatic()) return py::int_(d.length());
+  return py::cast(Dim{s, d});
+}
+
+py::object dimList(const StatePtr &s, const std::vector<Dimension> &dims) {
+  py::list l;
+  for (const Dimension &d : dims) l.append(dimObject(s, d));
+  return l;
+}
+
+/// The facts of one tensor.
+struct TensorFacts {
+  std::string name, dtype, producer, op;
+  py::object shape, value;
+  std::string repr() const {
+    return "Tensor('" + name + "', " + dtype + ", " + py::cast<std::string>(py::repr(shape)) + ")";
+  }
+};
+
+struct DiagnosticObject {
+  std::string severity, node, op, message, text;
+};
+
+/// The InferOptions of the keyword arguments: inputs {name: [dim, ...] | "N,3,H,W"},
+/// dims {symbol: (lo, hi) | n | "1..64"}, values {name: [int | str, ...] | "1,N"}.
+std::string dimsText(const py::handle &v) {
+  if (py::isinstance<py::str>(v)) return py::cast<std::string>(v);
+  std::string text = "[";
+  bool first = true;
+  for (const auto &e : v) {
+    text += first ? "" : ",";
+    first = false;
+    if (e.is_none()) text += "?";
+    else text += py::cast<std::string>(py::str(e));
+  }
+  return text + "]";
+}
+
+InferOptions inferOptions(const py::object &inputs, const py::object &dims, const py::object &values) {
+  InferOptions o;
+  if (!inputs.is_none())
+    for (const auto &[k, v] : py::cast<py::dict>(inputs))
+      o.inputs.push_back({py::cast<std::string>(k), dimsText(v)});
+  if (!dims.is_none())
+    for (const auto &[k, v] : py::cast<py::dict>(dims)) {
+      std::string name = py::cast<std::string>(k), spec;
+      if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
+        auto t = py::cast<py::sequence>(v);
+        if (t.size() != 2) throw Error("dims['" + name + "'] must be (lo, hi)");
+        spec = (t[0].is_none() ? std::string("0") : py::cast<std::string>(py::str(t[0]))) + ".." +
+               (t[1].is_none() ? std::string() : py::cast<std::string>(py::str(t[1])));
+      } else {
+        spec = py::cast<std::string>(py::str(v));
+      }
+      o.dims.push_back(take(parseDimBound(name + "=" + spec)));
+    }
+  if (!values.is_none())
+    for (const auto &[k, v] : py::cast<py::dict>(values)) {
+      std::string text = py::isinstance<py::int_>(v) ? py::cast<std::string>(py::str(v)) : dimsText(v);
+      o.values.push_back({py::cast<std::string>(k), text});
+    }
+  return o;
+}
+
+/// An inference, as the Python object `Inference`.
+struct Inference {
+  StatePtr state;
+
+  Report report() const { return Report{state->source.label(), &state->graph, &state->diags, state->stats}; }
+  py::object json() const {
+    ExprScope scope = state->graph.enter();
+    return toPython(toJson(report()));
+  }
+  std::string text() const {
+    std::ostringstream os;
+    printText(report(), os);
+    return os.str();
+  }
+  py::dict tensors() const {
+    ExprScope scope = state->graph.enter();
+    nlohmann::json j = toJson(report());
+    py::dict out;
+    for (const auto &[name, t] : j["tensors"].items()) {
+      auto id = state->graph.findOutlet(name);
+      if (!id) continue;
+      const Fact &f = state->graph.fact(*id);
+      TensorFacts tf;
+      tf.name = name;
+      tf.dtype = t["dtype"].is_null() ? "" : t["dtype"].get<std::string>();
+      tf.producer = t.value("producer", "");
+      tf.op = t.value("op", "");
+      tf.shape = f.shape.rankIsStatic() ? dimList(state, f.shape.dims()) : py::none();
+      tf.value = f.value ? dimList(state, *f.value) : py::none();
+      out[py::str(name)] = py::cast(std::move(tf));
+    }
+    return out;
+  }
+  std::vector<DiagnosticObject> diagnostics(bool errorsOnly) const {
+    std::vector<DiagnosticObject> out;
+    for (const Diagnostic &d : state->diags.list()) {
+      if (d.severity == Severity::Note) continue;
+      if (errorsOnly && d.severity != Severity::Error) continue;
+      out.push_back({toString(d.severity), d.node, d.op, d.message, format(d)});
+    }
+    return out;
+  }
+  py::bytes annotated() const {
+    std::string bytes = state->source.bytes ? take(onnx::annotatedModelBuffer(*state->source.bytes, state->graph))
+                                            : take(onnx::annotatedModel(state->source.path, state->graph));
+    return py::bytes(bytes);
+  }
+  py::object stats(const std::map<std::string, int64_t> &at) const {
+    auto s = take(computeStats(state->graph));
+    ExprScope scope = state->graph.enter();
+    StatsReport r{state->source.label(), &state->graph, &s, std::nullopt, {}, {}};
+    for (const auto &[k, v] : at) {
+      if (!state->graph.symbols.find(k)) throw Error("at: the model has no symbol '" + k + "'");
+      r.at[k] = v;
+    }
+    return fromJsonText(statsJsonText(r));
+  }
+  py::object plan(int64_t align, const std::string &order, bool callerOwnedIO,
+                  const std::map<std::string, int64_t> &reference, const std::map<std::string, int64_t> &at) const {
+    if (order != "model" && order != "memory") throw Error("order must be 'model' or 'memory', not '" + order + "'");
+    lower::PlanOptions o;
+    o.align = align;
+    o.callerOwnedIO = callerOwnedIO;
+    o.order = order == "memory" ? lower::OrderPolicy::Memory : lower::OrderPolicy::Model;
+    o.reference = reference;
+    auto p = take(lower::planMemory(state->graph, o));
+    PlanReport r{state->source.label(), &state->graph, &p, at};
+    return fromJsonText(planJsonText(r));
+  }
+};
+
+/// A loaded model: inference and running start from it.
+struct Model {
+  Source source;
+
+  Inference infer(const py::object &inputs, const py::object &dims, const py::object &values) const {
+    InferOptions o = inferOptions(inputs, dims, values);
+    auto s = std::make_shared<State>();
+    s->source = source;
+    {
+      py::gil_scoped_release release;
+      s->graph = loadGraph(source, s->diags);
+      take(applyInputs(s->graph, o));
+      s->stats = inferGraph(s->graph, s->diags, o);
+    }
+    return Inference{s};
+  }
+
+  py::dict run(const py::dict &inputs, int64_t maxMemory) const;
+};
+
+ElementType typeOf(const py::dtype &dt) {
+  char kind = dt.kind();
+  size_t size = size_t(dt.itemsize());
+  if (kind == 'f') return size == 2 ? ElementType::F16 : size == 4 ? ElementType::F32 : ElementType::F64;
+  if (kind == 'b') return ElementType::Bool;
+  if (kind == 'i') return size == 1 ? ElementType::I8 : size == 2 ? ElementType::I16 : size == 4 ? ElementType::I32 : ElementType::I64;
+  if (kind == 'u') return size == 1 ? ElementType::U8 : size == 2 ? ElementType::U16 : size == 4 ? ElementType::U32 : ElementType::U64;
+  throw Error("numpy dtype " + py::cast<std::string>(py::str(py::object(dt))) + " is not an ONNX element type");
+}
+
+py::dtype dtypeOf(ElementType t) {
+  switch (t) {
+  case ElementType::F16: return py::dtype("float16");
+  case ElementType::F32: return py::dtype("float32");
+  case ElementType::F64: return py::dtype("float64");
+  case ElementType::Bool: return py::dtype("bool");
+  case ElementType::I8: return py::dtype("int8");
+  case ElementType::I16: return py::dtype("int16");
+  case ElementType::I32: return py::dtype("int32");
+  case ElementType::I64: return py::dtype("int64");
+  case ElementType::U8: return py::dtype("uint8");
+  case ElementType::U16: return py::dtype("uint16");
+  case ElementType::U32: return py::dtype("uint32");
+  case ElementType::U64: return py::dtype("uint64");
+  default: throw Error(std::string("element type ") + shortName(t) + " has no numpy dtype");
+  }
+}
+
+py::object arrayOf(const Tensor &t) {
+  if (t.isString()) {
+    py::list l;
+    for (const auto &s : t.strings()) l.append(py::str(s));
+    return py::module_::import("numpy").attr("array")(l, "object").attr("reshape")(py::cast(t.shape()));
+  }
+  py::array a(dtypeOf(t.type()), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
+  if (!t.bytes().empty()) std::memcpy(a.mutable_data(), t.bytes().data(), t.bytes().size());
+  return a;
+}
+
+py::object valueOf(const Value &v) {
+  if (v.isTensor()) return arrayOf(*v);
+  if (v.isSequence()) {
+    py::list l;
+    for (const auto &e : v.elements()) l.append(arrayOf(*e));
+    return l;
+  }
+  return py::none();
+}
+
+py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
+  std::map<std::string, Tensor> tensors;
+  for (const auto &[k, v] : inputs) {
+    auto a = py::array::ensure(v, py::array::c_style);
+    if (!a) throw Error("input '" + py::cast<std::string>(k) + "' is not an array");
+    ElementType t = typeOf(a.dtype());
+    Shape shape(a.shape(), a.shape() + a.ndim());
+    std::vector<std::byte> bytes(size_t(a.nbytes()));
+    if (!bytes.empty()) std::memcpy(bytes.data(), a.data(), bytes.size());
+    tensors[py::cast<std::string>(k)] = take(Tensor::fromBytes(t, std::move(shape), std::move(bytes)));
+  }
+  Diagnostics diags;
+  eval::RunResult result;
+  {
+    py::gil_scoped_release release;
+    Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
+    inferGraph(g, diags);
+    eval::RunOptions o;
+    o.maxMemory = maxMemory;
+    result = take(eval::run(g, tensors, o));
+  }
+  py::dict out;
+  for (size_t i = 0; i < result.outputs.size(); ++i) out[py::str(result.outputNames[i])] = valueOf(result.outputs[i]);
+  return out;
+}
+
+Model load(const py::object &src) {
+  Source s;
+  if (py::hasattr(src, "SerializeToString")) {
+    s.bytes = std::make_shared<const std::string>(py::cast<std::string>(py::bytes(src.attr("SerializeToString")())));
+  } else if (py::isinstance<py::bytes>(src) || py::isinstance<py::bytearray>(src) ||
+             py::isinstance<py::memoryview>(src)) {
+    s.bytes = std::make_shared<const std::string>(py::cast<std::string>(py::bytes(src)));
+  } else {
+    s.path = py::cast<std::string>(py::str(py::module_::import("os").attr("fspath")(src)));
+    std::ifstream probe(s.path, std::ios::binary);
+    if (!probe) throw Error(s.path + ": cannot open");
+  }
+  // Read now, so that a file that is not a model is an error of load().
+  Diagnostics diags;
+  {
+    py::gil_scoped_release release;
+    loadGraph(s, diags);
+  }
+  return Model{s};
+}
+
+} // namespace
+} // namespace sf::python
+
+PYBIND11_MODULE(shapeflow, m) {
+  using namespace sf::python;
+  m.doc() = "Static shape inference for neural networks (ONNX): the facts of every tensor, "
+            "symbolic where the input sizes are.";
+  py::register_exception<Error>(m, "Error");
+
+  py::class_<Dim>(m, "Dim", "A dim that is not a number: a symbol, an expression of symbols, or an interval.")
+      .def_property_readonly("expr", &Dim::expr, "The dim as a Python integer expression of symbol names, or '?'.")
+      .def_property_readonly("min", &Dim::min)
+      .def_property_readonly("max", &Dim::max, "The upper bound, None when unbounded.")
+      .def_property_readonly("is_static", &Dim::isStatic)
+      .def("evaluate", &Dim::evaluate, "The dim's value with its symbols bound: d.evaluate(N=2, H=224).")
+      .def("__int__", &Dim::toInt)
+      .def("__index__", &Dim::toInt)
+      .def("__eq__", &Dim::equals)
+      .def("__hash__", [](const Dim &d) { return py::hash(py::str(d.json().dump())); })
+      .def("__str__", &Dim::expr)
+      .def("__repr__", &Dim::repr);
+
+  py::class_<TensorFacts>(m, "Tensor", "What inference knows of one tensor.")
+      .def_readonly("name", &TensorFacts::name)
+      .def_readonly("dtype", &TensorFacts::dtype, "numpy-style name ('float32'); '' when unknown")
+      .def_readonly("shape", &TensorFacts::shape, "list of int | Dim; None when the rank is unknown")
+      .def_readonly("value", &TensorFacts::value, "the elements of a small integer tensor (int | Dim), or None")
+      .def_readonly("producer", &TensorFacts::producer)
+      .def_readonly("op", &TensorFacts::op)
+      .def("__repr__", &TensorFacts::repr);
+
+  py::class_<DiagnosticObject>(m, "Diagnostic")
+      .def_readonly("severity", &DiagnosticObject::severity)
+      .def_readonly("node", &DiagnosticObject::node)
+      .def_readonly("op", &DiagnosticObject::op)
+      .def_readonly("message", &DiagnosticObject::message)
+      .def("__str__", [](const DiagnosticObject &d) { return d.severity + ": " + d.text; })
+      .def("__repr__", [](const DiagnosticObject &d) { return "Diagnostic(" + d.severity + ": " + d.text + ")"; });
+
+  py::class_<Inference>(m, "Inference", "The facts of one inference.")
+      .def_property_readonly("tensors", &Inference::tensors, "{name: Tensor} for every tensor a node computes")
+      .def_property_readonly("diagnostics", [](const Inference &i) { return i.diagnostics(false); })
+      .def_property_readonly("errors", [](const Inference &i) { return i.diagnostics(true); })
+      .def("json", &Inference::json, "The object `shapeflow infer --json` prints.")
+      .def("text", &Inference::text, "The listing `shapeflow infer` prints.")
+      .def("annotated_model", &Inference::annotated,
+           "The model with a value_info for every inferred tensor, as bytes (onnx.load_from_string reads it).")
+      .def("stats", &Inference::stats, py::arg("at") = std::map<std::string, int64_t>{},
+           "The object `shapeflow stats --json` prints.")
+      .def("plan", &Inference::plan, py::arg("align") = 64, py::arg("order") = "model",
+           py::arg("caller_owned_io") = false, py::arg("reference") = std::map<std::string, int64_t>{},
+           py::arg("at") = std::map<std::string, int64_t>{}, "The object `shapeflow plan --json` prints.");
+
+  py::class_<Model>(m, "Model", "A loaded model.")
+      .def("infer", &Model::infer, py::arg("inputs") = py::none(), py::arg("dims") = py::none(),
+           py::arg("values") = py::none(),
+           "Infers every tensor's facts: inputs={'x': ['N', 3, 'H', 'W']}, dims={'N': (1, 64)}, "
+           "values={'k': [3]}.")
+      .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0,
+           "Runs the model on numpy arrays with the reference executor; {output name: array}.");
+
+  m.def("load", &load, py::arg("model"),
+        "Loads a model: a path, bytes, or an object with SerializeToString (onnx.ModelProto).");
+}
