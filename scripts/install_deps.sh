@@ -8,4 +8,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   g++ clang-14 libclang-rt-14-dev cmake ninja-build ccache \
   libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libtcmalloc-minimal4 \
-  libonnx-dev libonnx-testdata python3-onnx python3-numpy time >/dev/null
+  libonnx-dev libonnx-testdata python3-onnx python3-numpy time \
+  pybind11-dev python3-dev python3-pytest >/dev/null

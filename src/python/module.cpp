@@ -105,8 +105,14 @@ struct Dim {
     auto j = json();
     return j.is_number() ? j.dump() : j["expr"].get<std::string>();
   }
-  int64_t min() const { return d.minLength(); }
-  py::object max() const { return d.hasUpperBound() ? py::object(py::int_(d.maxLength())) : py::none(); }
+  /// The bounds as the JSON gives them (None: unbounded; a float expression may be below 0).
+  py::object min() const { return bound("min"); }
+  py::object max() const { return bound("max"); }
+  py::object bound(const char *which) const {
+    auto j = json();
+    if (j.is_number()) return py::int_(j.get<int64_t>());
+    return j[which].is_null() ? py::object(py::none()) : py::object(py::int_(j[which].get<int64_t>()));
+  }
   int64_t toInt() const {
     if (!d.isStatic()) throw Error("the dim " + expr() + " is not static");
     return d.length();
@@ -131,8 +137,8 @@ struct Dim {
     return *r;
   }
   std::string repr() const {
-    auto hi = d.hasUpperBound() ? std::to_string(d.maxLength()) : std::string("None");
-    return "Dim('" + expr() + "', min=" + std::to_string(min()) + ", max=" + hi + ")";
+    return "Dim('" + expr() + "', min=" + py::cast<std::string>(py::str(min())) +
+           ", max=" + py::cast<std::string>(py::str(max())) + ")";
   }
   bool equals(const py::object &o) const {
     if (py::isinstance<py::int_>(o)) return d.isStatic() && d.length() == py::cast<int64_t>(o);
@@ -378,7 +384,8 @@ Model load(const py::object &src) {
     s.bytes = std::make_shared<const std::string>(py::cast<std::string>(py::bytes(src.attr("SerializeToString")())));
   } else if (py::isinstance<py::bytes>(src) || py::isinstance<py::bytearray>(src) ||
              py::isinstance<py::memoryview>(src)) {
-    s.bytes = std::make_shared<const std::string>(py::cast<std::string>(py::bytes(src)));
+    py::bytes b = py::module_::import("builtins").attr("bytes")(src);
+    s.bytes = std::make_shared<const std::string>(py::cast<std::string>(b));
   } else {
     s.path = py::cast<std::string>(py::str(py::module_::import("os").attr("fspath")(src)));
     std::ifstream probe(s.path, std::ios::binary);

@@ -1,0 +1,197 @@
+"""The Python module (src/python/module.cpp) against the CLI and the library's own guarantees.
+
+Run by ctest (`python_module`) with PYTHONPATH at the built module, SHAPEFLOW_CLI at the built
+executable and SF_SOURCE_DIR at the repository.
+"""
+import glob
+import json
+import os
+import resource
+import subprocess
+
+import numpy as np
+import pytest
+
+import shapeflow
+
+SRC = os.environ.get("SF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("SHAPEFLOW_CLI", os.path.join(SRC, "build", "src", "cli", "shapeflow"))
+EXAMPLE = os.path.join(SRC, "examples", "tiny_cnn.onnx")
+DEV_MODELS = sorted(glob.glob(os.path.join(SRC, "dev_models", "*.onnx")))
+
+
+def cli_json(path, *args):
+    out = subprocess.run([CLI, "infer", path, "--json", *args], capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def dim_as_json(d):
+    """A Dim or int of the object API in the JSON's form."""
+    if isinstance(d, int):
+        return d
+    return {"expr": d.expr, "min": d.min, "max": d.max}
+
+
+@pytest.mark.parametrize("path", DEV_MODELS + [EXAMPLE], ids=os.path.basename)
+def test_every_dev_model_equals_the_cli_json(path):
+    r = shapeflow.load(path).infer()
+    got, want = r.json(), cli_json(path)
+    assert got == want
+    # The object API says the same as the JSON, tensor by tensor.
+    tensors = r.tensors
+    assert set(tensors) == set(want["tensors"])
+    for name, t in want["tensors"].items():
+        o = tensors[name]
+        assert o.dtype == (t["dtype"] or "")
+        assert o.op == t["op"] and o.producer == t["producer"]
+        if t["shape"] is None:
+            assert o.shape is None
+        else:
+            assert [dim_as_json(d) for d in o.shape] == t["shape"], name
+        if "value" in t:
+            assert [dim_as_json(d) for d in o.value] == t["value"], name
+
+
+def test_bytes_path_and_modelproto_load_the_same():
+    by_path = shapeflow.load(EXAMPLE).infer().json()
+    with open(EXAMPLE, "rb") as f:
+        data = f.read()
+    by_bytes = shapeflow.load(data).infer().json()
+    by_bytearray = shapeflow.load(bytearray(data)).infer().json()
+    for j in (by_bytes, by_bytearray):
+        assert j["tensors"] == by_path["tensors"]
+        assert j["symbols"] == by_path["symbols"]
+    onnx = pytest.importorskip("onnx")
+    by_proto = shapeflow.load(onnx.load(EXAMPLE)).infer().json()
+    assert by_proto["tensors"] == by_path["tensors"]
+
+
+def test_inputs_dims_and_values_match_the_cli_options():
+    m = shapeflow.load(EXAMPLE)
+    r = m.infer(inputs={"x": ["N", 3, 64, "W"]}, dims={"N": (1, 8), "W": (16, None)})
+    assert r.json()["tensors"] == cli_json(EXAMPLE, "--input", "x=N,3,64,W", "--dim", "N=1..8",
+                                           "--dim", "W=16..")["tensors"]
+    c1 = r.tensors["c1"]
+    n, _, h, w = c1.shape
+    assert (n.expr, n.min, n.max) == ("N", 1, 8)
+    assert h == 32 and int(h) == 32
+    assert w.expr == "(W - 1)//2 + 1" and w.min == 8 and w.max is None
+    assert w.evaluate(W=225) == 113
+    with pytest.raises(shapeflow.Error):
+        int(w)
+    with pytest.raises(shapeflow.Error, match="no symbol 'Q'"):
+        w.evaluate(Q=1)
+
+
+def test_values_of_integer_inputs(tmp_path):
+    text = b"""opset 17
+graph main(x: f32[N,64], t: i64[2]) {
+  y = Reshape(x, t)
+  return y
+}
+"""
+    r = shapeflow.load(text).infer(values={"t": [-1, 16]})
+    assert r.tensors["y"].shape[0].expr == "4*N" and r.tensors["y"].shape[1] == 16
+    (tmp_path / "g.txt").write_bytes(text)
+    assert r.json()["tensors"] == cli_json(str(tmp_path / "g.txt"), "--value", "t=-1,16")["tensors"]
+    with pytest.raises(shapeflow.Error, match="3 elements for input 't'"):
+        shapeflow.load(text).infer(values={"t": ["N", 8, 8]})
+
+
+def test_errors_raise_shapeflow_error_with_the_diagnostic_text():
+    with pytest.raises(shapeflow.Error, match="cannot open"):
+        shapeflow.load("/nonexistent/model.onnx")
+    with pytest.raises(shapeflow.Error):
+        shapeflow.load(b"\x00\x01garbage that is not a model")
+    with pytest.raises(shapeflow.Error, match="no input 'q'"):
+        shapeflow.load(EXAMPLE).infer(inputs={"q": [1]})
+    with pytest.raises(shapeflow.Error, match="empty or negative range"):
+        shapeflow.load(EXAMPLE).infer(dims={"N": (9, 3)})
+    # A model with an error still gives its facts; the error is a Diagnostic.
+    bad = b"""opset 17
+graph main(a: f32[2,3], b: f32[4,5]) {
+  y = Add(a, b)
+  return y
+}
+"""
+    r = shapeflow.load(bad).infer()
+    assert len(r.errors) == 1
+    e = r.errors[0]
+    assert (e.severity, e.node, e.op) == ("error", "y", "Add")
+    assert "y" in str(e) and "Add" in str(e)
+    assert r.json()["diagnostics"][0]["message"] == e.message
+
+
+def test_the_annotated_model_passes_the_checker():
+    onnx = pytest.importorskip("onnx")
+    r = shapeflow.load(EXAMPLE).infer()
+    m = onnx.load_from_string(r.annotated_model())
+    onnx.checker.check_model(m)
+    annotated = {vi.name for vi in m.graph.value_info}
+    assert {"c1", "r1", "p1"} <= annotated
+    c1 = next(vi for vi in m.graph.value_info if vi.name == "c1")
+    dims = [d.dim_param or d.dim_value for d in c1.type.tensor_type.shape.dim]
+    assert dims == ["N", 8, "(H - 1)//2 + 1", "(W - 1)//2 + 1"]
+
+
+def test_stats_and_plan_equal_their_subcommands():
+    r = shapeflow.load(EXAMPLE).infer()
+    out = subprocess.run([CLI, "stats", EXAMPLE, "--json"], capture_output=True, text=True)
+    want = json.loads(out.stdout)
+    got = r.stats()
+    got["model"] = want["model"]
+    assert got == want
+    out = subprocess.run([CLI, "plan", EXAMPLE, "--json", "--dim", "N=1..4", "--dim", "H=1..64", "--dim", "W=1..64"],
+                         capture_output=True, text=True)
+    want = json.loads(out.stdout)
+    got = shapeflow.load(EXAMPLE).infer(dims={"N": (1, 4), "H": (1, 64), "W": (1, 64)}).plan()
+    got["model"] = want["model"]
+    assert got == want
+
+
+def test_run_agrees_with_the_cli_run(tmp_path):
+    x = np.random.default_rng(0).standard_normal((2, 3, 20, 24)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = shapeflow.load(EXAMPLE).run({"x": x})
+    subprocess.run([CLI, "run", EXAMPLE, "--input", f"x={tmp_path / 'x.npy'}", "--out", str(tmp_path)], check=True,
+                   capture_output=True)
+    for name, value in out.items():
+        want = np.load(tmp_path / f"{name}.npy")
+        assert value.dtype == want.dtype and value.shape == want.shape
+        np.testing.assert_array_equal(value, want)
+    with pytest.raises(shapeflow.Error, match="input 'x'"):
+        shapeflow.load(EXAMPLE).run({"x": np.zeros((2, 3), np.float32)})
+
+
+def test_a_long_loop_of_loads_keeps_memory_flat():
+    with open(EXAMPLE, "rb") as f:
+        data = f.read()
+
+    def rss_kb():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+    def rounds(n):
+        for _ in range(n):
+            r = shapeflow.load(data).infer()
+            r.tensors
+            r.json()
+
+    rounds(50)
+    before = rss_kb()
+    rounds(500)
+    grown = rss_kb() - before
+    assert grown < 4096, f"RSS grew by {grown} kB over 500 loads"
+
+
+def test_the_readme_example_runs_as_written(capsys, monkeypatch):
+    with open(os.path.join(SRC, "README.md")) as f:
+        readme = f.read()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 5
+    monkeypatch.chdir(SRC)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("float32 [Dim('N', min=1, max=64), 8, Dim('(H - 1)//2 + 1'")
+    assert out[1] == "112"
