@@ -161,6 +161,8 @@ def run_shapeflow(exe, path, specs):
     except json.JSONDecodeError as e:
         return None, f"stdout is not JSON ({e}); stderr: {p.stderr.strip()[-300:]}", secs
     problem = check_contract(data)
+    if problem is None:
+        sfexpr.expand_report(data)  # derived sizes (R1 = ...) evaluated through their definitions
     return (data if problem is None else None), problem, secs
 
 

@@ -12,6 +12,7 @@ An integer result is returned as int; a float result as float; a malformed expre
 name or a division by zero raises ValueError."""
 import ast
 import math
+import re
 import struct
 
 FUNCTIONS = {"min", "max", "floor", "ceil", "trunc", "round", "f32", "f64"}
@@ -108,3 +109,43 @@ def evaluate(expr, syms):
         raise ValueError(str(e)) from None
     v = _eval(tree, syms, "f32")
     return v.v if isinstance(v, _Float) else v
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def expand(expr, definitions, _memo=None):
+    """`expr` with the names of `definitions` (the JSON's "definitions": {"R1": "floor(H * ...)"},
+    each a derived size over the symbols and other definitions) replaced by their parenthesised
+    expansions, so that `evaluate` reads it as shapeflow printed it before naming."""
+    if not definitions:
+        return expr
+    memo = {} if _memo is None else _memo
+
+    def sub(m):
+        name = m.group(0)
+        if name not in definitions:
+            return name
+        if name not in memo:
+            memo[name] = None  # a cycle cannot happen; guard anyway
+            memo[name] = "(" + expand(definitions[name], definitions, memo) + ")"
+        if memo[name] is None:
+            raise ValueError(f"definition {name} refers to itself")
+        return memo[name]
+
+    return _NAME.sub(sub, expr)
+
+
+def expand_report(data):
+    """A `shapeflow infer --json` object with every dim's expr expanded through its
+    "definitions" (in place; returns it)."""
+    defs = data.get("definitions") or {}
+    if not defs:
+        return data
+    memo = {}
+    for t in data.get("tensors", {}).values():
+        for key in ("shape", "value"):
+            for d in t.get(key) or []:
+                if isinstance(d, dict) and isinstance(d.get("expr"), str):
+                    d["expr"] = expand(d["expr"], defs, memo)
+    return data

@@ -63,3 +63,25 @@ class Floats(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Definitions(unittest.TestCase):
+    """Derived sizes named in the JSON ("definitions") expand back to what they stand for."""
+
+    def test_expand_follows_nested_definitions(self):
+        from sfexpr import expand, expand_report
+        defs = {"R1": "floor(H * min(800 * (1 / min(H, W)), 1333 * (1 / max(H, W))))",
+                "R2": "(R1 - 1)//32", "R3": "4*R2"}
+        text = expand("R3 + R2 + 1", defs)
+        syms = {"H": 240, "W": 448}
+        r1 = evaluate(defs["R1"], syms)
+        self.assertEqual(evaluate(text, syms), 4 * ((r1 - 1) // 32) + (r1 - 1) // 32 + 1)
+        data = {"definitions": defs, "tensors": {"t": {"shape": [{"expr": "R2*2", "min": 0, "max": None}, 3],
+                                                     "value": [{"expr": "R1", "min": 1, "max": None}]}}}
+        expand_report(data)
+        self.assertEqual(evaluate(data["tensors"]["t"]["shape"][0]["expr"], syms), 2 * ((r1 - 1) // 32))
+        self.assertEqual(evaluate(data["tensors"]["t"]["value"][0]["expr"], syms), r1)
+
+    def test_names_that_are_not_defined_stay(self):
+        from sfexpr import expand
+        self.assertEqual(expand("R10 + R1", {"R1": "H//2"}), "R10 + (H//2)")

@@ -84,11 +84,11 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a) {
   return m;
 }
 
-int runInfer(const ModelArgs &a, bool json, const std::string &outPath) {
+int runInfer(const ModelArgs &a, bool json, const std::string &outPath, bool noNames) {
   auto m = loadAndInfer(a);
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
-  Report report{a.path, &r.graph, &r.diags, r.stats};
+  Report report{a.path, &r.graph, &r.diags, r.stats, !noNames};
   if (json)
     std::cout << jsonText(toJson(report), 1) << "\n";
   else printText(report, std::cout);
@@ -548,6 +548,9 @@ int main(int argc, char **argv) {
   std::string outPath;
   infer->add_flag("--json", json, "print one JSON object");
   infer->add_option("--out", outPath, "write the .onnx model annotated with value_info");
+  bool noNames = false;
+  infer->add_flag("--no-names", noNames,
+                  "print every dim expanded (no R1 = ... for repeated sizes, ? for unnamed input dims)");
 
   CLI::App *stats = app.add_subcommand(
       "stats", "per-node and per-model MACs, FLOPs, bytes and parameters, as expressions of the "
@@ -632,7 +635,7 @@ int main(int argc, char **argv) {
     if (*checkPlanCmd) return sf::cli::runCheckPlan(planPath);
     if (*runCmd) return sf::cli::runRun(runArgs);
     if (*checkCmd) return sf::cli::runCheck(checkArgs);
-    return sf::cli::runInfer(model, json, outPath);
+    return sf::cli::runInfer(model, json, outPath, noNames);
   } catch (const std::exception &e) {
     std::cerr << "shapeflow: internal error: " << e.what() << "\n";
     return 2;

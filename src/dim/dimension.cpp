@@ -233,8 +233,9 @@ Result<Dimension> Dimension::max(const Dimension &a, const Dimension &b) {
                  [](Expr x, Expr y) { return sf::max(x, y); });
 }
 
-std::string Dimension::toString() const {
+std::string Dimension::toString(const PrintNames *names) const {
   if (isStatic()) return std::to_string(range_.lo);
+  if (expr_ && names && names->namesAnonymousOf(expr_)) return sf::toString(expr_, *names);
   if (expr_ && !expr_->hasAnonymous) return sf::toString(expr_);
   if (range_.lo == 0 && range_.hi == kInf) return "?";
   std::string lo = range_.lo == -kInf ? std::string() : std::to_string(range_.lo);

@@ -26,7 +26,19 @@ using namespace expr_detail;
 
 // ---------------------------------------------------------------- printing
 namespace {
-using AnonFn = std::function<std::string(SymbolId)>;
+/// What the printer is given: how to print an anonymous symbol, and names that stand for whole
+/// subexpressions (printed as atoms: never parenthesised, never looked into).
+struct AnonFn {
+  std::function<std::string(SymbolId)> anon;
+  const PrintNames *names = nullptr;
+  Expr except = nullptr; // a definition's own root is printed, not named
+  std::string operator()(SymbolId s) const { return anon(s); }
+  const std::string *named(Expr e) const {
+    if (!names || e == except) return nullptr;
+    auto it = names->exprs.find(e);
+    return it == names->exprs.end() ? nullptr : &it->second;
+  }
+};
 
 std::string print(Expr e, const AnonFn &anon);
 std::string printAny(Expr e, const AnonFn &anon, FloatPrec ctx);
@@ -67,6 +79,7 @@ bool isFloatSum(ExprKind k) { return k == ExprKind::FAdd || k == ExprKind::FSub;
 /// tightly as its operator (`a - b - c` is `(a - b) - c`, `a*b + c` is `(a*b) + c`: operators
 /// of one level associate to the left), so that a long chain prints flat.
 std::string printOperand(Expr e, const AnonFn &anon, FloatPrec ctx, ExprKind parent, bool left) {
+  if (const std::string *n = anon.named(e)) return *n;
   std::string s = printAny(e, anon, ctx);
   if (left && e->isFloat && e->prec == ctx && e->kind != ExprKind::FConst &&
       (isFloatSum(parent) || !isFloatSum(e->kind)))
@@ -120,6 +133,7 @@ std::string printAny(Expr e, const AnonFn &anon, FloatPrec ctx) {
 /// An atom as a factor of a product: floor division and modulo need parentheses there,
 /// because Python reads `2*N//2` as `(2*N)//2`.
 std::string printFactor(Expr e, const AnonFn &anon) {
+  if (const std::string *n = anon.named(e)) return *n;
   std::string s = print(e, anon);
   if (e->kind == ExprKind::FloorDiv || e->kind == ExprKind::Mod || e->kind == ExprKind::Add)
     return "(" + s + ")";
@@ -127,6 +141,7 @@ std::string printFactor(Expr e, const AnonFn &anon) {
 }
 
 std::string printMono(Expr m, const AnonFn &anon) {
+  if (const std::string *n = anon.named(m)) return *n;
   if (m->kind != ExprKind::Mul) return printFactor(m, anon);
   std::string s;
   for (size_t i = 0; i < m->ops.size(); ++i) {
@@ -249,6 +264,7 @@ std::optional<std::string> printFactored(Expr e, const AnonFn &anon) {
 }
 
 std::string print(Expr e, const AnonFn &anon) {
+  if (const std::string *n = anon.named(e)) return *n;
   switch (e->kind) {
   case ExprKind::Const:
     return std::to_string(e->value);
@@ -293,7 +309,7 @@ std::string print(Expr e, const AnonFn &anon) {
   case ExprKind::Mod: {
     Expr in = e->ops[0];
     std::string inner = print(in, anon);
-    if (in->kind == ExprKind::Add) inner = "(" + inner + ")";
+    if (in->kind == ExprKind::Add && !anon.named(in)) inner = "(" + inner + ")";
     return inner + (e->kind == ExprKind::FloorDiv ? "//" : " % ") + std::to_string(e->value);
   }
   case ExprKind::Min:
@@ -318,10 +334,32 @@ std::string print(Expr e, const AnonFn &anon) {
 } // namespace
 
 std::string toString(Expr e) {
-  return print(e, [](SymbolId) { return std::string("?"); });
+  return print(e, AnonFn{[](SymbolId) { return std::string("?"); }});
 }
+
 std::string toString(Expr e, const std::function<std::string(SymbolId)> &anon) {
-  return print(e, anon);
+  return print(e, AnonFn{anon});
+}
+
+namespace {
+AnonFn withNames(const PrintNames &names, Expr except) {
+  return AnonFn{[&names](SymbolId s) {
+                  auto it = names.symbols.find(s);
+                  return it == names.symbols.end() ? std::string("?") : it->second;
+                },
+                &names, except};
+}
+} // namespace
+
+std::string toString(Expr e, const PrintNames &names) { return print(e, withNames(names, nullptr)); }
+
+std::string definitionText(Expr e, const PrintNames &names) { return print(e, withNames(names, e)); }
+
+bool PrintNames::namesAnonymousOf(Expr e) const {
+  if (!e->hasAnonymous) return true;
+  for (SymbolId s : symbolsOf(e))
+    if (symbolInfo(s).name.empty() && !symbols.count(s)) return false;
+  return true;
 }
 
 } // namespace sf

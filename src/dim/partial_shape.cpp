@@ -118,10 +118,10 @@ bool PartialShape::mergeInto(PartialShape &dst, const PartialShape &src) {
   return true;
 }
 
-std::string PartialShape::toString() const {
+std::string PartialShape::toString(const PrintNames *names) const {
   if (!dims_) return "[...]";
   std::string out = "[";
-  for (size_t i = 0; i < dims_->size(); ++i) out += (i ? "," : "") + (*dims_)[i].toString();
+  for (size_t i = 0; i < dims_->size(); ++i) out += (i ? "," : "") + (*dims_)[i].toString(names);
   return out + "]";
 }
 

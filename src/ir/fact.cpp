@@ -101,18 +101,18 @@ bool Fact::operator==(const Fact &o) const {
   return constant == o.constant || *constant == *o.constant;
 }
 
-std::string toString(const std::vector<Dimension> &value) {
+std::string toString(const std::vector<Dimension> &value, const PrintNames *names) {
   std::string out = "[";
   for (size_t i = 0; i < value.size(); ++i) {
     if (i) out += ",";
-    out += value[i].toString();
+    out += value[i].toString(names);
   }
   return out + "]";
 }
 
-std::string toString(const Fact &f) {
-  std::string out = shortName(f.type) + f.shape.toString();
-  if (f.value) out += " = " + toString(*f.value);
+std::string toString(const Fact &f, const PrintNames *names) {
+  std::string out = shortName(f.type) + f.shape.toString(names);
+  if (f.value) out += " = " + toString(*f.value, names);
   return out;
 }
 

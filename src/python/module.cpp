@@ -216,19 +216,21 @@ InferOptions inferOptions(const py::object &inputs, const py::object &dims, cons
 struct Inference {
   StatePtr state;
 
-  Report report() const { return Report{state->source.label(), &state->graph, &state->diags, state->stats}; }
-  py::object json() const {
-    ExprScope scope = state->graph.enter();
-    return toPython(toJson(report()));
+  Report report(bool names = true) const {
+    return Report{state->source.label(), &state->graph, &state->diags, state->stats, names};
   }
-  std::string text() const {
+  py::object json(bool names) const {
+    ExprScope scope = state->graph.enter();
+    return toPython(toJson(report(names)));
+  }
+  std::string text(bool names) const {
     std::ostringstream os;
-    printText(report(), os);
+    printText(report(names), os);
     return os.str();
   }
   py::dict tensors() const {
     ExprScope scope = state->graph.enter();
-    nlohmann::json j = toJson(report());
+    nlohmann::json j = toJson(report(false));
     py::dict out;
     for (const auto &[name, t] : j["tensors"].items()) {
       auto id = state->graph.findOutlet(name);
@@ -443,8 +445,9 @@ PYBIND11_MODULE(shapeflow, m) {
       .def_property_readonly("tensors", &Inference::tensors, "{name: Tensor} for every tensor a node computes")
       .def_property_readonly("diagnostics", [](const Inference &i) { return i.diagnostics(false); })
       .def_property_readonly("errors", [](const Inference &i) { return i.diagnostics(true); })
-      .def("json", &Inference::json, "The object `shapeflow infer --json` prints.")
-      .def("text", &Inference::text, "The listing `shapeflow infer` prints.")
+      .def("json", &Inference::json, py::arg("names") = true,
+           "The object `shapeflow infer --json` prints (names=False: `--no-names`, every dim expanded).")
+      .def("text", &Inference::text, py::arg("names") = true, "The listing `shapeflow infer` prints.")
       .def("annotated_model", &Inference::annotated,
            "The model with a value_info for every inferred tensor, as bytes (onnx.load_from_string reads it).")
       .def("stats", &Inference::stats, py::arg("at") = std::map<std::string, int64_t>{},

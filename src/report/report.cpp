@@ -4,6 +4,7 @@
 #include "shapeflow/report/json_writer.h"
 
 #include "shapeflow/dim/expr.h"
+#include "shapeflow/report/names.h"
 
 #include <iomanip>
 
@@ -12,9 +13,18 @@ namespace {
 
 std::string producerName(const Graph &, const Node &n) { return n.name; }
 
-std::string exprText(const Dimension &d) {
+std::string exprText(const Dimension &d, const PrintNames *names = nullptr) {
+  if (d.expr() && names && names->namesAnonymousOf(d.expr())) return toString(d.expr(), *names);
   if (!d.expr() || d.expr()->hasAnonymous) return "?";
   return toString(d.expr());
+}
+
+/// The symbols of a report: the named ones and the anonymous input dims it names.
+std::vector<std::pair<std::string, Interval>> reportSymbols(const Graph &g, const ReportNames *names) {
+  auto syms = g.symbols.namedSymbols();
+  if (names)
+    for (const auto &[name, s] : names->inputDims) syms.push_back({name, g.symbols.resolve(Dimension::symbol(s)).interval()});
+  return syms;
 }
 
 } // namespace
@@ -78,14 +88,14 @@ void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts) {
   w.endObject();
 }
 
-nlohmann::json dimJson(const Dimension &d, DimTexts &texts) {
+nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *names) {
   if (d.isStatic()) return d.length();
   nlohmann::json j;
   if (!d.expr()) {
     j["expr"] = "?";
   } else {
     auto [it, fresh] = texts.try_emplace(d.expr());
-    if (fresh) it->second = exprText(d);
+    if (fresh) it->second = exprText(d, names);
     j["expr"] = it->second;
   }
   j["min"] = d.minLength() == -kInf ? nlohmann::json(nullptr) : nlohmann::json(d.minLength());
@@ -97,14 +107,22 @@ nlohmann::json toJson(const Report &r) {
   const Graph &g = *r.graph;
   ExprScope scope = g.enter();
   DimTexts texts; // a dim shared by many tensors is printed once
+  std::optional<ReportNames> names;
+  if (r.names) names = nameDerivedSizes(g);
+  const PrintNames *pn = names ? &names->print : nullptr;
   nlohmann::json j;
   j["model"] = r.model;
   nlohmann::json syms = nlohmann::json::object();
-  for (const auto &[name, range] : g.symbols.namedSymbols()) {
+  for (const auto &[name, range] : reportSymbols(g, names ? &*names : nullptr)) {
     syms[name] = {{"min", range.lo},
                   {"max", range.hi == kInf ? nlohmann::json(nullptr) : nlohmann::json(range.hi)}};
   }
   j["symbols"] = syms;
+  if (names && !names->definitions.empty()) {
+    nlohmann::json defs = nlohmann::json::object();
+    for (const auto &d : names->definitions) defs[d.name] = d.text;
+    j["definitions"] = defs;
+  }
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
   for (const OutletId &o : g.inputs)
     inputs.push_back(g.nodes[o.node].outputs[o.slot].name);
@@ -124,7 +142,7 @@ nlohmann::json toJson(const Report &r) {
       if (f.shape.rankIsStatic()) {
         nlohmann::json s = nlohmann::json::array();
         for (const auto &d : f.shape.dims())
-          s.push_back(dimJson(d, texts));
+          s.push_back(dimJson(d, texts, pn));
         t["shape"] = s;
       } else {
         t["shape"] = nullptr;
@@ -132,7 +150,7 @@ nlohmann::json toJson(const Report &r) {
       if (f.value) {
         nlohmann::json v = nlohmann::json::array();
         for (const auto &d : *f.value)
-          v.push_back(dimJson(d, texts));
+          v.push_back(dimJson(d, texts, pn));
         t["value"] = v;
       }
       t["producer"] = producerName(g, n);
@@ -156,8 +174,11 @@ nlohmann::json toJson(const Report &r) {
 void printText(const Report &r, std::ostream &os) {
   const Graph &g = *r.graph;
   ExprScope scope = g.enter();
+  std::optional<ReportNames> names;
+  if (r.names) names = nameDerivedSizes(g);
+  const PrintNames *pn = names ? &names->print : nullptr;
   os << "model: " << r.model << "\n";
-  auto syms = g.symbols.namedSymbols();
+  auto syms = reportSymbols(g, names ? &*names : nullptr);
   if (!syms.empty()) {
     os << "symbols:";
     for (const auto &[name, range] : syms) {
@@ -166,10 +187,14 @@ void printText(const Report &r, std::ostream &os) {
     }
     os << "\n";
   }
+  if (names && !names->definitions.empty()) {
+    os << "sizes:\n";
+    for (const auto &d : names->definitions) os << "  " << d.name << " = " << d.text << "\n";
+  }
   os << "inputs:\n";
   for (const OutletId &o : g.inputs) {
     const Outlet &out = g.nodes[o.node].outputs[o.slot];
-    os << "  " << out.name << ": " << toString(out.fact) << "\n";
+    os << "  " << out.name << ": " << toString(out.fact, pn) << "\n";
   }
   size_t width = 0;
   for (const Node &n : g.nodes)
@@ -182,14 +207,14 @@ void printText(const Report &r, std::ostream &os) {
     if (!isNodeOutput(n)) continue;
     for (const Outlet &o : n.outputs) {
       if (o.name.empty()) continue;
-      os << "  " << std::left << std::setw(int(width)) << o.name << "  " << toString(o.fact)
+      os << "  " << std::left << std::setw(int(width)) << o.name << "  " << toString(o.fact, pn)
          << "    # " << n.opType << "\n";
     }
   }
   os << "outputs:\n";
   for (const OutletId &o : g.outputs) {
     const Outlet &out = g.nodes[o.node].outputs[o.slot];
-    os << "  " << out.name << ": " << toString(out.fact) << "\n";
+    os << "  " << out.name << ": " << toString(out.fact, pn) << "\n";
   }
   size_t errors = r.diags->errorCount(), warnings = 0;
   for (const std::string &line : diagnosticLines(*r.diags))

@@ -271,9 +271,14 @@ TEST(CliOptions, InputOverridesAShape) {
 }
 
 TEST(CliOptions, InputWithSymbolsAndIntervals) {
+  // An interval without a name is named after its input and axis (x_d0), listed with its range;
+  // --no-names prints it as the interval.
   Outcome r = shapeflow({"infer", data("clean.txt"), "--input", "x=[1..8,3,S,S]"});
   EXPECT_EQ(r.status, 0) << describe(r);
-  EXPECT_TRUE(contains(r.out, "f32[?{1..8},16,(S - 1)//2 + 1,(S - 1)//2 + 1]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "x_d0{1..8}")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[x_d0,16,(S - 1)//2 + 1,(S - 1)//2 + 1]")) << describe(r);
+  Outcome plain = shapeflow({"infer", data("clean.txt"), "--input", "x=[1..8,3,S,S]", "--no-names"});
+  EXPECT_TRUE(contains(plain.out, "f32[?{1..8},16,(S - 1)//2 + 1,(S - 1)//2 + 1]")) << describe(plain);
 }
 
 TEST(CliOptions, InputThatMakesAnErrorIsOne) {

@@ -6,7 +6,7 @@ executable and SF_SOURCE_DIR at the repository.
 import glob
 import json
 import os
-import resource
+import re
 import subprocess
 
 import numpy as np
@@ -18,6 +18,7 @@ SRC = os.environ.get("SF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".
 CLI = os.environ.get("SHAPEFLOW_CLI", os.path.join(SRC, "build", "src", "cli", "shapeflow"))
 EXAMPLE = os.path.join(SRC, "examples", "tiny_cnn.onnx")
 DEV_MODELS = sorted(glob.glob(os.path.join(SRC, "dev_models", "*.onnx")))
+FUNCTIONS = {"min", "max", "floor", "ceil", "trunc", "round", "f32", "f64"}
 
 
 def cli_json(path, *args):
@@ -38,7 +39,9 @@ def test_every_dev_model_equals_the_cli_json(path):
     r = shapeflow.load(path).infer()
     got, want = r.json(), cli_json(path)
     assert got == want
-    # The object API says the same as the JSON, tensor by tensor.
+    # The object API says the same as the expanded JSON, tensor by tensor.
+    want = cli_json(path, "--no-names")
+    assert r.json(names=False) == want
     tensors = r.tensors
     assert set(tensors) == set(want["tensors"])
     for name, t in want["tensors"].items():
@@ -51,6 +54,26 @@ def test_every_dev_model_equals_the_cli_json(path):
             assert [dim_as_json(d) for d in o.shape] == t["shape"], name
         if "value" in t:
             assert [dim_as_json(d) for d in o.value] == t["value"], name
+
+
+@pytest.mark.parametrize("path", DEV_MODELS + [EXAMPLE], ids=os.path.basename)
+def test_the_json_follows_the_published_schema(path):
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(SRC, "docs", "schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for args in ((), ("--no-names",)):
+        data = cli_json(path, *args)
+        jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+        # Every name an expression uses is a symbol or a definition (the JSON is evaluable).
+        known = set(data["symbols"]) | set(data.get("definitions", {}))
+        texts = [d["expr"] for t in data["tensors"].values() for key in ("shape", "value")
+                 for d in (t.get(key) or []) if isinstance(d, dict)] + list(data.get("definitions", {}).values())
+        for text in texts:
+            if text.startswith("?"):
+                continue
+            names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) - FUNCTIONS
+            assert names <= known, (text, names - known)
 
 
 def test_bytes_path_and_modelproto_load_the_same():

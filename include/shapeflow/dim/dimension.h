@@ -97,7 +97,9 @@ public:
   static Result<Dimension> max(const Dimension &a, const Dimension &b);
 
   /// Printed form: `3`, `N`, `(H - 1)//2 + 1`, `?`, `?{1..8}`, `?{2..}`.
-  std::string toString() const;
+  /// `3`, `N`, `(H - 1)//2 + 1`, `?{1..8}`, `?`; with `names`, derived sizes and anonymous
+  /// symbols print by their names.
+  std::string toString(const PrintNames *names = nullptr) const;
 
 private:
   Expr expr_ = nullptr;

@@ -224,6 +224,21 @@ int compareExpr(Expr a, Expr b);
 std::string toString(Expr e);
 std::string toString(Expr e, const std::function<std::string(SymbolId)> &anon);
 
+/// Names a report prints in place of what they stand for: derived sizes (`R1` for a repeated
+/// subexpression, printed as an atom) and anonymous symbols (`x_d2` for input x's axis 2).
+struct PrintNames {
+  std::unordered_map<Expr, std::string> exprs;
+  std::unordered_map<SymbolId, std::string> symbols;
+  bool empty() const { return exprs.empty() && symbols.empty(); }
+  /// Every anonymous symbol `e` mentions has a name here.
+  bool namesAnonymousOf(Expr e) const;
+};
+/// `e` printed with `names` (anonymous symbols without a name print as `?`).
+std::string toString(Expr e, const PrintNames &names);
+/// `e` printed with `names` for its subexpressions but not for itself: the right-hand side of
+/// its own definition (`R1 = floor(...)`).
+std::string definitionText(Expr e, const PrintNames &names);
+
 /// How many times the size cap turned an expression into a fresh symbol in the current context.
 uint64_t exprCapHits();
 

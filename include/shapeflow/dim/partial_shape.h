@@ -62,7 +62,7 @@ public:
   static bool mergeInto(PartialShape &dst, const PartialShape &src);
 
   /// `[N,3,(H - 1)//2 + 1,?,?{1..8}]`, `[]` for a scalar, `[...]` for unknown rank.
-  std::string toString() const;
+  std::string toString(const PrintNames *names = nullptr) const;
 
 private:
   std::optional<std::vector<Dimension>> dims_;

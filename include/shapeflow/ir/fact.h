@@ -58,8 +58,8 @@ Fact resolved(const Fact &f, const SymbolTable &symbols);
 
 /// `f32[N,3,224,224]`; `i64[4] = [N,3,H,W]` when the value is known (`i64[] = [N]` for a
 /// scalar); `?[...]` for a fact about which nothing is known.
-std::string toString(const Fact &f);
-std::string toString(const std::vector<Dimension> &value);
+std::string toString(const Fact &f, const PrintNames *names = nullptr);
+std::string toString(const std::vector<Dimension> &value, const PrintNames *names = nullptr);
 
 /// Elements of an integer fact of rank <= 1 as dimensions (numbers, symbols, expressions,
 /// intervals), when its element count is known: from the value, or from the constant.

@@ -20,6 +20,9 @@ struct Report {
   const Graph *graph = nullptr;
   const Diagnostics *diags = nullptr;
   InferStats stats;
+  /// Derived sizes and anonymous input dims printed by name (report/names.h); false: every dim
+  /// expanded (`--no-names`).
+  bool names = true;
 };
 
 /// The JSON object of `shapeflow infer --json`.
@@ -33,8 +36,8 @@ std::string jsonText(const nlohmann::json &j, int indent = -1);
 nlohmann::json dimJson(const Dimension &d);
 /// Expressions printed so far (a report prints the same dims many times).
 using DimTexts = std::unordered_map<Expr, std::string>;
-/// The same, printing each expression once per `texts`.
-nlohmann::json dimJson(const Dimension &d, DimTexts &texts);
+/// The same, printing each expression once per `texts` (with `names`, by the report's names).
+nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *names = nullptr);
 class JsonWriter;
 /// The same, written by a streaming writer (report/json_writer.h).
 void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts);
