@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 
 import numpy as np
@@ -156,6 +157,42 @@ def test_the_annotated_model_passes_the_checker():
     c1 = next(vi for vi in m.graph.value_info if vi.name == "c1")
     dims = [d.dim_param or d.dim_value for d in c1.type.tensor_type.shape.dim]
     assert dims == ["N", 8, "(H - 1)//2 + 1", "(W - 1)//2 + 1"]
+
+
+ORT_RUNNER = os.path.join(SRC, "scripts", "ort", "run_model.js")
+ORT_PACKAGE = os.path.join(SRC, "scripts", "ort", "node_modules", "onnxruntime-node")
+
+
+@pytest.mark.parametrize("path", DEV_MODELS, ids=os.path.basename)
+def test_the_annotated_model_passes_the_checker_and_runs_in_onnxruntime(path, tmp_path):
+    """`shapeflow infer --out`: onnx.checker accepts it and onnxruntime loads and runs it at the
+    first size set of scripts/precision_sizes.json (needs scripts/setup_precision.sh)."""
+    onnx = pytest.importorskip("onnx")
+    if not shutil.which("node") or not os.path.isdir(ORT_PACKAGE):
+        pytest.skip("onnxruntime-node is not set up (scripts/setup_precision.sh)")
+    out = tmp_path / "annotated.onnx"
+    r = subprocess.run([CLI, "infer", path, "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    m = onnx.load(str(out))
+    onnx.checker.check_model(m)
+    assert len(m.graph.value_info) > 0
+    with open(os.path.join(SRC, "scripts", "precision_sizes.json")) as f:
+        sizes = json.load(f)[os.path.basename(path)[:-5]][0]
+    inits = {t.name for t in m.graph.initializer}
+    types = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}
+    feed = {}
+    for inp in m.graph.input:
+        if inp.name in inits:
+            continue
+        tt = inp.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else sizes[d.dim_param] for d in tt.shape.dim]
+        kind = types[tt.elem_type]
+        value = 0.5 if kind == "float32" else (1 if "mask" in inp.name.lower() or kind == "bool" else 0)
+        feed[inp.name] = {"type": kind, "value": value, "dims": dims}
+    (tmp_path / "annotated.onnx.feed.json").write_text(json.dumps(feed))
+    ran = subprocess.run(["node", ORT_RUNNER, str(out)], capture_output=True, text=True, timeout=600)
+    verdict = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert verdict["ok"], verdict
 
 
 def test_stats_and_plan_equal_their_subcommands():
