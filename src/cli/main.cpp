@@ -319,6 +319,19 @@ Result<std::pair<std::string, Tensor>> parseRunInput(const std::string &spec, co
   return std::pair{name, std::move(t)};
 }
 
+/// Loads for running and infers with the symbol bounds given (`--dim`).
+Result<Graph> loadAndInferForRun(const std::string &path, const std::vector<std::string> &dims, Diagnostics &diags) {
+  SF_ASSIGN(Graph g, loadForRun(path, diags));
+  InferOptions options;
+  for (const auto &d : dims) {
+    SF_ASSIGN(DimBound b, parseDimBound(d));
+    options.dims.push_back(b);
+  }
+  SF_TRY(applyInputs(g, options));
+  inferGraph(g, diags, options);
+  return g;
+}
+
 std::string outputFileName(const std::string &name) {
   std::string s;
   for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
@@ -327,17 +340,9 @@ std::string outputFileName(const std::string &name) {
 
 int runRun(const RunArgs &a) {
   Diagnostics diags;
-  auto loaded = loadForRun(a.path, diags);
+  auto loaded = loadAndInferForRun(a.path, a.dims, diags);
   if (!loaded.ok()) return fail(loaded.error().message);
   Graph &g = *loaded;
-  InferOptions options;
-  for (const auto &d : a.dims) {
-    auto b = parseDimBound(d);
-    if (!b.ok()) return fail(b.error().message);
-    options.dims.push_back(*b);
-  }
-  if (auto r = applyInputs(g, options); !r.ok()) return fail(r.error().message);
-  inferGraph(g, diags, options);
   ExprScope scope = g.enter();
   std::map<std::string, Tensor> inputs;
   uint64_t seed = a.seed;
@@ -463,17 +468,9 @@ struct CheckArgs {
 
 int runCheck(const CheckArgs &a) {
   Diagnostics diags;
-  auto loaded = loadForRun(a.path, diags);
+  auto loaded = loadAndInferForRun(a.path, a.dims, diags);
   if (!loaded.ok()) return fail(loaded.error().message);
   Graph &g = *loaded;
-  InferOptions options;
-  for (const auto &d : a.dims) {
-    auto b = parseDimBound(d);
-    if (!b.ok()) return fail(b.error().message);
-    options.dims.push_back(*b);
-  }
-  if (auto r = applyInputs(g, options); !r.ok()) return fail(r.error().message);
-  inferGraph(g, diags, options);
   eval::CheckOptions co;
   co.samples = a.samples;
   co.maxMemory = a.maxMemory;

@@ -80,16 +80,7 @@ std::string planJsonText(const PlanReport &r, int indent) {
   JsonWriter w(s, indent);
   w.beginObject();
   w.key("model").value(r.model);
-  w.key("symbols").beginObject();
-  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
-    w.key(name).beginObject().key("min").value(range.lo).key("max");
-    if (range.hi == kInf)
-      w.null();
-    else
-      w.value(range.hi);
-    w.endObject();
-  }
-  w.endObject();
+  writeSymbolsJson(w, *r.graph);
   w.key("derived").beginObject();
   for (const auto &[name, d] : p.derived) {
     w.key(name);

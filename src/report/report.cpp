@@ -88,6 +88,19 @@ void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts) {
   w.endObject();
 }
 
+void writeSymbolsJson(JsonWriter &w, const Graph &g) {
+  w.key("symbols").beginObject();
+  for (const auto &[name, range] : g.symbols.namedSymbols()) {
+    w.key(name).beginObject().key("min").value(range.lo).key("max");
+    if (range.hi == kInf)
+      w.null();
+    else
+      w.value(range.hi);
+    w.endObject();
+  }
+  w.endObject();
+}
+
 nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *names) {
   if (d.isStatic()) return d.length();
   nlohmann::json j;

@@ -247,16 +247,7 @@ std::string statsJsonText(const StatsReport &r, int indent) {
   JsonWriter w(out, indent);
   w.beginObject();
   w.key("model").value(r.model);
-  w.key("symbols").beginObject();
-  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
-    w.key(name).beginObject().key("min").value(range.lo).key("max");
-    if (range.hi == kInf)
-      w.null();
-    else
-      w.value(range.hi);
-    w.endObject();
-  }
-  w.endObject();
+  writeSymbolsJson(w, *r.graph);
   w.key("total").beginObject();
   writeCounts(w, s.total, texts);
   w.key("params").value(s.params);

@@ -41,6 +41,8 @@ nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *na
 class JsonWriter;
 /// The same, written by a streaming writer (report/json_writer.h).
 void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts);
+/// `"symbols": {name: {"min": lo, "max": hi|null}}` of the graph's named symbols, streamed.
+void writeSymbolsJson(JsonWriter &w, const Graph &g);
 
 /// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
 bool isNodeOutput(const Node &n);
