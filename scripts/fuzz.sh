@@ -5,7 +5,9 @@
 #                             malformed models, small dev models, the golden graphs)
 #   fuzz/crashes/<harness>/   crashes, leaks, timeouts, out-of-memory inputs (pin each in tests/)
 #   fuzz/log/<harness>.log    libFuzzer's output; the summary line per harness is printed
-# usage: scripts/fuzz.sh [SECONDS=60] [HARNESS...]     (FUZZ_BUILD=dir reuses a configured build)
+# usage: scripts/fuzz.sh [SECONDS=60] [HARNESS...]     (FUZZ_BUILD=dir reuses a configured build;
+#        FUZZ_TIMEOUT=S: seconds one input may take, default 10; raise it on a loaded machine,
+#        where a starved run reports false timeouts)
 # Exit 1 if any harness stopped on a finding.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +60,7 @@ for h in "${HARNESSES[@]}"; do
   seed "$h" "$corpus"; mkdir -p "$crashes"
   maxlen=65536; [ "$h" = expr ] && maxlen=512; [ "$h" = graph ] && maxlen=4096
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    /usr/bin/time -f '%U %S' -o "fuzz/log/$h.time" "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=10 \
+    /usr/bin/time -f '%U %S' -o "fuzz/log/$h.time" "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=${FUZZ_TIMEOUT:-10} \
     -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \
     > "fuzz/log/$h.log" 2>&1
   rc=$?

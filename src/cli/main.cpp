@@ -89,8 +89,10 @@ int runInfer(const ModelArgs &a, bool json, const std::string &outPath, bool noN
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
   Report report{a.path, &r.graph, &r.diags, r.stats, !noNames};
-  if (json)
-    std::cout << jsonText(toJson(report), 1) << "\n";
+  if (json) {
+    writeJson(report, std::cout, 1);
+    std::cout << "\n";
+  }
   else printText(report, std::cout);
   if (!outPath.empty()) {
     auto bytes = onnx::annotatedModel(a.path, r.graph);

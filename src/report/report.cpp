@@ -6,6 +6,7 @@
 #include "shapeflow/dim/expr.h"
 #include "shapeflow/report/names.h"
 
+#include <algorithm>
 #include <iomanip>
 
 namespace sf {
@@ -182,6 +183,103 @@ nlohmann::json toJson(const Report &r) {
   }
   j["diagnostics"] = diags;
   return j;
+}
+
+void writeJson(const Report &r, std::ostream &os, int indent) {
+  const Graph &g = *r.graph;
+  ExprScope scope = g.enter();
+  DimTexts texts;
+  std::optional<ReportNames> names;
+  if (r.names) names = nameDerivedSizes(g);
+  const PrintNames *pn = names ? &names->print : nullptr;
+  std::string s;
+  JsonWriter w(s, indent);
+  auto drain = [&] {
+    os.write(s.data(), std::streamsize(s.size()));
+    s.clear();
+  };
+  // Members in the order nlohmann::json prints them (sorted), so that toJson()'s dump and this
+  // text read the same; tensors in node order.
+  w.beginObject();
+  if (names && !names->definitions.empty()) {
+    w.key("definitions").beginObject();
+    for (const auto &d : names->definitions) w.key(d.name).value(d.text);
+    w.endObject();
+  }
+  w.key("diagnostics").beginArray();
+  for (const Diagnostic &d : r.diags->list()) {
+    if (d.severity == Severity::Note) continue;
+    w.beginObject().key("message").value(d.message).key("node").value(d.node).key("op").value(d.op);
+    w.key("severity").value(toString(d.severity)).endObject();
+  }
+  w.endArray();
+  w.key("inputs").beginArray();
+  for (const OutletId &o : g.inputs) w.value(g.outlet(o).name);
+  w.endArray();
+  w.key("model").value(r.model);
+  w.key("outputs").beginArray();
+  for (const OutletId &o : g.outputs) w.value(g.outlet(o).name);
+  w.endArray();
+  w.key("symbols").beginObject();
+  auto syms = reportSymbols(g, names ? &*names : nullptr);
+  std::sort(syms.begin(), syms.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (const auto &[name, range] : syms) {
+    w.key(name).beginObject().key("max");
+    if (range.hi == kInf) w.null();
+    else w.value(range.hi);
+    w.key("min").value(range.lo).endObject();
+  }
+  w.endObject();
+  w.key("tensors").beginObject();
+  auto dim = [&](const Dimension &d) {
+    if (d.isStatic()) {
+      w.value(d.length());
+      return;
+    }
+    w.beginObject().key("expr");
+    if (!d.expr()) {
+      w.value("?");
+    } else {
+      auto [it, fresh] = texts.try_emplace(d.expr());
+      if (fresh) it->second = exprText(d, pn);
+      w.value(it->second);
+    }
+    w.key("max");
+    if (d.hasUpperBound()) w.value(d.maxLength());
+    else w.null();
+    w.key("min");
+    if (d.minLength() == -kInf) w.null();
+    else w.value(d.minLength());
+    w.endObject();
+  };
+  for (const Node &n : g.nodes) {
+    if (!isNodeOutput(n)) continue;
+    for (const Outlet &o : n.outputs) {
+      if (o.name.empty()) continue;
+      const Fact &f = o.fact;
+      w.key(o.name).beginObject().key("dtype");
+      if (f.type == ElementType::Undefined) w.null();
+      else w.value(longName(f.type));
+      w.key("op").value(n.opType).key("producer").value(producerName(g, n)).key("shape");
+      if (f.shape.rankIsStatic()) {
+        w.beginArray();
+        for (const auto &d : f.shape.dims()) dim(d);
+        w.endArray();
+      } else {
+        w.null();
+      }
+      if (f.value) {
+        w.key("value").beginArray();
+        for (const auto &d : *f.value) dim(d);
+        w.endArray();
+      }
+      w.endObject();
+      if (s.size() > (1 << 16)) drain();
+    }
+  }
+  w.endObject();
+  w.endObject();
+  drain();
 }
 
 void printText(const Report &r, std::ostream &os) {

@@ -141,3 +141,31 @@ graph main(x: f32[N,3,H,W], w1: f32[8,3,3,3], w2: f32[8,8,3,3]) {
 
 } // namespace
 } // namespace sf
+
+namespace sf {
+namespace {
+
+// The streamed JSON (what the CLI prints) and the document toJson() builds are the same object.
+TEST(ReportJson, TheStreamedTextParsesToTheDocument) {
+  for (const char *text : {kResize, R"(opset 17
+graph main(a: f32[2,?], b: f32[4,5], c: f32[N,?{1..8}]) {
+  y = Add(a, b)
+  z = Relu(c)
+  return y, z
+}
+)"}) {
+    auto m = infer(text);
+    for (bool names : {true, false}) {
+      Report r{"m", &m->g, &m->d, m->stats, names};
+      std::ostringstream os;
+      writeJson(r, os, 1);
+      auto parsed = nlohmann::json::parse(os.str(), nullptr, false);
+      ASSERT_FALSE(parsed.is_discarded()) << os.str();
+      EXPECT_EQ(parsed, toJson(r)) << os.str();
+      EXPECT_EQ(parsed.dump(1), toJson(r).dump(1)); // the same text once members are sorted
+    }
+  }
+}
+
+} // namespace
+} // namespace sf

@@ -27,6 +27,10 @@ struct Report {
 
 /// The JSON object of `shapeflow infer --json`.
 nlohmann::json toJson(const Report &r);
+/// The same object written to `os` as it is made (report/json_writer.h), with no document in
+/// memory: what the CLI prints (`indent` as JsonWriter's). Members in toJson()'s order except
+/// the tensors, which come in node order; parsed, the two are equal.
+void writeJson(const Report &r, std::ostream &os, int indent = 1);
 /// The listing of `shapeflow infer`.
 void printText(const Report &r, std::ostream &os);
 /// JSON text (`indent` < 0: one line). Names and messages come from model files, which may hold
