@@ -22,6 +22,10 @@ DEV_MODELS = sorted(glob.glob(os.path.join(SRC, "dev_models", "*.onnx")))
 FUNCTIONS = {"min", "max", "floor", "ceil", "trunc", "round", "f32", "f64"}
 
 
+def model_id(path):
+    return os.path.basename(path) if isinstance(path, str) else str(path)
+
+
 def cli_json(path, *args):
     out = subprocess.run([CLI, "infer", path, "--json", *args], capture_output=True, text=True)
     assert out.returncode in (0, 1), out.stderr
@@ -35,7 +39,7 @@ def dim_as_json(d):
     return {"expr": d.expr, "min": d.min, "max": d.max}
 
 
-@pytest.mark.parametrize("path", DEV_MODELS + [EXAMPLE], ids=os.path.basename)
+@pytest.mark.parametrize("path", DEV_MODELS + [EXAMPLE], ids=model_id)
 def test_every_dev_model_equals_the_cli_json(path):
     r = shapeflow.load(path).infer()
     got, want = r.json(), cli_json(path)
@@ -57,7 +61,7 @@ def test_every_dev_model_equals_the_cli_json(path):
             assert [dim_as_json(d) for d in o.value] == t["value"], name
 
 
-@pytest.mark.parametrize("path", DEV_MODELS + [EXAMPLE], ids=os.path.basename)
+@pytest.mark.parametrize("path", DEV_MODELS + [EXAMPLE], ids=model_id)
 def test_the_json_follows_the_published_schema(path):
     jsonschema = pytest.importorskip("jsonschema")
     with open(os.path.join(SRC, "docs", "schema.json")) as f:
@@ -163,7 +167,7 @@ ORT_RUNNER = os.path.join(SRC, "scripts", "ort", "run_model.js")
 ORT_PACKAGE = os.path.join(SRC, "scripts", "ort", "node_modules", "onnxruntime-node")
 
 
-@pytest.mark.parametrize("path", DEV_MODELS, ids=os.path.basename)
+@pytest.mark.parametrize("path", DEV_MODELS, ids=model_id)
 def test_the_annotated_model_passes_the_checker_and_runs_in_onnxruntime(path, tmp_path):
     """`shapeflow infer --out`: onnx.checker accepts it and onnxruntime loads and runs it at the
     first size set of scripts/precision_sizes.json (needs scripts/setup_precision.sh)."""
