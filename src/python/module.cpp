@@ -9,6 +9,7 @@
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
+#include "shapeflow/report/json_writer.h"
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/stats_report.h"
@@ -28,9 +29,11 @@ namespace {
 
 /// What a library error becomes in Python (shapeflow.Error).
 struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string &message) : std::runtime_error(validUtf8(message)) {}
 };
 
+// Names and messages come from model files and may hold bytes that are not UTF-8: everything
+// that becomes a Python str goes through validUtf8 (U+FFFD for such bytes), as the JSON does.
 template <class T> T take(Result<T> r) {
   if (!r.ok()) throw Error(r.error().message);
   return std::move(*r);
@@ -38,6 +41,7 @@ template <class T> T take(Result<T> r) {
 void take(Result<void> r) {
   if (!r.ok()) throw Error(r.error().message);
 }
+py::str text(std::string_view s) { return py::str(validUtf8(s)); }
 
 /// Where a model comes from: a file (mapped again for each inference) or bytes held here.
 struct Source {
@@ -69,7 +73,7 @@ py::object toPython(const nlohmann::json &j) {
   case nlohmann::json::value_t::number_integer: return py::int_(j.get<int64_t>());
   case nlohmann::json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
   case nlohmann::json::value_t::number_float: return py::float_(j.get<double>());
-  case nlohmann::json::value_t::string: return py::str(j.get<std::string>());
+  case nlohmann::json::value_t::string: return text(j.get_ref<const std::string &>());
   case nlohmann::json::value_t::array: {
     py::list l;
     for (const auto &e : j) l.append(toPython(e));
@@ -77,7 +81,7 @@ py::object toPython(const nlohmann::json &j) {
   }
   case nlohmann::json::value_t::object: {
     py::dict d;
-    for (const auto &[k, v] : j.items()) d[py::str(k)] = toPython(v);
+    for (const auto &[k, v] : j.items()) d[text(k)] = toPython(v);
     return d;
   }
   default: return py::none();
@@ -160,15 +164,15 @@ py::object dimList(const StatePtr &s, const std::vector<Dimension> &dims) {
 
 /// The facts of one tensor.
 struct TensorFacts {
-  std::string name, dtype, producer, op;
+  py::str name, dtype, producer, op;
   py::object shape, value;
-  std::string repr() const {
-    return "Tensor('" + name + "', " + dtype + ", " + py::cast<std::string>(py::repr(shape)) + ")";
+  py::str repr() const {
+    return py::str("Tensor({!r}, {}, {!r})").format(name, dtype, shape);
   }
 };
 
 struct DiagnosticObject {
-  std::string severity, node, op, message, text;
+  py::str severity, node, op, message, text;
 };
 
 /// The InferOptions of the keyword arguments: inputs {name: [dim, ...] | "N,3,H,W"},
@@ -223,10 +227,10 @@ struct Inference {
     ExprScope scope = state->graph.enter();
     return toPython(toJson(report(names)));
   }
-  std::string text(bool names) const {
+  py::str listing(bool names) const {
     std::ostringstream os;
     printText(report(names), os);
-    return os.str();
+    return text(os.str());
   }
   py::dict tensors() const {
     ExprScope scope = state->graph.enter();
@@ -237,13 +241,14 @@ struct Inference {
       if (!id) continue;
       const Fact &f = state->graph.fact(*id);
       TensorFacts tf;
-      tf.name = name;
-      tf.dtype = t["dtype"].is_null() ? "" : t["dtype"].get<std::string>();
-      tf.producer = t.value("producer", "");
-      tf.op = t.value("op", "");
+      tf.name = text(name);
+      tf.dtype = text(t["dtype"].is_null() ? "" : t["dtype"].get<std::string>());
+      tf.producer = text(t.value("producer", ""));
+      tf.op = text(t.value("op", ""));
       tf.shape = f.shape.rankIsStatic() ? dimList(state, f.shape.dims()) : py::none();
       tf.value = f.value ? dimList(state, *f.value) : py::none();
-      out[py::str(name)] = py::cast(std::move(tf));
+      py::str key = tf.name;
+      out[key] = py::cast(std::move(tf));
     }
     return out;
   }
@@ -252,7 +257,7 @@ struct Inference {
     for (const Diagnostic &d : state->diags.list()) {
       if (d.severity == Severity::Note) continue;
       if (errorsOnly && d.severity != Severity::Error) continue;
-      out.push_back({toString(d.severity), d.node, d.op, d.message, format(d)});
+      out.push_back({text(toString(d.severity)), text(d.node), text(d.op), text(d.message), text(format(d))});
     }
     return out;
   }
@@ -336,7 +341,7 @@ py::dtype dtypeOf(ElementType t) {
 py::object arrayOf(const Tensor &t) {
   if (t.isString()) {
     py::list l;
-    for (const auto &s : t.strings()) l.append(py::str(s));
+    for (const auto &s : t.strings()) l.append(text(s));
     return py::module_::import("numpy").attr("array")(l, "object").attr("reshape")(py::cast(t.shape()));
   }
   py::array a(dtypeOf(t.type()), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
@@ -376,7 +381,7 @@ py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
     result = take(eval::run(g, tensors, o));
   }
   py::dict out;
-  for (size_t i = 0; i < result.outputs.size(); ++i) out[py::str(result.outputNames[i])] = valueOf(result.outputs[i]);
+  for (size_t i = 0; i < result.outputs.size(); ++i) out[text(result.outputNames[i])] = valueOf(result.outputs[i]);
   return out;
 }
 
@@ -412,7 +417,8 @@ PYBIND11_MODULE(shapeflow, m) {
   py::register_exception<Error>(m, "Error");
 
   py::class_<Dim>(m, "Dim", "A dim that is not a number: a symbol, an expression of symbols, or an interval.")
-      .def_property_readonly("expr", &Dim::expr, "The dim as a Python integer expression of symbol names, or '?'.")
+      .def_property_readonly("expr", [](const Dim &d) { return text(d.expr()); },
+                             "The dim as a Python integer expression of symbol names, or '?'.")
       .def_property_readonly("min", &Dim::min)
       .def_property_readonly("max", &Dim::max, "The upper bound, None when unbounded.")
       .def_property_readonly("is_static", &Dim::isStatic)
@@ -421,8 +427,8 @@ PYBIND11_MODULE(shapeflow, m) {
       .def("__index__", &Dim::toInt)
       .def("__eq__", &Dim::equals)
       .def("__hash__", [](const Dim &d) { return py::hash(py::str(d.json().dump())); })
-      .def("__str__", &Dim::expr)
-      .def("__repr__", &Dim::repr);
+      .def("__str__", [](const Dim &d) { return text(d.expr()); })
+      .def("__repr__", [](const Dim &d) { return text(d.repr()); });
 
   py::class_<TensorFacts>(m, "Tensor", "What inference knows of one tensor.")
       .def_readonly("name", &TensorFacts::name)
@@ -438,8 +444,8 @@ PYBIND11_MODULE(shapeflow, m) {
       .def_readonly("node", &DiagnosticObject::node)
       .def_readonly("op", &DiagnosticObject::op)
       .def_readonly("message", &DiagnosticObject::message)
-      .def("__str__", [](const DiagnosticObject &d) { return d.severity + ": " + d.text; })
-      .def("__repr__", [](const DiagnosticObject &d) { return "Diagnostic(" + d.severity + ": " + d.text + ")"; });
+      .def("__str__", [](const DiagnosticObject &d) { return py::str("{}: {}").format(d.severity, d.text); })
+      .def("__repr__", [](const DiagnosticObject &d) { return py::str("Diagnostic({}: {})").format(d.severity, d.text); });
 
   py::class_<Inference>(m, "Inference", "The facts of one inference.")
       .def_property_readonly("tensors", &Inference::tensors, "{name: Tensor} for every tensor a node computes")
@@ -447,7 +453,7 @@ PYBIND11_MODULE(shapeflow, m) {
       .def_property_readonly("errors", [](const Inference &i) { return i.diagnostics(true); })
       .def("json", &Inference::json, py::arg("names") = true,
            "The object `shapeflow infer --json` prints (names=False: `--no-names`, every dim expanded).")
-      .def("text", &Inference::text, py::arg("names") = true, "The listing `shapeflow infer` prints.")
+      .def("text", &Inference::listing, py::arg("names") = true, "The listing `shapeflow infer` prints.")
       .def("annotated_model", &Inference::annotated,
            "The model with a value_info for every inferred tensor, as bytes (onnx.load_from_string reads it).")
       .def("stats", &Inference::stats, py::arg("at") = std::map<std::string, int64_t>{},

@@ -41,6 +41,22 @@ std::pair<size_t, bool> utf8Sequence(std::string_view s, size_t i) {
 
 } // namespace
 
+std::string validUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (uint8_t(s[i]) < 0x80) {
+      out += s[i++];
+      continue;
+    }
+    auto [n, valid] = utf8Sequence(s, i);
+    if (valid) out.append(s.substr(i, n));
+    else out += "\xEF\xBF\xBD"; // U+FFFD
+    i += n;
+  }
+  return out;
+}
+
 void appendJsonString(std::string &out, std::string_view s) {
   out += '"';
   for (size_t i = 0; i < s.size();) {

@@ -47,6 +47,10 @@ private:
   bool afterKey_ = false;
 };
 
+/// `s` with every byte sequence that is not UTF-8 replaced by U+FFFD (names and messages come
+/// from model files; a front end that needs text, such as Python's str, gets valid text).
+std::string validUtf8(std::string_view s);
+
 /// `s` as a JSON string literal (quotes included), appended to `out`.
 void appendJsonString(std::string &out, std::string_view s);
 
