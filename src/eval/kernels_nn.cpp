@@ -1,6 +1,7 @@
 // Neural-network kernels: MatMul, Gemm, Conv, MaxPool, AveragePool, the global pools,
 // BatchNormalization (inference), LayerNormalization, Softmax, LogSoftmax, the reductions.
 // Plain loops in the accumulation order a reader can check; speed is a later concern.
+#include "blas.h"
 #include "kernel_util.h"
 
 #include <cmath>
@@ -60,6 +61,14 @@ Result<void> matmul(EvalContext &ctx) {
       Elements<T> x(a), y(b);
       Output<T> o(ctx, a.type(), out);
       SF_ASSIGN(T *p, o.make());
+      if constexpr (std::is_same_v<T, float>) {
+        for (int64_t bi = 0; bi < batches; ++bi) {
+          auto [offA, offB] = g.offsets(bi);
+          sgemm(false, false, m, n, k, 1.0f, x.data() + offA * m * k, k, y.data() + offB * k * n, n, 0.0f,
+                p + bi * m * n, n);
+        }
+        return o.finish(0);
+      }
       std::vector<Acc> row(static_cast<size_t>(n));
       for (int64_t bi = 0; bi < batches; ++bi) {
         auto [offA, offB] = g.offsets(bi);
@@ -107,6 +116,13 @@ Result<void> gemm(EvalContext &ctx) {
         if (bc != out) return errorf("C of shape {} does not broadcast to {}", shapeText(ctx.input(2).shape()), shapeText(out));
         cst = broadcastStrides(ctx.input(2).shape(), out);
         c.emplace(ctx.input(2));
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        sgemm(ta != 0, tb != 0, m, n, k, float(alpha), x.data(), a.shape()[1], y.data(), b.shape()[1], 0.0f, p, n);
+        if (c)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) p[i * n + j] += float(beta) * (*c)[size_t(i * cst[0] + j * cst[1])];
+        return o.finish(0);
       }
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
@@ -236,6 +252,46 @@ Result<void> conv(EvalContext &ctx) {
     forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
       forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(po * taps + t)] = off; });
     });
+    if constexpr (std::is_same_v<T, float>) {
+      // Each (image, group): W_g [mg, cg*taps] times the input's columns [cg*taps, positions]
+      // (im2col, in tiles of positions so that the columns stay within 16 MB), on sgemm. A 1x1
+      // convolution with unit strides and no padding reads the input as its own columns.
+      const int64_t kdim = cg * taps;
+      bool direct = taps == 1 && outSize == inSize;
+      for (int64_t po = 0; direct && po < outSize; ++po) direct = tapOff[size_t(po)] == po;
+      const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(outSize, (int64_t(1) << 22) / std::max<int64_t>(kdim, 1)));
+      std::vector<float> col(direct ? 0 : size_t(kdim * tile));
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t g = 0; g < group; ++g) {
+          const float *wg = ws.data() + g * mg * kdim;
+          const float *src = xs.data() + (b * c + g * cg) * inSize;
+          float *dst = p + (b * m + g * mg) * outSize;
+          if (direct) {
+            sgemm(false, false, mg, outSize, kdim, 1.0f, wg, kdim, src, inSize, 0.0f, dst, outSize);
+          } else {
+            for (int64_t t0 = 0; t0 < outSize; t0 += tile) {
+              int64_t tn = std::min(tile, outSize - t0);
+              for (int64_t ci = 0; ci < cg; ++ci)
+                for (int64_t t = 0; t < taps; ++t) {
+                  float *row = col.data() + (ci * taps + t) * tn;
+                  const float *plane = src + ci * inSize;
+                  for (int64_t j = 0; j < tn; ++j) {
+                    int64_t off = tapOff[size_t((t0 + j) * taps + t)];
+                    row[j] = off >= 0 ? plane[off] : 0.0f;
+                  }
+                }
+              sgemm(false, false, mg, tn, kdim, 1.0f, wg, kdim, col.data(), tn, 0.0f, dst + t0, outSize);
+            }
+          }
+          if (bias)
+            for (int64_t mm = 0; mm < mg; ++mm) {
+              float bv = (*bias)[size_t(g * mg + mm)];
+              float *row = dst + mm * outSize;
+              for (int64_t po = 0; po < outSize; ++po) row[po] += bv;
+            }
+        }
+      return o.finish(0);
+    }
     for (int64_t b = 0; b < n; ++b)
       for (int64_t g = 0; g < group; ++g)
         for (int64_t mm = 0; mm < mg; ++mm) {

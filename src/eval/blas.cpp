@@ -1,0 +1,65 @@
+// sgemm on OpenBLAS, or on loops when the build has no BLAS (eval/blas.h).
+#include "blas.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#ifdef SF_HAVE_OPENBLAS
+#include <openblas-pthread/cblas.h>
+#endif
+
+namespace sf::eval::detail {
+namespace {
+
+void sgemmLoops(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  std::vector<float> row(size_t(std::max<int64_t>(n, 0)));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0f);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float av = ta ? a[kk * lda + i] : a[i * lda + kk];
+      if (av == 0.0f) continue;
+      for (int64_t j = 0; j < n; ++j) row[size_t(j)] += av * (tb ? b[j * ldb + kk] : b[kk * ldb + j]);
+    }
+    for (int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = alpha * row[size_t(j)] + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
+  }
+}
+
+} // namespace
+
+#ifdef SF_HAVE_OPENBLAS
+namespace {
+// One thread unless asked otherwise, set once before the first product.
+struct OneThread {
+  OneThread() { openblas_set_num_threads(1); }
+} oneThread;
+} // namespace
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  const int64_t limit = INT32_MAX; // OpenBLAS's blasint is 32 bits here
+  if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
+    return sgemmLoops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m),
+              blasint(n), blasint(k), alpha, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+}
+
+const char *gemmBackend() { return "OpenBLAS"; }
+void setGemmThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+
+#else
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  sgemmLoops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+const char *gemmBackend() { return "loops"; }
+void setGemmThreads(int) {}
+
+#endif
+
+} // namespace sf::eval::detail
