@@ -285,6 +285,8 @@ struct RunArgs {
   bool json = false;
   uint64_t seed = 1;
   int64_t maxMemory = 0;
+  int repeat = 0;
+  int threads = 1;
 };
 
 /// `NAME=FILE.npy` or `NAME=random:D0,D1,...` (empty after the colon: a scalar).
@@ -370,12 +372,30 @@ int runRun(const RunArgs &a) {
   }
   eval::RunOptions ro;
   ro.maxMemory = a.maxMemory;
+  ro.threads = a.threads;
   auto t0 = std::chrono::steady_clock::now();
   auto result = eval::run(g, inputs, ro);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!result.ok()) {
     std::cerr << "error: " << result.error().message << "\n";
     return 1;
+  }
+  // --repeat R: R more runs after the first, timed one by one; their median.
+  std::vector<double> times;
+  for (int r = 0; r < a.repeat; ++r) {
+    auto t1 = std::chrono::steady_clock::now();
+    auto again = eval::run(g, inputs, ro);
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
+    if (!again.ok()) {
+      std::cerr << "error: " << again.error().message << "\n";
+      return 1;
+    }
+  }
+  std::optional<double> median;
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    size_t h = times.size() / 2;
+    median = times.size() % 2 ? times[h] : (times[h - 1] + times[h]) / 2;
   }
   if (!a.outDir.empty()) {
     std::error_code ec;
@@ -387,6 +407,8 @@ int runRun(const RunArgs &a) {
   j["nodes_run"] = result->nodesRun;
   j["peak_bytes"] = result->peakBytes;
   j["ms"] = ms;
+  if (median) j["median_ms"] = *median, j["repeat"] = a.repeat;
+  j["threads"] = a.threads;
   j["outputs"] = nlohmann::json::array();
   // One summary per tensor (and its .npy under --out); a sequence lists its elements.
   auto summarize = [&](const Tensor &t, const std::string &stem) -> Result<nlohmann::json> {
@@ -435,8 +457,10 @@ int runRun(const RunArgs &a) {
     std::cout << j.dump(1) << "\n";
     return 0;
   }
-  std::cout << fmt::format("ran {} nodes in {:.1f} ms, peak {} of tensors\n", result->nodesRun, ms,
+  std::cout << fmt::format("ran {} nodes in {:.1f} ms, peak {} of tensors", result->nodesRun, ms,
                            humanCount(double(result->peakBytes), "B"));
+  if (median) std::cout << fmt::format("; median of {} more runs {:.1f} ms", a.repeat, *median);
+  std::cout << "\n";
   auto line = [](const std::string &name, const nlohmann::json &o) {
     std::string text = fmt::format("  {}  {}{}", name, o["dtype"].get<std::string>(), o["shape"].dump());
     if (o.contains("min"))
@@ -604,6 +628,9 @@ int main(int argc, char **argv) {
   runCmd->add_option("--out", runArgs.outDir, "write each graph output as DIR/NAME.npy");
   runCmd->add_flag("--json", runArgs.json, "print one JSON object");
   runCmd->add_option("--seed", runArgs.seed, "seed of the random inputs (1)");
+  runCmd->add_option("--repeat", runArgs.repeat, "run R more times after the first and report the median time of one run")
+      ->check(CLI::Range(0, 100000));
+  runCmd->add_option("--threads", runArgs.threads, "threads of the matrix products (1)")->check(CLI::Range(1, 1024));
   runCmd->add_option("--max-memory", runArgs.maxMemory,
                      "bytes of tensors alive at once (default: half the machine's memory)");
   CLI::App *checkCmd = app.add_subcommand(

@@ -2,6 +2,8 @@
 // check of every kernel's outputs against the op's shape rule at the actual inputs.
 #include "shapeflow/eval/eval.h"
 
+#include "blas.h"
+
 #include "shapeflow/support/checked.h"
 #include "shapeflow/support/format.h"
 
@@ -345,6 +347,7 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
 Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs,
                       const RunOptions &options) {
   ExprScope scope = g.enter();
+  detail::setGemmThreads(options.threads);
   Runner runner{options.registry ? *options.registry : evalRegistry(), options};
   runner.budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
   // The caller's inputs, checked against what the model declares (for a sequence, each element).

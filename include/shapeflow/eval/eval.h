@@ -123,6 +123,8 @@ struct RunOptions {
   std::function<void(const Node &, size_t, const Tensor &)> observe;
   /// The ops and their kernels (default: evalRegistry()).
   const OpRegistry *registry = nullptr;
+  /// Threads the matrix products may use (OpenBLAS; the rest of the executor is one thread).
+  int threads = 1;
 };
 
 struct RunResult {
