@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Runs a model with onnxruntime (CPU, one thread) on inputs given as .npy files and writes each
 // output as OUTDIR/NAME.npy (the file name of `shapeflow run --out`), for scripts/eval_check.py.
-// usage: node run_npy.js MODEL OUTDIR NAME=FILE.npy... [--optimize]
+// usage: node run_npy.js MODEL OUTDIR NAME=FILE.npy... [--optimize] [--repeat R]
+//   OUTDIR "-" writes nothing; --repeat R runs R more times after the first and prints
+//   {"median_ms": ...} (the median time of one session.run), for bench/eval.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -48,18 +50,39 @@ function fileName(name) {
 }
 
 async function main() {
-  const [model, outDir, ...rest] = process.argv.slice(2);
-  const optimize = rest.includes('--optimize');
+  const [model, outDir, ...args] = process.argv.slice(2);
+  const optimize = args.includes('--optimize');
+  let repeat = 0;
+  const rest = [];
+  for (let i = 0; i < args.length; ++i) {
+    if (args[i] === '--optimize') continue;
+    if (args[i] === '--repeat') { repeat = Number(args[++i]); continue; }
+    rest.push(args[i]);
+  }
   const feeds = {};
-  for (const spec of rest.filter((s) => s !== '--optimize')) {
+  for (const spec of rest) {
     const i = spec.indexOf('=');
     feeds[spec.slice(0, i)] = readNpy(spec.slice(i + 1));
   }
   const session = await ort.InferenceSession.create(model, {
     graphOptimizationLevel: optimize ? 'all' : 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1 });
   const out = await session.run(feeds);
-  fs.mkdirSync(outDir, { recursive: true });
-  for (const name of session.outputNames) writeNpy(path.join(outDir, fileName(name)), out[name]);
+  if (outDir !== '-') {
+    fs.mkdirSync(outDir, { recursive: true });
+    for (const name of session.outputNames) writeNpy(path.join(outDir, fileName(name)), out[name]);
+  }
+  if (repeat > 0) {
+    const times = [];
+    for (let r = 0; r < repeat; ++r) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    const h = times.length >> 1;
+    const median = times.length % 2 ? times[h] : (times[h - 1] + times[h]) / 2;
+    process.stdout.write(JSON.stringify({ median_ms: median, repeat }) + '\n');
+  }
 }
 
 main().catch((e) => { process.stderr.write(`run_npy: ${e.message}\n`); process.exit(1); });
