@@ -18,6 +18,9 @@ struct MatMulGeometry {
   int64_t m = 0, k = 0, n = 0;
   Shape batch, out;
   std::vector<int64_t> sta, stb;
+  /// B is one matrix for every batch index and A has all of them, in order: the batch folds into
+  /// A's rows (one product of batch*m rows, B packed once).
+  bool foldsIntoRows = false;
   std::pair<int64_t, int64_t> offsets(int64_t bi) const {
     int64_t offA = 0, offB = 0, rest = bi;
     for (size_t d = batch.size(); d-- > 0;) {
@@ -40,6 +43,7 @@ Result<MatMulGeometry> matmulGeometry(Shape sa, Shape sb) {
   Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
   SF_ASSIGN(g.batch, broadcastAll({ba, bb}));
   g.sta = broadcastStrides(ba, g.batch), g.stb = broadcastStrides(bb, g.batch);
+  g.foldsIntoRows = ba == g.batch && std::all_of(g.stb.begin(), g.stb.end(), [](int64_t s) { return s == 0; });
   g.out = g.batch;
   if (!vecA) g.out.push_back(g.m);
   if (!vecB) g.out.push_back(g.n);
@@ -62,6 +66,10 @@ Result<void> matmul(EvalContext &ctx) {
       Output<T> o(ctx, a.type(), out);
       SF_ASSIGN(T *p, o.make());
       if constexpr (std::is_same_v<T, float>) {
+        if (g.foldsIntoRows) {
+          sgemm(false, false, batches * m, n, k, 1.0f, x.data(), k, y.data(), n, 0.0f, p, n);
+          return o.finish(0);
+        }
         for (int64_t bi = 0; bi < batches; ++bi) {
           auto [offA, offB] = g.offsets(bi);
           sgemm(false, false, m, n, k, 1.0f, x.data() + offA * m * k, k, y.data() + offB * k * n, n, 0.0f,
