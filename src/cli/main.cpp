@@ -273,11 +273,9 @@ int runPlan(const ModelArgs &a, const PlanArgs &s) {
 
 /// Loads for running: every constant's elements decoded.
 Result<Graph> loadForRun(const std::string &path, Diagnostics &diags) {
-  Result<Graph> g = path.size() > 5 && path.substr(path.size() - 5) == ".onnx"
-                        ? onnx::loadModelFile(path, diags, onnx::ImportOptions{.decodeLarge = true})
-                        : onnx::loadGraphFile(path, diags);
-  if (g.ok()) eval::alignConstants(*g); // once, not on every run
-  return g;
+  if (path.size() > 5 && path.substr(path.size() - 5) == ".onnx")
+    return onnx::loadModelFile(path, diags, onnx::ImportOptions{.decodeLarge = true});
+  return onnx::loadGraphFile(path, diags);
 }
 
 struct RunArgs {

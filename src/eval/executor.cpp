@@ -400,30 +400,6 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
   return out;
 }
 
-int64_t alignConstants(Graph &g) {
-  int64_t copied = 0;
-  for (Node &n : g.nodes) {
-    for (Outlet &o : n.outputs) {
-      auto &c = o.fact.constant;
-      if (!c || !c->hasData() || c->isString()) continue;
-      size_t align = std::max<size_t>(elementSize(c->type()), 1);
-      auto bytes = c->bytes();
-      if (bytes.empty() || reinterpret_cast<uintptr_t>(bytes.data()) % align == 0) continue;
-      auto t = Tensor::fromBytes(c->type(), c->shape(), std::vector<std::byte>(bytes.begin(), bytes.end()));
-      if (!t.ok()) continue;
-      copied += int64_t(bytes.size());
-      c = std::make_shared<const Tensor>(std::move(*t));
-    }
-    for (auto &[name, attr] : n.attrs) {
-      if (GraphPtr *sub = attr.get<GraphPtr>(); sub && *sub) copied += alignConstants(**sub);
-      if (auto *subs = attr.get<std::vector<GraphPtr>>())
-        for (GraphPtr &b : *subs)
-          if (b) copied += alignConstants(*b);
-    }
-  }
-  return copied;
-}
-
 Result<Tensor> randomTensor(ElementType type, const Shape &shape, uint64_t seed) {
   int64_t count = 1;
   for (int64_t d : shape) {

@@ -375,7 +375,6 @@ py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
   {
     py::gil_scoped_release release;
     Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
-    eval::alignConstants(g);
     inferGraph(g, diags);
     eval::RunOptions o;
     o.maxMemory = maxMemory;

@@ -148,11 +148,6 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
 Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs,
                       const RunOptions &options = {});
 
-/// Gives every constant whose bytes are not aligned for its element type (a weight at an odd
-/// offset of the file's mapping) an aligned copy of its own, once, so that kernels read it in
-/// place on every run instead of copying it each time. Returns the bytes copied.
-int64_t alignConstants(Graph &g);
-
 /// A tensor of `type` and `shape` with pseudo-random elements from `seed`: floats uniform in
 /// [-1, 1), integers in [0, 10), bools either.
 Result<Tensor> randomTensor(ElementType type, const Shape &shape, uint64_t seed);
