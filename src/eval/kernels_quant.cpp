@@ -1,5 +1,5 @@
 // Quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear), the window functions
-// (Hann, Hamming, Blackman), Det and Einsum.
+// (Hann, Hamming, Blackman), MelWeightMatrix, Det and Einsum.
 #include "kernel_util.h"
 
 #include <cctype>
@@ -430,9 +430,69 @@ Result<void> stft(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// MelWeightMatrix: the triangular filters of `num_mel_bins` mel bands over the
+/// dft_length/2 + 1 bins of a one-sided spectrum ([bins, num_mel_bins]). Band edges are spaced
+/// evenly on the mel scale (2595 * log10(1 + f / 700)) over num_mel_bins + 2 points and mapped to
+/// bins as floor((dft_length + 1) * f / sample_rate), as ONNX's reference computes them; a band
+/// whose lower edge and center share a bin has 1 there.
+Result<void> melWeightMatrix(EvalContext &ctx) {
+  auto scalar = [&](size_t i) -> Result<double> {
+    SF_ASSIGN(auto v, doubles(ctx.input(i)));
+    if (v.size() != 1) return errorf("input {} has {} elements, not 1", i, v.size());
+    return v[0];
+  };
+  SF_ASSIGN(double melBins, scalar(0));
+  SF_ASSIGN(double dftLength, scalar(1));
+  SF_ASSIGN(double sampleRate, scalar(2));
+  SF_ASSIGN(double lowHz, scalar(3));
+  SF_ASSIGN(double highHz, scalar(4));
+  SF_ASSIGN(int64_t outType, ctx.attrs().getInt("output_datatype", 1));
+  auto type = elementTypeFromOnnx(outType);
+  if (!type) return errorf("output_datatype {} is not an element type", outType);
+  int64_t m = int64_t(melBins), dft = int64_t(dftLength), rate = int64_t(sampleRate);
+  if (m <= 0 || dft <= 0 || rate <= 0) return errorf("num_mel_bins, dft_length and sample_rate must be positive");
+  int64_t bins = dft / 2 + 1;
+  Shape out{bins, m};
+  SF_TRY(ctx.admit(*type, out));
+  // The mel edges in f32, as the reference computes them from its f32 inputs.
+  float lowMel = 2595.0f * std::log10(1.0f + float(lowHz) / 700.0f);
+  float highMel = 2595.0f * std::log10(1.0f + float(highHz) / 700.0f);
+  float step = (highMel - lowMel) / float(m + 2);
+  std::vector<int64_t> edge(size_t(m + 2));
+  for (int64_t i = 0; i < m + 2; ++i) {
+    double mel = double(i) * double(step) + double(lowMel);
+    double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+    edge[size_t(i)] = int64_t(std::floor(double(dft + 1) * hz / double(rate)));
+  }
+  std::vector<double> w(size_t(bins * m), 0.0);
+  auto at = [&](int64_t j, int64_t i) -> Result<double *> {
+    if (j < 0 || j >= bins) return errorf("band {} reaches bin {} of {}", i, j, bins);
+    return &w[size_t(j * m + i)];
+  };
+  for (int64_t i = 0; i < m; ++i) {
+    int64_t lo = edge[size_t(i)], center = edge[size_t(i + 1)], hi = edge[size_t(i + 2)];
+    if (center == lo) {
+      SF_ASSIGN(double *p, at(center, i));
+      *p = 1;
+    } else {
+      for (int64_t j = lo; j <= center; ++j) {
+        SF_ASSIGN(double *p, at(j, i));
+        *p = double(j - lo) / double(center - lo);
+      }
+    }
+    for (int64_t j = center; j < hi; ++j) {
+      SF_ASSIGN(double *p, at(j, i));
+      *p = double(hi - j) / double(hi - center);
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(*type, out, w));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerQuant(OpRegistry &r) {
+  SF_TRY(setKernel(r, "MelWeightMatrix", melWeightMatrix));
   SF_TRY(setKernel(r, "DFT", dft));
   SF_TRY(setKernel(r, "STFT", stft));
   const char *preview = "ai.onnx.preview.training";
