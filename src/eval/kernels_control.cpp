@@ -1,6 +1,7 @@
 // Control flow: If (the branch its condition picks), Loop (trip count and condition, carried
 // values, scan outputs stacked along a new first axis) and Scan (opset 9+: scan inputs sliced
-// along their axes, forward or reverse, scan outputs stacked). Bodies run through the executor,
+// along their axes, forward or reverse, scan outputs stacked; opset 8: the same per element of a
+// batch axis). Bodies run through the executor,
 // so every tensor inside them is checked against its rule as in the main graph.
 #include "kernel_util.h"
 
@@ -136,8 +137,79 @@ Result<Tensor> sliceAt(EvalContext &ctx, const Tensor &t, size_t axis, int64_t k
   return Tensor::fromBytes(t.type(), out, std::move(bytes));
 }
 
+/// Scan before opset 9: input 0 is the optional sequence_lens, every state and scan input has a
+/// batch axis first, and each batch element is scanned along axis 1 on its own (`directions`
+/// per scan input); outputs are stacked back along the batch axis.
+Result<void> scan8Kernel(EvalContext &ctx) {
+  SF_ASSIGN(GraphPtr body, ctx.attrs().getGraph("body"));
+  SF_ASSIGN(int64_t m, ctx.attrs().getInt("num_scan_inputs"));
+  size_t nIn = formalsOf(*body);
+  if (m < 0 || size_t(m) > nIn) return errorf("num_scan_inputs {} for {} inputs", m, nIn);
+  size_t states = nIn - size_t(m);
+  if (ctx.numOutputs() < states) return errorf("{} outputs for {} states", ctx.numOutputs(), states);
+  size_t scansOut = ctx.numOutputs() - states;
+  SF_ASSIGN(auto dirs, ctx.attrs().getInts("directions", std::vector<int64_t>(size_t(m), 0)));
+  if (dirs.size() != size_t(m)) return errorf("{} directions for {} scan inputs", dirs.size(), m);
+  for (size_t i = 1; i < 1 + nIn; ++i)
+    if (!ctx.hasInput(i) || ctx.input(i).rank() < 1) return errorf("input {} must be a tensor with a batch axis", i);
+  int64_t batch = ctx.input(1).shape()[0];
+  for (size_t i = 1; i < 1 + nIn; ++i)
+    if (ctx.input(i).shape()[0] != batch) return errorf("input {} has batch {}, input 1 {}", i, ctx.input(i).shape()[0], batch);
+  std::vector<std::vector<TensorRef>> finalStates(states), scanned(scansOut);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Value> state;
+    for (size_t i = 0; i < states; ++i) {
+      SF_ASSIGN(Tensor t, sliceAt(ctx, ctx.input(1 + i), 0, b));
+      state.push_back(Value(std::make_shared<const Tensor>(std::move(t))));
+    }
+    std::vector<Tensor> seqs;
+    int64_t len = -1;
+    for (size_t j = 0; j < size_t(m); ++j) {
+      SF_ASSIGN(Tensor t, sliceAt(ctx, ctx.input(1 + states + j), 0, b));
+      if (t.rank() < 1) return errorf("scan input {} has no sequence axis", j);
+      if (len >= 0 && t.shape()[0] != len) return errorf("scan inputs of lengths {} and {}", len, t.shape()[0]);
+      len = t.shape()[0];
+      seqs.push_back(std::move(t));
+    }
+    if (len < 0) len = 0;
+    if (ctx.hasInput(0)) {
+      SF_ASSIGN(auto lens, ints(ctx.input(0)));
+      if (size_t(b) >= lens.size() || lens[size_t(b)] != len)
+        return errorf("sequence_lens shorter than the sequence ({}) are not supported", len);
+    }
+    std::vector<std::vector<TensorRef>> parts(scansOut);
+    for (int64_t it = 0; it < len; ++it) {
+      std::vector<Value> formals = state;
+      for (size_t j = 0; j < size_t(m); ++j) {
+        SF_ASSIGN(Tensor s, sliceAt(ctx, seqs[j], 0, dirs[j] ? len - 1 - it : it));
+        formals.push_back(Value(std::make_shared<const Tensor>(std::move(s))));
+      }
+      SF_ASSIGN(auto outs, ctx.runBody(*body, formals));
+      if (outs.size() != states + scansOut) return errorf("the body has {} outputs", outs.size());
+      for (const auto &o : outs)
+        if (!o.isTensor()) return errorf("the body made {}", o.describe());
+      for (size_t k = 0; k < states; ++k) state[k] = outs[k];
+      for (size_t k = 0; k < scansOut; ++k) parts[k].push_back(outs[states + k].tensor());
+    }
+    for (size_t k = 0; k < states; ++k) finalStates[k].push_back(state[k].tensor());
+    for (size_t k = 0; k < scansOut; ++k) {
+      if (parts[k].empty()) return errorf("a scan of length 0");
+      SF_ASSIGN(Tensor t, stack(ctx, parts[k], 0, parts[k][0]->type(), parts[k][0]->shape()));
+      scanned[k].push_back(std::make_shared<const Tensor>(std::move(t)));
+    }
+  }
+  auto stackBatch = [&](const std::vector<TensorRef> &v, size_t out) -> Result<void> {
+    if (v.empty()) return errorf("a batch of 0");
+    SF_ASSIGN(Tensor t, stack(ctx, v, 0, v[0]->type(), v[0]->shape()));
+    return ctx.setOutput(out, std::move(t));
+  };
+  for (size_t k = 0; k < states; ++k) SF_TRY(stackBatch(finalStates[k], k));
+  for (size_t k = 0; k < scansOut; ++k) SF_TRY(stackBatch(scanned[k], states + k));
+  return success();
+}
+
 Result<void> scanKernel(EvalContext &ctx) {
-  if (ctx.opset() < 9) return errorf("Scan before opset 9 (batched, with sequence_lens) is not implemented");
+  if (ctx.opset() < 9) return scan8Kernel(ctx);
   SF_ASSIGN(GraphPtr body, ctx.attrs().getGraph("body"));
   SF_ASSIGN(int64_t m, ctx.attrs().getInt("num_scan_inputs"));
   size_t nIn = formalsOf(*body);
