@@ -751,9 +751,67 @@ Result<void> convTranspose(EvalContext &ctx) {
     using T = typename decltype(tag)::type;
     Elements<T> xv(x), wv(wt);
     int64_t inSize = countOf(in), outSize = countOf(out), taps = countOf(kernel);
-    std::vector<double> acc(static_cast<size_t>(n * m * outSize), 0.0);
     std::vector<int64_t> ip(k), kp(k);
     int64_t cg = c / group;
+    if constexpr (std::is_same_v<T, float>) {
+      // Each (image, group): the columns W_g^T [mg*taps, cg] times X_g [cg, positions] on sgemm
+      // (in tiles of input positions, at most 16 MB of columns), then each column entry added
+      // to the output position its tap reaches (col2im).
+      std::vector<float> bias;
+      if (ctx.hasInput(2)) {
+        SF_ASSIGN(auto bv, doubles(ctx.input(2)));
+        if (int64_t(bv.size()) != m) return errorf("B has {} elements, not {}", bv.size(), m);
+        bias.assign(bv.begin(), bv.end());
+      }
+      Output<float> o(ctx, x.type(), outShape);
+      SF_ASSIGN(float *p, o.make());
+      // The output offset of input position pi through tap t, or -1 (outside).
+      std::vector<int64_t> reach(size_t(taps * inSize));
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t r2 = t;
+        for (size_t d = k; d-- > 0;) kp[d] = r2 % kernel[d], r2 /= kernel[d];
+        for (int64_t pi = 0; pi < inSize; ++pi) {
+          int64_t rest = pi, off = 0;
+          bool inside = true;
+          for (size_t d = k; d-- > 0;) ip[d] = rest % in[d], rest /= in[d];
+          for (size_t d = 0; d < k; ++d) {
+            int64_t oo = ip[d] * stride[d] + kp[d] * dil[d] - lo[d];
+            if (oo < 0 || oo >= out[d]) inside = false;
+            off = off * out[d] + oo;
+          }
+          reach[size_t(t * inSize + pi)] = inside ? off : -1;
+        }
+      }
+      const int64_t rows = mg * taps;
+      const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(inSize, (int64_t(1) << 22) / std::max<int64_t>(rows, 1)));
+      std::vector<float> cols(size_t(rows * tile));
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t g = 0; g < group; ++g) {
+          const float *xg = xv.data() + (b * c + g * cg) * inSize;
+          const float *wg = wv.data() + g * cg * rows;
+          float *yg = p + (b * m + g * mg) * outSize;
+          for (int64_t p0 = 0; p0 < inSize; p0 += tile) {
+            int64_t pn = std::min(tile, inSize - p0);
+            sgemm(true, false, rows, pn, cg, 1.0f, wg, rows, xg + p0, inSize, 0.0f, cols.data(), pn);
+            for (int64_t mm = 0; mm < mg; ++mm)
+              for (int64_t t = 0; t < taps; ++t) {
+                const float *col = cols.data() + (mm * taps + t) * pn;
+                const int64_t *r = reach.data() + t * inSize + p0;
+                float *ym = yg + mm * outSize;
+                for (int64_t j = 0; j < pn; ++j)
+                  if (r[j] >= 0) ym[r[j]] += col[j];
+              }
+          }
+          if (!bias.empty())
+            for (int64_t mm = 0; mm < mg; ++mm) {
+              float bv = bias[size_t(g * mg + mm)];
+              float *ym = yg + mm * outSize;
+              for (int64_t q = 0; q < outSize; ++q) ym[q] += bv;
+            }
+        }
+      return o.finish(0);
+    }
+    std::vector<double> acc(static_cast<size_t>(n * m * outSize), 0.0);
     for (int64_t b = 0; b < n; ++b)
       for (int64_t g = 0; g < group; ++g)
         for (int64_t ci = 0; ci < cg; ++ci) {

@@ -9,6 +9,8 @@
 #include "shapeflow/ir/text.h"
 #include "shapeflow/report/report.h"
 
+#include <sstream>
+
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdio>
@@ -275,8 +277,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (o.fact.shape.rankIsStatic())
         for (const Dimension &d : o.fact.shape.dims())
           if (d.minLength() < 0) fail("a dim below 0 in " + toString(o.fact), g, before);
-  Report report{"fuzz", &g, &diags, stats};
-  (void)jsonText(toJson(report));
+  for (bool names : {true, false}) {
+    Report report{"fuzz", &g, &diags, stats, names};
+    nlohmann::json doc = toJson(report);
+    std::ostringstream os;
+    writeJson(report, os, 0);
+    if (nlohmann::json::parse(os.str(), nullptr, false) != doc) fail("the streamed JSON differs from the document", g, before);
+    std::ostringstream text;
+    printText(report, text);
+  }
   auto back = parseGraph(before);
   if (!back.ok()) fail("the printed graph does not parse: " + back.error().message, g);
   return 0;

@@ -5,6 +5,8 @@
 #include "shapeflow/ir/text.h"
 #include "shapeflow/report/report.h"
 
+#include <sstream>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -26,7 +28,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   sf::Diagnostics diags;
   sf::InferStats stats = sf::inferGraph(*g, diags);
-  sf::Report report{"fuzz", &*g, &diags, stats};
-  (void)sf::jsonText(sf::toJson(report));
+  // The streamed JSON the CLI prints parses to the document toJson() builds, names on and off;
+  // the listing prints.
+  for (bool names : {true, false}) {
+    sf::Report report{"fuzz", &*g, &diags, stats, names};
+    nlohmann::json doc = sf::toJson(report);
+    std::ostringstream os;
+    sf::writeJson(report, os, 0);
+    if (nlohmann::json::parse(os.str(), nullptr, false) != doc) {
+      std::fprintf(stderr, "the streamed JSON differs from the document:\n%s\n", printed.c_str());
+      std::abort();
+    }
+    std::ostringstream text;
+    sf::printText(report, text);
+  }
   return 0;
 }
