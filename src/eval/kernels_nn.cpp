@@ -255,10 +255,11 @@ Result<void> conv(EvalContext &ctx) {
     SF_ASSIGN(T *p, o.make());
     int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
     int64_t mg = m / group;
-    // The taps of every output position, computed once: input offset or -1.
+    // The taps of every output position, computed once: input offset or -1, tap-major (the
+    // positions of one tap are contiguous, as im2col reads them).
     std::vector<int64_t> tapOff(static_cast<size_t>(outSize * taps));
     forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
-      forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(po * taps + t)] = off; });
+      forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(t * outSize + po)] = off; });
     });
     if constexpr (std::is_same_v<T, float>) {
       // Each (image, group): W_g [mg, cg*taps] times the input's columns [cg*taps, positions]
@@ -284,7 +285,7 @@ Result<void> conv(EvalContext &ctx) {
                   float *row = col.data() + (ci * taps + t) * tn;
                   const float *plane = src + ci * inSize;
                   for (int64_t j = 0; j < tn; ++j) {
-                    int64_t off = tapOff[size_t((t0 + j) * taps + t)];
+                    int64_t off = tapOff[size_t(t * outSize + t0 + j)];
                     row[j] = off >= 0 ? plane[off] : 0.0f;
                   }
                 }
@@ -307,12 +308,13 @@ Result<void> conv(EvalContext &ctx) {
           T *dst = p + (b * m + oc) * outSize;
           for (int64_t po = 0; po < outSize; ++po) {
             double s = bias ? double((*bias)[size_t(oc)]) : 0.0;
-            const int64_t *taps0 = &tapOff[size_t(po * taps)];
             for (int64_t ci = 0; ci < cg; ++ci) {
               const T *src = xs.data() + (b * c + g * cg + ci) * inSize;
               const T *wk = ws.data() + (oc * cg + ci) * taps;
-              for (int64_t t = 0; t < taps; ++t)
-                if (taps0[t] >= 0) s += double(src[taps0[t]]) * double(wk[t]);
+              for (int64_t t = 0; t < taps; ++t) {
+                int64_t off = tapOff[size_t(t * outSize + po)];
+                if (off >= 0) s += double(src[off]) * double(wk[t]);
+              }
             }
             dst[po] = T(s);
           }
