@@ -279,7 +279,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           if (d.minLength() < 0) fail("a dim below 0 in " + toString(o.fact), g, before);
   for (bool names : {true, false}) {
     Report report{"fuzz", &g, &diags, stats, names};
-    nlohmann::json doc = toJson(report);
+    nlohmann::json doc = nlohmann::json::parse(jsonText(toJson(report)), nullptr, false);
     std::ostringstream os;
     writeJson(report, os, 0);
     if (nlohmann::json::parse(os.str(), nullptr, false) != doc) fail("the streamed JSON differs from the document", g, before);
