@@ -276,16 +276,7 @@ void writeDimJson(JsonWriter &w, const Dimension &d, const Printer &pr) {
 void writeHeader(JsonWriter &w, const LowerReport &r, const char *stage) {
   w.key("model").value(r.model);
   w.key("stage").value(stage);
-  w.key("symbols").beginObject();
-  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
-    w.key(name).beginObject().key("min").value(range.lo).key("max");
-    if (range.hi == kInf)
-      w.null();
-    else
-      w.value(range.hi);
-    w.endObject();
-  }
-  w.endObject();
+  writeSymbolsJson(w, *r.graph);
 }
 
 void writeShapeGraph(JsonWriter &w, const LowerReport &r, const LoweredGraph &lg) {

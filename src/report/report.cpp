@@ -63,7 +63,7 @@ nlohmann::json dimJson(const Dimension &d) {
   return dimJson(d, none);
 }
 
-void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts) {
+void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts, const PrintNames *names) {
   if (d.isStatic()) {
     w.value(d.length());
     return;
@@ -73,7 +73,7 @@ void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts) {
     w.value("?");
   } else {
     auto [it, fresh] = texts.try_emplace(d.expr());
-    if (fresh) it->second = exprText(d);
+    if (fresh) it->second = exprText(d, names);
     w.value(it->second);
   }
   w.key("min");
@@ -89,9 +89,11 @@ void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts) {
   w.endObject();
 }
 
-void writeSymbolsJson(JsonWriter &w, const Graph &g) {
+void writeSymbolsJson(JsonWriter &w, const Graph &g) { writeSymbolsJson(w, g.symbols.namedSymbols()); }
+
+void writeSymbolsJson(JsonWriter &w, const std::vector<std::pair<std::string, Interval>> &symbols) {
   w.key("symbols").beginObject();
-  for (const auto &[name, range] : g.symbols.namedSymbols()) {
+  for (const auto &[name, range] : symbols) {
     w.key(name).beginObject().key("min").value(range.lo).key("max");
     if (range.hi == kInf)
       w.null();
@@ -198,8 +200,8 @@ void writeJson(const Report &r, std::ostream &os, int indent) {
     os.write(s.data(), std::streamsize(s.size()));
     s.clear();
   };
-  // Members in the order nlohmann::json prints them (sorted), so that toJson()'s dump and this
-  // text read the same; tensors in node order.
+  // Top-level members in the order nlohmann::json prints them (sorted); tensors in node order,
+  // dims and symbols as the other streamed reports write them.
   w.beginObject();
   if (names && !names->definitions.empty()) {
     w.key("definitions").beginObject();
@@ -220,38 +222,9 @@ void writeJson(const Report &r, std::ostream &os, int indent) {
   w.key("outputs").beginArray();
   for (const OutletId &o : g.outputs) w.value(g.outlet(o).name);
   w.endArray();
-  w.key("symbols").beginObject();
-  auto syms = reportSymbols(g, names ? &*names : nullptr);
-  std::sort(syms.begin(), syms.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (const auto &[name, range] : syms) {
-    w.key(name).beginObject().key("max");
-    if (range.hi == kInf) w.null();
-    else w.value(range.hi);
-    w.key("min").value(range.lo).endObject();
-  }
-  w.endObject();
+  writeSymbolsJson(w, reportSymbols(g, names ? &*names : nullptr));
   w.key("tensors").beginObject();
-  auto dim = [&](const Dimension &d) {
-    if (d.isStatic()) {
-      w.value(d.length());
-      return;
-    }
-    w.beginObject().key("expr");
-    if (!d.expr()) {
-      w.value("?");
-    } else {
-      auto [it, fresh] = texts.try_emplace(d.expr());
-      if (fresh) it->second = exprText(d, pn);
-      w.value(it->second);
-    }
-    w.key("max");
-    if (d.hasUpperBound()) w.value(d.maxLength());
-    else w.null();
-    w.key("min");
-    if (d.minLength() == -kInf) w.null();
-    else w.value(d.minLength());
-    w.endObject();
-  };
+  auto dim = [&](const Dimension &d) { writeDimJson(w, d, texts, pn); };
   for (const Node &n : g.nodes) {
     if (!isNodeOutput(n)) continue;
     for (const Outlet &o : n.outputs) {

@@ -28,8 +28,8 @@ struct Report {
 /// The JSON object of `shapeflow infer --json`.
 nlohmann::json toJson(const Report &r);
 /// The same object written to `os` as it is made (report/json_writer.h), with no document in
-/// memory: what the CLI prints (`indent` as JsonWriter's). Members in toJson()'s order except
-/// the tensors, which come in node order; parsed, the two are equal.
+/// memory: what the CLI prints (`indent` as JsonWriter's). Tensors come in node order; parsed,
+/// the two are equal.
 void writeJson(const Report &r, std::ostream &os, int indent = 1);
 /// The listing of `shapeflow infer`.
 void printText(const Report &r, std::ostream &os);
@@ -44,9 +44,11 @@ using DimTexts = std::unordered_map<Expr, std::string>;
 nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *names = nullptr);
 class JsonWriter;
 /// The same, written by a streaming writer (report/json_writer.h).
-void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts);
+void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts, const PrintNames *names = nullptr);
 /// `"symbols": {name: {"min": lo, "max": hi|null}}` of the graph's named symbols, streamed.
 void writeSymbolsJson(JsonWriter &w, const Graph &g);
+/// The same for a list of symbols and ranges.
+void writeSymbolsJson(JsonWriter &w, const std::vector<std::pair<std::string, Interval>> &symbols);
 
 /// Graph inputs and initializers are not node outputs; Constant nodes of the model are.
 bool isNodeOutput(const Node &n);
