@@ -4,6 +4,7 @@
 #include "shapeflow/eval/check.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
+#include "../golden/golden_cases.h"
 
 #include <gtest/gtest.h>
 
@@ -34,16 +35,7 @@ TEST(CheckProperty, EveryGoldenGraphThatRunsAgreesWithItsFacts) {
   std::string problems;
   for (const auto &entry : fs::recursive_directory_iterator(sourceDir() / "tests" / "golden")) {
     if (entry.path().extension() != ".txt") continue;
-    std::ifstream in(entry.path());
-    std::vector<std::string> parts(1);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("// -----", 0) == 0) {
-        parts.emplace_back();
-        continue;
-      }
-      parts.back() += (line.rfind("//", 0) == 0 ? std::string() : line) + "\n";
-    }
+    std::vector<std::string> parts = golden::goldenCases(entry.path());
     for (size_t i = 0; i < parts.size(); ++i) {
       auto g = inferred(parts[i]);
       if (!g) continue;

@@ -8,6 +8,7 @@
 #include "shapeflow/lower/shape_values.h"
 #include "shapeflow/lower/verify.h"
 #include "shapeflow/onnx/import.h"
+#include "../golden/golden_cases.h"
 
 #include <gtest/gtest.h>
 
@@ -204,16 +205,7 @@ TEST(LowerProperty, EveryGoldenGraph) {
   size_t cases = 0;
   for (const auto &entry : fs::recursive_directory_iterator(sourceDir() / "tests" / "golden")) {
     if (entry.path().extension() != ".txt" || entry.path().filename() == "CMakeLists.txt") continue;
-    std::ifstream in(entry.path());
-    std::vector<std::string> parts(1);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("// -----", 0) == 0) {
-        parts.emplace_back();
-        continue;
-      }
-      parts.back() += (line.rfind("//", 0) == 0 ? std::string() : line) + "\n";
-    }
+    std::vector<std::string> parts = golden::goldenCases(entry.path());
     for (size_t i = 0; i < parts.size(); ++i) {
       if (!parseGraph(parts[i]).ok()) continue;
       ++cases;

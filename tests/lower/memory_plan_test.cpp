@@ -9,6 +9,7 @@
 #include "shapeflow/lower/plan_check.h"
 #include "shapeflow/onnx/import.h"
 #include "shapeflow/report/plan_report.h"
+#include "../golden/golden_cases.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -290,16 +291,7 @@ TEST(MemoryPlanProperty, EveryGoldenGraph) {
   size_t planned = 0, cases = 0;
   for (const auto &entry : fs::recursive_directory_iterator(sourceDir() / "tests" / "golden")) {
     if (entry.path().extension() != ".txt" || entry.path().filename() == "CMakeLists.txt") continue;
-    std::ifstream in(entry.path());
-    std::vector<std::string> parts(1);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("// -----", 0) == 0) {
-        parts.emplace_back();
-        continue;
-      }
-      parts.back() += (line.rfind("//", 0) == 0 ? std::string() : line) + "\n";
-    }
+    std::vector<std::string> parts = golden::goldenCases(entry.path());
     for (size_t i = 0; i < parts.size(); ++i) {
       auto first = parseGraph(parts[i]);
       if (!first.ok()) continue;
