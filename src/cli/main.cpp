@@ -79,7 +79,7 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a) {
     SF_ASSIGN(InputValue s, parseInputValue(v));
     options.values.push_back(s);
   }
-  SF_TRY(applyInputs(m->graph, options));
+  SF_TRY(applyInputs(m->graph, options, &m->diags));
   m->stats = inferGraph(m->graph, m->diags, options);
   return m;
 }

@@ -3,6 +3,7 @@
 // Plain loops in the accumulation order a reader can check; speed is a later concern.
 #include "blas.h"
 #include "kernel_util.h"
+#include "shapeflow/support/pool_length.h"
 
 #include <cmath>
 #include <limits>
@@ -154,7 +155,10 @@ struct Window {
   std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
 };
 
-Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> kernel, bool ceilMode) {
+/// `pool`: the pooling ops' output lengths (pooledLength), where a window may overhang a small
+/// input; for convolutions the window must fit.
+Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> kernel, bool ceilMode,
+                        bool pool = false) {
   Window w;
   w.k = x.size() - 2;
   w.in.assign(x.begin() + 2, x.end());
@@ -183,11 +187,12 @@ Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> k
     }
     if (autoPad == "VALID") w.padBegin[i] = w.padEnd[i] = 0;
     int64_t span = w.in[i] + w.padBegin[i] + w.padEnd[i] - ext;
-    if (span < 0) return errorf("the window ({}) is larger than the padded input ({})", ext, w.in[i] + w.padBegin[i] + w.padEnd[i]);
-    int64_t o = ceilMode ? (span + w.stride[i] - 1) / w.stride[i] + 1 : span / w.stride[i] + 1;
-    // With ceil_mode, a last window that starts in the end padding is dropped.
-    if (ceilMode && (o - 1) * w.stride[i] >= w.in[i] + w.padBegin[i]) --o;
-    w.out[i] = o;
+    auto o = pool ? pooledLength(w.in[i], ext, w.stride[i], w.padBegin[i], w.padEnd[i], ceilMode)
+                  : std::optional<int64_t>(span >= 0 ? span / w.stride[i] + 1 : -1);
+    if (!o || *o < 0)
+      return errorf("the window ({}) is larger than the padded input ({})", ext,
+                    w.in[i] + w.padBegin[i] + w.padEnd[i]);
+    w.out[i] = *o;
   }
   return w;
 }
@@ -330,7 +335,7 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
   SF_ASSIGN(int64_t ceilMode, ctx.attrs().getInt("ceil_mode", 0));
   SF_ASSIGN(int64_t countPad, ctx.attrs().getInt("count_include_pad", 0));
   SF_ASSIGN(int64_t storageOrder, ctx.attrs().getInt("storage_order", 0));
-  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, ceilMode != 0));
+  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, ceilMode != 0, true));
   if (!isMax) w.dilation.assign(w.k, w.dilation.empty() ? 1 : w.dilation[0]), (void)0;
   int64_t n = x.shape()[0], c = x.shape()[1];
   Shape out{n, c};

@@ -3,6 +3,7 @@
 #include "shapeflow/infer/infer.h"
 
 #include "shapeflow/dim/parse.h"
+#include "shapeflow/support/format.h"
 
 #include <charconv>
 
@@ -126,7 +127,18 @@ Result<void> applyValue(Graph &g, const InputValue &in) {
 
 } // namespace
 
-Result<void> applyInputs(Graph &g, const InferOptions &options) {
+/// The axes where `given` admits sizes other than the static dims `declared` states.
+std::vector<size_t> contradictedAxes(const PartialShape &declared, const PartialShape &given) {
+  std::vector<size_t> axes;
+  if (!declared.rankIsStatic() || !given.rankIsStatic() || declared.size() != given.size()) return axes;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    const Dimension &d = declared[i], &x = given[i];
+    if (d.isStatic() && !(x.isStatic() && x.length() == d.length())) axes.push_back(i);
+  }
+  return axes;
+}
+
+Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *diags) {
   ExprScope scope = g.enter();
   for (const DimBound &d : options.dims)
     SF_TRY(g.symbols.setRange(d.symbol, d.range));
@@ -149,6 +161,18 @@ Result<void> applyInputs(Graph &g, const InferOptions &options) {
     if (declared.rankIsStatic() && shape->rankIsStatic() && declared.size() != shape->size())
       return errorf("--input {}={}: input '{}' has rank {} ({})", in.name, in.dims, in.name,
                     declared.size(), declared);
+    if (auto axes = contradictedAxes(declared, *shape); diags && !axes.empty()) {
+      std::string which;
+      for (size_t a : axes)
+        which += fmt::format("{}axis {} ({} declared, {} given)", which.empty() ? "" : ", ", a,
+                             declared[a], (*shape)[a]);
+      diags->warning("", "",
+                     fmt::format("--input {}={}: input '{}' is declared {}; the given shape differs "
+                                 "at {}: runtimes such as onnxruntime reject inputs whose sizes "
+                                 "contradict the model's declared dims (facts below are for the "
+                                 "given shape)",
+                                 in.name, in.dims, in.name, target->fact, which));
+    }
     target->fact.shape = std::move(*shape);
   }
   for (const InputValue &v : options.values) SF_TRY(applyValue(g, v));

@@ -11,6 +11,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/support/pool_length.h"
 #include "shared_rules.h"
 
 #include <numeric>
@@ -68,6 +69,7 @@ struct Window {
   std::vector<int64_t> strides, dilations, pads; // pads: begins then ends
   AutoPad autoPad = AutoPad::NotSet;
   bool ceilMode = false;
+  bool pool = false; // pooling ops: a window may overhang a small input (pooledLength)
 };
 
 /// The number of spatial axes: from the data's rank, else the weight's, else the attributes.
@@ -177,6 +179,23 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
   auto span = checkedMul(d, kk - 1);
   auto shift = span ? checkedSub(pb + pe, *span + 1) : std::nullopt;
   if (!shift) return errorf("{}window size overflows int64", where);
+  if (w.pool && in0.isStatic()) {
+    // At a known size the runtimes' edge arithmetic, which lets a window overhang the input.
+    auto out = pooledLength(in0.length(), *span + 1, s, pb, pe, w.ceilMode);
+    if (!out)
+      return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
+                    *span + 1, pb + pe, in0);
+    return Dimension(*out);
+  }
+  if (w.pool && !in0.isStatic() && in0.hasUpperBound() && in0.maxLength() + *shift < 0) {
+    // Every size in the range is below the window: outputs from partial windows (0 or 1).
+    auto hi = pooledLength(in0.maxLength(), *span + 1, s, pb, pe, w.ceilMode);
+    if (!hi)
+      return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
+                    *span + 1, pb + pe, in0);
+    auto lo = pooledLength(std::max<int64_t>(in0.minLength(), 0), *span + 1, s, pb, pe, w.ceilMode);
+    return Dimension::fromInterval({lo ? *lo : 0, *hi});
+  }
   Dimension in = in0;
   if (!in.isStatic() && in.hasUpperBound() && in.maxLength() + *shift < 0)
     return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
@@ -429,6 +448,7 @@ Result<Facts> poolWith(InferContext &ctx, bool withIndices) {
     out.push_back(makeFact(x.type, PartialShape::dynamic()));
   } else {
     SF_ASSIGN(Window win, readWindow(ctx, *spatial, {}, true));
+    win.pool = true;
     SF_ASSIGN(PartialShape s, windowShape(ctx, x, win, dimAt(x, 1)));
     out.push_back(makeFact(x.type, std::move(s)));
   }

@@ -301,7 +301,7 @@ struct Model {
     {
       py::gil_scoped_release release;
       s->graph = loadGraph(source, s->diags);
-      take(applyInputs(s->graph, o));
+      take(applyInputs(s->graph, o, &s->diags));
       s->stats = inferGraph(s->graph, s->diags, o);
     }
     return Inference{s};

@@ -264,6 +264,7 @@ TEST(CliOptions, InputOverridesAShape) {
   EXPECT_TRUE(contains(r.out, "x: f32[1,3,64,64]")) << describe(r);
   EXPECT_TRUE(contains(r.out, "f32[1,16,32,32]")) << describe(r);
   EXPECT_TRUE(contains(r.out, "g: f32[1,16,1,1]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "0 warnings")) << describe(r); // agrees with the declared f32[N,3,H,W]
 
   Outcome j = shapeflow({"infer", data("clean.txt"), "--input", "x=1,3,64,64", "--json"});
   EXPECT_EQ(j.status, 0) << describe(j);
@@ -286,6 +287,11 @@ TEST(CliOptions, InputThatMakesAnErrorIsOne) {
   Outcome r = shapeflow({"infer", data("clean.txt"), "--input", "x=1,2,64,64"});
   EXPECT_EQ(r.status, 1) << describe(r);
   EXPECT_TRUE(contains(r.out, "error: node 'y' (Conv)")) << describe(r);
+  // The declared channel count is static: a runtime would reject the input itself; said so.
+  EXPECT_TRUE(contains(r.out, "warning: --input x=1,2,64,64: input 'x' is declared f32[N,3,H,W]; the "
+                              "given shape differs at axis 1 (3 declared, 2 given): runtimes such as "
+                              "onnxruntime reject"))
+      << describe(r);
 }
 
 TEST(CliOptions, DimBoundsASymbol) {

@@ -282,14 +282,49 @@ TEST(ConvPoolPool, CeilMode) {
             "f32[1,1,?{1..3},3]");
 }
 
+// A pooling window may overhang a small input: onnxruntime divides (in + pads - window) by the
+// stride truncating toward zero, so an overhang of less than a stride gives one output from the
+// valid part and one of up to two strides gives an empty axis. Each row was run in onnxruntime
+// 1.30 (1-D MaxPool and AveragePool, both ceil modes); a convolution's window must still fit.
+TEST(ConvPoolPool, PartialWindowsAtTheEdges) {
+  struct Row {
+    const char *x;
+    Ints kernel, strides, pads;
+    int64_t ceil;
+    const char *expected;
+  } rows[] = {
+      {"f32[1,1,1]", {2}, {2}, {0, 0}, 0, "f32[1,1,1]"},  // a 2-window on a 1-long axis
+      {"f32[1,1,1]", {2}, {2}, {0, 0}, 1, "f32[1,1,1]"},
+      {"f32[1,1,2]", {3}, {2}, {0, 0}, 1, "f32[1,1,1]"},  // 3-window, ceil_mode, on 2
+      {"f32[1,1,2]", {3}, {3}, {0, 0}, 0, "f32[1,1,1]"},
+      {"f32[1,1,1]", {3}, {3}, {0, 0}, 0, "f32[1,1,1]"},  // overhang 2 < stride 3
+      {"f32[1,1,1]", {2}, {1}, {0, 0}, 0, "f32[1,1,0]"},  // overhang of one stride: empty
+      {"f32[1,1,1]", {3}, {2}, {0, 0}, 1, "f32[1,1,0]"},
+      {"f32[1,1,1]", {4}, {2}, {0, 0}, 0, "f32[1,1,0]"},  // overhang 3 < two strides
+      {"f32[1,1,1]", {4}, {2}, {1, 1}, 0, "f32[1,1,1]"},
+      {"f32[1,1,3]", {4}, {1}, {0, 0}, 1, "f32[1,1,0]"},
+      {"f32[1,1,1]", {3}, {1}, {0, 0}, 0, "error: spatial axis 0: a window of 3 (padded by 0) does not fit input dimension 1"},
+      {"f32[1,1,?{1..2}]", {3}, {2}, {0, 0}, 1, "f32[1,1,?{0..1}]"},
+  };
+  for (const Row &r : rows)
+    for (const char *op : {"MaxPool", "AveragePool"})
+      EXPECT_EQ(pool(op, r.x, {{"kernel_shape", r.kernel}, {"strides", r.strides}, {"pads", r.pads}, {"ceil_mode", r.ceil}}),
+                r.expected)
+          << op << " " << r.x << " k" << r.kernel[0] << " s" << r.strides[0] << " ceil " << r.ceil;
+  EXPECT_EQ(conv("f32[1,3,1,5]", "f32[16,3,2,3]", {{"strides", Ints{2, 1}}}),
+            "error: spatial axis 0: window of 2 (padded by 0) does not fit input dimension 1");
+}
+
 TEST(ConvPoolPool, Errors) {
   EXPECT_EQ(pool("MaxPool", "f32[1,3,5,5]", {}), "error: attribute 'kernel_shape' is missing");
   EXPECT_EQ(pool("AveragePool", "f32[1,3,5,5]", {{"kernel_shape", Ints{3}}}),
             "error: attribute 'kernel_shape' has 1 values for 2 spatial axes");
   EXPECT_EQ(pool("LpPool", "f32[3,5]", {{"kernel_shape", Ints{3}}}),
             "error: input 0 (X) has rank 2, expected at least 3 (f32[3,5])");
-  EXPECT_EQ(pool("MaxPool", "f32[1,3,2,5]", {{"kernel_shape", Ints{3, 3}}}),
-            "error: spatial axis 0: window of 3 (padded by 0) does not fit input dimension 2");
+  EXPECT_EQ(pool("MaxPool", "f32[1,3,1,5]", {{"kernel_shape", Ints{3, 3}}}),
+            "error: spatial axis 0: a window of 3 (padded by 0) does not fit input dimension 1");
+  EXPECT_EQ(pool("MaxPool", "f32[1,3,?{1..2},5]", {{"kernel_shape", Ints{4, 3}}}),
+            "error: spatial axis 0: a window of 4 (padded by 0) does not fit input dimension ?{1..2}");
   EXPECT_EQ(pool("MaxPool", "f32[1,3,5,5]", {{"kernel_shape", Ints{3, 0}}}),
             "error: attribute 'kernel_shape' has value 0, expected > 0");
   EXPECT_EQ(pool("MaxPool", "f32[1,3,5,5]", {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, -1, 1}}}),

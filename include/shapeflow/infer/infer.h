@@ -66,8 +66,9 @@ Result<InputValue> parseInputValue(const std::string &spec);
 /// Sets the symbol ranges, then the input shapes, then the input values of `options` on the
 /// graph. An input that does not exist, a shape of another rank than the declared one, a value
 /// for an input that is not an integer tensor of rank <= 1 or whose length disagrees with its
-/// shape is an error naming it.
-Result<void> applyInputs(Graph &g, const InferOptions &options);
+/// shape is an error naming it. A shape that contradicts a static dim the model declares is kept
+/// (a "what if") and warned about in `diags`: runtimes reject such inputs.
+Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *diags = nullptr);
 
 /// Infers every outlet's fact in place, on the graph's own symbol table.
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options = {});
