@@ -42,14 +42,19 @@ void Graph::reindex() const {
   indexedNodes_ = nodes.size();
 }
 
-void Graph::reserve(size_t count) {
-  nodes.reserve(count);
-  ensureIndex();
-  index_.reserve(count);
-}
+void Graph::reserve(size_t count) { nodes.reserve(count); }
 
 void Graph::ensureIndex() const {
-  if (indexedNodes_ != nodes.size()) reindex();
+  if (indexedNodes_ == nodes.size()) return;
+  if (indexedNodes_ > nodes.size()) return reindex();
+  // Nodes appended without indexing (appendNode): index the tail only.
+  for (size_t i = indexedNodes_; i < nodes.size(); ++i) {
+    const Node &n = nodes[i];
+    if (n.removed) continue;
+    for (uint32_t s = 0; s < n.outputs.size(); ++s)
+      if (!n.outputs[s].name.empty()) index_.emplace(n.outputs[s].name, OutletId{n.id, s});
+  }
+  indexedNodes_ = nodes.size();
 }
 
 void Graph::indexName(const std::string &name, OutletId o) const {
@@ -110,10 +115,16 @@ Result<OutletId> Graph::addCapturedParameter(std::string paramName, Fact f, uint
 }
 
 Result<OutletId> Graph::addConstant(std::string constName, TensorPtr tensor) {
+  SF_TRY(checkNewName(constName));
+  return appendConstant(std::move(constName), std::move(tensor));
+}
+
+Result<OutletId> Graph::appendConstant(std::string constName, TensorPtr tensor) {
   if (!tensor) return makeError("constant '" + constName + "' has no tensor");
   Fact f = Fact::fromTensor(tensor);
-  SF_ASSIGN(uint32_t id, addNode("Constant", constName, {}, std::vector<std::string>{constName},
-                                 Attributes{{"value", tensor}}));
+  std::vector<std::string> names{constName};
+  SF_ASSIGN(uint32_t id, appendNode("Constant", std::move(constName), std::move(names),
+                                    Attributes{{"value", std::move(tensor)}}));
   nodes[id].outputs[0].fact = std::move(f);
   return OutletId{id, 0};
 }
@@ -166,6 +177,19 @@ Result<uint32_t> Graph::addNode(std::string opType, std::string nodeName,
     indexName(added.outputs[s].name, OutletId{added.id, s});
   indexedNodes_ = nodes.size();
   return added.id;
+}
+
+Result<uint32_t> Graph::appendNode(std::string opType, std::string nodeName,
+                                   std::vector<std::string> outputNames, Attributes attrs) {
+  if (nodes.size() >= size_t(kNoNode)) return makeError("too many nodes");
+  Node &n = nodes.emplace_back();
+  n.id = uint32_t(nodes.size() - 1);
+  n.name = std::move(nodeName);
+  n.opType = std::move(opType);
+  n.attrs = std::move(attrs);
+  n.outputs.reserve(outputNames.size());
+  for (auto &outName : outputNames) n.outputs.push_back(Outlet{std::move(outName), Fact{}, {}, nullptr});
+  return n.id; // indexed on the next lookup (ensureIndex)
 }
 
 Result<void> Graph::setInput(InletId in, OutletId from) {

@@ -37,15 +37,17 @@ Result<TensorPtr> share(Result<Tensor> t) {
   return TensorPtr(std::make_shared<const Tensor>(std::move(*t)));
 }
 
-/// One graph being imported, with its name scope and a link to the enclosing one.
+/// One graph being imported, with its name scope and a link to the enclosing one. Names are
+/// views: of the model's bytes, of the importer's arena (expanded function calls), or of
+/// `captured` (a deque: its strings do not move).
 struct Scope {
   Graph *graph = nullptr;
   Scope *parent = nullptr;
-  std::unordered_map<std::string, OutletId> names;
-  std::vector<std::string> captured; // outer names this graph reads, in order of first use
+  std::unordered_map<std::string_view, OutletId> names;
+  std::deque<std::string> captured; // outer names this graph reads, in order of first use
 
   /// The outlet for `name` in this graph, capturing it from an enclosing scope if needed.
-  std::optional<OutletId> resolve(const std::string &name) {
+  std::optional<OutletId> resolve(std::string_view name) {
     auto it = names.find(name);
     if (it != names.end()) return it->second;
     if (!parent || !parent->lookupOnly(name)) return std::nullopt;
@@ -53,17 +55,16 @@ struct Scope {
     Fact f = parent->factOf(name);
     // The owner's input index is patched once all of the owner's subgraphs are read
     // (Importer::patchCaptures).
-    auto p = graph->addCapturedParameter(name, f, 0);
+    auto p = graph->addCapturedParameter(std::string(name), f, 0);
     if (!p.ok()) return std::nullopt;
-    names[name] = *p;
-    captured.push_back(name);
+    names[captured.emplace_back(name)] = *p;
     return *p;
   }
-  bool lookupOnly(const std::string &name) const {
+  bool lookupOnly(std::string_view name) const {
     if (names.count(name)) return true;
     return parent && parent->lookupOnly(name);
   }
-  Fact factOf(const std::string &name) const {
+  Fact factOf(std::string_view name) const {
     auto it = names.find(name);
     if (it != names.end()) {
       const Outlet &o = graph->outlet(it->second);
@@ -355,7 +356,7 @@ struct Importer {
     // The owning node will read these outer names: make sure the outer scope has them (it may
     // itself capture them from further out).
     for (const auto &name : inner.captured) outer.resolve(name);
-    lastCaptured = inner.captured;
+    lastCaptured.assign(inner.captured.begin(), inner.captured.end());
     return g;
   }
   std::vector<std::string> lastCaptured;
@@ -413,27 +414,29 @@ struct Importer {
     g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + nodes->size());
     scope.names.reserve(scope.names.size() + gv.inputs.size() + gv.initializers.size() +
                         2 * nodes->size());
-    std::unordered_set<std::string> initNames;
+    std::unordered_set<std::string_view> initNames;
     initNames.reserve(gv.initializers.size());
-    for (const auto &t : gv.initializers) initNames.insert(str(t.name));
+    for (const auto &t : gv.initializers) initNames.insert(t.name);
     // Graph inputs (those that are not also initializers: old exporters list weights as inputs).
     for (const auto &in : gv.inputs) {
+      if (initNames.count(in.name)) continue;
       std::string name = str(in.name);
-      if (initNames.count(name)) continue;
-      if (scope.names.count(name))
+      if (scope.names.count(in.name))
         return makeError("graph '" + g.name + "': input '" + name + "' is declared twice");
       SF_ASSIGN(OutletId o,
                 g.addParameter(name, factFromType(in.type, true, fmt::format("input '{}'", name))));
-      scope.names[name] = o;
+      scope.names[in.name] = o;
     }
     for (const auto &t : gv.initializers) {
-      std::string name = str(t.name);
       auto tensor = tensorFrom(t);
       if (!tensor.ok())
-        return makeError("graph '" + g.name + "': initializer '" + name + "': " + tensor.error().message);
-      SF_ASSIGN(OutletId o, g.addConstant(name, *tensor));
+        return makeError("graph '" + g.name + "': initializer '" + str(t.name) + "': " + tensor.error().message);
+      if (scope.names.count(t.name))
+        return makeError("graph '" + g.name + "': initializer '" + str(t.name) + "': name '" +
+                         str(t.name) + "' is already used by an initializer");
+      SF_ASSIGN(OutletId o, g.appendConstant(str(t.name), *tensor));
       g.nodes[o.node].attrs.set("initializer", Attribute(int64_t(1)));
-      scope.names[name] = o;
+      scope.names[t.name] = o;
     }
     // Nodes: create them all, then connect by name (files are not always in topological order).
     struct Pending {
@@ -442,10 +445,10 @@ struct Importer {
     };
     std::vector<Pending> pending;
     std::unordered_map<uint32_t, std::vector<std::string>> capturedInputs;
-    std::unordered_map<std::string, const ValueInfoView *> declared;
+    std::unordered_map<std::string_view, const ValueInfoView *> declared;
     declared.reserve(gv.valueInfo.size() + gv.outputs.size());
-    for (const auto &vi : gv.valueInfo) declared[str(vi.name)] = &vi;
-    for (const auto &vi : gv.outputs) declared[str(vi.name)] = &vi;
+    for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
+    for (const auto &vi : gv.outputs) declared[vi.name] = &vi;
     pending.reserve(nodes->size());
     size_t index = 0;
     for (const auto &n : *nodes) {
@@ -458,7 +461,7 @@ struct Importer {
           return makeError("node '" + nodeName + "' (Constant): " + v.error().message);
         if (n.outputs.size() != 1)
           return makeError("node '" + nodeName + "' (Constant): expected one output");
-        auto o = g.addConstant(str(n.outputs[0]), *v);
+        auto o = g.appendConstant(str(n.outputs[0]), *v);
         if (!o.ok()) return makeError("node '" + nodeName + "' (Constant): " + o.error().message);
         g.nodes[o->node].name = nodeName;
         id = o->node;
@@ -475,9 +478,17 @@ struct Importer {
           attrs.set(str(a.name), std::move(*attr));
         }
         std::vector<std::string> outNames;
-        for (auto o : n.outputs) outNames.push_back(str(o));
+        outNames.reserve(n.outputs.size());
+        for (size_t i = 0; i < n.outputs.size(); ++i) {
+          // The names are checked here (in the scope) rather than by the graph's index.
+          for (size_t j = 0; j < i; ++j)
+            if (!n.outputs[i].empty() && n.outputs[i] == n.outputs[j])
+              return makeError("node '" + nodeName + "' (" + str(n.opType) + "): node '" +
+                               nodeName + "' names two outputs '" + str(n.outputs[i]) + "'");
+          outNames.push_back(str(n.outputs[i]));
+        }
         patchCaptures(attrs, captured, n.inputs.size());
-        auto added = g.addNode(str(n.opType), nodeName, {}, outNames, std::move(attrs));
+        auto added = g.appendNode(str(n.opType), nodeName, std::move(outNames), std::move(attrs));
         if (!added.ok())
           return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + added.error().message);
         id = *added;
@@ -485,7 +496,7 @@ struct Importer {
         node.domain = normDomain(n.domain);
         node.opsetVersion = opsetOf(n.domain);
         for (size_t i = 0; i < n.outputs.size(); ++i) {
-          auto d = declared.find(node.outputs[i].name);
+          auto d = declared.find(n.outputs[i]);
           if (d != declared.end() && d->second->hasType)
             node.outputs[i].declared = std::make_shared<const Fact>(
                 factFromType(d->second->type, false, fmt::format("the type of '{}'", d->first)));
@@ -493,13 +504,13 @@ struct Importer {
         // Captured outer values, as extra inputs (resolved below with the declared ones).
         if (!captured.empty()) capturedInputs[id] = std::move(captured);
       }
-      for (size_t i = 0; i < g.nodes[id].outputs.size(); ++i) {
-        std::string out = g.nodes[id].outputs[i].name;
+      for (size_t i = 0; i < n.outputs.size(); ++i) {
+        std::string_view out = n.outputs[i];
         if (out.empty()) continue;
-        if (scope.names.count(out))
-          return makeError("graph '" + g.name + "': tensor '" + out + "' is produced twice (node '" +
-                           nodeName + "')");
-        scope.names[out] = OutletId{id, uint32_t(i)};
+        auto [it, fresh] = scope.names.try_emplace(out, OutletId{id, uint32_t(i)});
+        if (!fresh)
+          return makeError("graph '" + g.name + "': tensor '" + str(out) +
+                           "' is produced twice (node '" + nodeName + "')");
       }
       pending.push_back({id, &n});
     }
@@ -508,27 +519,28 @@ struct Importer {
       // enclosing one adds a Parameter to g.nodes, which may reallocate it.
       if (g.nodes[p.id].isConstant() && g.nodes[p.id].inputs.empty() && p.view->inputs.empty())
         continue;
-      std::vector<std::string> names;
-      for (auto s : p.view->inputs) names.push_back(str(s));
-      if (auto c = capturedInputs.find(p.id); c != capturedInputs.end())
-        for (const auto &name : c->second) names.push_back(name);
-      for (size_t i = 0; i < names.size(); ++i) {
+      auto connect = [&](std::string_view name) -> Result<void> {
         OutletId src = OutletId::invalid();
-        if (!names[i].empty()) {
-          auto o = scope.resolve(names[i]);
+        if (!name.empty()) {
+          auto o = scope.resolve(name);
           if (!o)
             return makeError("node '" + g.nodes[p.id].name + "' (" + g.nodes[p.id].opType +
-                             "): input '" + names[i] +
+                             "): input '" + str(name) +
                              "' is not produced by any node, initializer or graph input");
           src = *o;
         }
         SF_TRY(g.addInput(p.id, src));
-      }
+        return success();
+      };
+      g.nodes[p.id].inputs.reserve(p.view->inputs.size());
+      for (std::string_view name : p.view->inputs) SF_TRY(connect(name));
+      if (auto c = capturedInputs.find(p.id); c != capturedInputs.end())
+        for (const auto &name : c->second) SF_TRY(connect(name));
     }
     for (const auto &out : gv.outputs) {
-      std::string name = str(out.name);
-      auto o = scope.resolve(name);
-      if (!o) return makeError("graph '" + g.name + "': output '" + name + "' is not produced by any node");
+      auto o = scope.resolve(out.name);
+      if (!o)
+        return makeError("graph '" + g.name + "': output '" + str(out.name) + "' is not produced by any node");
       g.outputs.push_back(*o);
     }
     return success();

@@ -139,6 +139,13 @@ public:
   /// A node whose outputs have the given names ("" for an unnamed output).
   Result<uint32_t> addNode(std::string opType, std::string name, std::vector<OutletId> inputs,
                            std::vector<std::string> outputNames, Attributes attrs = {});
+  /// For a loader that keeps names unique itself (it must): a node with the given output names
+  /// and no inputs yet, added without looking its names up or indexing them; the name index is
+  /// rebuilt on the next lookup. Saves a hash of every name while a large model loads.
+  Result<uint32_t> appendNode(std::string opType, std::string name,
+                              std::vector<std::string> outputNames, Attributes attrs = {});
+  /// addConstant without the name check, for the same loaders.
+  Result<OutletId> appendConstant(std::string name, TensorPtr tensor);
   /// Rewires one input (`from` may be invalid(): the input becomes absent).
   Result<void> setInput(InletId in, OutletId from);
   /// Appends an input to a node; returns its slot.
@@ -190,7 +197,7 @@ private:
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
   mutable std::unordered_map<std::string, OutletId, NameHash, std::equal_to<>> index_;
-  mutable size_t indexedNodes_ = SIZE_MAX; // nodes.size() when index_ was built
+  mutable size_t indexedNodes_ = 0; // the first nodes.size() nodes' names are in index_
 };
 
 } // namespace sf
