@@ -15,6 +15,7 @@
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
+#include "shapeflow/onnx/mapped_file.h"
 #include "shapeflow/onnx/import.h"
 #include "shapeflow/eval/check.h"
 #include "shapeflow/eval/eval.h"
@@ -95,11 +96,16 @@ int runInfer(const ModelArgs &a, bool json, const std::string &outPath, bool noN
   }
   else printText(report, std::cout);
   if (!outPath.empty()) {
-    auto bytes = onnx::annotatedModel(a.path, r.graph);
+    // The model's bytes through a mapping (no parse, no copy in memory), then the annotation.
+    auto file = onnx::MappedFile::open(a.path);
+    if (!file.ok()) return fail("cannot write " + outPath + ": " + file.error().message);
     std::ofstream out(outPath, std::ios::binary);
-    if (!bytes.ok() || !out.write(bytes->data(), std::streamsize(bytes->size())))
+    if (!out) return fail("cannot write " + outPath + ": cannot open it");
+    auto written = onnx::writeAnnotatedModel((*file)->bytes(), r.graph, out, a.path);
+    out.close();
+    if (!written.ok() || !out)
       return fail("cannot write " + outPath + ": " +
-                  (bytes.ok() ? std::string("I/O error") : bytes.error().message));
+                  (written.ok() ? std::string("I/O error") : written.error().message));
   }
   return r.diags.hasErrors() ? 1 : 0;
 }

@@ -18,6 +18,7 @@ std::string outletLabel(const Graph &g, OutletId o) {
 class Verifier {
 public:
   std::vector<std::string> problems;
+  VerifyOptions options;
 
   void graph(const Graph &g, const Node *owner, const std::string &prefix, int depth) {
     auto problem = [&](std::string what) {
@@ -38,7 +39,7 @@ public:
     std::vector<InletId> readers(readerStart[base[n]]);
     std::vector<size_t> fill(readerStart.begin(), readerStart.end() - 1);
     std::unordered_map<std::string_view, OutletId> names;
-    names.reserve(base[n]);
+    if (options.uniqueNames) names.reserve(base[n]);
 
     for (size_t i = 0; i < n; ++i) {
       const Node &node = g.nodes[i];
@@ -62,7 +63,7 @@ public:
       }
       for (uint32_t s = 0; s < node.outputs.size(); ++s) {
         const std::string &name = node.outputs[s].name;
-        if (name.empty()) continue;
+        if (name.empty() || !options.uniqueNames) continue;
         auto [it, fresh] = names.emplace(name, OutletId{uint32_t(i), s});
         if (!fresh)
           problem("name '" + name + "' is used by " + g.nodeLabel(it->second.node) + " and " +
@@ -152,8 +153,9 @@ public:
 
 } // namespace
 
-Result<void> Graph::verify() const {
+Result<void> Graph::verify(VerifyOptions options) const {
   Verifier v;
+  v.options = options;
   v.graph(*this, nullptr, "", 0);
   if (v.problems.empty()) return success();
   std::string msg;

@@ -7,7 +7,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <unordered_set>
+#include <ostream>
+#include <sstream>
 
 namespace sf::onnx {
 namespace {
@@ -69,16 +70,49 @@ void writeValueInfo(CodedOutputStream &out, const std::string &name, const Fact 
   });
 }
 
+/// True when `bytes` is a sequence of well-formed protobuf fields that includes ModelProto.graph
+/// (field 7): a top-level scan, without parsing the fields' contents.
+bool looksLikeModel(std::string_view bytes) {
+  const auto *p = reinterpret_cast<const uint8_t *>(bytes.data()), *end = p + bytes.size();
+  auto varint = [&](uint64_t &v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+      uint8_t b = *p++;
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  bool graph = false;
+  while (p < end) {
+    uint64_t t, v;
+    if (!varint(t)) return false;
+    switch (t & 7) {
+    case 0:
+      if (!varint(v)) return false;
+      break;
+    case 1:
+    case 5:
+      if (uint64_t(end - p) < ((t & 7) == 1 ? 8u : 4u)) return false;
+      p += (t & 7) == 1 ? 8 : 4;
+      break;
+    case 2:
+      if (!varint(v) || v > uint64_t(end - p)) return false;
+      p += v;
+      graph = graph || (t >> 3) == 7;
+      break;
+    default: return false;
+    }
+  }
+  return graph;
+}
+
 } // namespace
 
-Result<std::string> annotatedModelBuffer(std::string_view original, const Graph &g, std::string_view label) {
+Result<void> writeAnnotatedModel(std::string_view original, const Graph &g, std::ostream &os,
+                                 std::string_view label) {
+  if (!looksLikeModel(original)) return errorf("{}: not an ONNX model (protobuf)", label);
   ExprScope scope = g.enter();
-  SF_ASSIGN(ModelView model, readModelBuffer(original, {}, label));
-  std::unordered_set<std::string> skip;
-  for (const auto &vi : model.graph.valueInfo) skip.insert(std::string(vi.name));
-  for (const auto &vi : model.graph.inputs) skip.insert(std::string(vi.name));
-  for (const auto &vi : model.graph.outputs) skip.insert(std::string(vi.name));
-  for (const auto &t : model.graph.initializers) skip.insert(std::string(t.name));
   std::string tail;
   {
     StringOutputStream s(&tail);
@@ -87,17 +121,23 @@ Result<std::string> annotatedModelBuffer(std::string_view original, const Graph 
       for (const Node &n : g.nodes) {
         if (n.removed || n.isParameter() || n.isConstant()) continue;
         for (const Outlet &o : n.outputs) {
-          if (o.name.empty() || skip.count(o.name) || o.fact.isUnknown()) continue;
+          // `declared`: the file has a value_info (or graph output) of that name already.
+          if (o.name.empty() || o.declared || o.fact.isUnknown()) continue;
           writeValueInfo(graph, o.name, o.fact);
         }
       }
     });
   }
-  std::string bytes;
-  bytes.reserve(original.size() + tail.size());
-  bytes.append(original);
-  bytes.append(tail);
-  return bytes;
+  os.write(original.data(), std::streamsize(original.size()));
+  os.write(tail.data(), std::streamsize(tail.size()));
+  if (!os) return errorf("{}: writing the annotated model failed", label);
+  return success();
+}
+
+Result<std::string> annotatedModelBuffer(std::string_view original, const Graph &g, std::string_view label) {
+  std::ostringstream os;
+  SF_TRY(writeAnnotatedModel(original, g, os, label));
+  return std::move(os).str();
 }
 
 Result<std::string> annotatedModel(const std::string &path, const Graph &g) {

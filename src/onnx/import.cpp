@@ -9,6 +9,9 @@
 #include "shapeflow/ir/text.h"
 
 #include <algorithm>
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
 #include <deque>
 #include <fstream>
 #include <map>
@@ -43,7 +46,7 @@ Result<TensorPtr> share(Result<Tensor> t) {
 struct Scope {
   Graph *graph = nullptr;
   Scope *parent = nullptr;
-  std::unordered_map<std::string_view, OutletId> names;
+  absl::flat_hash_map<std::string_view, OutletId> names;
   std::deque<std::string> captured; // outer names this graph reads, in order of first use
 
   /// The outlet for `name` in this graph, capturing it from an enclosing scope if needed.
@@ -414,7 +417,7 @@ struct Importer {
     g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + nodes->size());
     scope.names.reserve(scope.names.size() + gv.inputs.size() + gv.initializers.size() +
                         2 * nodes->size());
-    std::unordered_set<std::string_view> initNames;
+    absl::flat_hash_set<std::string_view> initNames;
     initNames.reserve(gv.initializers.size());
     for (const auto &t : gv.initializers) initNames.insert(t.name);
     // Graph inputs (those that are not also initializers: old exporters list weights as inputs).
@@ -445,7 +448,7 @@ struct Importer {
     };
     std::vector<Pending> pending;
     std::unordered_map<uint32_t, std::vector<std::string>> capturedInputs;
-    std::unordered_map<std::string_view, const ValueInfoView *> declared;
+    absl::flat_hash_map<std::string_view, const ValueInfoView *> declared;
     declared.reserve(gv.valueInfo.size() + gv.outputs.size());
     for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
     for (const auto &vi : gv.outputs) declared[vi.name] = &vi;
@@ -497,9 +500,14 @@ struct Importer {
         node.opsetVersion = opsetOf(n.domain);
         for (size_t i = 0; i < n.outputs.size(); ++i) {
           auto d = declared.find(n.outputs[i]);
-          if (d != declared.end() && d->second->hasType)
-            node.outputs[i].declared = std::make_shared<const Fact>(
-                factFromType(d->second->type, false, fmt::format("the type of '{}'", d->first)));
+          if (d == declared.end()) continue;
+          // A value_info without a type still marks the name as declared (the annotated model
+          // does not list it twice); its fact is unknown.
+          static const auto kUntyped = std::make_shared<const Fact>();
+          node.outputs[i].declared =
+              d->second->hasType ? std::make_shared<const Fact>(factFromType(
+                                       d->second->type, false, fmt::format("the type of '{}'", d->first)))
+                                 : kUntyped;
         }
         // Captured outer values, as extra inputs (resolved below with the declared ones).
         if (!captured.empty()) capturedInputs[id] = std::move(captured);
@@ -563,7 +571,8 @@ Result<Graph> importModel(const ModelView &model, Diagnostics &diags, const Impo
   Scope scope;
   scope.graph = &g;
   SF_TRY(imp.importInto(model.graph, g, scope));
-  SF_TRY(g.verify());
+  // Names were made unique by the scopes as they were read: not hashed a second time.
+  SF_TRY(g.verify({.uniqueNames = false}));
   return g;
 }
 

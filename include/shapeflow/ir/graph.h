@@ -94,6 +94,13 @@ struct Node {
   bool isCaptured() const { return isParameter() && attrs.has("captured"); }
 };
 
+/// What Graph::verify checks beyond the structure it always checks.
+struct VerifyOptions {
+  /// Outlet names unique within each graph. A loader that refused duplicates as it read them
+  /// (the ONNX importer's name scope) turns this off rather than hash every name a second time.
+  bool uniqueNames = true;
+};
+
 class Graph {
 public:
   std::string name;
@@ -177,7 +184,7 @@ public:
   /// are Parameters (each Parameter listed once); outputs valid; captured Parameters only in
   /// subgraphs, naming an existing input of their owner; subgraphs recursively. The error lists
   /// the problems found (up to 20), one per line.
-  Result<void> verify() const;
+  Result<void> verify(VerifyOptions options = {}) const;
   /// Live node ids, each after the producers of its inputs; ids come out in increasing order
   /// when they already are a topological order. Iterative, O(nodes + edges). On a cycle the
   /// error names the nodes of one cycle: `cycle: a -> b -> c -> a`.
