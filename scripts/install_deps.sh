@@ -6,7 +6,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   g++ clang-14 libclang-rt-14-dev cmake ninja-build ccache \
-  libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev \
+  libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev libabsl-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libtcmalloc-minimal4 \
   libonnx-dev libonnx-testdata python3-onnx python3-numpy time \
   pybind11-dev python3-dev python3-pytest python3-jsonschema libopenblas-dev >/dev/null

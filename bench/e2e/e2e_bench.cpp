@@ -12,7 +12,8 @@
 //   onnx     onnx::ModelProto::ParseFromArray + onnx::shape_inference::InferShapes (data
 //            propagation on) on the same bytes, in memory
 //
-// usage: e2e_bench [--reps R] MODEL...   (median of R repetitions per phase; default 5)
+// usage: e2e_bench [--reps R] [--load-only] MODEL...   (median of R repetitions per phase;
+// default 5; --load-only stops each repetition after the import, for profiling)
 // Prints one line of JSON per model: {"model":..., "nodes":..., "bytes":..., "<phase>_ms":...}.
 // Linked with the system allocator; bench/e2e/e2e.py runs it again with tcmalloc preloaded.
 #include "shapeflow/infer/infer.h"
@@ -155,6 +156,9 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/// --load-only: reads and imports R times and stops (a profile of loading alone).
+bool gLoadOnly = false;
+
 int benchModel(const std::string &path, int reps) {
   std::map<std::string, std::vector<double>> times;
   std::map<std::string, uint64_t> allocs;
@@ -199,6 +203,7 @@ int benchModel(const std::string &path, int reps) {
       return 1;
     }
     nodes = g->nodes.size();
+    if (gLoadOnly) continue;
     a0 = gAllocations;
     t = Clock::now();
     sf::InferStats stats = sf::inferGraph(*g, diags);
@@ -259,6 +264,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--load-only") gLoadOnly = true;
     else paths.push_back(a);
   }
   if (paths.empty()) {

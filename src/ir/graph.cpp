@@ -122,9 +122,8 @@ Result<OutletId> Graph::addConstant(std::string constName, TensorPtr tensor) {
 Result<OutletId> Graph::appendConstant(std::string constName, TensorPtr tensor) {
   if (!tensor) return makeError("constant '" + constName + "' has no tensor");
   Fact f = Fact::fromTensor(tensor);
-  std::vector<std::string> names{constName};
-  SF_ASSIGN(uint32_t id, appendNode("Constant", std::move(constName), std::move(names),
-                                    Attributes{{"value", std::move(tensor)}}));
+  std::string_view names[] = {constName};
+  SF_ASSIGN(uint32_t id, appendNode("Constant", constName, names, Attributes{{"value", std::move(tensor)}}));
   nodes[id].outputs[0].fact = std::move(f);
   return OutletId{id, 0};
 }
@@ -180,7 +179,7 @@ Result<uint32_t> Graph::addNode(std::string opType, std::string nodeName,
 }
 
 Result<uint32_t> Graph::appendNode(std::string opType, std::string nodeName,
-                                   std::vector<std::string> outputNames, Attributes attrs) {
+                                   std::span<const std::string_view> outputNames, Attributes attrs) {
   if (nodes.size() >= size_t(kNoNode)) return makeError("too many nodes");
   Node &n = nodes.emplace_back();
   n.id = uint32_t(nodes.size() - 1);
@@ -188,7 +187,8 @@ Result<uint32_t> Graph::appendNode(std::string opType, std::string nodeName,
   n.opType = std::move(opType);
   n.attrs = std::move(attrs);
   n.outputs.reserve(outputNames.size());
-  for (auto &outName : outputNames) n.outputs.push_back(Outlet{std::move(outName), Fact{}, {}, nullptr});
+  for (std::string_view outName : outputNames)
+    n.outputs.push_back(Outlet{std::string(outName), Fact{}, {}, nullptr});
   return n.id; // indexed on the next lookup (ensureIndex)
 }
 
@@ -219,11 +219,10 @@ Result<void> Graph::replaceUses(OutletId from, OutletId to) {
   if (!contains(from)) return makeError("replaceUses: the outlet to replace does not exist");
   if (!contains(to)) return makeError("replaceUses: the replacement outlet does not exist");
   if (from == to) return success();
-  std::vector<InletId> moved = std::move(outlet(from).successors);
+  SmallVec<InletId, 2> moved = std::move(outlet(from).successors);
   outlet(from).successors.clear();
   for (InletId in : moved) nodes[in.node].inputs[in.slot] = to;
-  auto &succ = outlet(to).successors;
-  succ.insert(succ.end(), moved.begin(), moved.end());
+  outlet(to).successors.append(moved.begin(), moved.end());
   for (OutletId &o : outputs)
     if (o == from) o = to;
   return success();

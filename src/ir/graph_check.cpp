@@ -96,7 +96,7 @@ public:
         if (same && wantCount == 1) {
           same = listed[0] == *wantBegin;
         } else if (same) {
-          std::vector<InletId> actual = listed;
+          std::vector<InletId> actual(listed.begin(), listed.end());
           std::sort(actual.begin(), actual.end());
           std::sort(wantBegin, wantEnd);
           same = std::equal(actual.begin(), actual.end(), wantBegin);

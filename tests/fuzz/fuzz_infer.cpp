@@ -8,6 +8,8 @@
 #include "shapeflow/onnx/import.h"
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <string_view>
 
@@ -18,6 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sf::Diagnostics diags;
   auto g = sf::onnx::importModel(*model, diags);
   if (!g.ok()) return 0;
+  // The importer checks names through its scopes and leaves them out of its own verify(): the
+  // whole invariant (unique names included) is checked here.
+  if (auto v = g->verify(); !v.ok()) {
+    std::fprintf(stderr, "imported graph fails verify(): %s\n", v.error().message.c_str());
+    std::abort();
+  }
   sf::inferGraph(*g, diags);
   return 0;
 }

@@ -10,7 +10,7 @@ namespace {
 Fact f32(std::vector<Dimension> dims) { return Fact::known(ElementType::F32, PartialShape(dims)); }
 
 std::vector<InletId> succ(const Graph &g, OutletId o) {
-  auto s = g.outlet(o).successors;
+  std::vector<InletId> s(g.outlet(o).successors.begin(), g.outlet(o).successors.end());
   std::sort(s.begin(), s.end());
   return s;
 }

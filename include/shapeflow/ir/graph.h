@@ -30,12 +30,14 @@
 #include "shapeflow/ir/attribute.h"
 #include "shapeflow/ir/fact.h"
 #include "shapeflow/support/result.h"
+#include "shapeflow/support/small_vec.h"
 
 #include <compare>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -70,7 +72,8 @@ struct Outlet {
   std::string name;
   /// What inference found (or, for graph inputs and constants, what they are).
   Fact fact;
-  std::vector<InletId> successors;
+  /// The inlets reading this outlet; most outlets have one or two readers, kept inline.
+  SmallVec<InletId, 2> successors;
   /// What the model file declared for it (ONNX value_info, a graph output's type, a type written
   /// in the text form), kept apart from `fact`: inference compares the two and warns when they
   /// contradict, and uses it only for ops without a rule. Null when nothing was declared.
@@ -150,7 +153,7 @@ public:
   /// and no inputs yet, added without looking its names up or indexing them; the name index is
   /// rebuilt on the next lookup. Saves a hash of every name while a large model loads.
   Result<uint32_t> appendNode(std::string opType, std::string name,
-                              std::vector<std::string> outputNames, Attributes attrs = {});
+                              std::span<const std::string_view> outputNames, Attributes attrs = {});
   /// addConstant without the name check, for the same loaders.
   Result<OutletId> appendConstant(std::string name, TensorPtr tensor);
   /// Rewires one input (`from` may be invalid(): the input becomes absent).

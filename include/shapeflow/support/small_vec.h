@@ -1,8 +1,10 @@
 // A vector of trivially copyable elements that keeps its first N elements inline, for the short
-// temporary lists of hot paths (an expression's terms, a node's input facts) that would otherwise
-// cost a heap allocation each. Only what those paths use: push_back, clear, indexing, iteration.
+// lists of hot paths (an expression's terms, a node's input facts, an outlet's readers) that would
+// otherwise cost a heap allocation each. Only what those paths use: push_back, append, erase,
+// clear, indexing, iteration.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +53,23 @@ public:
   operator std::span<const T>() const { return {data(), size_}; }
 
   void clear() { size_ = 0; }
+  /// Removes the element at `pos` (a pointer into this vector), keeping the order of the rest.
+  void erase(const T *pos) {
+    size_t i = size_t(pos - data());
+    if (i >= size_) return;
+    std::memmove(data() + i, data() + i + 1, (size_ - i - 1) * sizeof(T));
+    --size_;
+  }
+  /// Appends [first, last), which must not point into this vector.
+  void append(const T *first, const T *last) {
+    size_t n = size_t(last - first);
+    if (size_ + n > capacity()) grow(std::max(size_ + n, capacity() * 2));
+    if (n) std::memcpy(data() + size_, first, n * sizeof(T));
+    size_ += n;
+  }
+  bool operator==(const SmallVec &o) const {
+    return size_ == o.size_ && (size_ == 0 || std::memcmp(data(), o.data(), size_ * sizeof(T)) == 0);
+  }
   void reserve(size_t n) {
     if (n > capacity()) grow(n);
   }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark of `shapeflow infer` (the 100k-node issue), side by side with ONNX.
+
+For each graph (the scale benchmark's synthetic transformers of 10k and 100k nodes, written by
+build/bench/scale/scale_bench, and any models given with --models):
+  * phases, in one process, median of --reps (build/bench/e2e/e2e_bench), once with the system
+    allocator and once with tcmalloc preloaded: walk (the floor: a protobuf walk over the graph's
+    fields), read, import, infer, text, json, annotate, and ONNX's ParseFromArray + InferShapes
+    (data propagation on) on the same bytes;
+  * whole commands as a user runs them (the CLI as built), median wall time and peak RSS of
+    --runs runs under /usr/bin/time: `infer G`, `infer G --json`, `infer G --out F`.
+Prints Markdown tables, and the goals' figures: load per node and its growth from 10k to 100k
+nodes, --json against ONNX's parse + InferShapes, peak RSS against the file size + 100 MB.
+
+usage: /usr/bin/python3 bench/e2e/e2e.py [--build build] [--reps 7] [--runs 5] [--models M...]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+PHASES = ["walk", "read", "import", "infer", "text", "json", "annotate", "onnx"]
+
+
+def phases(bench, model, reps, preload):
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    out = subprocess.run([bench, "--reps", str(reps), model], capture_output=True, text=True,
+                         env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def whole(cli, args, runs):
+    """Median wall seconds and peak RSS (MB) of `cli args` over `runs` runs."""
+    times, rss = [], []
+    for _ in range(runs):
+        with tempfile.NamedTemporaryFile() as t:
+            subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", t.name, cli] + args,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wall, kb = open(t.name).read().split()[-2:]
+        times.append(float(wall))
+        rss.append(int(kb) / 1024)
+    return statistics.median(times), statistics.median(rss)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--models", nargs="*", default=[])
+    a = ap.parse_args()
+    bench = os.path.join(a.build, "bench/e2e/e2e_bench")
+    cli = os.path.join(a.build, "src/cli/shapeflow")
+    scale = os.path.join(a.build, "bench/scale/scale_bench")
+    sizes = [int(s) for s in a.sizes.split(",")]
+    subprocess.run([scale, "--shapeflow-only", "--reps", "1"] + [str(s) for s in sizes],
+                   stdout=subprocess.DEVNULL, check=True)
+    graphs = [f"/tmp/sf_scale_{s}.onnx" for s in sizes] + a.models
+
+    rows = {}
+    for g in graphs:
+        for alloc, preload in (("system", None), ("tcmalloc", TCMALLOC)):
+            rows[(g, alloc)] = phases(bench, g, a.reps, preload)
+
+    print("Phases (ms, median of %d, one process; load = read + import):\n" % a.reps)
+    print("| graph | nodes | MB | allocator | " + " | ".join(PHASES) +
+          " | load us/node | allocs/node (read, import, infer) |")
+    print("|---|---:|---:|---|" + "---:|" * len(PHASES) + "---:|---|")
+    for (g, alloc), r in rows.items():
+        load = (r["read_ms"] + r["import_ms"]) * 1000 / r["nodes"]
+        print(f"| {os.path.basename(g)} | {r['nodes']:,} | {r['bytes'] / 1e6:.1f} | {alloc} | " +
+              " | ".join(f"{r[p + '_ms']:.1f}" for p in PHASES) +
+              f" | {load:.2f} | {r['read_allocs_per_node']:.1f}, {r['import_allocs_per_node']:.1f}, "
+              f"{r['infer_allocs_per_node']:.1f} |")
+
+    if len(sizes) >= 2:
+        small, big = f"/tmp/sf_scale_{sizes[0]}.onnx", f"/tmp/sf_scale_{sizes[-1]}.onnx"
+        print("\nLoad growth from %d to %d nodes (goal: at most 11x for 10x the nodes):" %
+              (sizes[0], sizes[-1]))
+        for alloc in ("system", "tcmalloc"):
+            s, b = rows[(small, alloc)], rows[(big, alloc)]
+            ls, lb = s["read_ms"] + s["import_ms"], b["read_ms"] + b["import_ms"]
+            print(f"- {alloc}: {ls:.1f} -> {lb:.1f} ms, {lb / ls:.1f}x; per node "
+                  f"{ls * 1000 / s['nodes']:.2f} -> {lb * 1000 / b['nodes']:.2f} us")
+
+    print("\nWhole commands (the CLI as built, median of %d runs: wall s / peak RSS MB):\n" % a.runs)
+    print("| graph | MB | `infer G` | `infer G --json` | `infer G --out F` | ONNX parse + InferShapes "
+          "(in process, tcmalloc / system) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for g in graphs:
+        t = whole(cli, ["infer", g], a.runs)
+        j = whole(cli, ["infer", g, "--json"], a.runs)
+        o = whole(cli, ["infer", g, "--out", "/tmp/sf_e2e_annotated.onnx"], a.runs)
+        size = os.path.getsize(g) / 1e6
+        onnx_t, onnx_s = rows[(g, "tcmalloc")]["onnx_ms"], rows[(g, "system")]["onnx_ms"]
+        print(f"| {os.path.basename(g)} | {size:.1f} | {t[0]:.2f} / {t[1]:.0f} | "
+              f"{j[0]:.2f} / {j[1]:.0f} | {o[0]:.2f} / {o[1]:.0f} | "
+              f"{onnx_t / 1000:.2f} / {onnx_s / 1000:.2f} s |")
+        print(f"  peak RSS of --json {j[1]:.0f} MB vs the goal file + 100 MB = {size + 100:.0f} MB",
+              file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
