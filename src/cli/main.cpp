@@ -23,6 +23,7 @@
 #include "shapeflow/lower/plan_check.h"
 #include "shapeflow/report/lower_report.h"
 #include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/contract.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/stats_report.h"
 
@@ -31,6 +32,7 @@
 #include <filesystem>
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -64,7 +66,8 @@ struct Inferred {
 };
 
 /// Loads, applies the inputs and infers; an error message (exit status 2) when that fails.
-Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a) {
+Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a,
+                                               const std::function<void(const Graph &)> &beforeInference = {}) {
   auto m = std::make_unique<Inferred>();
   SF_ASSIGN(m->graph, onnx::loadGraphFile(a.path, m->diags));
   InferOptions options;
@@ -81,6 +84,7 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a) {
     options.values.push_back(s);
   }
   SF_TRY(applyInputs(m->graph, options, &m->diags));
+  if (beforeInference) beforeInference(m->graph);
   m->stats = inferGraph(m->graph, m->diags, options);
   return m;
 }
@@ -108,6 +112,18 @@ int runInfer(const ModelArgs &a, bool json, const std::string &outPath, bool noN
                   (written.ok() ? std::string("I/O error") : written.error().message));
   }
   return r.diags.hasErrors() ? 1 : 0;
+}
+
+/// `shapeflow contract`: the input sizes the model accepts and the nodes that say so. Exit 1 when
+/// no sizes are accepted (inference fails at the sizes given or declared).
+int runContract(const ModelArgs &a, bool json) {
+  ContractBasis basis;
+  auto m = loadAndInfer(a, [&](const Graph &g) { basis = contractBasis(g); });
+  if (!m.ok()) return fail(m.error().message);
+  Contract c = makeContract((*m)->graph, (*m)->diags, basis);
+  if (json) std::cout << contractJson(c, a.path).dump(1) << "\n";
+  else printContract(c, a.path, std::cout);
+  return c.errors.empty() ? 0 : 1;
 }
 
 struct StatsArgs {
@@ -581,6 +597,13 @@ int main(int argc, char **argv) {
   infer->add_flag("--no-names", noNames,
                   "print every dim expanded (no R1 = ... for repeated sizes, ? for unnamed input dims)");
 
+  CLI::App *contractCmd = app.add_subcommand(
+      "contract", "the input sizes the model accepts (ranges, equalities, declared dims) and the "
+                  "node behind each requirement");
+  model.add(contractCmd);
+  bool contractJsonFlag = false;
+  contractCmd->add_flag("--json", contractJsonFlag, "print one JSON object");
+
   CLI::App *stats = app.add_subcommand(
       "stats", "per-node and per-model MACs, FLOPs, bytes and parameters, as expressions of the "
                "input sizes");
@@ -661,6 +684,7 @@ int main(int argc, char **argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    if (*contractCmd) return sf::cli::runContract(model, contractJsonFlag);
     if (*stats) return sf::cli::runStats(model, statsArgs);
     if (*lowerCmd) return sf::cli::runLower(model, stage, lowerJson);
     if (*planCmd) return sf::cli::runPlan(model, planArgs);

@@ -118,6 +118,21 @@ Result<void> SymbolTable::bind(SymbolId s, Expr to) {
   if (isSymbol(to) && to->sym == s) return success();
   auto syms = symbolsOf(to);
   if (std::binary_search(syms.begin(), syms.end(), s)) return success(); // would be circular
+  if (originNode_ && !symbolInfo(s).name.empty()) {
+    const std::string &name = symbolInfo(s).name;
+    std::string text;
+    if (isSymbol(to) && symbolInfo(to->sym).name == name) { // narrowed
+      Interval was = bounds(symbol(s)), now = bounds(to);
+      if (now.lo == now.hi) text = name + " == " + std::to_string(now.lo);
+      else if (now.lo != was.lo && now.hi != was.hi)
+        text = std::to_string(now.lo) + " <= " + name + " <= " + std::to_string(now.hi);
+      else if (now.lo != was.lo) text = name + " >= " + std::to_string(now.lo);
+      else text = name + " <= " + std::to_string(now.hi);
+    } else {
+      text = name + " == " + sf::toString(to);
+    }
+    requirements_.push_back({name, std::move(text), *originNode_, originOp_ ? *originOp_ : std::string()});
+  }
   subst_[s] = to;
   cache_.clear();
   ++version_;

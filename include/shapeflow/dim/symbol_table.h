@@ -13,6 +13,14 @@
 
 namespace sf {
 
+/// A fact inference learned about a named symbol (a requirement the model puts on its input
+/// sizes), with the node whose rule imposed it.
+struct SymbolRequirement {
+  std::string symbol; // the named symbol it is about
+  std::string text;   // `H >= 3`, `W == H`, `S == 128`, `L == P + S`
+  std::string node, op;
+};
+
 class SymbolTable {
 public:
   /// The symbol of that name, made with `range` on first use.
@@ -49,6 +57,13 @@ public:
   /// Substitution target of a symbol (itself when none).
   Expr resolveSymbol(SymbolId s) const;
 
+  /// The node whose rule runs now: what the table learns about named symbols meanwhile is
+  /// recorded as a requirement of that node (requirements()). No node: nothing is recorded.
+  /// The strings must outlive the rule (a node's own name and op type).
+  void setOrigin(const std::string *node, const std::string *op) { originNode_ = node, originOp_ = op; }
+  std::pair<const std::string *, const std::string *> origin() const { return {originNode_, originOp_}; }
+  const std::vector<SymbolRequirement> &requirements() const { return requirements_; }
+
   /// Named symbols in order of first use, with their current (narrowed) range.
   std::vector<std::pair<std::string, Interval>> namedSymbols() const;
   uint64_t version() const { return version_; }
@@ -61,6 +76,8 @@ private:
   mutable std::unordered_map<Expr, Expr> cache_; // resolved expressions, cleared on bind
   std::unordered_map<std::string, int> stems_;
   uint64_t version_ = 0;
+  const std::string *originNode_ = nullptr, *originOp_ = nullptr;
+  std::vector<SymbolRequirement> requirements_;
   Interval defaultRange_{0, kInf};
 };
 

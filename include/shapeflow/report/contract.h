@@ -1,0 +1,59 @@
+// The input contract (`shapeflow contract`): what input sizes a model accepts, from the facts
+// inference learned about the inputs' symbols while it ran at symbolic sizes (every narrowing and
+// every equality the op rules imposed, each with the node behind it) and from the static dims
+// the model declares, which runtimes hold inputs to.
+#pragma once
+
+#include "shapeflow/dim/interval.h"
+#include "shapeflow/dim/symbol_table.h"
+#include "shapeflow/ir/graph.h"
+#include "shapeflow/support/diagnostic.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace sf {
+
+struct Contract {
+  /// A static dim an input declares: runtimes refuse other sizes there.
+  struct Fixed {
+    std::string input;
+    size_t axis = 0;
+    int64_t value = 0;
+  };
+  /// A symbol of the inputs' shapes: free within `range`, or solved (`equals`: another input
+  /// symbol, a number, an expression of other symbols).
+  struct Symbol {
+    std::string name;
+    Interval range;
+    std::string equals; // empty when the symbol stays free
+  };
+  std::vector<Fixed> fixed;
+  std::vector<Symbol> symbols;
+  std::vector<SymbolRequirement> requirements; // in the order inference met them
+  std::vector<Diagnostic> errors;              // the model fails at every size (or at the ones given)
+  /// The requirements in one line each (`H >= 32`, `W == H`, `x[1] == 3 (declared)`).
+  std::vector<std::string> summary() const;
+  /// Whether sizes (a value for each free or solved symbol, and the inputs' dims) meet the
+  /// contract: nullopt when they do, else the first requirement they break.
+  std::optional<std::string> check(const std::vector<std::pair<std::string, int64_t>> &binding) const;
+};
+
+/// What the inputs declare, taken before inference, which resolves the inputs' facts (an input's
+/// `L` equated to another's `K` reads `K` afterwards, a `K` fixed by a weight reads 4).
+struct ContractBasis {
+  std::vector<std::string> symbols; // named symbols of the inputs' shapes, in order
+  std::vector<Contract::Fixed> fixed;
+};
+ContractBasis contractBasis(const Graph &g);
+/// The contract of a graph inferred at its symbolic input sizes (inferGraph has run since
+/// contractBasis()).
+Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBasis &basis);
+void printContract(const Contract &c, const std::string &model, std::ostream &os);
+nlohmann::json contractJson(const Contract &c, const std::string &model);
+
+} // namespace sf

@@ -1,0 +1,134 @@
+// The input contract (see contract.h).
+#include "shapeflow/report/contract.h"
+
+#include "shapeflow/support/format.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace sf {
+namespace {
+
+std::string rangeText(const std::string &name, Interval r) {
+  if (r.lo == r.hi) return name + " == " + std::to_string(r.lo);
+  if (r.hi == kInf) return name + " >= " + std::to_string(r.lo);
+  return std::to_string(r.lo) + " <= " + name + " <= " + std::to_string(r.hi);
+}
+
+} // namespace
+
+ContractBasis contractBasis(const Graph &g) {
+  ExprScope scope = g.enter();
+  ContractBasis b;
+  std::set<std::string> seen;
+  for (OutletId o : g.inputs) {
+    const Outlet &in = g.outlet(o);
+    if (!in.fact.shape.rankIsStatic()) continue;
+    for (size_t axis = 0; axis < in.fact.shape.size(); ++axis) {
+      const Dimension &d = in.fact.shape[axis];
+      if (d.isStatic()) {
+        b.fixed.push_back({in.name, axis, d.length()});
+        continue;
+      }
+      if (!d.expr()) continue;
+      for (SymbolId s : symbolsOf(d.expr())) {
+        const std::string &name = symbolInfo(s).name;
+        if (!name.empty() && seen.insert(name).second) b.symbols.push_back(name);
+      }
+    }
+  }
+  return b;
+}
+
+Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBasis &basis) {
+  ExprScope scope = g.enter();
+  Contract c;
+  c.fixed = basis.fixed;
+  const std::vector<std::string> &names = basis.symbols;
+  std::set<std::string> seen(names.begin(), names.end());
+  for (const std::string &name : names) {
+    auto id = g.symbols.find(name);
+    if (!id) continue;
+    Expr e = g.symbols.resolveSymbol(*id);
+    Contract::Symbol s{name, bounds(e), ""};
+    if (!(isSymbol(e) && symbolInfo(e->sym).name == name)) s.equals = toString(e);
+    c.symbols.push_back(std::move(s));
+  }
+  for (const SymbolRequirement &r : g.symbols.requirements())
+    if (seen.count(r.symbol)) c.requirements.push_back(r);
+  for (const Diagnostic &d : diags.list())
+    if (d.severity == Severity::Error) c.errors.push_back(d);
+  return c;
+}
+
+std::vector<std::string> Contract::summary() const {
+  std::vector<std::string> lines;
+  for (const Fixed &f : fixed)
+    lines.push_back(fmt::format("{}[{}] == {} (declared)", f.input, f.axis, f.value));
+  for (const Symbol &s : symbols)
+    lines.push_back(s.equals.empty() ? rangeText(s.name, s.range) : s.name + " == " + s.equals);
+  return lines;
+}
+
+std::optional<std::string> Contract::check(
+    const std::vector<std::pair<std::string, int64_t>> &binding) const {
+  std::map<std::string, int64_t> value(binding.begin(), binding.end());
+  for (const Fixed &f : fixed) {
+    auto it = value.find(f.input + "[" + std::to_string(f.axis) + "]");
+    if (it != value.end() && it->second != f.value)
+      return fmt::format("{}[{}] == {} (declared), given {}", f.input, f.axis, f.value, it->second);
+  }
+  for (const Symbol &s : symbols) {
+    auto it = value.find(s.name);
+    if (it == value.end()) continue;
+    if (!s.range.contains(it->second))
+      return fmt::format("{}, given {} = {}", rangeText(s.name, s.range), s.name, it->second);
+  }
+  return std::nullopt;
+}
+
+void printContract(const Contract &c, const std::string &model, std::ostream &os) {
+  os << "model: " << model << "\n";
+  if (!c.errors.empty()) {
+    os << "no input sizes are accepted: inference fails at these sizes\n";
+    for (const Diagnostic &d : c.errors) os << "  error: " << format(d) << "\n";
+  }
+  os << "accepts:\n";
+  auto lines = c.summary();
+  if (lines.empty()) os << "  any sizes\n";
+  for (const std::string &l : lines) os << "  " << l << "\n";
+  if (!c.requirements.empty()) {
+    os << "because (in the order inference met them):\n";
+    for (const SymbolRequirement &r : c.requirements)
+      os << "  " << r.text << "    # node '" << r.node << "' (" << r.op << ")\n";
+  }
+}
+
+nlohmann::json contractJson(const Contract &c, const std::string &model) {
+  using nlohmann::json;
+  json j;
+  j["model"] = model;
+  json fixed = json::array();
+  for (const auto &f : c.fixed) fixed.push_back({{"input", f.input}, {"axis", f.axis}, {"value", f.value}});
+  j["declared"] = fixed;
+  json syms = json::array();
+  for (const auto &s : c.symbols) {
+    json o{{"name", s.name}, {"min", s.range.lo}};
+    o["max"] = s.range.hi == kInf ? json(nullptr) : json(s.range.hi);
+    o["equals"] = s.equals.empty() ? json(nullptr) : json(s.equals);
+    syms.push_back(o);
+  }
+  j["symbols"] = syms;
+  json reqs = json::array();
+  for (const auto &r : c.requirements)
+    reqs.push_back({{"requirement", r.text}, {"symbol", r.symbol}, {"node", r.node}, {"op", r.op}});
+  j["requirements"] = reqs;
+  json errs = json::array();
+  for (const auto &d : c.errors) errs.push_back({{"node", d.node}, {"op", d.op}, {"message", d.message}});
+  j["errors"] = errs;
+  j["summary"] = c.summary();
+  return j;
+}
+
+} // namespace sf

@@ -1,0 +1,122 @@
+// The input contract (src/report/contract.cpp): each kind of requirement, from a graph where one
+// op rule imposes it, with the node named; the declared dims; check() at sizes that meet and
+// break it; a graph that fails at every size; the JSON keys.
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/ir/text.h"
+#include "shapeflow/report/contract.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace sf {
+namespace {
+
+struct Inferred {
+  Graph g;
+  Diagnostics d;
+  Contract c;
+};
+
+std::unique_ptr<Inferred> contractOf(const char *text) {
+  auto m = std::make_unique<Inferred>();
+  auto g = parseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  m->g = std::move(*g);
+  ContractBasis basis = contractBasis(m->g);
+  inferGraph(m->g, m->d);
+  m->c = makeContract(m->g, m->d, basis);
+  return m;
+}
+
+bool has(const std::vector<std::string> &lines, const std::string &line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+std::string joined(const std::vector<std::string> &lines) {
+  std::string s;
+  for (const auto &l : lines) s += l + "; ";
+  return s;
+}
+
+TEST(Contract, AWindowThatMustFitIsAMinimumSize) {
+  auto m = contractOf(R"(graph main(x: f32[N,3,H,W]) {
+    y = MaxPool(x) {kernel_shape = [3, 5]}
+    return y
+  })");
+  auto lines = m->c.summary();
+  EXPECT_TRUE(has(lines, "x[1] == 3 (declared)")) << joined(lines);
+  EXPECT_TRUE(has(lines, "H >= 3")) << joined(lines);
+  EXPECT_TRUE(has(lines, "W >= 5")) << joined(lines);
+  ASSERT_EQ(m->c.requirements.size(), 2u);
+  EXPECT_EQ(m->c.requirements[0].text, "H >= 3");
+  EXPECT_EQ(m->c.requirements[0].node, "y");
+  EXPECT_EQ(m->c.requirements[0].op, "MaxPool");
+  EXPECT_TRUE(m->c.errors.empty());
+  // Sizes that meet it, and sizes that break it (the first requirement broken is named).
+  EXPECT_EQ(m->c.check({{"N", 1}, {"H", 3}, {"W", 9}}), std::nullopt);
+  EXPECT_EQ(m->c.check({{"N", 1}, {"H", 2}, {"W", 9}}), "H >= 3, given H = 2");
+  EXPECT_EQ(m->c.check({{"x[1]", 4}}), "x[1] == 3 (declared), given 4");
+}
+
+TEST(Contract, SharedDimsOfTwoInputsAreAnEquality) {
+  auto m = contractOf(R"(graph main(a: f32[M,K], b: f32[L,N]) {
+    y = MatMul(a, b)
+    return y
+  })");
+  auto lines = m->c.summary();
+  bool linked = has(lines, "L == K") || has(lines, "K == L");
+  EXPECT_TRUE(linked) << joined(lines);
+  ASSERT_EQ(m->c.requirements.size(), 1u);
+  EXPECT_EQ(m->c.requirements[0].node, "y");
+  EXPECT_EQ(m->c.requirements[0].op, "MatMul");
+}
+
+TEST(Contract, AWeightFixesAnInputDim) {
+  auto m = contractOf(R"(graph main(x: f32[N,K]) {
+    w = Constant() {value = f32[4,2] [1, 2, 3, 4, 5, 6, 7, 8]}
+    y = MatMul(x, w)
+    return y
+  })");
+  auto lines = m->c.summary();
+  EXPECT_TRUE(has(lines, "K == 4")) << joined(lines);
+  EXPECT_EQ(m->c.check({{"K", 4}}), std::nullopt);
+}
+
+TEST(Contract, AGraphThatFailsAtEverySizeHasErrors) {
+  auto m = contractOf(R"(graph main(x: f32[N,3,2,2]) {
+    y = MaxPool(x) {kernel_shape = [5, 5]}
+    return y
+  })");
+  ASSERT_FALSE(m->c.errors.empty());
+  EXPECT_EQ(m->c.errors[0].node, "y");
+  std::ostringstream os;
+  printContract(m->c, "m", os);
+  EXPECT_NE(os.str().find("no input sizes are accepted"), std::string::npos) << os.str();
+}
+
+TEST(Contract, JsonKeepsItsKeys) {
+  auto m = contractOf(R"(graph main(x: f32[N,3,H,W]) {
+    y = MaxPool(x) {kernel_shape = [3, 3]}
+    return y
+  })");
+  auto j = contractJson(m->c, "m");
+  for (const char *key : {"model", "declared", "symbols", "requirements", "errors", "summary"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["declared"][0]["input"], "x");
+  EXPECT_EQ(j["declared"][0]["axis"], 1);
+  EXPECT_EQ(j["declared"][0]["value"], 3);
+  bool sawH = false;
+  for (const auto &s : j["symbols"])
+    if (s["name"] == "H") {
+      sawH = true;
+      EXPECT_EQ(s["min"], 3);
+      EXPECT_TRUE(s["max"].is_null());
+      EXPECT_TRUE(s["equals"].is_null());
+    }
+  EXPECT_TRUE(sawH);
+  EXPECT_EQ(j["requirements"][0]["node"], "y");
+}
+
+} // namespace
+} // namespace sf
