@@ -204,13 +204,26 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
     // An anonymous range: keep the part where the window fits.
     in = Dimension::fromInterval({std::max(in.minLength(), -*shift), in.maxLength()});
   } else if (in.expr() && !in.isStatic()) {
-    // The window must fit: in + pads >= window. Recorded on the input's symbol.
+    // The window must fit: in + pads >= window, recorded on the input's symbol. A pool's window
+    // may overhang by less than a stride (one output from its valid part, pooledLength), so
+    // there in + pads >= window - (stride - 1).
+    int64_t overhang = w.pool ? s - 1 : 0;
     SF_ASSIGN(Expr num, add(in.expr(), constant(*shift)));
-    auto fit = ctx.symbols().narrow(num, {0, kInf});
+    auto fit = ctx.symbols().narrow(num, {-overhang, kInf});
+    // (An overhanging window needs a non-empty input: at 0 it is the fitting rule's.)
+    if (fit.ok() && overhang > 0 && in.interval().lo < 1 && *shift < 0)
+      fit = ctx.symbols().narrow(in.expr(), {std::min<int64_t>(1, -*shift), kInf});
     if (!fit.ok())
       return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
                     *span + 1, pb + pe, in);
     in = ctx.symbols().resolve(in);
+    // (A size of 0, which an expression's bounds may not exclude, is left to the fitting rule.)
+    if (overhang > 0 && std::max<int64_t>(in.interval().lo, 1) + *shift < 0) {
+      // Sizes where it overhangs give what the window's fitting size gives (1 output): the
+      // formula below sees max(in, window - pads).
+      SF_ASSIGN(Expr clamped, max(in.expr(), constant(-*shift)));
+      in = Dimension(clamped, sf::max(in.interval(), Interval::point(-*shift)));
+    }
   }
   auto out = windowOutputDim(in, kk, s, d, pb, pe, w.ceilMode);
   if (!out.ok()) return makeError(where + out.error().message);
