@@ -25,6 +25,7 @@
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/contract.h"
 #include "shapeflow/report/report.h"
+#include "shapeflow/report/why.h"
 #include "shapeflow/report/stats_report.h"
 
 #include <CLI/CLI.hpp>
@@ -124,6 +125,15 @@ int runContract(const ModelArgs &a, bool json) {
   if (json) std::cout << contractJson(c, a.path).dump(1) << "\n";
   else printContract(c, a.path, std::cout);
   return c.errors.empty() ? 0 : 1;
+}
+
+/// `shapeflow why`: how a dim was derived. Exit 2 for a tensor or axis that does not exist.
+int runWhy(const ModelArgs &a, const std::string &spec) {
+  auto m = loadAndInfer(a);
+  if (!m.ok()) return fail(m.error().message);
+  auto r = explainDim((*m)->graph, (*m)->diags, spec, std::cout);
+  if (!r.ok()) return fail(r.error().message);
+  return 0;
 }
 
 struct StatsArgs {
@@ -604,6 +614,12 @@ int main(int argc, char **argv) {
   bool contractJsonFlag = false;
   contractCmd->add_flag("--json", contractJsonFlag, "print one JSON object");
 
+  CLI::App *whyCmd = app.add_subcommand(
+      "why", "how a tensor's dim was derived, op by op, back to the inputs (TENSOR or TENSOR[AXIS])");
+  model.add(whyCmd);
+  std::string whySpec;
+  whyCmd->add_option("TENSOR", whySpec, "a tensor name, with [AXIS] for one dim")->required();
+
   CLI::App *stats = app.add_subcommand(
       "stats", "per-node and per-model MACs, FLOPs, bytes and parameters, as expressions of the "
                "input sizes");
@@ -685,6 +701,7 @@ int main(int argc, char **argv) {
   }
   try {
     if (*contractCmd) return sf::cli::runContract(model, contractJsonFlag);
+    if (*whyCmd) return sf::cli::runWhy(model, whySpec);
     if (*stats) return sf::cli::runStats(model, statsArgs);
     if (*lowerCmd) return sf::cli::runLower(model, stage, lowerJson);
     if (*planCmd) return sf::cli::runPlan(model, planArgs);

@@ -12,6 +12,7 @@
 #include "shapeflow/report/json_writer.h"
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/report.h"
+#include "shapeflow/report/contract.h"
 #include "shapeflow/report/stats_report.h"
 
 #include <pybind11/numpy.h>
@@ -308,6 +309,22 @@ struct Model {
   }
 
   py::dict run(const py::dict &inputs, int64_t maxMemory) const;
+
+  /// What `shapeflow contract --json` prints: the input sizes the model accepts.
+  py::object contract(const py::object &inputs, const py::object &dims, const py::object &values) const {
+    InferOptions o = inferOptions(inputs, dims, values);
+    nlohmann::json j;
+    {
+      py::gil_scoped_release release;
+      Diagnostics diags;
+      Graph g = loadGraph(source, diags);
+      take(applyInputs(g, o, &diags));
+      ContractBasis basis = contractBasis(g);
+      inferGraph(g, diags, o);
+      j = contractJson(makeContract(g, diags, basis), source.label());
+    }
+    return toPython(j);
+  }
 };
 
 ElementType typeOf(const py::dtype &dt) {
@@ -467,6 +484,10 @@ PYBIND11_MODULE(shapeflow, m) {
            py::arg("values") = py::none(),
            "Infers every tensor's facts: inputs={'x': ['N', 3, 'H', 'W']}, dims={'N': (1, 64)}, "
            "values={'k': [3]}.")
+      .def("contract", &Model::contract, py::arg("inputs") = py::none(), py::arg("dims") = py::none(),
+           py::arg("values") = py::none(),
+           "The input sizes the model accepts, with the node behind each requirement: the object "
+           "`shapeflow contract --json` prints.")
       .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0,
            "Runs the model on numpy arrays with the reference executor; {output name: array}.");
 

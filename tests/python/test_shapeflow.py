@@ -214,6 +214,18 @@ def test_stats_and_plan_equal_their_subcommands():
     assert got == want
 
 
+def test_contract_equals_the_subcommand():
+    out = subprocess.run([CLI, "contract", EXAMPLE, "--json"], capture_output=True, text=True)
+    want = json.loads(out.stdout)
+    got = shapeflow.load(EXAMPLE).contract()
+    got["model"] = want["model"]
+    assert got == want
+    assert "x[1] == 3 (declared)" in got["summary"]
+    # Sizes the model is told about are the contract's too: a fixed H is no longer a range.
+    fixed = shapeflow.load(EXAMPLE).contract(inputs={"x": ["N", 3, 32, "W"]})
+    assert {"input": "x", "axis": 2, "value": 32} in fixed["declared"]
+
+
 def test_run_agrees_with_the_cli_run(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 20, 24)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
