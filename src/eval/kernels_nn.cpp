@@ -371,7 +371,9 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
           }
         });
         if (isMax) {
-          p[bc * outSize + po] = T(best);
+          // A window wholly in the padding (dilated, at an edge) reads nothing: the lowest value,
+          // as onnxruntime gives.
+          p[bc * outSize + po] = at < 0 ? std::numeric_limits<T>::lowest() : T(best);
           if (pi) {
             int64_t flat = at;
             if (storageOrder == 1 && w.k == 2) { // column-major within the image
