@@ -146,6 +146,15 @@ nlohmann::json toJson(const Report &r) {
     outputs.push_back(g.nodes[o.node].outputs[o.slot].name);
   j["inputs"] = inputs;
   j["outputs"] = outputs;
+  nlohmann::json inputValues = nlohmann::json::object(); // values given with --value
+  for (const OutletId &o : g.inputs) {
+    const Outlet &in = g.outlet(o);
+    if (!in.fact.value) continue;
+    nlohmann::json v = nlohmann::json::array();
+    for (const auto &d : *in.fact.value) v.push_back(dimJson(d, texts, pn));
+    inputValues[in.name] = v;
+  }
+  if (!inputValues.empty()) j["input_values"] = inputValues;
   nlohmann::json tensors = nlohmann::json::object();
   for (const Node &n : g.nodes) {
     if (!isNodeOutput(n)) continue;
@@ -218,6 +227,19 @@ void writeJson(const Report &r, std::ostream &os, int indent) {
   w.key("inputs").beginArray();
   for (const OutletId &o : g.inputs) w.value(g.outlet(o).name);
   w.endArray();
+  bool anyValue = false;
+  for (const OutletId &o : g.inputs) anyValue = anyValue || g.outlet(o).fact.value.has_value();
+  if (anyValue) { // values given with --value
+    w.key("input_values").beginObject();
+    for (const OutletId &o : g.inputs) {
+      const Outlet &in = g.outlet(o);
+      if (!in.fact.value) continue;
+      w.key(in.name).beginArray();
+      for (const auto &d : *in.fact.value) writeDimJson(w, d, texts, pn);
+      w.endArray();
+    }
+    w.endObject();
+  }
   w.key("model").value(r.model);
   w.key("outputs").beginArray();
   for (const OutletId &o : g.outputs) w.value(g.outlet(o).name);

@@ -311,6 +311,21 @@ TEST(CliOptions, DimBoundsASymbol) {
   EXPECT_EQ(y[2], json({{"expr", "(H - 1)//2 + 1"}, {"min", 16}, {"max", 32}})) << y.dump();
 }
 
+TEST(CliOptions, ValueOfAnInputIsUsedAndReported) {
+  // A shape tensor fed at run time: its elements given with --value drive the Reshape, and the
+  // JSON reports them under input_values (the streamed writer and the document agree).
+  std::string path = ::testing::TempDir() + "/sf_value_input.txt";
+  std::ofstream(path) << "graph main(x: f32[N,6], s: i64[2]) {\n  y = Reshape(x, s)\n  return y\n}\n";
+  Outcome r = shapeflow({"infer", path, "--value", "s=3,-1"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "s: i64[2] = [3,-1]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "y  f32[3,2*N]")) << describe(r);
+  Outcome j = shapeflow({"infer", path, "--value", "s=3,-1", "--json"});
+  EXPECT_EQ(parseJson(j)["input_values"]["s"], json::array({3, -1})) << describe(j);
+  Outcome none = shapeflow({"infer", path, "--json"});
+  EXPECT_FALSE(parseJson(none).contains("input_values")) << describe(none);
+}
+
 TEST(CliOptions, DimWithOneValueFixesTheSymbol) {
   Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", "N=4", "--json"});
   EXPECT_EQ(r.status, 0) << describe(r);
