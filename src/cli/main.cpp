@@ -49,6 +49,7 @@ int fail(const std::string &message) {
 struct ModelArgs {
   std::string path;
   std::vector<std::string> inputs, dims, values;
+  bool strict = false;
 
   void add(CLI::App *cmd) {
     cmd->add_option("MODEL", path, "an .onnx model or a text-form graph")->required();
@@ -56,6 +57,9 @@ struct ModelArgs {
                     "override an input's shape: x=1,3,224,224 | x=N,3,H,W | x=[1..8,3,?,?] | s=[]");
     cmd->add_option("--dim", dims, "bound a symbol: N=1..64");
     cmd->add_option("--value", values, "the elements of an integer input: k=3 | shape=1,N,64");
+    cmd->add_flag("--strict", strict,
+                  "every assumption inference makes (a named dim is at least 1, a computed Reshape "
+                  "entry is not 0, an If's unknown branch) is an error: exit 1");
   }
 };
 
@@ -87,6 +91,7 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a,
   SF_TRY(applyInputs(m->graph, options, &m->diags));
   if (beforeInference) beforeInference(m->graph);
   m->stats = inferGraph(m->graph, m->diags, options);
+  if (a.strict) m->diags.promoteAssumptions();
   return m;
 }
 

@@ -23,6 +23,7 @@ std::optional<SymbolId> SymbolTable::find(const std::string &name) const {
 }
 
 Result<SymbolId> SymbolTable::bound(const std::string &name, Interval range) {
+  userRanged_.insert(name);
   auto it = byName_.find(name);
   if (it == byName_.end()) return named(name, range);
   // Narrow what the name stands for now (it may have been equated with another symbol).
@@ -41,6 +42,7 @@ Result<SymbolId> SymbolTable::bound(const std::string &name, Interval range) {
 }
 
 Result<SymbolId> SymbolTable::setRange(const std::string &name, Interval range) {
+  userRanged_.insert(name);
   if (range.empty()) return makeError("symbol " + name + ": empty range " + toString(range));
   auto it = byName_.find(name);
   if (it == byName_.end()) return named(name, range);

@@ -97,6 +97,9 @@ public:
   const std::string &nodeName() const override { return n_.name; }
   SymbolTable &symbols() override { return run_.symbols; }
   void warn(std::string message) override { diags_.warning(n_.name, n_.opType, std::move(message)); }
+  void assume(std::string message) override {
+    diags_.assumption(n_.name, n_.opType, std::move(message));
+  }
 
   Result<Facts> inferBody(const Graph &body, const Facts &formals, size_t expectOutputs) override {
     if (expectOutputs != SIZE_MAX && body.outputs.size() != expectOutputs)
@@ -409,6 +412,28 @@ InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options)
   ExprScope scope = g.enter();
   Run run{
       options.registry ? *options.registry : defaultRegistry(), g.symbols, options, {}, 0, 0, {}};
+  // The importer's default: a dimension the model names is a size of at least 1.
+  if (g.symbols.defaultRange().lo >= 1) {
+    std::vector<std::string> named;
+    std::set<std::string> seen;
+    for (OutletId o : g.inputs) {
+      const Fact &f = g.outlet(o).fact;
+      if (!f.shape.rankIsStatic()) continue;
+      for (const Dimension &d : f.shape.dims()) {
+        if (d.isStatic() || !d.expr()) continue;
+        for (SymbolId s : symbolsOf(d.expr())) {
+          const std::string &name = symbolInfo(s).name;
+          if (name.empty() || g.symbols.rangeGiven(name) || !seen.insert(name).second) continue;
+          if (symbolInfo(s).range.lo == g.symbols.defaultRange().lo) named.push_back(name);
+        }
+      }
+    }
+    if (!named.empty())
+      diags.assumption("", "", fmt::format("the named input dims {} are sizes of at least {} (--dim "
+                                           "{}=0.. allows empty tensors)",
+                                           fmt::join(named, ", "), g.symbols.defaultRange().lo,
+                                           named[0]));
+  }
   InferStats stats = inferIn(run, g, &g, diags, 0, true);
   stats.bodyInferences = run.bodyInferences;
   stats.memoHits = run.memoHits;

@@ -216,10 +216,17 @@ Result<Facts> inferIf(InferContext &ctx) {
           Expr ea = sa[j].expr(), eb = sb[j].expr();
           if (ea && eb) {
             auto [it, fresh] = minted.try_emplace({ea, eb});
-            if (fresh) it->second = ctx.freshDim("if", dims[j].interval());
+            if (fresh) {
+              it->second = ctx.freshDim("if", dims[j].interval());
+              ctx.assume(fmt::format("output {} axis {} is {} in then_branch and {} in else_branch, "
+                                     "and the condition is not known: taken as {}, a size within "
+                                     "both", i, j, sa[j], sb[j], it->second));
+            }
             dims[j] = it->second;
           } else {
             dims[j] = ctx.freshDim("if", dims[j].interval());
+            ctx.assume(fmt::format("output {} axis {} differs between the branches ({} and {}) and "
+                                   "the condition is not known: taken as {}", i, j, sa[j], sb[j], dims[j]));
           }
         }
         h->shape = PartialShape(std::move(dims));

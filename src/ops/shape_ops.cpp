@@ -105,8 +105,8 @@ Result<Facts> inferReshape(InferContext &ctx) {
       for (SymbolId sym : symbolsOf(t.expr())) inputDims = inputDims && symbolInfo(sym).range.lo >= 1;
       if (inputDims) {
         mayBeZero = false;
-        ctx.warn("target element " + std::to_string(i) + " (" + t.toString() +
-                 ") is assumed nonzero; a 0 would copy the input's dim instead");
+        ctx.assume("target element " + std::to_string(i) + " (" + t.toString() +
+                   ") is taken to be nonzero; a 0 would copy the input's dim instead");
       }
     }
     if (mayBeMinusOne || mayBeZero) {

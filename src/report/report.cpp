@@ -325,9 +325,13 @@ void printText(const Report &r, std::ostream &os) {
   size_t errors = r.diags->errorCount(), warnings = 0;
   for (const std::string &line : diagnosticLines(*r.diags))
     os << line << "\n";
-  for (const Diagnostic &d : r.diags->list())
+  size_t assumptions = 0;
+  for (const Diagnostic &d : r.diags->list()) {
     warnings += d.severity == Severity::Warning;
+    assumptions += d.severity == Severity::Assumption;
+  }
   os << r.stats.nodes << " nodes, " << errors << " errors, " << warnings << " warnings";
+  if (assumptions) os << ", " << assumptions << " assumptions";
   if (exprCapHits()) os << ", " << exprCapHits() << " expressions capped to fresh symbols";
   os << "\n";
 }

@@ -8,6 +8,7 @@ const char *toString(Severity s) {
   case Severity::Error: return "error";
   case Severity::Warning: return "warning";
   case Severity::Note: return "note";
+  case Severity::Assumption: return "assumption";
   }
   return "error";
 }
@@ -20,6 +21,17 @@ std::string format(const Diagnostic &d) {
     out += ": ";
   }
   return out + d.message;
+}
+
+size_t Diagnostics::promoteAssumptions() {
+  size_t n = 0;
+  for (Diagnostic &d : list_) {
+    if (d.severity != Severity::Assumption) continue;
+    d.severity = Severity::Error;
+    d.message = "assumption refused (--strict): " + d.message;
+    ++n;
+  }
+  return n;
 }
 
 size_t Diagnostics::errorCount() const {

@@ -326,6 +326,27 @@ TEST(CliOptions, ValueOfAnInputIsUsedAndReported) {
   EXPECT_FALSE(parseJson(none).contains("input_values")) << describe(none);
 }
 
+TEST(CliOptions, AssumptionsAreListedAndStrictRefusesThem) {
+  // An ONNX model's named dims are taken to be at least 1: listed as an assumption; --strict
+  // makes it an error (exit 1) unless the user gives the ranges.
+  std::string model = sourceRoot() + "/examples/tiny_cnn.onnx";
+  Outcome r = shapeflow({"infer", model});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "assumption: the named input dims N, H, W are sizes of at least 1")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "0 errors, 0 warnings, 1 assumptions")) << describe(r);
+  Outcome s = shapeflow({"infer", model, "--strict"});
+  EXPECT_EQ(s.status, 1) << describe(s);
+  EXPECT_TRUE(contains(s.out, "error: assumption refused (--strict): the named input dims")) << describe(s);
+  Outcome given = shapeflow({"infer", model, "--strict", "--dim", "N=1..8", "--dim", "H=8..64", "--dim", "W=8..64"});
+  EXPECT_EQ(given.status, 0) << describe(given);
+  EXPECT_FALSE(contains(given.out, "assumption")) << describe(given);
+  Outcome j = shapeflow({"infer", model, "--json"});
+  json doc = parseJson(j);
+  bool listed = false;
+  for (const auto &d : doc["diagnostics"]) listed = listed || d["severity"] == "assumption";
+  EXPECT_TRUE(listed) << describe(j);
+}
+
 TEST(CliOptions, DimWithOneValueFixesTheSymbol) {
   Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", "N=4", "--json"});
   EXPECT_EQ(r.status, 0) << describe(r);

@@ -7,6 +7,7 @@
 #include "shapeflow/dim/dimension.h"
 #include "shapeflow/dim/partial_shape.h"
 
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +62,8 @@ public:
   /// recorded as a requirement of that node (requirements()). No node: nothing is recorded.
   /// The strings must outlive the rule (a node's own name and op type).
   void setOrigin(const std::string *node, const std::string *op) { originNode_ = node, originOp_ = op; }
+  /// Whether the user gave this name its range (bound() or setRange(), `--dim`).
+  bool rangeGiven(const std::string &name) const { return userRanged_.count(name) > 0; }
   std::pair<const std::string *, const std::string *> origin() const { return {originNode_, originOp_}; }
   const std::vector<SymbolRequirement> &requirements() const { return requirements_; }
 
@@ -78,6 +81,7 @@ private:
   uint64_t version_ = 0;
   const std::string *originNode_ = nullptr, *originOp_ = nullptr;
   std::vector<SymbolRequirement> requirements_;
+  std::set<std::string> userRanged_; // names given a range by bound() or setRange()
   Interval defaultRange_{0, kInf};
 };
 

@@ -59,6 +59,8 @@ public:
   virtual SymbolTable &symbols() = 0;
   /// Adds a warning attributed to this node (e.g. "bounds only: k is not known").
   virtual void warn(std::string message) = 0;
+  /// Records an assumption this node's rule made (see Severity::Assumption).
+  virtual void assume(std::string message) { warn(std::move(message)); }
 
   /// Infers a subgraph (If branch, Loop/Scan/SequenceMap body) from the facts of its formal
   /// inputs and returns the facts of its outputs; the outer values it captures are this node's

@@ -6,7 +6,10 @@
 
 namespace sf {
 
-enum class Severity { Error, Warning, Note };
+/// Assumption: something inference took to be true that the model does not guarantee (a named
+/// dim is at least 1, a computed Reshape entry is not 0, the branches of an If disagree on a
+/// size); listed with the diagnostics, an error with --strict (promoteAssumptions).
+enum class Severity { Error, Warning, Note, Assumption };
 
 struct Diagnostic {
   Severity severity = Severity::Error;
@@ -28,7 +31,12 @@ public:
   void warning(std::string node, std::string op, std::string message) {
     add({Severity::Warning, std::move(node), std::move(op), std::move(message)});
   }
+  void assumption(std::string node, std::string op, std::string message) {
+    add({Severity::Assumption, std::move(node), std::move(op), std::move(message)});
+  }
   const std::vector<Diagnostic> &list() const { return list_; }
+  /// `--strict`: every assumption becomes an error; returns how many there were.
+  size_t promoteAssumptions();
   size_t errorCount() const;
   bool hasErrors() const { return errorCount() > 0; }
 
