@@ -106,16 +106,22 @@ int runInfer(const ModelArgs &a, bool json, const std::string &outPath, bool noN
   }
   else printText(report, std::cout);
   if (!outPath.empty()) {
-    // The model's bytes through a mapping (no parse, no copy in memory), then the annotation.
+    // The model's bytes through a mapping (no parse, no copy in memory), then the annotation,
+    // into a temporary file renamed over `outPath` at the end: `--out` may name the model itself.
     auto file = onnx::MappedFile::open(a.path);
     if (!file.ok()) return fail("cannot write " + outPath + ": " + file.error().message);
-    std::ofstream out(outPath, std::ios::binary);
-    if (!out) return fail("cannot write " + outPath + ": cannot open it");
+    std::string tmp = outPath + ".shapeflow-tmp";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fail("cannot write " + outPath + ": cannot open " + tmp);
     auto written = onnx::writeAnnotatedModel((*file)->bytes(), r.graph, out, a.path);
     out.close();
-    if (!written.ok() || !out)
+    std::error_code ec;
+    if (written.ok() && out) std::filesystem::rename(tmp, outPath, ec);
+    if (!written.ok() || !out || ec) {
+      std::filesystem::remove(tmp, ec);
       return fail("cannot write " + outPath + ": " +
-                  (written.ok() ? std::string("I/O error") : written.error().message));
+                  (!written.ok() ? written.error().message : std::string("I/O error")));
+    }
   }
   return r.diags.hasErrors() ? 1 : 0;
 }
@@ -124,7 +130,11 @@ int runInfer(const ModelArgs &a, bool json, const std::string &outPath, bool noN
 /// no sizes are accepted (inference fails at the sizes given or declared).
 int runContract(const ModelArgs &a, bool json) {
   ContractBasis basis;
-  auto m = loadAndInfer(a, [&](const Graph &g) { basis = contractBasis(g); });
+  // --strict does not apply: the contract is about sizes, and an assumption promoted to an
+  // error would read as "no size is accepted". Its assumptions are listed with it instead.
+  ModelArgs lenient = a;
+  lenient.strict = false;
+  auto m = loadAndInfer(lenient, [&](const Graph &g) { basis = contractBasis(g); });
   if (!m.ok()) return fail(m.error().message);
   Contract c = makeContract((*m)->graph, (*m)->diags, basis);
   if (json) std::cout << contractJson(c, a.path).dump(1) << "\n";

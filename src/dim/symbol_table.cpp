@@ -120,7 +120,7 @@ Result<void> SymbolTable::bind(SymbolId s, Expr to) {
   if (isSymbol(to) && to->sym == s) return success();
   auto syms = symbolsOf(to);
   if (std::binary_search(syms.begin(), syms.end(), s)) return success(); // would be circular
-  if (originNode_ && !symbolInfo(s).name.empty()) {
+  if (origin_.node && !symbolInfo(s).name.empty()) {
     const std::string &name = symbolInfo(s).name;
     std::string text;
     if (isSymbol(to) && symbolInfo(to->sym).name == name) { // narrowed
@@ -133,7 +133,7 @@ Result<void> SymbolTable::bind(SymbolId s, Expr to) {
     } else {
       text = name + " == " + sf::toString(to);
     }
-    requirements_.push_back({name, std::move(text), *originNode_, originOp_ ? *originOp_ : std::string()});
+    requirements_.push_back({name, std::move(text), *origin_.node, origin_.op ? *origin_.op : std::string()});
   }
   subst_[s] = to;
   cache_.clear();

@@ -340,11 +340,16 @@ InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, 
       return;
     }
     NodeContext ctx(run, g, origin, n, diags, depth, settling);
-    auto outer = run.symbols.origin(); // a subgraph's node runs inside its owner's rule
+    // The symbol table's origin is this node while its rule runs (restored on every exit: a
+    // subgraph's node runs inside its owner's rule).
+    struct OriginGuard {
+      SymbolTable &t;
+      std::pair<const std::string *, const std::string *> outer;
+      ~OriginGuard() { t.setOrigin(outer.first, outer.second); }
+    } guard{run.symbols, run.symbols.origin()};
     run.symbols.setOrigin(&n.name, &n.opType);
     auto facts = def->infer(ctx);
     if (facts.ok() && def->values) def->values(ctx, *facts);
-    run.symbols.setOrigin(outer.first, outer.second);
     if (depth == 0 && !run.memo.empty()) run.memo.clear();
     if (!facts.ok()) {
       ++stats.failed;

@@ -44,6 +44,7 @@ ContractBasis contractBasis(const Graph &g) {
 Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBasis &basis) {
   ExprScope scope = g.enter();
   Contract c;
+  c.context = g.context;
   c.fixed = basis.fixed;
   const std::vector<std::string> &names = basis.symbols;
   std::set<std::string> seen(names.begin(), names.end());
@@ -51,8 +52,8 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
     auto id = g.symbols.find(name);
     if (!id) continue;
     Expr e = g.symbols.resolveSymbol(*id);
-    Contract::Symbol s{name, bounds(e), ""};
-    if (!(isSymbol(e) && symbolInfo(e->sym).name == name)) s.equals = toString(e);
+    Contract::Symbol s{name, bounds(e), "", nullptr};
+    if (!(isSymbol(e) && symbolInfo(e->sym).name == name)) s.equals = toString(e), s.solved = e;
     c.symbols.push_back(std::move(s));
   }
   for (const SymbolRequirement &r : g.symbols.requirements())
@@ -79,11 +80,21 @@ std::optional<std::string> Contract::check(
     if (it != value.end() && it->second != f.value)
       return fmt::format("{}[{}] == {} (declared), given {}", f.input, f.axis, f.value, it->second);
   }
+  std::optional<ExprScope> scope;
+  if (context) scope.emplace(context);
   for (const Symbol &s : symbols) {
     auto it = value.find(s.name);
     if (it == value.end()) continue;
     if (!s.range.contains(it->second))
       return fmt::format("{}, given {} = {}", rangeText(s.name, s.range), s.name, it->second);
+    if (!s.solved) continue;
+    auto want = evaluate(s.solved, [&](SymbolId id) -> std::optional<int64_t> {
+      auto v = value.find(symbolInfo(id).name);
+      if (v == value.end()) return std::nullopt;
+      return v->second;
+    });
+    if (want.ok() && *want != it->second)
+      return fmt::format("{} == {} = {}, given {} = {}", s.name, s.equals, *want, s.name, it->second);
   }
   return std::nullopt;
 }

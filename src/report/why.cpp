@@ -4,6 +4,7 @@
 #include "shapeflow/support/format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <vector>
 
@@ -169,8 +170,22 @@ Result<void> explainDim(const Graph &g, const Diagnostics &diags, const std::str
   for (SymbolId s : symbols)
     if (!symbolInfo(s).name.empty()) names.insert(symbolInfo(s).name);
   bool header = false;
+  auto mentions = [&](const SymbolRequirement &r) {
+    if (names.count(r.symbol)) return true;
+    // `W == H` recorded on W explains a dim that reads H.
+    std::string word;
+    for (char ch : r.text + " ") {
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+        word += ch;
+      } else {
+        if (names.count(word)) return true;
+        word.clear();
+      }
+    }
+    return false;
+  };
   for (const SymbolRequirement &r : g.symbols.requirements()) {
-    if (!names.count(r.symbol)) continue;
+    if (!mentions(r)) continue;
     if (!header) os << "requirements on its symbols:\n", header = true;
     os << "  " << r.text << "    # node '" << r.node << "' (" << r.op << ")\n";
   }

@@ -347,6 +347,21 @@ TEST(CliOptions, AssumptionsAreListedAndStrictRefusesThem) {
   EXPECT_TRUE(listed) << describe(j);
 }
 
+TEST(CliOptions, OutMayNameTheModelItself) {
+  // The annotation is written to a temporary file and renamed: the model it reads from is not
+  // truncated under its own mapping.
+  std::string model = ::testing::TempDir() + "/sf_out_self.onnx";
+  std::filesystem::copy_file(sourceRoot() + "/examples/tiny_cnn.onnx", model,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto before = std::filesystem::file_size(model);
+  Outcome r = shapeflow({"infer", model, "--out", model});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_GT(std::filesystem::file_size(model), before);
+  EXPECT_FALSE(std::filesystem::exists(model + ".shapeflow-tmp"));
+  Outcome again = shapeflow({"infer", model});
+  EXPECT_EQ(again.status, 0) << describe(again);
+}
+
 TEST(CliOptions, DimWithOneValueFixesTheSymbol) {
   Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", "N=4", "--json"});
   EXPECT_EQ(r.status, 0) << describe(r);

@@ -70,6 +70,11 @@ TEST(Contract, SharedDimsOfTwoInputsAreAnEquality) {
   ASSERT_EQ(m->c.requirements.size(), 1u);
   EXPECT_EQ(m->c.requirements[0].node, "y");
   EXPECT_EQ(m->c.requirements[0].op, "MatMul");
+  // A solved symbol is checked against its solution.
+  EXPECT_EQ(m->c.check({{"K", 5}, {"L", 5}}), std::nullopt);
+  auto broken = m->c.check({{"K", 5}, {"L", 7}});
+  ASSERT_TRUE(broken.has_value());
+  EXPECT_NE(broken->find("given"), std::string::npos) << *broken;
 }
 
 TEST(Contract, AWeightFixesAnInputDim) {

@@ -37,6 +37,8 @@ TEST(PooledLength, Table) {
       {1, 3, 1, 0, 0, false, std::nullopt}, // negative: the window does not fit
       {1, 4, 1, 0, 0, true, std::nullopt},
       {kMax, 1, 1, 1, 0, false, std::nullopt}, // overflow
+      {kMax - 10, 1, 100, 0, 0, true, (kMax - 11) / 100 + 1}, // ceil near the top, no overflow
+      {kMax - 10, 1, 100, 20, -20, true, std::nullopt},        // in + pads overflows
       {5, 0, 1, 0, 0, false, std::nullopt},    // invalid window or stride
       {5, 2, 0, 0, 0, false, std::nullopt},
   };

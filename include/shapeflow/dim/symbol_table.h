@@ -61,10 +61,10 @@ public:
   /// The node whose rule runs now: what the table learns about named symbols meanwhile is
   /// recorded as a requirement of that node (requirements()). No node: nothing is recorded.
   /// The strings must outlive the rule (a node's own name and op type).
-  void setOrigin(const std::string *node, const std::string *op) { originNode_ = node, originOp_ = op; }
+  void setOrigin(const std::string *node, const std::string *op) { origin_.node = node, origin_.op = op; }
   /// Whether the user gave this name its range (bound() or setRange(), `--dim`).
   bool rangeGiven(const std::string &name) const { return userRanged_.count(name) > 0; }
-  std::pair<const std::string *, const std::string *> origin() const { return {originNode_, originOp_}; }
+  std::pair<const std::string *, const std::string *> origin() const { return {origin_.node, origin_.op}; }
   const std::vector<SymbolRequirement> &requirements() const { return requirements_; }
 
   /// Named symbols in order of first use, with their current (narrowed) range.
@@ -79,7 +79,13 @@ private:
   mutable std::unordered_map<Expr, Expr> cache_; // resolved expressions, cleared on bind
   std::unordered_map<std::string, int> stems_;
   uint64_t version_ = 0;
-  const std::string *originNode_ = nullptr, *originOp_ = nullptr;
+  /// The origin is the running rule's, never a copy's: a copied table starts without one.
+  struct Origin {
+    const std::string *node = nullptr, *op = nullptr;
+    Origin() = default;
+    Origin(const Origin &) {}
+    Origin &operator=(const Origin &) { return *this; }
+  } origin_;
   std::vector<SymbolRequirement> requirements_;
   std::set<std::string> userRanged_; // names given a range by bound() or setRange()
   Interval defaultRange_{0, kInf};

@@ -4,6 +4,7 @@
 // the model declares, which runtimes hold inputs to.
 #pragma once
 
+#include "shapeflow/dim/expr.h"
 #include "shapeflow/dim/interval.h"
 #include "shapeflow/dim/symbol_table.h"
 #include "shapeflow/ir/graph.h"
@@ -30,16 +31,19 @@ struct Contract {
   struct Symbol {
     std::string name;
     Interval range;
-    std::string equals; // empty when the symbol stays free
+    std::string equals;      // empty when the symbol stays free
+    Expr solved = nullptr;   // what `equals` prints (in `context`)
   };
+  std::shared_ptr<ExprContext> context; // the graph's: `solved` lives there
   std::vector<Fixed> fixed;
   std::vector<Symbol> symbols;
   std::vector<SymbolRequirement> requirements; // in the order inference met them
   std::vector<Diagnostic> errors;              // the model fails at every size (or at the ones given)
   /// The requirements in one line each (`H >= 32`, `W == H`, `x[1] == 3 (declared)`).
   std::vector<std::string> summary() const;
-  /// Whether sizes (a value for each free or solved symbol, and the inputs' dims) meet the
-  /// contract: nullopt when they do, else the first requirement they break.
+  /// Whether sizes (a value for each free or solved symbol, and the inputs' dims as `x[2]`)
+  /// meet the contract: nullopt when they do, else the first requirement they break. A solved
+  /// symbol is checked against its solution when the symbols it uses are given.
   std::optional<std::string> check(const std::vector<std::pair<std::string, int64_t>> &binding) const;
 };
 

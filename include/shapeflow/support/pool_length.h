@@ -24,9 +24,15 @@ inline std::optional<int64_t> pooledLength(int64_t in, int64_t ext, int64_t stri
   if (!span) return std::nullopt;
   int64_t q = *span / stride; // truncates toward zero
   if (ceilMode && *span % stride > 0) ++q;
-  int64_t out = q + 1;
-  if (ceilMode && out > 0 && (out - 1) * stride >= in + padBegin) --out;
-  if (out < 0) return std::nullopt;
+  auto out = checkedAdd(q, 1);
+  if (!out) return std::nullopt;
+  if (ceilMode && *out > 0) {
+    auto start = checkedMul(*out - 1, stride);
+    auto limit = checkedAdd(in, padBegin);
+    if (!start || !limit) return std::nullopt;
+    if (*start >= *limit) --*out;
+  }
+  if (*out < 0) return std::nullopt;
   return out;
 }
 
