@@ -420,18 +420,10 @@ InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options)
   // The importer's default: a dimension the model names is a size of at least 1.
   if (g.symbols.defaultRange().lo >= 1) {
     std::vector<std::string> named;
-    std::set<std::string> seen;
-    for (OutletId o : g.inputs) {
-      const Fact &f = g.outlet(o).fact;
-      if (!f.shape.rankIsStatic()) continue;
-      for (const Dimension &d : f.shape.dims()) {
-        if (d.isStatic() || !d.expr()) continue;
-        for (SymbolId s : symbolsOf(d.expr())) {
-          const std::string &name = symbolInfo(s).name;
-          if (name.empty() || g.symbols.rangeGiven(name) || !seen.insert(name).second) continue;
-          if (symbolInfo(s).range.lo == g.symbols.defaultRange().lo) named.push_back(name);
-        }
-      }
+    for (SymbolId s : namedInputSymbols(g)) {
+      const std::string &name = symbolInfo(s).name;
+      if (!g.symbols.rangeGiven(name) && symbolInfo(s).range.lo == g.symbols.defaultRange().lo)
+        named.push_back(name);
     }
     if (!named.empty())
       diags.assumption("", "", fmt::format("the named input dims {} are sizes of at least {} (--dim "

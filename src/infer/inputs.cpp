@@ -6,6 +6,7 @@
 #include "shapeflow/support/format.h"
 
 #include <charconv>
+#include <set>
 
 namespace sf {
 namespace {
@@ -136,6 +137,22 @@ std::vector<size_t> contradictedAxes(const PartialShape &declared, const Partial
     if (d.isStatic() && !(x.isStatic() && x.length() == d.length())) axes.push_back(i);
   }
   return axes;
+}
+
+std::vector<SymbolId> namedInputSymbols(const Graph &g) {
+  ExprScope scope = g.enter();
+  std::vector<SymbolId> out;
+  std::set<std::string> seen;
+  for (const OutletId &o : g.inputs) {
+    const Fact &f = g.outlet(o).fact;
+    if (!f.shape.rankIsStatic()) continue;
+    for (const Dimension &d : f.shape.dims()) {
+      if (d.isStatic() || !d.expr()) continue;
+      for (SymbolId s : symbolsOf(d.expr()))
+        if (!symbolInfo(s).name.empty() && seen.insert(symbolInfo(s).name).second) out.push_back(s);
+    }
+  }
+  return out;
 }
 
 Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *diags) {

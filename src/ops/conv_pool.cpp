@@ -179,27 +179,28 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
   auto span = checkedMul(d, kk - 1);
   auto shift = span ? checkedSub(pb + pe, *span + 1) : std::nullopt;
   if (!shift) return errorf("{}window size overflows int64", where);
+  auto doesNotFit = [&](const Dimension &size) {
+    return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where, *span + 1,
+                  pb + pe, size);
+  };
   if (w.pool && in0.isStatic()) {
     // At a known size the runtimes' edge arithmetic, which lets a window overhang the input.
     auto out = pooledLength(in0.length(), *span + 1, s, pb, pe, w.ceilMode);
     if (!out)
-      return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
-                    *span + 1, pb + pe, in0);
+      return doesNotFit(in0);
     return Dimension(*out);
   }
   if (w.pool && !in0.isStatic() && in0.hasUpperBound() && in0.maxLength() + *shift < 0) {
     // Every size in the range is below the window: outputs from partial windows (0 or 1).
     auto hi = pooledLength(in0.maxLength(), *span + 1, s, pb, pe, w.ceilMode);
     if (!hi)
-      return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
-                    *span + 1, pb + pe, in0);
+      return doesNotFit(in0);
     auto lo = pooledLength(std::max<int64_t>(in0.minLength(), 0), *span + 1, s, pb, pe, w.ceilMode);
     return Dimension::fromInterval({lo ? *lo : 0, *hi});
   }
   Dimension in = in0;
   if (!in.isStatic() && in.hasUpperBound() && in.maxLength() + *shift < 0)
-    return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
-                  *span + 1, pb + pe, in);
+    return doesNotFit(in);
   if (!in.expr() && !in.isStatic()) {
     // An anonymous range: keep the part where the window fits.
     in = Dimension::fromInterval({std::max(in.minLength(), -*shift), in.maxLength()});
@@ -214,8 +215,7 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
     if (fit.ok() && overhang > 0 && in.interval().lo < 1 && *shift < 0)
       fit = ctx.symbols().narrow(in.expr(), {std::min<int64_t>(1, -*shift), kInf});
     if (!fit.ok())
-      return errorf("{}a window of {} (padded by {}) does not fit input dimension {}", where,
-                    *span + 1, pb + pe, in);
+      return doesNotFit(in);
     in = ctx.symbols().resolve(in);
     // (A size of 0, which an expression's bounds may not exclude, is left to the fitting rule.)
     if (overhang > 0 && std::max<int64_t>(in.interval().lo, 1) + *shift < 0) {

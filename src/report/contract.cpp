@@ -1,6 +1,7 @@
 // The input contract (see contract.h).
 #include "shapeflow/report/contract.h"
 
+#include "shapeflow/infer/infer.h"
 #include "shapeflow/support/format.h"
 
 #include <algorithm>
@@ -21,23 +22,14 @@ std::string rangeText(const std::string &name, Interval r) {
 ContractBasis contractBasis(const Graph &g) {
   ExprScope scope = g.enter();
   ContractBasis b;
-  std::set<std::string> seen;
   for (OutletId o : g.inputs) {
     const Outlet &in = g.outlet(o);
     if (!in.fact.shape.rankIsStatic()) continue;
-    for (size_t axis = 0; axis < in.fact.shape.size(); ++axis) {
-      const Dimension &d = in.fact.shape[axis];
-      if (d.isStatic()) {
-        b.fixed.push_back({in.name, axis, d.length()});
-        continue;
-      }
-      if (!d.expr()) continue;
-      for (SymbolId s : symbolsOf(d.expr())) {
-        const std::string &name = symbolInfo(s).name;
-        if (!name.empty() && seen.insert(name).second) b.symbols.push_back(name);
-      }
-    }
+    for (size_t axis = 0; axis < in.fact.shape.size(); ++axis)
+      if (in.fact.shape[axis].isStatic())
+        b.fixed.push_back({in.name, axis, in.fact.shape[axis].length()});
   }
+  for (SymbolId s : namedInputSymbols(g)) b.symbols.push_back(symbolInfo(s).name);
   return b;
 }
 

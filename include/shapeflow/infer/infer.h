@@ -70,6 +70,11 @@ Result<InputValue> parseInputValue(const std::string &spec);
 /// (a "what if") and warned about in `diags`: runtimes reject such inputs.
 Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *diags = nullptr);
 
+/// The named symbols of the graph inputs' shapes, one per name, in order of first appearance
+/// (in the graph's expression context). Inference resolves the inputs' facts: taken before it,
+/// these are the symbols the model (or the user) declared.
+std::vector<SymbolId> namedInputSymbols(const Graph &g);
+
 /// Infers every outlet's fact in place, on the graph's own symbol table.
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options = {});
 
