@@ -25,6 +25,7 @@ Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTab
     if (d.isStatic() && d.length() != c.length()) return clash(a, b);
     if (!d.interval().contains(c.length()) && !canBeOne(d)) return clash(a, b);
     if (table && !canBeOne(d)) SF_TRY(table->equate(d, c));
+    else if (table) table->require(Condition::Broadcast, d, c);
     return c;
   }
   bool a1 = canBeOne(a), b1 = canBeOne(b);
@@ -35,6 +36,7 @@ Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTab
     return *m;
   }
   // One side cannot be 1: the result is that side (the other is 1 or equal to it).
+  if (table) table->require(Condition::Broadcast, a, b);
   if (!a1) return a;
   if (!b1) return b;
   // Both may be 1. The valid pairs are (1, d), (d, 1) and (d, d), so the result is max(a, b),

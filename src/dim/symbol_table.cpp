@@ -116,6 +116,55 @@ Expr SymbolTable::resolveSymbol(SymbolId s) const {
   return target;
 }
 
+bool SymbolRequirement::holds(int64_t va, int64_t vb) const {
+  switch (kind) {
+  case Condition::Broadcast: return va == vb || va == 1 || vb == 1;
+  case Condition::Equal: return va == vb;
+  case Condition::Divides: return vb != 0 && va % vb == 0;
+  case Condition::None: return true;
+  }
+  return true;
+}
+
+void SymbolTable::require(Condition kind, const Dimension &a0, const Dimension &b0) {
+  if (!origin_.node || kind == Condition::None) return;
+  if (kind == Condition::Broadcast && ((a0.isStatic() && a0.length() == 1) || (b0.isStatic() && b0.length() == 1)))
+    return;
+  Dimension a = resolve(a0), b = resolve(b0);
+  Expr ea = a.expr(), eb = b.expr();
+  if (!ea || !eb) return;
+  auto isOne = [](Expr e) { return isConst(e) && e->value == 1; };
+  if (ea == eb && kind != Condition::Divides) return;
+  if (kind == Condition::Broadcast && (isOne(ea) || isOne(eb))) return;
+  if (kind == Condition::Divides && (isOne(eb) || isConst(ea))) return;
+  // About the first named symbol either side mentions; none: nothing the inputs can violate.
+  std::string name;
+  for (Expr e : {ea, eb})
+    for (SymbolId id : symbolsOf(e))
+      if (name.empty() && !symbolInfo(id).name.empty()) name = symbolInfo(id).name;
+  if (name.empty()) return;
+  const std::string ta = sf::toString(ea), tb = sf::toString(eb);
+  std::string text;
+  switch (kind) {
+  case Condition::Broadcast: {
+    // The side that is a number goes right; "or X == 1" only for a side that can be 1.
+    const bool swap = isConst(ea) && !isConst(eb);
+    const std::string &l = swap ? tb : ta, &rt = swap ? ta : tb;
+    text = l + " == " + rt;
+    if (bounds(swap ? eb : ea).contains(1)) text += " or " + l + " == 1";
+    if (bounds(swap ? ea : eb).contains(1) && !isConst(swap ? ea : eb)) text += " or " + rt + " == 1";
+    break;
+  }
+  case Condition::Equal: text = ta + " == " + tb; break;
+  case Condition::Divides: text = "(" + ta + ") % " + tb + " == 0"; break;
+  case Condition::None: break;
+  }
+  if (kind == Condition::Divides && isSymbol(ea)) text = ta + " % " + tb + " == 0";
+  if (!conditionKeys_.insert(text + '\n' + *origin_.node).second) return;
+  requirements_.push_back({name, std::move(text), *origin_.node, origin_.op ? *origin_.op : std::string(),
+                           kind, ea, eb});
+}
+
 Result<void> SymbolTable::bind(SymbolId s, Expr to) {
   if (isSymbol(to) && to->sym == s) return success();
   auto syms = symbolsOf(to);
@@ -257,7 +306,8 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
   // sides keep their ranges, narrowed to what they share).
   if (pick && pickLoss.first > 0) pick.reset();
   if (!pick) {
-    // Cannot be solved for a symbol; the ranges still narrow.
+    // Cannot be solved for a symbol: a condition for the contract; the ranges still narrow.
+    require(Condition::Equal, a, b);
     SF_TRY(narrow(ea, r));
     return narrow(eb, r);
   }

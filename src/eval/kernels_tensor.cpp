@@ -318,6 +318,9 @@ Result<void> split(EvalContext &ctx) {
       SF_ASSIGN(parts, ctx.attrs().getInt("num_outputs"));
     }
     if (parts <= 0) return errorf("{} parts", parts);
+    // Before opset 18 the parts are equal (onnxruntime refuses an axis they do not divide).
+    if (ctx.opset() > 0 && ctx.opset() < 18 && len % parts != 0)
+      return errorf("axis {} of size {} does not split evenly into {} outputs", axis, len, parts);
     int64_t each = (len + parts - 1) / parts;
     for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::max<int64_t>(0, std::min(each, len - k * each)));
   }

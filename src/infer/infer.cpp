@@ -1,6 +1,7 @@
 // The forward inference driver.
 #include "shapeflow/infer/infer.h"
 
+#include "backward.h"
 #include "subgraph_memo.h"
 
 #include "shapeflow/ops/helpers.h"
@@ -413,10 +414,41 @@ InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, 
 
 } // namespace
 
+namespace {
+
+/// A graph input whose rank or element type is unknown: what the backward rules can help with.
+bool incomplete(const Fact &f) {
+  return f.type == ElementType::Undefined || !f.shape.rankIsStatic();
+}
+
+/// `declared` with what the backward sweep found: its element type when unknown, its rank when
+/// unknown (the dims the sweep did not fix stay unknown, to become anonymous symbols), its
+/// static dims where `declared` has none. Only numbers and types carry over: the sweep's
+/// expressions are in the symbols of the round that found them.
+Fact applyRefinement(const Fact &declared, const Fact &found) {
+  Fact out = declared;
+  if (out.type == ElementType::Undefined) out.type = found.type;
+  if (!found.shape.rankIsStatic()) return out;
+  if (!out.shape.rankIsStatic()) {
+    std::vector<Dimension> dims;
+    for (const Dimension &d : found.shape.dims())
+      dims.push_back(d.isStatic() ? Dimension(d.length()) : Dimension());
+    out.shape = PartialShape(std::move(dims));
+    return out;
+  }
+  if (out.shape.size() != found.shape.size()) return out;
+  for (size_t i = 0; i < out.shape.size(); ++i)
+    if (!out.shape[i].isStatic() && found.shape[i].isStatic() &&
+        out.shape[i].interval().contains(found.shape[i].length()))
+      out.shape[i] = Dimension(found.shape[i].length());
+  return out;
+}
+
+} // namespace
+
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options) {
   ExprScope scope = g.enter();
-  Run run{
-      options.registry ? *options.registry : defaultRegistry(), g.symbols, options, {}, 0, 0, {}};
+  const OpRegistry &registry = options.registry ? *options.registry : defaultRegistry();
   // The importer's default: a dimension the model names is a size of at least 1.
   if (g.symbols.defaultRange().lo >= 1) {
     std::vector<std::string> named;
@@ -431,9 +463,53 @@ InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options)
                                            fmt::join(named, ", "), g.symbols.defaultRange().lo,
                                            named[0]));
   }
-  InferStats stats = inferIn(run, g, &g, diags, 0, true);
-  stats.bodyInferences = run.bodyInferences;
-  stats.memoHits = run.memoHits;
+  auto forward = [&](Diagnostics &into) {
+    Run run{registry, g.symbols, options, {}, 0, 0, {}};
+    InferStats stats = inferIn(run, g, &g, into, 0, true);
+    stats.bodyInferences = run.bodyInferences;
+    stats.memoHits = run.memoHits;
+    return stats;
+  };
+  bool solve = options.backward == Backward::Always;
+  if (options.backward == Backward::Auto)
+    for (OutletId in : g.inputs)
+      if (g.contains(in) && incomplete(g.fact(in))) solve = true;
+  if (!solve) return forward(diags);
+
+  // Backward inference (seed 004): forward, then every backward rule from the outputs to the
+  // inputs; where that tells more of a graph input (its rank, type, a static dim), forward again
+  // from the inputs as refined, on the symbol table as it was before, until nothing more comes.
+  const SymbolTable table = g.symbols;
+  std::vector<Fact> declared, current;
+  for (OutletId in : g.inputs) declared.push_back(g.contains(in) ? g.fact(in) : Fact{});
+  current = declared;
+  Diagnostics round;
+  InferStats stats = forward(round);
+  for (int k = 0; k < kMaxBackwardRounds; ++k) {
+    std::vector<Fact> found = backwardSweep(g, registry);
+    bool more = false;
+    for (size_t i = 0; i < found.size(); ++i) {
+      Fact next = applyRefinement(current[i], found[i]);
+      if (refinesInput(current[i], next)) {
+        current[i] = std::move(next);
+        more = true;
+      }
+    }
+    if (!more) break;
+    g.symbols = table;
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.contains(g.inputs[i])) g.fact(g.inputs[i]) = current[i];
+    round = Diagnostics{};
+    stats = forward(round);
+  }
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (current[i] != declared[i]) {
+      diags.add({Severity::Note, "", "",
+                 fmt::format("input '{}' is declared {}; the rules of the ops reading it give {} "
+                             "(backward inference)",
+                             g.outlet(g.inputs[i]).name, declared[i], current[i])});
+    }
+  for (const Diagnostic &d : round.list()) diags.add(d);
   return stats;
 }
 

@@ -3,6 +3,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,16 +66,26 @@ Result<Facts> inferConcat(InferContext &ctx) {
   Fact out = makeFact(type, ctx.symbols().resolve(PartialShape(std::move(dims))));
   // Float shape math carries values too (integral ones only: see elementwise.cpp's folding).
   if ((isInteger(type) || isFloat(type)) && *rank == 1) {
+    // An integer part of known length whose elements are not known keeps its place: [?, ?, 4, 16]
+    // still says the last two entries of a Reshape target (each `?` any integer, -1 and 0 too).
     std::vector<Dimension> v;
-    bool all = true;
+    bool all = true, anyKnown = false;
     for (size_t i = 0; i < ctx.numInputs() && all; ++i) {
-      auto e = dimValues(ctx.input(i));
-      if (!e)
-        all = false;
-      else
+      const Fact &f = ctx.input(i);
+      if (auto e = dimValues(f)) {
         v.insert(v.end(), e->begin(), e->end());
+        anyKnown = anyKnown || !e->empty();
+      } else if (isInteger(type) && f.shape.rankIsStatic() && f.shape.size() <= 1 &&
+                 (f.shape.size() == 0 || f.shape[0].isStatic()) &&
+                 v.size() + (f.shape.size() == 0 ? 1 : size_t(f.shape[0].length())) <=
+                     kValueBudget) {
+        const size_t n = f.shape.size() == 0 ? 1 : size_t(f.shape[0].length());
+        v.insert(v.end(), n, Dimension::fromInterval({-kInf, kInf}));
+      } else {
+        all = false;
+      }
     }
-    if (all) out.value = std::move(v);
+    if (all && anyKnown) out.value = std::move(v);
   }
   return factsOf(std::move(out));
 }
@@ -123,6 +134,8 @@ Result<Facts> inferSplit(InferContext &ctx) {
     if (size_t(k) != n) return errorf("num_outputs is {} but the node has {} outputs", k, n);
     if (d.isStatic() && ctx.opset() < 18 && d.length() % k != 0)
       return errorf("axis {} of size {} does not split evenly into {} outputs", a, d, k);
+    // Before opset 18 an uneven split is an error (onnxruntime: "cannot be split evenly").
+    if (ctx.opset() < 18) ctx.symbols().require(Condition::Divides, d, Dimension(k));
     // Opset 18: the last chunk may be smaller (chunks of ceil(d / k)).
     SF_ASSIGN(Dimension chunk, d.ceilDiv(k));
     for (size_t i = 0; i < n; ++i)
@@ -348,14 +361,14 @@ Result<Facts> inferGather(InferContext &ctx) {
 } // namespace
 
 void registerArrayOps(OpRegistry &r) {
-  r.add({.name = "Concat", .infer = inferConcat, .cost = costNone});
-  r.add({.name = "Split", .infer = inferSplit, .cost = costNone});
-  r.add({.name = "Expand", .infer = inferExpand, .cost = costNone});
-  r.add({.name = "Tile", .infer = inferTile, .cost = costNone});
+  r.add({.name = "Concat", .infer = inferConcat, .refine = refineConcat(), .cost = costNone});
+  r.add({.name = "Split", .infer = inferSplit, .refine = refineSplit(), .cost = costNone});
+  r.add({.name = "Expand", .infer = inferExpand, .refine = refineTypeOnly(), .cost = costNone});
+  r.add({.name = "Tile", .infer = inferTile, .refine = refineSameRank(), .cost = costNone});
   r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape, .cost = costNone});
   r.add({.name = "Range", .infer = inferRange, .cost = costPerOutput(FlopKind::Add)});
-  r.add({.name = "Pad", .infer = inferPad, .cost = costNone});
-  r.add({.name = "Gather", .infer = inferGather, .cost = costNone});
+  r.add({.name = "Pad", .infer = inferPad, .refine = refineSameRank(), .cost = costNone});
+  r.add({.name = "Gather", .infer = inferGather, .refine = refineGather(), .cost = costNone});
 }
 
 } // namespace sf

@@ -11,6 +11,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 #include "shapeflow/support/pool_length.h"
 #include "shared_rules.h"
 
@@ -700,23 +701,26 @@ Result<OpCost> costRoiAlign(const CostContext &ctx) {
 } // namespace
 
 void registerConvPoolOps(OpRegistry &r) {
-  r.add({.name = "Conv", .infer = inferConv, .cost = costConv});
+  r.add({.name = "Conv", .infer = inferConv, .refine = refineConv(false), .cost = costConv});
   r.add({.name = "ConvInteger", .infer = inferConvInteger, .cost = costConvInteger});
   r.add({.name = "QLinearConv", .infer = inferQLinearConv, .cost = costQLinearConv});
-  r.add({.name = "ConvTranspose", .infer = inferConvTranspose, .cost = costConvTranspose});
+  r.add({.name = "ConvTranspose", .infer = inferConvTranspose, .refine = refineConv(true), .cost = costConvTranspose});
   r.add({.name = "DeformConv", .infer = inferDeformConv, .cost = costDeformConv});
-  r.add({.name = "MaxPool", .infer = inferPool(true), .cost = costPool(FlopKind::Compare, 1)});
+  r.add({.name = "MaxPool", .infer = inferPool(true), .refine = refineChannelsFirst(), .cost = costPool(FlopKind::Compare, 1)});
   r.add({.name = "AveragePool",
          .infer = inferPool(false),
+         .refine = refineChannelsFirst(),
          .cost = costPool(FlopKind::Add, 1, FlopKind::Div, 1)});
-  r.add({.name = "LpPool", .infer = inferPool(false), .cost = costLpPool});
+  r.add({.name = "LpPool", .infer = inferPool(false), .refine = refineChannelsFirst(), .cost = costLpPool});
   r.add({.name = "GlobalAveragePool",
          .infer = inferGlobalPool,
+         .refine = refineChannelsFirst(),
          .cost = costSum({costPerInput(FlopKind::Add), costPerOutput(FlopKind::Div)})});
   r.add(
-      {.name = "GlobalMaxPool", .infer = inferGlobalPool, .cost = costPerInput(FlopKind::Compare)});
+      {.name = "GlobalMaxPool", .infer = inferGlobalPool, .refine = refineChannelsFirst(), .cost = costPerInput(FlopKind::Compare)});
   r.add({.name = "GlobalLpPool",
          .infer = inferGlobalPool,
+         .refine = refineChannelsFirst(),
          .cost = costSum({costPerInput(FlopKind::Special), costPerInput(FlopKind::Add),
                           costPerOutput(FlopKind::Special)})});
   // The bins of MaxRoiPool follow the RoIs (data): one compare per output element is the floor.

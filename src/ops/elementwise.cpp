@@ -4,6 +4,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -483,24 +484,25 @@ void registerElementwiseOps(OpRegistry &r) {
   // (docs/COSTS.md).
   const OpTraits elementwise{.sameShape = true, .inPlace = true};
   const OpTraits binary{.inPlace = true};
+  const RefineFn same = refineSameShape(), broadcast = refineBroadcast();
   const CostFn special = costPerOutput(FlopKind::Special),
                compare = costPerOutput(FlopKind::Compare), other = costPerOutput(FlopKind::Other);
   // clang-format off
   r.addAll({"Sigmoid", "Tanh", "Exp", "Log", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
             "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign", "Elu", "Selu",
             "Celu", "Mish", "Gelu"},
-           {.infer = inferUnary, .traits = elementwise, .cost = special});
+           {.infer = inferUnary, .traits = elementwise, .refine = same, .cost = special});
   r.addAll({"Relu", "Sign", "HardSigmoid", "HardSwish", "LeakyRelu", "ThresholdedRelu", "Shrink",
             "Clip"},
-           {.infer = inferUnary, .traits = elementwise, .cost = compare});
+           {.infer = inferUnary, .traits = elementwise, .refine = same, .cost = compare});
   // clang-format on
-  r.add({.name = "BitwiseNot", .infer = inferUnary, .traits = elementwise, .cost = other});
+  r.add({.name = "BitwiseNot", .infer = inferUnary, .traits = elementwise, .refine = same, .cost = other});
   // Float shape math on sizes (a resize factor, a rounded size) folds; see "float folding".
   auto unaryFloat = [&](const char *name, FloatFn fn, ExprFn efn, CostFn cost) {
     r.add({.name = name,
            .infer = inferUnary,
            .values = floatValues(fn, efn),
-           .traits = elementwise,
+           .traits = elementwise, .refine = same,
            .cost = cost});
   };
   unaryFloat(
@@ -523,25 +525,26 @@ void registerElementwiseOps(OpRegistry &r) {
                                                   return floatOp(FloatOp::Mul, x[0], constant(-1),
                                                                  p);
                                                 })),
-         .traits = elementwise,
+         .traits = elementwise, .refine = same,
          .cost = other});
   r.add({.name = "Abs",
          .infer = inferUnary,
          .values = chain(absValues, floatValues([](Doubles x) { return std::fabs(x[0]); })),
-         .traits = elementwise,
+         .traits = elementwise, .refine = same,
          .cost = other});
   r.addAll({"Not", "IsNaN", "IsInf"},
-           {.infer = inferUnaryBool, .traits = {.sameShape = true}, .cost = compare});
+           {.infer = inferUnaryBool, .traits = {.sameShape = true}, .refine = refineSameShape(false), .cost = compare});
   r.add({.name = "Identity",
          .infer = inferIdentity,
          .traits = {.sameShape = true, .view = true},
+         .refine = same,
          .cost = costNone});
 
   auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn, FlopKind k) {
     r.add({.name = name,
            .infer = inferBinary(),
            .values = chain(intValues(op), floatValues(fn, exprFold(f))),
-           .traits = binary,
+           .traits = binary, .refine = broadcast,
            .cost = costPerOutput(k)});
   };
   arithmetic(
@@ -558,23 +561,23 @@ void registerElementwiseOps(OpRegistry &r) {
   r.add({.name = "Mod",
          .infer = inferMod,
          .values = modValues,
-         .traits = binary,
+         .traits = binary, .refine = broadcast,
          .cost = costPerOutput(FlopKind::Div)});
   // Pow's exponent and BitShift's amount may have their own element type.
-  r.add({.name = "Pow", .infer = inferBinary(true), .traits = binary, .cost = special});
-  r.add({.name = "BitShift", .infer = inferBinary(true), .traits = binary, .cost = other});
+  r.add({.name = "Pow", .infer = inferBinary(true), .traits = binary, .refine = refineBroadcast(0, true, true), .cost = special});
+  r.add({.name = "BitShift", .infer = inferBinary(true), .traits = binary, .refine = refineBroadcast(0, true, true), .cost = other});
   r.addAll({"BitwiseAnd", "BitwiseOr", "BitwiseXor"},
-           {.infer = inferBinary(), .traits = binary, .cost = other});
-  r.add({.name = "Equal", .infer = inferComparison, .values = equalValues, .cost = compare});
+           {.infer = inferBinary(), .traits = binary, .refine = broadcast, .cost = other});
+  r.add({.name = "Equal", .infer = inferComparison, .values = equalValues, .refine = refineBroadcast(0, false), .cost = compare});
   r.addAll({"Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"},
-           {.infer = inferComparison, .cost = compare});
+           {.infer = inferComparison, .refine = refineBroadcast(0, false), .cost = compare});
   r.add({.name = "Sum",
          .infer = inferVariadic,
-         .traits = binary,
+         .traits = binary, .refine = broadcast,
          .cost = costVariadic(FlopKind::Add)});
   r.add({.name = "Mean",
          .infer = inferVariadic,
-         .traits = binary,
+         .traits = binary, .refine = broadcast,
          .cost = costVariadic(FlopKind::Add, 1, FlopKind::Div)});
   r.add(
       {.name = "Max",
@@ -582,7 +585,7 @@ void registerElementwiseOps(OpRegistry &r) {
        .values = chain(minMaxValues(true),
                        floatValues([](Doubles x) { return *std::max_element(x.begin(), x.end()); },
                                    exprFold(FloatOp::Max))),
-       .traits = binary,
+       .traits = binary, .refine = broadcast,
        .cost = costVariadic(FlopKind::Compare)});
   r.add(
       {.name = "Min",
@@ -590,26 +593,28 @@ void registerElementwiseOps(OpRegistry &r) {
        .values = chain(minMaxValues(false),
                        floatValues([](Doubles x) { return *std::min_element(x.begin(), x.end()); },
                                    exprFold(FloatOp::Min))),
-       .traits = binary,
+       .traits = binary, .refine = broadcast,
        .cost = costVariadic(FlopKind::Compare)});
-  r.add({.name = "Where", .infer = inferWhere, .values = whereValues, .cost = compare});
+  r.add({.name = "Where", .infer = inferWhere, .values = whereValues, .refine = refineBroadcast(1), .cost = compare});
   r.add({.name = "Cast",
          .infer = inferCast(false),
          .values = chain(castValues, floatValues([](Doubles x) { return x[0]; })),
          .traits = {.sameShape = true},
+         .refine = refineSameShape(false),
          .cost = other});
   r.add({.name = "CastLike",
          .infer = inferCast(true),
          .values = castValues,
          .traits = {.sameShape = true},
+         .refine = refineSameShape(false),
          .cost = other});
   r.add({.name = "PRelu",
          .infer = inferPRelu,
-         .traits = elementwise,
+         .traits = elementwise, .refine = same,
          .cost = costPerOutput(FlopKind::Mul)});
   // Inference mode: the input passes through.
   r.add(
-      {.name = "Dropout", .infer = inferDropout, .traits = {.sameShape = true}, .cost = costNone});
+      {.name = "Dropout", .infer = inferDropout, .traits = {.sameShape = true}, .refine = same, .cost = costNone});
 }
 
 } // namespace sf

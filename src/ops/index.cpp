@@ -6,6 +6,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -608,8 +609,8 @@ void registerIndexOps(OpRegistry &r) {
   r.add({.name = "Trilu", .infer = inferTrilu, .cost = costNone});
   r.add({.name = "ReverseSequence", .infer = inferReverseSequence, .cost = costNone});
   r.add({.name = "EyeLike", .infer = inferEyeLike, .cost = costNone});
-  r.add({.name = "DepthToSpace", .infer = inferDepthSpace(true), .cost = costNone});
-  r.add({.name = "SpaceToDepth", .infer = inferDepthSpace(false), .cost = costNone});
+  r.add({.name = "DepthToSpace", .infer = inferDepthSpace(true), .refine = refineSameRank(), .cost = costNone});
+  r.add({.name = "SpaceToDepth", .infer = inferDepthSpace(false), .refine = refineSameRank(), .cost = costNone});
   r.add({.name = "Det", .infer = inferDet, .cost = costDet});
 }
 

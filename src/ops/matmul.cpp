@@ -5,6 +5,7 @@
 // symbol table, so K learned in one product is known everywhere.
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 #include "shared_rules.h"
 
 #include <algorithm>
@@ -358,10 +359,10 @@ Result<OpCost> costQLinearMatMul(const CostContext &ctx) {
 } // namespace
 
 void registerMatmulOps(OpRegistry &r) {
-  r.add({.name = "MatMul", .infer = inferMatMul, .cost = costMatMul});
+  r.add({.name = "MatMul", .infer = inferMatMul, .refine = refineMatMul(), .cost = costMatMul});
   r.add({.name = "MatMulInteger", .infer = inferMatMulInteger, .cost = costMatMul});
   r.add({.name = "QLinearMatMul", .infer = inferQLinearMatMul, .cost = costQLinearMatMul});
-  r.add({.name = "Gemm", .infer = inferGemm, .cost = costGemm});
+  r.add({.name = "Gemm", .infer = inferGemm, .refine = refineGemm(), .cost = costGemm});
   r.add({.name = "Einsum", .infer = inferEinsum, .cost = costEinsum});
 }
 

@@ -8,6 +8,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 #include "shared_rules.h"
 
 namespace sf {
@@ -320,24 +321,27 @@ void registerNormOps(OpRegistry &r) {
   // add per element.
   r.add({.name = "BatchNormalization",
          .infer = inferBatchNorm,
+         .refine = refineBatchNorm(),
          .cost = costSum({costPerOutput(FlopKind::Mul), costPerOutput(FlopKind::Add)})});
-  r.add({.name = "InstanceNormalization", .infer = inferInstanceNorm, .cost = costInstanceNorm});
-  r.add({.name = "LayerNormalization", .infer = inferLayerNorm, .cost = costLayerNorm});
-  r.add({.name = "GroupNormalization", .infer = inferGroupNorm, .cost = costGroupNorm});
-  r.add({.name = "LRN", .infer = inferLrn, .cost = costLrn});
-  r.add({.name = "MeanVarianceNormalization", .infer = inferMvn, .cost = costMvn});
-  r.add({.name = "LpNormalization", .infer = inferLpNorm, .cost = costLpNorm});
+  r.add({.name = "InstanceNormalization", .infer = inferInstanceNorm, .refine = refineBatchNorm(), .cost = costInstanceNorm});
+  r.add({.name = "LayerNormalization", .infer = inferLayerNorm, .refine = refineSameShape(), .cost = costLayerNorm});
+  r.add({.name = "GroupNormalization", .infer = inferGroupNorm, .refine = refineSameShape(), .cost = costGroupNorm});
+  r.add({.name = "LRN", .infer = inferLrn, .refine = refineSameShape(), .cost = costLrn});
+  r.add({.name = "MeanVarianceNormalization", .infer = inferMvn, .refine = refineSameShape(), .cost = costMvn});
+  r.add({.name = "LpNormalization", .infer = inferLpNorm, .refine = refineSameShape(), .cost = costLpNorm});
   // Softmax per element: the max (compare), subtract and sum (2 adds), exp, divide.
   r.add({.name = "Softmax",
          .infer = inferSoftmax,
+         .refine = refineSameShape(),
          .cost = costSum({costPerOutput(FlopKind::Compare), costPerOutput(FlopKind::Add, 2),
                           costPerOutput(FlopKind::Special), costPerOutput(FlopKind::Div)})});
   // LogSoftmax: the divide is a second subtract (of the log of the sum).
   r.add({.name = "LogSoftmax",
          .infer = inferSoftmax,
+         .refine = refineSameShape(),
          .cost = costSum({costPerOutput(FlopKind::Compare), costPerOutput(FlopKind::Add, 3),
                           costPerOutput(FlopKind::Special)})});
-  r.add({.name = "Hardmax", .infer = inferSoftmax, .cost = costPerOutput(FlopKind::Compare)});
+  r.add({.name = "Hardmax", .infer = inferSoftmax, .refine = refineSameShape(), .cost = costPerOutput(FlopKind::Compare)});
 }
 
 } // namespace sf

@@ -5,6 +5,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 
 #include <algorithm>
 
@@ -207,36 +208,46 @@ void registerReduceOps(OpRegistry &r) {
   auto perOut = [](FlopKind k) { return costPerOutput(k); };
   r.add({.name = "ReduceSum",
          .infer = inferReduce({.axesInputSince = 13, .fold = Fold::Sum}),
+         .refine = refineReduce(13),
          .cost = perIn(FlopKind::Add)});
   r.add({.name = "ReduceProd",
          .infer = inferReduce({.fold = Fold::Prod}),
+         .refine = refineReduce(18),
          .cost = perIn(FlopKind::Mul)});
   r.add({.name = "ReduceMax",
          .infer = inferReduce({.fold = Fold::Max}),
+         .refine = refineReduce(18),
          .cost = perIn(FlopKind::Compare)});
   r.add({.name = "ReduceMin",
          .infer = inferReduce({.fold = Fold::Min}),
+         .refine = refineReduce(18),
          .cost = perIn(FlopKind::Compare)});
   r.add({.name = "ReduceMean",
          .infer = inferReduce({}),
+         .refine = refineReduce(18),
          .cost = costSum({perIn(FlopKind::Add), perOut(FlopKind::Div)})});
   r.add({.name = "ReduceL1",
          .infer = inferReduce({}),
+         .refine = refineReduce(18),
          .cost = costSum({perIn(FlopKind::Other), perIn(FlopKind::Add)})});
   r.add({.name = "ReduceL2",
          .infer = inferReduce({}),
+         .refine = refineReduce(18),
          .cost = costSum({perIn(FlopKind::Mul), perIn(FlopKind::Add), perOut(FlopKind::Special)})});
   r.add({.name = "ReduceSumSquare",
          .infer = inferReduce({}),
+         .refine = refineReduce(18),
          .cost = costSum({perIn(FlopKind::Mul), perIn(FlopKind::Add)})});
   r.add({.name = "ReduceLogSum",
          .infer = inferReduce({}),
+         .refine = refineReduce(18),
          .cost = costSum({perIn(FlopKind::Add), perOut(FlopKind::Special)})});
   r.add({.name = "ReduceLogSumExp",
          .infer = inferReduce({}),
+         .refine = refineReduce(18),
          .cost =
              costSum({perIn(FlopKind::Special), perIn(FlopKind::Add), perOut(FlopKind::Special)})});
-  r.addAll({"ArgMax", "ArgMin"}, {.infer = inferArgMinMax, .cost = perIn(FlopKind::Compare)});
+  r.addAll({"ArgMax", "ArgMin"}, {.infer = inferArgMinMax, .refine = refineReduce(0, true), .cost = perIn(FlopKind::Compare)});
   r.add({.name = "CumSum", .infer = inferCumSum, .cost = perIn(FlopKind::Add)});
 }
 

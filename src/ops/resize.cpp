@@ -6,6 +6,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 
 #include <cmath>
 #include <cstdio>
@@ -475,8 +476,8 @@ CostFn costResample(std::string defaultMode) {
 } // namespace
 
 void registerResizeOps(OpRegistry &r) {
-  r.add({.name = "Resize", .infer = inferResize, .cost = costResample("nearest")});
-  r.add({.name = "Upsample", .infer = inferUpsample, .cost = costResample("nearest")});
+  r.add({.name = "Resize", .infer = inferResize, .refine = refineSameRank(), .cost = costResample("nearest")});
+  r.add({.name = "Upsample", .infer = inferUpsample, .refine = refineSameRank(), .cost = costResample("nearest")});
   r.add({.name = "GridSample", .infer = inferGridSample, .cost = costResample("bilinear")});
   r.add({.name = "AffineGrid", .infer = inferAffineGrid, .cost = costAffineGrid});
   r.add({.name = "CenterCropPad", .infer = inferCenterCropPad, .cost = costNone});

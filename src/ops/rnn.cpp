@@ -6,6 +6,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 
 namespace sf {
 namespace {
@@ -180,9 +181,9 @@ CostFn costRecurrent(Cell cell) {
 void registerRnnOps(OpRegistry &r) {
   const Cell rnn{.gates = 1, .lstm = false}, gru{.gates = 3, .lstm = false},
       lstm{.gates = 4, .lstm = true};
-  r.add({.name = "RNN", .infer = inferRecurrent(rnn), .cost = costRecurrent(rnn)});
-  r.add({.name = "GRU", .infer = inferRecurrent(gru), .cost = costRecurrent(gru)});
-  r.add({.name = "LSTM", .infer = inferRecurrent(lstm), .cost = costRecurrent(lstm)});
+  r.add({.name = "RNN", .infer = inferRecurrent(rnn), .refine = refineRecurrent(), .cost = costRecurrent(rnn)});
+  r.add({.name = "GRU", .infer = inferRecurrent(gru), .refine = refineRecurrent(), .cost = costRecurrent(gru)});
+  r.add({.name = "LSTM", .infer = inferRecurrent(lstm), .refine = refineRecurrent(), .cost = costRecurrent(lstm)});
 }
 
 } // namespace sf

@@ -5,6 +5,7 @@
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
+#include "shapeflow/ops/refine.h"
 #include "shapeflow/support/small_vec.h"
 
 #include <algorithm>
@@ -563,28 +564,33 @@ void registerShapeOps(OpRegistry &r) {
          .infer = inferReshape,
          .values = movedValues(Move::Flat),
          .traits = {.view = true},
+         .refine = refineTypeOnly(),
          .cost = costNone});
   r.add({.name = "Flatten",
          .infer = inferFlatten,
          .values = movedValues(Move::Flat),
          .traits = {.view = true},
+         .refine = refineTypeOnly(),
          .cost = costNone});
   r.add({.name = "Squeeze",
          .infer = inferSqueeze,
          .values = movedValues(Move::Flat),
          .traits = {.view = true},
+         .refine = refineSqueeze(),
          .cost = costNone});
   r.add({.name = "Unsqueeze",
          .infer = inferUnsqueeze,
          .values = movedValues(Move::Flat),
          .traits = {.view = true},
+         .refine = refineUnsqueeze(),
          .cost = costNone});
   r.add({.name = "Transpose",
          .infer = inferTranspose,
          .values = movedValues(Move::Transpose),
+         .refine = refineTranspose(),
          .cost = costNone});
   r.add(
-      {.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice), .cost = costNone});
+      {.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice), .refine = refineSameRank(), .cost = costNone});
 }
 
 } // namespace sf

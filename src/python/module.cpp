@@ -256,7 +256,6 @@ struct Inference {
   std::vector<DiagnosticObject> diagnostics(bool errorsOnly) const {
     std::vector<DiagnosticObject> out;
     for (const Diagnostic &d : state->diags.list()) {
-      if (d.severity == Severity::Note) continue;
       if (errorsOnly && d.severity != Severity::Error) continue;
       out.push_back({text(toString(d.severity)), text(d.node), text(d.op), text(d.message), text(format(d))});
     }

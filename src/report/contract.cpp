@@ -5,6 +5,7 @@
 #include "shapeflow/support/format.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -61,6 +62,9 @@ std::vector<std::string> Contract::summary() const {
     lines.push_back(fmt::format("{}[{}] == {} (declared)", f.input, f.axis, f.value));
   for (const Symbol &s : symbols)
     lines.push_back(s.equals.empty() ? rangeText(s.name, s.range) : s.name + " == " + s.equals);
+  for (const SymbolRequirement &r : requirements)
+    if (r.kind != Condition::None && std::find(lines.begin(), lines.end(), r.text) == lines.end())
+      lines.push_back(r.text);
   return lines;
 }
 
@@ -87,6 +91,24 @@ std::optional<std::string> Contract::check(
     });
     if (want.ok() && *want != it->second)
       return fmt::format("{} == {} = {}, given {} = {}", s.name, s.equals, *want, s.name, it->second);
+  }
+  // Conditions, where the sizes given decide both sides (a solved symbol evaluates to its
+  // solution).
+  std::function<std::optional<int64_t>(SymbolId)> lookup = [&](SymbolId id) -> std::optional<int64_t> {
+    const std::string &name = symbolInfo(id).name;
+    if (auto v = value.find(name); v != value.end()) return v->second;
+    for (const Symbol &s : symbols)
+      if (s.name == name && s.solved) {
+        auto e = evaluate(s.solved, lookup);
+        if (e.ok()) return *e;
+      }
+    return std::nullopt;
+  };
+  for (const SymbolRequirement &r : requirements) {
+    if (r.kind == Condition::None || !r.a || !r.b) continue;
+    auto va = evaluate(r.a, lookup), vb = evaluate(r.b, lookup);
+    if (va.ok() && vb.ok() && !r.holds(*va, *vb))
+      return fmt::format("{} ({} and {} given), node '{}' ({})", r.text, *va, *vb, r.node, r.op);
   }
   return std::nullopt;
 }

@@ -53,8 +53,7 @@ std::vector<std::string> tensorLines(const Graph &g) {
 std::vector<std::string> diagnosticLines(const Diagnostics &diags) {
   std::vector<std::string> out;
   for (const Diagnostic &d : diags.list())
-    if (d.severity != Severity::Note)
-      out.push_back(std::string(toString(d.severity)) + ": " + format(d));
+    out.push_back(std::string(toString(d.severity)) + ": " + format(d));
   return out;
 }
 
@@ -186,7 +185,6 @@ nlohmann::json toJson(const Report &r) {
   j["tensors"] = tensors;
   nlohmann::json diags = nlohmann::json::array();
   for (const Diagnostic &d : r.diags->list()) {
-    if (d.severity == Severity::Note) continue;
     diags.push_back({{"severity", toString(d.severity)},
                      {"node", d.node},
                      {"op", d.op},
@@ -219,7 +217,6 @@ void writeJson(const Report &r, std::ostream &os, int indent) {
   }
   w.key("diagnostics").beginArray();
   for (const Diagnostic &d : r.diags->list()) {
-    if (d.severity == Severity::Note) continue;
     w.beginObject().key("message").value(d.message).key("node").value(d.node).key("op").value(d.op);
     w.key("severity").value(toString(d.severity)).endObject();
   }

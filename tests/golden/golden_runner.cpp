@@ -12,6 +12,7 @@
 // implementation disagrees, and --update leaves it alone.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
+#include "shapeflow/report/contract.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/lower/plan_check.h"
@@ -200,9 +201,11 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
 /// node, per op type, total), or a lowering stage (lower/shapes/, lower/bounds/,
 /// lower/buffers/: the listings of `shapeflow lower --stage ...`), or the memory plan
 /// (lower/plan/: the listing of `shapeflow plan`, then the verifier's verdict on its JSON).
-enum class Checks { Facts, Stats, Shapes, Bounds, Buffers, Plan };
+enum class Checks { Facts, Backward, Contract, Stats, Shapes, Bounds, Buffers, Plan };
 
 Checks checksOf(const std::string &file) {
+  if (startsWith(file, "backward/")) return Checks::Backward;
+  if (startsWith(file, "contract/")) return Checks::Contract;
   if (startsWith(file, "stats/")) return Checks::Stats;
   if (startsWith(file, "lower/shapes/")) return Checks::Shapes;
   if (startsWith(file, "lower/bounds/")) return Checks::Bounds;
@@ -248,10 +251,27 @@ std::vector<std::string> lowerLines(const Graph &g, Checks checks) {
   return bufferLines(r);
 }
 
+/// `shapeflow contract` without its first line (the model's path).
+std::vector<std::string> contractLines(Graph &g) {
+  ContractBasis basis = contractBasis(g);
+  Diagnostics diags;
+  inferGraph(g, diags);
+  std::ostringstream os;
+  printContract(makeContract(g, diags, basis), "", os);
+  auto lines = splitLines(os.str());
+  if (!lines.empty()) lines.erase(lines.begin());
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
 std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags, Checks checks) {
   std::vector<std::string> out;
   if (checks == Checks::Facts) {
     out = tensorLines(g);
+  } else if (checks == Checks::Backward) {
+    // What backward inference is for: the inputs' facts, then every tensor's.
+    for (OutletId o : g.inputs) out.push_back("input " + g.outlet(o).name + ": " + toString(g.fact(o)));
+    for (std::string &line : tensorLines(g)) out.push_back(std::move(line));
   } else if (checks != Checks::Stats) {
     out = lowerLines(g, checks);
   } else if (auto s = computeStats(g); s.ok()) {
@@ -369,9 +389,18 @@ TEST_P(GoldenTest, Check) {
         << where << " does not parse:\n  " << shown << ":" << g.error().message;
     return;
   }
+  const Checks checks = checksOf(c.file);
+  std::vector<std::string> actual;
   Diagnostics diags;
-  inferGraph(*g, diags);
-  std::vector<std::string> actual = actualLines(*g, diags, checksOf(c.file));
+  if (checks == Checks::Contract) {
+    actual = contractLines(*g);
+  } else {
+    // Forward rules alone, except in the backward cases.
+    InferOptions opts;
+    opts.backward = checks == Checks::Backward ? Backward::Always : Backward::Off;
+    inferGraph(*g, diags, opts);
+    actual = actualLines(*g, diags, checks);
+  }
 
   bool update = gUpdate;
   if (const char *e = std::getenv("SF_UPDATE_GOLDEN"); e && *e && std::string(e) != "0")

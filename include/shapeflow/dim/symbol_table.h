@@ -10,16 +10,27 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace sf {
 
+/// A condition on sizes that no substitution expresses: two dims that must broadcast (be equal,
+/// or one of them 1: `S == 16 or S == 1`), an equality no symbol can be solved from
+/// (`C*N == 24`), a divisibility (`C % 2 == 0`).
+enum class Condition : uint8_t { None, Broadcast, Equal, Divides };
+
 /// A fact inference learned about a named symbol (a requirement the model puts on its input
-/// sizes), with the node whose rule imposed it.
+/// sizes), with the node whose rule imposed it. A condition (kind != None) keeps its two sides,
+/// so that sizes can be checked against it.
 struct SymbolRequirement {
   std::string symbol; // the named symbol it is about
-  std::string text;   // `H >= 3`, `W == H`, `S == 128`, `L == P + S`
+  std::string text;   // `H >= 3`, `W == H`, `S == 128`, `L == P + S`, `C % 2 == 0`
   std::string node, op;
+  Condition kind = Condition::None;
+  Expr a = nullptr, b = nullptr;
+  /// For a condition: whether values of its two sides meet it.
+  bool holds(int64_t va, int64_t vb) const;
 };
 
 class SymbolTable {
@@ -45,6 +56,10 @@ public:
 
   /// Records a == b. Fails when they cannot be equal (disjoint bounds). Equal constants are fine.
   Result<void> equate(const Dimension &a, const Dimension &b);
+  /// Records a condition on `a` and `b` (see Condition) as a requirement of the current origin,
+  /// when they mention a named symbol and it does not already hold for every value. Nothing
+  /// is substituted: the condition is for the contract to state and check.
+  void require(Condition kind, const Dimension &a, const Dimension &b);
   /// Records that `e` lies within `r`: narrows the symbol of `e` when it is `k*s + c`; fails
   /// when it cannot lie there.
   Result<void> narrow(Expr e, Interval r);
@@ -88,6 +103,7 @@ private:
   } origin_;
   std::vector<SymbolRequirement> requirements_;
   std::set<std::string> userRanged_; // names given a range by bound() or setRange()
+  std::unordered_set<std::string> conditionKeys_; // text and node of each condition recorded
   Interval defaultRange_{0, kInf};
 };
 

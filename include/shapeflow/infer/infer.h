@@ -37,6 +37,13 @@ struct InputValue {
   std::string elements;
 };
 
+/// When inference runs the backward rules (ops/refine.h) as well: where a graph input's rank or
+/// element type is unknown (Auto), never, or always.
+enum class Backward { Auto, Off, Always };
+/// The most rounds of forward and backward inference (each round fixes what the one before
+/// found; real models need one or two).
+inline constexpr int kMaxBackwardRounds = 4;
+
 struct InferOptions {
   const OpRegistry *registry = nullptr; // defaultRegistry() when null
   int maxSubgraphDepth = 16;
@@ -46,6 +53,7 @@ struct InferOptions {
   std::vector<DimBound> dims;
   /// Values of integer inputs (`--value`), applied after the shapes.
   std::vector<InputValue> values;
+  Backward backward = Backward::Auto;
 };
 
 struct InferStats {

@@ -1,0 +1,93 @@
+// The backward sweep: each node's refine rule, from the outputs to the inputs.
+#include "backward.h"
+
+#include "shapeflow/ops/refine.h"
+
+#include <unordered_map>
+
+namespace sf {
+namespace {
+
+uint64_t keyOf(OutletId o) { return (uint64_t(o.node) << 32) | o.slot; }
+
+/// The facts the sweep has refined so far, over the graph's own.
+class Working {
+public:
+  explicit Working(const Graph &g) : g_(g) {}
+  const Fact &at(OutletId o) const {
+    auto it = refined_.find(keyOf(o));
+    return it != refined_.end() ? it->second : g_.fact(o);
+  }
+  void learn(OutletId o, const Fact &learned) {
+    const Fact &cur = at(o);
+    auto merged = merge(cur, learned);
+    // A contradiction is the forward rule's to report, with the node and shapes.
+    if (!merged.ok() || *merged == cur) return;
+    refined_[keyOf(o)] = std::move(*merged);
+  }
+
+private:
+  const Graph &g_;
+  std::unordered_map<uint64_t, Fact> refined_;
+};
+
+class SweepContext final : public RefineContext {
+public:
+  SweepContext(const Graph &g, const Node &n, Working &w) : g_(g), n_(n), w_(w) {}
+  size_t numInputs() const override { return n_.inputs.size(); }
+  bool hasInput(size_t i) const override {
+    return i < n_.inputs.size() && n_.inputs[i].valid() && g_.contains(n_.inputs[i]);
+  }
+  const Fact &input(size_t i) const override {
+    return hasInput(i) ? w_.at(n_.inputs[i]) : unknown_;
+  }
+  size_t numOutputs() const override { return n_.outputs.size(); }
+  const Fact &output(size_t i) const override {
+    return i < n_.outputs.size() ? w_.at({n_.id, uint32_t(i)}) : unknown_;
+  }
+  const Attributes &attrs() const override { return n_.attrs; }
+  int64_t opset() const override { return n_.opsetVersion; }
+  void refine(size_t i, const Fact &learned) override {
+    if (hasInput(i)) w_.learn(n_.inputs[i], learned);
+  }
+
+private:
+  const Graph &g_;
+  const Node &n_;
+  Working &w_;
+  const Fact unknown_{};
+};
+
+} // namespace
+
+std::vector<Fact> backwardSweep(const Graph &g, const OpRegistry &registry) {
+  Working work(g);
+  for (OutletId o : g.outputs)
+    if (g.contains(o) && g.outlet(o).declared) work.learn(o, *g.outlet(o).declared);
+  auto order = g.topologicalOrder();
+  if (order.ok())
+    for (auto it = order->rbegin(); it != order->rend(); ++it) {
+      const Node &n = g.nodes[*it];
+      if (n.removed || n.isParameter() || n.isConstant()) continue;
+      const OpDef *def = registry.find(n.domain, n.opType);
+      if (!def || !def->refine) continue;
+      SweepContext ctx(g, n, work);
+      (void)def->refine(ctx); // a rule's failure only means it learned nothing
+    }
+  std::vector<Fact> out;
+  out.reserve(g.inputs.size());
+  for (OutletId in : g.inputs) out.push_back(g.contains(in) ? work.at(in) : Fact{});
+  return out;
+}
+
+bool refinesInput(const Fact &before, const Fact &after) {
+  if (before.type == ElementType::Undefined && after.type != ElementType::Undefined) return true;
+  if (!after.shape.rankIsStatic()) return false;
+  if (!before.shape.rankIsStatic()) return true;
+  if (before.shape.size() != after.shape.size()) return false;
+  for (size_t i = 0; i < before.shape.size(); ++i)
+    if (!before.shape[i].isStatic() && after.shape[i].isStatic()) return true;
+  return false;
+}
+
+} // namespace sf
