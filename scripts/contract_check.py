@@ -100,6 +100,25 @@ def contract_verdict(contract, inputs, binding, shapes):
             want = sfexpr.evaluate(s["equals"], values)
             if want != v:
                 return f"{s['name']} == {s['equals']} = {want}, given {v}"
+    # Conditions (two dims that broadcast, an equality, a divisibility), where the sizes decide
+    # both sides; a solved symbol takes its solution.
+    for s in contract["symbols"]:
+        if s["equals"] is not None and s["name"] not in values:
+            try:
+                values[s["name"]] = sfexpr.evaluate(s["equals"], values)
+            except Exception:
+                pass
+    for r in contract.get("requirements", []):
+        if not r.get("condition"):
+            continue
+        try:
+            a, b = sfexpr.evaluate(r["lhs"], values), sfexpr.evaluate(r["rhs"], values)
+        except Exception:
+            continue
+        ok = {"broadcast": a == b or a == 1 or b == 1, "equal": a == b,
+              "divides": b != 0 and a % b == 0}[r["condition"]]
+        if not ok:
+            return f"{r['requirement']} ({a}, {b}) at node '{r['node']}'"
     return None
 
 

@@ -54,6 +54,33 @@ Result<SymbolId> SymbolTable::setRange(const std::string &name, Interval range) 
   return s;
 }
 
+namespace {
+/// Whether an integer expression never decreases as its symbols grow: symbols, constants, sums
+/// with non-negative coefficients, products of non-negative such factors, floor divisions by a
+/// positive constant, min and max of such.
+bool nonDecreasing(Expr e) {
+  switch (e->kind) {
+  case ExprKind::Const:
+  case ExprKind::Sym: return true;
+  case ExprKind::Add:
+    for (size_t i = 0; i < e->ops.size(); ++i)
+      if (e->coefs[i] < 0 || !nonDecreasing(e->ops[i])) return false;
+    return true;
+  case ExprKind::Mul:
+    for (Expr f : e->ops)
+      if (f->bounds.lo < 0 || !nonDecreasing(f)) return false;
+    return true;
+  case ExprKind::FloorDiv: return e->value > 0 && nonDecreasing(e->ops[0]);
+  case ExprKind::Min:
+  case ExprKind::Max:
+    for (Expr f : e->ops)
+      if (!nonDecreasing(f)) return false;
+    return true;
+  default: return false;
+  }
+}
+} // namespace
+
 Result<void> SymbolTable::narrow(Expr e0, Interval r) {
   Expr e = e0;
   if (!subst_.empty()) {
@@ -74,7 +101,59 @@ Result<void> SymbolTable::narrow(Expr e0, Interval r) {
   } else if (e->kind == ExprKind::Add && e->ops.size() == 1 && isSymbol(e->ops[0])) {
     t = e->ops[0], k = e->coefs[0], c = e->value;
   }
-  if (!t) return success(); // cannot be recorded precisely; nothing wrong is learned either
+  if (!t) {
+    // One symbol inside a non-decreasing expression (floor divisions, sums with positive
+    // coefficients, min, max: a size after a chain of strided windows, ((H - 1)//2 + 1)//2):
+    // e in r exactly when the symbol lies between the smallest value where e reaches r.lo and
+    // the largest where e stays within r.hi, found by bisection over the symbol's range.
+    if (e->onlySym == kNoSymbol || e->onlySym == kManySymbols || !nonDecreasing(e)) return success();
+    Expr sym = nullptr;
+    for (SymbolId id : symbolsOf(e)) sym = symbol(id);
+    if (!sym) return success();
+    Interval range = bounds(sym);
+    const int64_t cap = int64_t(1) << 40; // sizes beyond this are not bisected
+    auto at = [&](int64_t v) -> std::optional<int64_t> {
+      auto x = evaluate(e, [&](SymbolId) -> std::optional<int64_t> { return v; });
+      if (!x.ok()) return std::nullopt;
+      return *x;
+    };
+    int64_t lo = range.lo, hi = std::min(range.hi, cap);
+    if (lo < -cap || lo > hi) return success();
+    Interval want = range;
+    if (r.lo > b.lo) { // smallest v with e(v) >= r.lo
+      auto top = at(hi);
+      if (!top || *top < r.lo) return success();
+      int64_t a = lo, z = hi;
+      while (a < z) {
+        int64_t m = a + (z - a) / 2;
+        auto x = at(m);
+        if (!x) return success();
+        if (*x >= r.lo) z = m;
+        else a = m + 1;
+      }
+      want.lo = a;
+    }
+    if (r.hi < b.hi) { // largest v with e(v) <= r.hi
+      auto bottom = at(want.lo);
+      if (!bottom || *bottom > r.hi) return success();
+      int64_t a = want.lo, z = hi;
+      auto top = at(z);
+      if (!top) return success();
+      if (*top > r.hi) {
+        while (a < z) {
+          int64_t m = a + (z - a + 1) / 2;
+          auto x = at(m);
+          if (!x) return success();
+          if (*x <= r.hi) a = m;
+          else z = m - 1;
+        }
+        want.hi = a;
+      }
+    }
+    t = sym, k = 1, c = 0;
+    r = want;
+    b = bounds(sym);
+  }
   auto divFloor = [](int64_t x, int64_t y) { return (x == kInf || x == -kInf) ? x : floorDivUnchecked(x, y); };
   auto divCeil = [&](int64_t x, int64_t y) {
     return (x == kInf || x == -kInf) ? x : -floorDivUnchecked(-x, y);

@@ -351,6 +351,11 @@ InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, 
     run.symbols.setOrigin(&n.name, &n.opType);
     auto facts = def->infer(ctx);
     if (facts.ok() && def->values) def->values(ctx, *facts);
+    if (facts.ok() && def->traits.movesElements && !facts->empty() && ctx.numInputs() > 0) {
+      Fact &o = (*facts)[0];
+      const Fact &in = ctx.input(0);
+      if (!o.elements && in.elements && isInteger(o.type)) o.elements = in.elements;
+    }
     if (depth == 0 && !run.memo.empty()) run.memo.clear();
     if (!facts.ok()) {
       ++stats.failed;

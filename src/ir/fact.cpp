@@ -57,6 +57,7 @@ Result<Fact> hull(const Fact &a, const Fact &b) {
       v.push_back(Dimension::hull((*va)[i], (*vb)[i]));
     out.value = std::move(v);
   }
+  if (a.elements && b.elements && *a.elements == *b.elements) out.elements = a.elements;
   return out;
 }
 
@@ -65,6 +66,9 @@ Fact resolved(const Fact &f, const SymbolTable &symbols) {
   out.shape = symbols.resolve(f.shape);
   if (out.value)
     for (auto &d : *out.value) d = symbols.resolve(d);
+  if (out.elements && symbols.hasBindings())
+    out.elements = std::make_shared<const ElementBounds>(
+        ElementBounds{symbols.resolve(f.elements->lo), symbols.resolve(f.elements->hi)});
   return out;
 }
 
@@ -97,6 +101,8 @@ size_t hashOf(const Fact &f) {
 
 bool Fact::operator==(const Fact &o) const {
   if (type != o.type || shape != o.shape || value != o.value) return false;
+  if (elements != o.elements && (!elements || !o.elements || !(*elements == *o.elements)))
+    return false;
   if (!constant || !o.constant) return !constant && !o.constant;
   return constant == o.constant || *constant == *o.constant;
 }
@@ -143,6 +149,7 @@ Result<Fact> merge(const Fact &a, const Fact &b) {
   } else {
     out.value = a.value ? a.value : b.value;
   }
+  out.elements = a.elements ? a.elements : b.elements;
   return out;
 }
 

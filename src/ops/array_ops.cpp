@@ -277,6 +277,14 @@ Result<Facts> inferRange(InferContext &ctx) {
   }
   if (n.minLength() < 0) { SF_ASSIGN(n, Dimension::max(n, Dimension::constantValue(0))); }
   out.shape = PartialShape{n.nonNegative()};
+  // Every element lies between start and the limit (exclusive): 0 .. S - 1 for Range(0, S, 1).
+  {
+    auto one = Dimension::constantValue(1);
+    auto hi = delta->length() > 0 ? *limit - one : Result<Dimension>(*start);
+    auto lo = delta->length() > 0 ? Result<Dimension>(*start) : *limit + one;
+    if (hi.ok() && lo.ok() && hi->expr() && lo->expr())
+      out.elements = std::make_shared<const ElementBounds>(ElementBounds{*lo, *hi});
+  }
   if (n.isStatic() && size_t(n.length()) <= kValueBudget) {
     std::vector<Dimension> v;
     Dimension cur = *start;
@@ -354,6 +362,17 @@ Result<Facts> inferGather(InferContext &ctx) {
     int64_t n = data.shape[a].length();
     for (int64_t i : *idxv)
       if (i < -n || i >= n) return errorf("index {} is out of range for axis {} of {}", i, a, data);
+  } else if (idx.elements && data.shape[a].isStatic() && idx.elements->lo.isStatic()) {
+    // Indices known only by their bounds (positions from a Range of symbolic length): the
+    // largest must be a row of the table. Only when the smallest is a valid index, so that
+    // indices that are empty (hi < lo) cannot fail the requirement.
+    const int64_t n = data.shape[a].length(), lo = idx.elements->lo.length();
+    const Dimension &hi = idx.elements->hi;
+    if (lo >= 0 && lo < n && hi.expr()) {
+      if (hi.minLength() >= n)
+        return errorf("indices reach {} but axis {} of {} has {} entries", hi, a, data, n);
+      if (hi.maxLength() >= n) SF_TRY(ctx.symbols().narrow(hi.expr(), {-kInf, n - 1}));
+    }
   }
   return factsOf(std::move(out));
 }
@@ -363,12 +382,12 @@ Result<Facts> inferGather(InferContext &ctx) {
 void registerArrayOps(OpRegistry &r) {
   r.add({.name = "Concat", .infer = inferConcat, .refine = refineConcat(), .cost = costNone});
   r.add({.name = "Split", .infer = inferSplit, .refine = refineSplit(), .cost = costNone});
-  r.add({.name = "Expand", .infer = inferExpand, .refine = refineTypeOnly(), .cost = costNone});
-  r.add({.name = "Tile", .infer = inferTile, .refine = refineSameRank(), .cost = costNone});
+  r.add({.name = "Expand", .infer = inferExpand, .traits = {.movesElements = true}, .refine = refineTypeOnly(), .cost = costNone});
+  r.add({.name = "Tile", .infer = inferTile, .traits = {.movesElements = true}, .refine = refineSameRank(), .cost = costNone});
   r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape, .cost = costNone});
   r.add({.name = "Range", .infer = inferRange, .cost = costPerOutput(FlopKind::Add)});
   r.add({.name = "Pad", .infer = inferPad, .refine = refineSameRank(), .cost = costNone});
-  r.add({.name = "Gather", .infer = inferGather, .refine = refineGather(), .cost = costNone});
+  r.add({.name = "Gather", .infer = inferGather, .traits = {.movesElements = true}, .refine = refineGather(), .cost = costNone});
 }
 
 } // namespace sf

@@ -536,7 +536,7 @@ void registerElementwiseOps(OpRegistry &r) {
            {.infer = inferUnaryBool, .traits = {.sameShape = true}, .refine = refineSameShape(false), .cost = compare});
   r.add({.name = "Identity",
          .infer = inferIdentity,
-         .traits = {.sameShape = true, .view = true},
+         .traits = {.sameShape = true, .view = true, .movesElements = true},
          .refine = same,
          .cost = costNone});
 

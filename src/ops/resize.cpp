@@ -195,6 +195,12 @@ Result<Facts> inferResize(InferContext &ctx) {
     } else {
       for (const auto &v : *sv)
         if (v.maxLength() < 0) return errorf("'sizes' has a negative element {}", v);
+      // onnxruntime takes size / input dim as each axis' scale and refuses a scale that is not
+      // positive: a size of 0 fails (0 / 0 too), so every size is at least 1.
+      for (const auto &v : *sv) {
+        if (v.maxLength() < 1) return errorf("'sizes' has an element {}: runtimes need sizes of at least 1", v);
+        if (v.minLength() < 1 && v.expr()) SF_TRY(ctx.symbols().narrow(v.expr(), {1, kInf}));
+      }
       if (policy == "stretch") {
         for (size_t i = 0; i < axes.size(); ++i)
           dims[axes[i]] = (*sv)[i].nonNegative();

@@ -563,34 +563,35 @@ void registerShapeOps(OpRegistry &r) {
   r.add({.name = "Reshape",
          .infer = inferReshape,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true},
+         .traits = {.view = true, .movesElements = true},
          .refine = refineTypeOnly(),
          .cost = costNone});
   r.add({.name = "Flatten",
          .infer = inferFlatten,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true},
+         .traits = {.view = true, .movesElements = true},
          .refine = refineTypeOnly(),
          .cost = costNone});
   r.add({.name = "Squeeze",
          .infer = inferSqueeze,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true},
+         .traits = {.view = true, .movesElements = true},
          .refine = refineSqueeze(),
          .cost = costNone});
   r.add({.name = "Unsqueeze",
          .infer = inferUnsqueeze,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true},
+         .traits = {.view = true, .movesElements = true},
          .refine = refineUnsqueeze(),
          .cost = costNone});
   r.add({.name = "Transpose",
          .infer = inferTranspose,
          .values = movedValues(Move::Transpose),
+         .traits = {.movesElements = true},
          .refine = refineTranspose(),
          .cost = costNone});
   r.add(
-      {.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice), .refine = refineSameRank(), .cost = costNone});
+      {.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice), .traits = {.movesElements = true}, .refine = refineSameRank(), .cost = costNone});
 }
 
 } // namespace sf

@@ -146,8 +146,16 @@ nlohmann::json contractJson(const Contract &c, const std::string &model) {
   }
   j["symbols"] = syms;
   json reqs = json::array();
-  for (const auto &r : c.requirements)
-    reqs.push_back({{"requirement", r.text}, {"symbol", r.symbol}, {"node", r.node}, {"op", r.op}});
+  // A condition keeps its two sides, so that a reader can check sizes against it.
+  static const char *const kKinds[] = {nullptr, "broadcast", "equal", "divides"};
+  for (const auto &r : c.requirements) {
+    json o{{"requirement", r.text}, {"symbol", r.symbol}, {"node", r.node}, {"op", r.op}};
+    const bool cond = r.kind != Condition::None && r.a && r.b;
+    o["condition"] = cond ? json(kKinds[size_t(r.kind)]) : json(nullptr);
+    o["lhs"] = cond ? json(toString(r.a)) : json(nullptr);
+    o["rhs"] = cond ? json(toString(r.b)) : json(nullptr);
+    reqs.push_back(o);
+  }
   j["requirements"] = reqs;
   json errs = json::array();
   for (const auto &d : c.errors) errs.push_back({{"node", d.node}, {"op", d.op}, {"message", d.message}});

@@ -29,11 +29,21 @@ namespace sf {
 /// constant); larger tensors keep their type and shape only.
 inline constexpr size_t kValueBudget = 4096;
 
+/// Bounds every element of an integer tensor lies within (`lo <= x <= hi`), for a tensor whose
+/// elements are not listed: the positions Range(0, S) makes lie in 0 .. S - 1, so that a Gather
+/// of a 512-row table with them requires S <= 512.
+struct ElementBounds {
+  Dimension lo, hi;
+  bool operator==(const ElementBounds &) const = default;
+};
+
 struct Fact {
   ElementType type = ElementType::Undefined;
   PartialShape shape = PartialShape::dynamic();
   std::shared_ptr<const Tensor> constant;
   std::optional<std::vector<Dimension>> value;
+  /// Set by rules that know it (Range) and carried by ops that move elements (OpTraits).
+  std::shared_ptr<const ElementBounds> elements;
 
   /// A fact with a known type and shape and no contents.
   static Fact known(ElementType t, PartialShape s);

@@ -136,6 +136,9 @@ struct OpTraits {
   bool dataDependent = false;
   /// Reads only its inputs' shapes, never their elements (Shape, Size).
   bool metadataOnly = false;
+  /// Output 0's elements are some of input 0's (Reshape, Unsqueeze, Transpose, Slice, Expand,
+  /// Gather, ...): bounds known for input 0's elements hold for output 0's (Fact::elements).
+  bool movesElements = false;
   BodyRuns bodies = BodyRuns::None;
 };
 
