@@ -196,9 +196,12 @@ Result<Facts> inferResize(InferContext &ctx) {
       for (const auto &v : *sv)
         if (v.maxLength() < 0) return errorf("'sizes' has a negative element {}", v);
       // onnxruntime takes size / input dim as each axis' scale and refuses a scale that is not
-      // positive: a size of 0 fails (0 / 0 too), so every size is at least 1.
-      for (const auto &v : *sv) {
-        if (v.maxLength() < 1) return errorf("'sizes' has an element {}: runtimes need sizes of at least 1", v);
+      // positive: a size of 0 fails on an axis that is not empty (an empty one may stay empty).
+      for (size_t i = 0; i < axes.size() && i < sv->size(); ++i) {
+        const Dimension &v = (*sv)[i], &in = dims[axes[i]];
+        if (in.minLength() < 1) continue;
+        if (v.maxLength() < 1)
+          return errorf("'sizes' element {} is {} for an axis of {}: runtimes refuse a zero scale", i, v, in);
         if (v.minLength() < 1 && v.expr()) SF_TRY(ctx.symbols().narrow(v.expr(), {1, kInf}));
       }
       if (policy == "stretch") {

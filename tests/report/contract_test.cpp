@@ -100,6 +100,38 @@ TEST(Contract, AGraphThatFailsAtEverySizeHasErrors) {
   EXPECT_NE(os.str().find("no input sizes are accepted"), std::string::npos) << os.str();
 }
 
+TEST(Contract, ConditionsAreCheckedAtGivenSizes) {
+  // Broadcasting against a fixed size: S is 16 or 1.
+  auto m = contractOf(R"(graph main(x: f32[B,S,8], pos: f32[1,16,8]) {
+    y = Add(x, pos)
+    return y
+  })");
+  ASSERT_EQ(m->c.requirements.size(), 1u) << joined(m->c.summary());
+  EXPECT_EQ(m->c.requirements[0].kind, Condition::Broadcast);
+  EXPECT_EQ(m->c.requirements[0].text, "S == 16 or S == 1");
+  EXPECT_EQ(m->c.check({{"B", 2}, {"S", 16}}), std::nullopt);
+  EXPECT_EQ(m->c.check({{"B", 2}, {"S", 1}}), std::nullopt);
+  EXPECT_EQ(m->c.check({{"B", 2}, {"S", 15}}),
+            "S == 16 or S == 1 (15 and 16 given), node 'y' (Add)");
+  // Not every symbol given: the condition is not decided.
+  EXPECT_EQ(m->c.check({{"B", 2}}), std::nullopt);
+
+  // An element count no symbol can be solved from, and a divisibility.
+  auto r = contractOf(R"(opset 13
+  graph main(x: f32[N,C], t: i64[2] = [4,6]) {
+    y = Reshape(x, t)
+    a, b = Split(x) {axis = 1}
+    return y, a, b
+  })");
+  auto lines = r->c.summary();
+  EXPECT_TRUE(has(lines, "N*C == 24")) << joined(lines);
+  EXPECT_TRUE(has(lines, "C % 2 == 0")) << joined(lines);
+  EXPECT_EQ(r->c.check({{"N", 4}, {"C", 6}}), std::nullopt);
+  EXPECT_NE(r->c.check({{"N", 3}, {"C", 6}}), std::nullopt);
+  // 24 elements, but C is odd.
+  EXPECT_EQ(r->c.check({{"N", 8}, {"C", 3}}), "C % 2 == 0 (3 and 2 given), node 'a' (Split)");
+}
+
 TEST(Contract, JsonKeepsItsKeys) {
   auto m = contractOf(R"(graph main(x: f32[N,3,H,W]) {
     y = MaxPool(x) {kernel_shape = [3, 3]}
