@@ -8,6 +8,8 @@
 namespace sf {
 namespace {
 
+constexpr int kMaxSweepPasses = 4;
+
 uint64_t keyOf(OutletId o) { return (uint64_t(o.node) << 32) | o.slot; }
 
 /// The facts the sweep has refined so far, over the graph's own.
@@ -18,17 +20,53 @@ public:
     auto it = refined_.find(keyOf(o));
     return it != refined_.end() ? it->second : g_.fact(o);
   }
+  int64_t minRank(OutletId o) const {
+    auto it = minRank_.find(keyOf(o));
+    return it != minRank_.end() ? it->second : 0;
+  }
+  int64_t maxRank(OutletId o) const {
+    auto it = maxRank_.find(keyOf(o));
+    return it != maxRank_.end() ? it->second : -1;
+  }
+  void learnMinRank(OutletId o, int64_t r) {
+    if (at(o).shape.rankIsStatic() || r <= minRank(o)) return;
+    minRank_[keyOf(o)] = r;
+    ++changes;
+    settleRank(o);
+  }
+  void learnMaxRank(OutletId o, int64_t r) {
+    if (at(o).shape.rankIsStatic() || r < 0 || (maxRank(o) >= 0 && r >= maxRank(o))) return;
+    maxRank_[keyOf(o)] = r;
+    ++changes;
+    settleRank(o);
+  }
   void learn(OutletId o, const Fact &learned) {
     const Fact &cur = at(o);
     auto merged = merge(cur, learned);
     // A contradiction is the forward rule's to report, with the node and shapes.
     if (!merged.ok() || *merged == cur) return;
     refined_[keyOf(o)] = std::move(*merged);
+    ++changes;
   }
+  size_t changes = 0;
+
+private:
+  /// The least and the most rank meet: the rank is known.
+  void settleRank(OutletId o) {
+    if (maxRank(o) >= 0 && minRank(o) == maxRank(o) && maxRank(o) <= 64) {
+      Fact f;
+      f.shape = PartialShape::dynamic(maxRank(o));
+      learn(o, f);
+    }
+  }
+
+public:
 
 private:
   const Graph &g_;
   std::unordered_map<uint64_t, Fact> refined_;
+  std::unordered_map<uint64_t, int64_t> minRank_; // outlets of unknown rank: the least it may be
+  std::unordered_map<uint64_t, int64_t> maxRank_; // ... and the most
 };
 
 class SweepContext final : public RefineContext {
@@ -50,6 +88,19 @@ public:
   void refine(size_t i, const Fact &learned) override {
     if (hasInput(i)) w_.learn(n_.inputs[i], learned);
   }
+  int64_t minRank(size_t i) const override { return hasInput(i) ? w_.minRank(n_.inputs[i]) : 0; }
+  int64_t outputMinRank(size_t i) const override {
+    return i < n_.outputs.size() ? w_.minRank({n_.id, uint32_t(i)}) : 0;
+  }
+  void refineMinRank(size_t i, int64_t r) override {
+    if (hasInput(i)) w_.learnMinRank(n_.inputs[i], r);
+  }
+  int64_t outputMaxRank(size_t i) const override {
+    return i < n_.outputs.size() ? w_.maxRank({n_.id, uint32_t(i)}) : -1;
+  }
+  void refineMaxRank(size_t i, int64_t r) override {
+    if (hasInput(i)) w_.learnMaxRank(n_.inputs[i], r);
+  }
 
 private:
   const Graph &g_;
@@ -65,7 +116,11 @@ std::vector<Fact> backwardSweep(const Graph &g, const OpRegistry &registry) {
   for (OutletId o : g.outputs)
     if (g.contains(o) && g.outlet(o).declared) work.learn(o, *g.outlet(o).declared);
   auto order = g.topologicalOrder();
-  if (order.ok())
+  // Passes until nothing more is learned: what a node learns of an input that an earlier node
+  // also reads (x's rank from Gather(Shape(x), 2), read before the Sub that broadcasts x) reaches
+  // that node in the next pass.
+  for (int pass = 0; order.ok() && pass < kMaxSweepPasses; ++pass) {
+    const size_t before = work.changes;
     for (auto it = order->rbegin(); it != order->rend(); ++it) {
       const Node &n = g.nodes[*it];
       if (n.removed || n.isParameter() || n.isConstant()) continue;
@@ -74,6 +129,8 @@ std::vector<Fact> backwardSweep(const Graph &g, const OpRegistry &registry) {
       SweepContext ctx(g, n, work);
       (void)def->refine(ctx); // a rule's failure only means it learned nothing
     }
+    if (work.changes == before) break;
+  }
   std::vector<Fact> out;
   out.reserve(g.inputs.size());
   for (OutletId in : g.inputs) out.push_back(g.contains(in) ? work.at(in) : Fact{});

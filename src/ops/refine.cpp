@@ -83,6 +83,8 @@ RefineFn refineSameShape(bool sameType) {
     const Fact &out = ctx.output(0);
     ctx.refineShape(0, out.shape);
     if (sameType) ctx.refineType(0, out.type);
+    if (ctx.outputMaxRank(0) >= 0) ctx.refineMaxRank(0, ctx.outputMaxRank(0));
+    if (ctx.outputMinRank(0) > 0) ctx.refineMinRank(0, ctx.outputMinRank(0));
     return {};
   };
 }
@@ -99,10 +101,17 @@ RefineFn refineBroadcast(size_t firstInput, bool typeFromOutput, bool mixedTypes
     // Where's condition broadcasts too.
     const size_t n = ctx.numInputs();
     const int64_t r = rankOf(out);
+    // Every operand has at most the output's rank (or the most the output may have).
+    const int64_t most = r >= 0 ? r : ctx.outputMaxRank(0);
+    if (most >= 0)
+      for (size_t i = 0; i < n; ++i)
+        if (ctx.hasInput(i) && rankOf(ctx.input(i)) < 0) ctx.refineMaxRank(i, most);
     if (r < 0) return {};
     for (size_t i = 0; i < n; ++i) {
       if (!ctx.hasInput(i)) continue;
       int64_t ri = rankOf(ctx.input(i));
+      // At most the output's rank; at least it too when something else says so.
+      if (ri < 0 && ctx.minRank(i) >= r) ri = r;
       if (ri < 0) {
         bool othersSmaller = true;
         for (size_t j = 0; j < n && othersSmaller; ++j)
@@ -248,6 +257,18 @@ RefineFn refineGather() {
     if (ctx.numOutputs() == 0 || !ctx.hasInput(1)) return {};
     const Fact &out = ctx.output(0), &data = ctx.input(0), &idx = ctx.input(1);
     ctx.refineType(0, out.type);
+    // Known indices must be valid: the data's axis has more entries than the largest and at
+    // least as many as the most negative needs (Gather(Shape(x), 2): x has 3 dims or more).
+    if (rankOf(data) >= 1) {
+      if (auto ks = constInts(idx); ks && !ks->empty())
+        if (auto axis = axisIn(intAttr(ctx, "axis", 0), rankOf(data))) {
+          int64_t need = 0;
+          for (int64_t k : *ks) need = std::max(need, k >= 0 ? k + 1 : -k);
+          std::vector<Dimension> dims(rankOf(data));
+          dims[*axis] = Dimension(need, kInf);
+          ctx.refineShape(0, PartialShape(std::move(dims)));
+        }
+    }
     const int64_t ro = rankOf(out);
     if (ro < 0) return {};
     int64_t rd = rankOf(data), ri = rankOf(idx);
@@ -432,6 +453,19 @@ RefineFn refineRecurrent() {
     std::vector<Dimension> dims(3);
     if (rankOf(w) == 3) dims[2] = w.shape[2];
     ctx.refineShape(0, PartialShape(std::move(dims)));
+    return {};
+  };
+}
+
+RefineFn refineShapeOf() {
+  return [](RefineContext &ctx) -> Result<void> {
+    if (ctx.numOutputs() == 0) return {};
+    const Fact &out = ctx.output(0);
+    // Shape-15's start and end take a part of the shape: its length says less.
+    if (ctx.attrs().has("start") || ctx.attrs().has("end") || rankOf(out) != 1) return {};
+    const Dimension &len = out.shape[0];
+    if (len.isStatic()) ctx.refineRank(0, len.length());
+    else if (len.minLength() > 0) ctx.refineMinRank(0, len.minLength());
     return {};
   };
 }

@@ -558,7 +558,7 @@ ValueFn movedValues(Move move) {
 } // namespace
 
 void registerShapeOps(OpRegistry &r) {
-  r.add({.name = "Shape", .infer = inferShape, .traits = {.metadataOnly = true}, .cost = costNone});
+  r.add({.name = "Shape", .infer = inferShape, .traits = {.metadataOnly = true}, .refine = refineShapeOf(), .cost = costNone});
   r.add({.name = "Size", .infer = inferSize, .traits = {.metadataOnly = true}, .cost = costNone});
   r.add({.name = "Reshape",
          .infer = inferReshape,

@@ -26,6 +26,13 @@ public:
     auto m = merge(in[i], learned);
     if (m.ok()) in[i] = *m;
   }
+  std::vector<int64_t> least = std::vector<int64_t>(8, 0);
+  int64_t minRank(size_t i) const override { return least[i]; }
+  int64_t outputMinRank(size_t) const override { return 0; }
+  void refineMinRank(size_t i, int64_t r) override { least[i] = std::max(least[i], r); }
+  std::vector<int64_t> most = std::vector<int64_t>(8, -1);
+  int64_t outputMaxRank(size_t) const override { return -1; }
+  void refineMaxRank(size_t i, int64_t r) override { most[i] = most[i] < 0 ? r : std::min(most[i], r); }
 };
 
 SymbolTable table;
@@ -118,6 +125,28 @@ TEST(Refine, GatherSplitsTheOutputBetweenDataAndIndices) {
   c.in = {fact("f32", "[100,16]"), fact("?", "[...]")};
   c.out = {fact("f32", "[2,7,16]")};
   EXPECT_EQ(run(refineGather(), c, 1), "?[2,7]");
+}
+
+TEST(Refine, KnownIndicesBoundTheDataAndAShapeItsInputsRank) {
+  // Gather(Shape(x), 2): the shape has at least 3 entries...
+  FakeRefine g;
+  g.in = {fact("i64", "[?]"), Fact::fromTensor(std::make_shared<Tensor>(*Tensor::scalar(ElementType::I64, 2)))};
+  g.out = {fact("i64", "[]")};
+  EXPECT_EQ(run(refineGather(), g), "i64[?{3..}]");
+  // ... so x has at least 3 dims ...
+  FakeRefine s;
+  s.in = {fact("f32", "[...]")};
+  s.out = {g.in[0]};
+  ASSERT_TRUE(refineShapeOf()(s).ok());
+  EXPECT_EQ(s.least[0], 3);
+  // ... and broadcast onto a rank-3 output (with a rank-3 operand), exactly 3.
+  FakeRefine b;
+  b.in = {fact("f32", "[...]"), fact("f32", "[3,1,1]")};
+  b.out = {fact("f32", "[3,5,7]")};
+  EXPECT_EQ(run(refineBroadcast(), b), "f32[...]");
+  EXPECT_EQ(b.most[0], 3); // at most 3
+  b.least[0] = 3;
+  EXPECT_EQ(run(refineBroadcast(), b), "f32[?,5,7]");
 }
 
 TEST(Refine, SqueezeWithoutAxesSaysNothing) {

@@ -28,6 +28,15 @@ public:
   virtual int64_t opset() const = 0;
   /// What the rule learned of input i, merged into what is known of it.
   virtual void refine(size_t i, const Fact &learned) = 0;
+  /// The least rank input i (or output i) may have when its rank is unknown (0 when nothing is
+  /// known): `Gather(Shape(x), 2)` says x has at least 3 dims before anything says how many.
+  virtual int64_t minRank(size_t i) const = 0;
+  virtual int64_t outputMinRank(size_t i) const = 0;
+  virtual void refineMinRank(size_t i, int64_t rank) = 0;
+  /// The most rank it may have (-1 when nothing is known): an operand broadcast onto a rank-3
+  /// output has at most 3. Where the least and the most meet, the rank is known.
+  virtual int64_t outputMaxRank(size_t i) const = 0;
+  virtual void refineMaxRank(size_t i, int64_t rank) = 0;
 
   void refineType(size_t i, ElementType t);
   void refineShape(size_t i, PartialShape s);
@@ -86,6 +95,8 @@ RefineFn refineSplit();
 /// RNN, GRU, LSTM: X is [seq, batch, input] or [batch, seq, input] (rank 3 either way) with
 /// W's input size and element type.
 RefineFn refineRecurrent();
+/// Shape: its output's length is the input's rank (at least its least length).
+RefineFn refineShapeOf();
 /// Input 0 has output 0's element type (Reshape, Flatten, Expand, ...).
 RefineFn refineTypeOnly();
 
