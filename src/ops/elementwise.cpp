@@ -198,9 +198,26 @@ void castValues(InferContext &ctx, Facts &outs) {
   Fact &out = outs[0];
   ElementType to = out.type;
   if (!in.value || !(isInteger(to) || isFloat(to))) return;
+  // The integers a float type holds exactly: |v| <= 2^bits (f16 11, bf16 8, f32 24, f64 53).
+  const int bits = to == ElementType::F16 ? 11 : to == ElementType::BF16 ? 8
+                   : to == ElementType::F32 ? 24 : 53;
+  const int64_t exact = int64_t(1) << bits;
+  std::vector<std::string> assumed;
   std::vector<Dimension> v;
   for (const Dimension &d : *in.value) {
     if (!isFloatExpr(d.expr())) {
+      const bool big = isFloat(to) && (d.maxLength() > exact || d.minLength() < -exact);
+      if (big && d.isStatic()) {
+        // A number the type rounds: its rounded value (f32, f64), or bounds around it.
+        const int64_t x = d.length();
+        if (to == ElementType::F32) v.push_back(Dimension::constantValue(int64_t(float(x))));
+        else if (to == ElementType::F64) v.push_back(Dimension::constantValue(int64_t(double(x))));
+        else v.push_back(Dimension::fromInterval({x - std::abs(x) / 128 - 1, x + std::abs(x) / 128 + 1}));
+        continue;
+      }
+      // A size that may exceed what the type holds exactly is taken as exact: an assumption
+      // (sizes are small in practice; `--dim` bounds them and it goes away).
+      if (big) assumed.push_back(d.toString());
       v.push_back(d);
     } else if (isInteger(to)) {
       auto r = roundToInt(RoundMode::Trunc, d.expr());
@@ -214,6 +231,10 @@ void castValues(InferContext &ctx, Facts &outs) {
     }
   }
   out.value = std::move(v);
+  if (!assumed.empty())
+    ctx.assume(fmt::format("the values {} are taken to be exact in {} (integers up to 2^{}); "
+                           "larger sizes would round",
+                           fmt::join(assumed, ", "), shortName(to), bits));
 }
 
 Result<Facts> inferPRelu(InferContext &ctx) {
