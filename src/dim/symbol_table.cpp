@@ -206,12 +206,14 @@ bool SymbolRequirement::holds(int64_t va, int64_t vb) const {
 }
 
 void SymbolTable::require(Condition kind, const Dimension &a0, const Dimension &b0) {
-  if (!origin_.node || kind == Condition::None) return;
+  if (!origin_.node || kind == Condition::None || !recordConditions_) return;
   if (kind == Condition::Broadcast && ((a0.isStatic() && a0.length() == 1) || (b0.isStatic() && b0.length() == 1)))
     return;
   Dimension a = resolve(a0), b = resolve(b0);
   Expr ea = a.expr(), eb = b.expr();
-  if (!ea || !eb) return;
+  // Sizes the inputs do not name (a data-dependent count, a probe) cannot be given: a condition
+  // on them is nothing a user can meet or check.
+  if (!ea || !eb || ea->hasAnonymous || eb->hasAnonymous) return;
   auto isOne = [](Expr e) { return isConst(e) && e->value == 1; };
   if (ea == eb && kind != Condition::Divides) return;
   if (kind == Condition::Broadcast && (isOne(ea) || isOne(eb))) return;

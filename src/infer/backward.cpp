@@ -1,6 +1,7 @@
 // The backward sweep: each node's refine rule, from the outputs to the inputs.
 #include "backward.h"
 
+#include "shapeflow/ops/helpers.h"
 #include "shapeflow/ops/refine.h"
 
 #include <unordered_map>
@@ -53,7 +54,7 @@ public:
 private:
   /// The least and the most rank meet: the rank is known.
   void settleRank(OutletId o) {
-    if (maxRank(o) >= 0 && minRank(o) == maxRank(o) && maxRank(o) <= 64) {
+    if (maxRank(o) >= 0 && minRank(o) == maxRank(o) && maxRank(o) <= kMaxRank) {
       Fact f;
       f.shape = PartialShape::dynamic(maxRank(o));
       learn(o, f);
@@ -113,8 +114,17 @@ private:
 
 std::vector<Fact> backwardSweep(const Graph &g, const OpRegistry &registry) {
   Working work(g);
+  // What the graph's outputs declare: their element type and rank only. Runtimes do not hold
+  // outputs to their declared dims (an exporter's traced [1,1000] is not a requirement that the
+  // batch be 1).
   for (OutletId o : g.outputs)
-    if (g.contains(o) && g.outlet(o).declared) work.learn(o, *g.outlet(o).declared);
+    if (g.contains(o) && g.outlet(o).declared) {
+      const Fact &d = *g.outlet(o).declared;
+      Fact f;
+      f.type = d.type;
+      if (d.shape.rankIsStatic()) f.shape = PartialShape::dynamic(int64_t(d.shape.size()));
+      work.learn(o, f);
+    }
   auto order = g.topologicalOrder();
   // Passes until nothing more is learned: what a node learns of an input that an earlier node
   // also reads (x's rank from Gather(Shape(x), 2), read before the Sub that broadcasts x) reaches

@@ -300,6 +300,12 @@ void prefetchNode(const Node &n) {
 
 InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, int depth,
                    bool settling) {
+  // Conditions met inside a body hold only where it runs (SymbolTable::setRecordConditions).
+  struct ConditionsGuard {
+    SymbolTable &t;
+    bool was;
+    ~ConditionsGuard() { t.setRecordConditions(was); }
+  } conditions{run.symbols, run.symbols.setRecordConditions(depth == 0)};
   InferStats stats;
   SymbolTable &symbols = run.symbols;
   std::unordered_set<std::string> reported;
@@ -354,7 +360,12 @@ InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, 
     if (facts.ok() && def->traits.movesElements && !facts->empty() && ctx.numInputs() > 0) {
       Fact &o = (*facts)[0];
       const Fact &in = ctx.input(0);
-      if (!o.elements && in.elements && isInteger(o.type)) o.elements = in.elements;
+      if (!o.elements && in.elements && isInteger(o.type)) {
+        o.elements = in.elements;
+        if (in.elements->reached && !def->traits.keepsElements)
+          o.elements = std::make_shared<const ElementBounds>(
+              ElementBounds{in.elements->lo, in.elements->hi, false});
+      }
     }
     if (depth == 0 && !run.memo.empty()) run.memo.clear();
     if (!facts.ok()) {
@@ -442,10 +453,15 @@ Fact applyRefinement(const Fact &declared, const Fact &found) {
     return out;
   }
   if (out.shape.size() != found.shape.size()) return out;
-  for (size_t i = 0; i < out.shape.size(); ++i)
-    if (!out.shape[i].isStatic() && found.shape[i].isStatic() &&
-        out.shape[i].interval().contains(found.shape[i].length()))
+  // Only where the declaration names nothing: a named dim the rules fix (N == 3) stays N, so
+  // that the forward pass records the requirement with the node behind it.
+  for (size_t i = 0; i < out.shape.size(); ++i) {
+    const Dimension &d = out.shape[i];
+    const bool unnamed = !d.expr() || d.expr()->hasAnonymous;
+    if (unnamed && !d.isStatic() && found.shape[i].isStatic() &&
+        d.interval().contains(found.shape[i].length()))
       out.shape[i] = Dimension(found.shape[i].length());
+  }
   return out;
 }
 

@@ -68,7 +68,8 @@ Fact resolved(const Fact &f, const SymbolTable &symbols) {
     for (auto &d : *out.value) d = symbols.resolve(d);
   if (out.elements && symbols.hasBindings())
     out.elements = std::make_shared<const ElementBounds>(
-        ElementBounds{symbols.resolve(f.elements->lo), symbols.resolve(f.elements->hi)});
+        ElementBounds{symbols.resolve(f.elements->lo), symbols.resolve(f.elements->hi),
+                      f.elements->reached});
   return out;
 }
 

@@ -132,15 +132,17 @@ Result<Facts> inferSplit(InferContext &ctx) {
     int64_t k = ctx.attrs().getInt("num_outputs", int64_t(n)).valueOr(int64_t(n));
     if (k <= 0) return makeError("num_outputs must be positive");
     if (size_t(k) != n) return errorf("num_outputs is {} but the node has {} outputs", k, n);
-    if (d.isStatic() && ctx.opset() < 18 && d.length() % k != 0)
+    // Before opset 18 an uneven split is an error (onnxruntime: "cannot be split evenly"); an
+    // unknown opset (0) is taken as the newest, as elsewhere.
+    const bool even = ctx.opset() != 0 && ctx.opset() < 18;
+    if (d.isStatic() && even && d.length() % k != 0)
       return errorf("axis {} of size {} does not split evenly into {} outputs", a, d, k);
-    // Before opset 18 an uneven split is an error (onnxruntime: "cannot be split evenly").
-    if (ctx.opset() < 18) ctx.symbols().require(Condition::Divides, d, Dimension(k));
+    if (even) ctx.symbols().require(Condition::Divides, d, Dimension(k));
     // Opset 18: the last chunk may be smaller (chunks of ceil(d / k)).
     SF_ASSIGN(Dimension chunk, d.ceilDiv(k));
     for (size_t i = 0; i < n; ++i)
       parts[i] = chunk;
-    if (ctx.opset() >= 18 && n > 0) {
+    if (!even && n > 0) {
       SF_ASSIGN(Dimension used, chunk * Dimension(int64_t(n - 1)));
       SF_ASSIGN(Dimension last, d - used);
       parts[n - 1] = last.nonNegative();
@@ -282,8 +284,10 @@ Result<Facts> inferRange(InferContext &ctx) {
     auto one = Dimension::constantValue(1);
     auto hi = delta->length() > 0 ? *limit - one : Result<Dimension>(*start);
     auto lo = delta->length() > 0 ? Result<Dimension>(*start) : *limit + one;
+    // With a step of 1 every integer between the ends is an element: the bounds are reached.
+    const bool reached = delta->length() == 1 || delta->length() == -1;
     if (hi.ok() && lo.ok() && hi->expr() && lo->expr())
-      out.elements = std::make_shared<const ElementBounds>(ElementBounds{*lo, *hi});
+      out.elements = std::make_shared<const ElementBounds>(ElementBounds{*lo, *hi, reached});
   }
   if (n.isStatic() && size_t(n.length()) <= kValueBudget) {
     std::vector<Dimension> v;
@@ -362,9 +366,11 @@ Result<Facts> inferGather(InferContext &ctx) {
     int64_t n = data.shape[a].length();
     for (int64_t i : *idxv)
       if (i < -n || i >= n) return errorf("index {} is out of range for axis {} of {}", i, a, data);
-  } else if (idx.elements && data.shape[a].isStatic() && idx.elements->lo.isStatic()) {
-    // Indices known only by their bounds (positions from a Range of symbolic length): the
-    // largest must be a row of the table. Only when the smallest is a valid index, so that
+  } else if (idx.elements && idx.elements->reached && data.shape[a].isStatic() &&
+             idx.elements->lo.isStatic()) {
+    // Indices known only by their bounds (positions from a Range of symbolic length), when they
+    // reach them (every position is there, not a part of them): the largest must be a row of
+    // the table. Only when the smallest is a valid index, so that
     // indices that are empty (hi < lo) cannot fail the requirement.
     const int64_t n = data.shape[a].length(), lo = idx.elements->lo.length();
     const Dimension &hi = idx.elements->hi;
@@ -382,8 +388,8 @@ Result<Facts> inferGather(InferContext &ctx) {
 void registerArrayOps(OpRegistry &r) {
   r.add({.name = "Concat", .infer = inferConcat, .refine = refineConcat(), .cost = costNone});
   r.add({.name = "Split", .infer = inferSplit, .refine = refineSplit(), .cost = costNone});
-  r.add({.name = "Expand", .infer = inferExpand, .traits = {.movesElements = true}, .refine = refineTypeOnly(), .cost = costNone});
-  r.add({.name = "Tile", .infer = inferTile, .traits = {.movesElements = true}, .refine = refineSameRank(), .cost = costNone});
+  r.add({.name = "Expand", .infer = inferExpand, .traits = {.movesElements = true, .keepsElements = true}, .refine = refineTypeOnly(), .cost = costNone});
+  r.add({.name = "Tile", .infer = inferTile, .traits = {.movesElements = true, .keepsElements = true}, .refine = refineSameRank(), .cost = costNone});
   r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape, .cost = costNone});
   r.add({.name = "Range", .infer = inferRange, .cost = costPerOutput(FlopKind::Add)});
   r.add({.name = "Pad", .infer = inferPad, .refine = refineSameRank(), .cost = costNone});

@@ -210,9 +210,18 @@ void castValues(InferContext &ctx, Facts &outs) {
       if (big && d.isStatic()) {
         // A number the type rounds: its rounded value (f32, f64), or bounds around it.
         const int64_t x = d.length();
-        if (to == ElementType::F32) v.push_back(Dimension::constantValue(int64_t(float(x))));
-        else if (to == ElementType::F64) v.push_back(Dimension::constantValue(int64_t(double(x))));
-        else v.push_back(Dimension::fromInterval({x - std::abs(x) / 128 - 1, x + std::abs(x) / 128 + 1}));
+        const Dimension unknown = Dimension::fromInterval({-kInf, kInf});
+        if (x > (int64_t(1) << 62) || x < -(int64_t(1) << 62) ||
+            (to == ElementType::F16 && (x > 65504 || x < -65504))) {
+          v.push_back(unknown); // past the type's range, or its rounding past int64's
+        } else if (to == ElementType::F32) {
+          v.push_back(Dimension::constantValue(int64_t(float(x))));
+        } else if (to == ElementType::F64) {
+          v.push_back(Dimension::constantValue(int64_t(double(x))));
+        } else {
+          const int64_t m = (x < 0 ? -x : x) / 128 + 1; // f16, bf16: within 1/128 of x
+          v.push_back(Dimension::fromInterval({x - m, x + m}));
+        }
         continue;
       }
       // A size that may exceed what the type holds exactly is taken as exact: an assumption
@@ -557,7 +566,7 @@ void registerElementwiseOps(OpRegistry &r) {
            {.infer = inferUnaryBool, .traits = {.sameShape = true}, .refine = refineSameShape(false), .cost = compare});
   r.add({.name = "Identity",
          .infer = inferIdentity,
-         .traits = {.sameShape = true, .view = true, .movesElements = true},
+         .traits = {.sameShape = true, .view = true, .movesElements = true, .keepsElements = true},
          .refine = same,
          .cost = costNone});
 

@@ -15,7 +15,7 @@ void RefineContext::refineType(size_t i, ElementType t) {
 }
 
 void RefineContext::refineShape(size_t i, PartialShape s) {
-  if (!s.rankIsStatic() || !hasInput(i)) return;
+  if (!s.rankIsStatic() || int64_t(s.size()) > kMaxRank || !hasInput(i)) return;
   Fact f;
   f.shape = std::move(s);
   refine(i, f);
@@ -47,21 +47,16 @@ int64_t intAttr(const RefineContext &ctx, const char *name, int64_t otherwise) {
   return v.ok() ? *v : otherwise;
 }
 
-/// `axis` in [-rank, rank) to [0, rank); nullopt when out of range.
+/// normalizeAxis / normalizeAxes (helpers.h) where a rule has nothing to report: nullopt when
+/// out of range, repeated, or more axes than any rank (a malformed list says nothing).
 std::optional<int64_t> axisIn(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
+  auto n = normalizeAxis(axis, rank);
+  return n.ok() ? std::optional<int64_t>(*n) : std::nullopt;
 }
-
-/// Every axis normalised and distinct; nullopt otherwise.
 std::optional<std::vector<int64_t>> axesIn(const std::vector<int64_t> &axes, int64_t rank) {
-  std::vector<int64_t> out;
-  for (int64_t a : axes) {
-    auto n = axisIn(a, rank);
-    if (!n || std::find(out.begin(), out.end(), *n) != out.end()) return std::nullopt;
-    out.push_back(*n);
-  }
-  return out;
+  if (int64_t(axes.size()) > kMaxRank || rank > kMaxRank) return std::nullopt;
+  auto n = normalizeAxes(axes, rank);
+  return n.ok() ? std::optional<std::vector<int64_t>>(std::move(*n)) : std::nullopt;
 }
 
 /// The element type the inputs in [first, numInputs) share, from any of them.
@@ -263,7 +258,11 @@ RefineFn refineGather() {
       if (auto ks = constInts(idx); ks && !ks->empty())
         if (auto axis = axisIn(intAttr(ctx, "axis", 0), rankOf(data))) {
           int64_t need = 0;
-          for (int64_t k : *ks) need = std::max(need, k >= 0 ? k + 1 : -k);
+          for (int64_t k : *ks) {
+            if (k >= kMaxRank * kMaxRank || k <= -kMaxRank * kMaxRank) { need = 0; break; }
+            need = std::max(need, k >= 0 ? k + 1 : -k);
+          }
+          if (need == 0) return {};
           std::vector<Dimension> dims(rankOf(data));
           dims[*axis] = Dimension(need, kInf);
           ctx.refineShape(0, PartialShape(std::move(dims)));

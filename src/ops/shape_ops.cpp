@@ -563,31 +563,31 @@ void registerShapeOps(OpRegistry &r) {
   r.add({.name = "Reshape",
          .infer = inferReshape,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true, .movesElements = true},
+         .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineTypeOnly(),
          .cost = costNone});
   r.add({.name = "Flatten",
          .infer = inferFlatten,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true, .movesElements = true},
+         .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineTypeOnly(),
          .cost = costNone});
   r.add({.name = "Squeeze",
          .infer = inferSqueeze,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true, .movesElements = true},
+         .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineSqueeze(),
          .cost = costNone});
   r.add({.name = "Unsqueeze",
          .infer = inferUnsqueeze,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true, .movesElements = true},
+         .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineUnsqueeze(),
          .cost = costNone});
   r.add({.name = "Transpose",
          .infer = inferTranspose,
          .values = movedValues(Move::Transpose),
-         .traits = {.movesElements = true},
+         .traits = {.movesElements = true, .keepsElements = true},
          .refine = refineTranspose(),
          .cost = costNone});
   r.add(

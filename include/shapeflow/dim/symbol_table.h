@@ -60,6 +60,9 @@ public:
   /// when they mention a named symbol and it does not already hold for every value. Nothing
   /// is substituted: the condition is for the contract to state and check.
   void require(Condition kind, const Dimension &a, const Dimension &b);
+  /// Off while a subgraph is inferred (an If branch that may not be taken, a loop body that may
+  /// run zero times): conditions there are not requirements of the model. Returns the old value.
+  bool setRecordConditions(bool on) { bool was = recordConditions_; recordConditions_ = on; return was; }
   /// Records that `e` lies within `r`: narrows the symbol of `e` when it is `k*s + c`; fails
   /// when it cannot lie there.
   Result<void> narrow(Expr e, Interval r);
@@ -104,6 +107,7 @@ private:
   std::vector<SymbolRequirement> requirements_;
   std::set<std::string> userRanged_; // names given a range by bound() or setRange()
   std::unordered_set<std::string> conditionKeys_; // text and node of each condition recorded
+  bool recordConditions_ = true;
   Interval defaultRange_{0, kInf};
 };
 

@@ -34,6 +34,9 @@ inline constexpr size_t kValueBudget = 4096;
 /// of a 512-row table with them requires S <= 512.
 struct ElementBounds {
   Dimension lo, hi;
+  /// The tensor, when not empty, holds elements equal to lo and to hi (a Range with step 1 and
+  /// what only rearranges or repeats it), not merely elements between them.
+  bool reached = false;
   bool operator==(const ElementBounds &) const = default;
 };
 

@@ -139,6 +139,9 @@ struct OpTraits {
   /// Output 0's elements are some of input 0's (Reshape, Unsqueeze, Transpose, Slice, Expand,
   /// Gather, ...): bounds known for input 0's elements hold for output 0's (Fact::elements).
   bool movesElements = false;
+  /// ... and every one of them, when the output is not empty (Reshape, Transpose, Expand, ...;
+  /// not Slice or Gather): bounds input 0's elements reach, output 0's reach too.
+  bool keepsElements = false;
   BodyRuns bodies = BodyRuns::None;
 };
 
