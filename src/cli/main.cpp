@@ -50,6 +50,7 @@ struct ModelArgs {
   std::string path;
   std::vector<std::string> inputs, dims, values;
   bool strict = false;
+  std::string backward = "auto";
 
   void add(CLI::App *cmd) {
     cmd->add_option("MODEL", path, "an .onnx model or a text-form graph")->required();
@@ -60,6 +61,10 @@ struct ModelArgs {
     cmd->add_flag("--strict", strict,
                   "every assumption inference makes (a named dim is at least 1, a computed Reshape "
                   "entry is not 0, an If's unknown branch) is an error: exit 1");
+    cmd->add_option("--backward", backward,
+                    "backward inference (facts from the ops reading an input back to it): auto "
+                    "(where an input's rank or element type is unknown), always, off")
+        ->check(CLI::IsMember({"auto", "always", "off"}));
   }
 };
 
@@ -88,6 +93,9 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a,
     SF_ASSIGN(InputValue s, parseInputValue(v));
     options.values.push_back(s);
   }
+  options.backward = a.backward == "always" ? Backward::Always
+                     : a.backward == "off"  ? Backward::Off
+                                            : Backward::Auto;
   SF_TRY(applyInputs(m->graph, options, &m->diags));
   if (beforeInference) beforeInference(m->graph);
   m->stats = inferGraph(m->graph, m->diags, options);

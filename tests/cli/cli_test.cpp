@@ -294,6 +294,22 @@ TEST(CliOptions, InputThatMakesAnErrorIsOne) {
       << describe(r);
 }
 
+TEST(CliOptions, BackwardInferenceRecoversAnUndeclaredInputAndCanBeTurnedOff) {
+  // An input of unknown rank read by a Conv: the weight gives its rank, channels and type.
+  Outcome r = shapeflow({"infer", data("undeclared.txt")});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "x: f32[x_d0,3,x_d2,x_d3]")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "note: input 'x' is declared ?[...]; the rules of the ops reading it "
+                              "give f32[?,3,?,?] (backward inference)"))
+      << describe(r);
+  Outcome off = shapeflow({"infer", data("undeclared.txt"), "--backward", "off"});
+  EXPECT_EQ(off.status, 0) << describe(off);
+  EXPECT_TRUE(contains(off.out, "x: ?[...]")) << describe(off);
+  EXPECT_FALSE(contains(off.out, "backward inference")) << describe(off);
+  Outcome bad = shapeflow({"infer", data("undeclared.txt"), "--backward", "sometimes"});
+  EXPECT_EQ(bad.status, 2) << describe(bad);
+}
+
 TEST(CliOptions, DimBoundsASymbol) {
   Outcome r = shapeflow({"infer", data("clean.txt"), "--dim", "N=1..8"});
   EXPECT_EQ(r.status, 0) << describe(r);
