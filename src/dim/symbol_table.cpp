@@ -119,36 +119,29 @@ Result<void> SymbolTable::narrow(Expr e0, Interval r) {
     };
     int64_t lo = range.lo, hi = std::min(range.hi, cap);
     if (lo < -cap || lo > hi) return success();
-    Interval want = range;
-    if (r.lo > b.lo) { // smallest v with e(v) >= r.lo
-      auto top = at(hi);
-      if (!top || *top < r.lo) return success();
-      int64_t a = lo, z = hi;
-      while (a < z) {
-        int64_t m = a + (z - a) / 2;
+    // The least v in [a, z] where `above` holds of e(v) (it holds from some v on, e being
+    // non-decreasing); z + 1 when it holds nowhere there; nullopt when e cannot be evaluated.
+    auto first = [&](int64_t a, int64_t z, auto above) -> std::optional<int64_t> {
+      int64_t l = a, h = z + 1;
+      while (l < h) {
+        int64_t m = l + (h - l) / 2;
         auto x = at(m);
-        if (!x) return success();
-        if (*x >= r.lo) z = m;
-        else a = m + 1;
+        if (!x) return std::nullopt;
+        if (above(*x)) h = m;
+        else l = m + 1;
       }
-      want.lo = a;
+      return l;
+    };
+    Interval want = range;
+    if (r.lo > b.lo) { // the smallest v with e(v) >= r.lo
+      auto v = first(lo, hi, [&](int64_t x) { return x >= r.lo; });
+      if (!v || *v > hi) return success();
+      want.lo = *v;
     }
-    if (r.hi < b.hi) { // largest v with e(v) <= r.hi
-      auto bottom = at(want.lo);
-      if (!bottom || *bottom > r.hi) return success();
-      int64_t a = want.lo, z = hi;
-      auto top = at(z);
-      if (!top) return success();
-      if (*top > r.hi) {
-        while (a < z) {
-          int64_t m = a + (z - a + 1) / 2;
-          auto x = at(m);
-          if (!x) return success();
-          if (*x <= r.hi) a = m;
-          else z = m - 1;
-        }
-        want.hi = a;
-      }
+    if (r.hi < b.hi) { // the largest v with e(v) <= r.hi: one below the first past it
+      auto v = first(want.lo, hi, [&](int64_t x) { return x > r.hi; });
+      if (!v || *v == want.lo) return success();
+      if (*v <= hi) want.hi = *v - 1;
     }
     t = sym, k = 1, c = 0;
     r = want;

@@ -59,15 +59,31 @@ std::optional<std::vector<int64_t>> axesIn(const std::vector<int64_t> &axes, int
   return n.ok() ? std::optional<std::vector<int64_t>>(std::move(*n)) : std::nullopt;
 }
 
-/// The element type the inputs in [first, numInputs) share, from any of them.
-ElementType sharedType(const RefineContext &ctx, size_t first) {
+/// The inputs in [first, numInputs) share one element type: the one any of them has, else
+/// `otherwise` (the output's, for ops whose output has the operands' type).
+void shareType(RefineContext &ctx, size_t first, ElementType otherwise) {
+  ElementType t = otherwise;
   for (size_t i = first; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i) && ctx.input(i).type != ElementType::Undefined) return ctx.input(i).type;
-  return ElementType::Undefined;
+    if (ctx.hasInput(i) && ctx.input(i).type != ElementType::Undefined) {
+      t = ctx.input(i).type;
+      break;
+    }
+  for (size_t i = first; i < ctx.numInputs(); ++i) ctx.refineType(i, t);
 }
 
-void refineTypes(RefineContext &ctx, size_t first, ElementType t) {
-  for (size_t i = first; i < ctx.numInputs(); ++i) ctx.refineType(i, t);
+/// The input of an op that removed `axes` (normalised against the input's rank, the output's
+/// plus their count) from it: the output's dims with `fill` back at each axis; nullopt when the
+/// axes are not valid there.
+std::optional<PartialShape> withAxesBack(const PartialShape &out,
+                                         const std::vector<int64_t> &axes, Dimension fill) {
+  const int64_t ri = int64_t(out.size() + axes.size());
+  auto norm = axesIn(axes, ri);
+  if (!norm) return std::nullopt;
+  std::vector<Dimension> dims;
+  for (int64_t k = 0, o = 0; k < ri; ++k)
+    if (std::find(norm->begin(), norm->end(), k) != norm->end()) dims.push_back(fill);
+    else dims.push_back(out[o++]);
+  return PartialShape(std::move(dims));
 }
 
 } // namespace
@@ -88,11 +104,7 @@ RefineFn refineBroadcast(size_t firstInput, bool typeFromOutput, bool mixedTypes
   return [=](RefineContext &ctx) -> Result<void> {
     if (ctx.numOutputs() == 0) return {};
     const Fact &out = ctx.output(0);
-    if (!mixedTypes) {
-      ElementType t = sharedType(ctx, firstInput);
-      if (t == ElementType::Undefined && typeFromOutput) t = out.type;
-      refineTypes(ctx, firstInput, t);
-    }
+    if (!mixedTypes) shareType(ctx, firstInput, typeFromOutput ? out.type : ElementType::Undefined);
     // Where's condition broadcasts too.
     const size_t n = ctx.numInputs();
     const int64_t r = rankOf(out);
@@ -199,8 +211,7 @@ RefineFn refineMatMul() {
   return [](RefineContext &ctx) -> Result<void> {
     if (ctx.numOutputs() == 0 || !ctx.hasInput(0) || !ctx.hasInput(1)) return {};
     const Fact &out = ctx.output(0);
-    ElementType t = sharedType(ctx, 0);
-    refineTypes(ctx, 0, t != ElementType::Undefined ? t : out.type);
+    shareType(ctx, 0, out.type);
     const int64_t r = rankOf(out);
     // One operand a matrix, the output's rank at least 2: the other operand is not a vector
     // (a vector would drop a dim) and carries every batch dim, so it has the output's rank.
@@ -228,9 +239,7 @@ RefineFn refineMatMul() {
 RefineFn refineGemm() {
   return [](RefineContext &ctx) -> Result<void> {
     if (!ctx.hasInput(0) || !ctx.hasInput(1)) return {};
-    ElementType t = sharedType(ctx, 0);
-    if (t == ElementType::Undefined && ctx.numOutputs() > 0) t = ctx.output(0).type;
-    refineTypes(ctx, 0, t);
+    shareType(ctx, 0, ctx.numOutputs() > 0 ? ctx.output(0).type : ElementType::Undefined);
     const bool ta = intAttr(ctx, "transA", 0) != 0, tb = intAttr(ctx, "transB", 0) != 0;
     std::vector<Dimension> a(2), b(2);
     // a = [M, K] (transposed: [K, M]); b = [K, N] (transposed: [N, K]).
@@ -291,8 +300,7 @@ RefineFn refineConcat() {
   return [](RefineContext &ctx) -> Result<void> {
     if (ctx.numOutputs() == 0) return {};
     const Fact &out = ctx.output(0);
-    ElementType t = sharedType(ctx, 0);
-    refineTypes(ctx, 0, t != ElementType::Undefined ? t : out.type);
+    shareType(ctx, 0, out.type);
     const int64_t r = rankOf(out);
     if (r < 1) return {};
     auto axis = axisIn(intAttr(ctx, "axis", 0), r);
@@ -354,14 +362,7 @@ RefineFn refineSqueeze() {
     const int64_t r = rankOf(out);
     auto axes = ctx.ints("axes", 1, ctx.opset() == 0 || ctx.opset() >= 13);
     if (r < 0 || !axes || axes->empty()) return {}; // no axes: every 1 went, how many is unknown
-    const int64_t ri = r + int64_t(axes->size());
-    auto norm = axesIn(*axes, ri);
-    if (!norm) return {};
-    std::vector<Dimension> dims;
-    for (int64_t k = 0, o = 0; k < ri; ++k)
-      if (std::find(norm->begin(), norm->end(), k) != norm->end()) dims.push_back(Dimension(1));
-      else dims.push_back(out.shape[o++]);
-    ctx.refineShape(0, PartialShape(std::move(dims)));
+    if (auto in = withAxesBack(out.shape, *axes, Dimension(1))) ctx.refineShape(0, std::move(*in));
     return {};
   };
 }
@@ -394,14 +395,7 @@ RefineFn refineReduce(size_t axesInputSince, bool argAxis) {
       return {};
     }
     if (!axes || axes->empty()) return {};
-    const int64_t ri = r + int64_t(axes->size());
-    auto norm = axesIn(*axes, ri);
-    if (!norm) return {};
-    std::vector<Dimension> dims;
-    for (int64_t k = 0, o = 0; k < ri; ++k)
-      if (std::find(norm->begin(), norm->end(), k) != norm->end()) dims.push_back({});
-      else dims.push_back(out.shape[o++]);
-    ctx.refineShape(0, PartialShape(std::move(dims)));
+    if (auto in = withAxesBack(out.shape, *axes, Dimension())) ctx.refineShape(0, std::move(*in));
     return {};
   };
 }

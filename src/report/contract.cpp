@@ -78,25 +78,26 @@ std::optional<std::string> Contract::check(
   }
   std::optional<ExprScope> scope;
   if (context) scope.emplace(context);
+  auto given = [&](SymbolId id) -> std::optional<int64_t> {
+    auto v = value.find(symbolInfo(id).name);
+    if (v == value.end()) return std::nullopt;
+    return v->second;
+  };
   for (const Symbol &s : symbols) {
     auto it = value.find(s.name);
     if (it == value.end()) continue;
     if (!s.range.contains(it->second))
       return fmt::format("{}, given {} = {}", rangeText(s.name, s.range), s.name, it->second);
     if (!s.solved) continue;
-    auto want = evaluate(s.solved, [&](SymbolId id) -> std::optional<int64_t> {
-      auto v = value.find(symbolInfo(id).name);
-      if (v == value.end()) return std::nullopt;
-      return v->second;
-    });
+    auto want = evaluate(s.solved, given);
     if (want.ok() && *want != it->second)
       return fmt::format("{} == {} = {}, given {} = {}", s.name, s.equals, *want, s.name, it->second);
   }
   // Conditions, where the sizes given decide both sides (a solved symbol evaluates to its
   // solution).
   std::function<std::optional<int64_t>(SymbolId)> lookup = [&](SymbolId id) -> std::optional<int64_t> {
+    if (auto v = given(id)) return v;
     const std::string &name = symbolInfo(id).name;
-    if (auto v = value.find(name); v != value.end()) return v->second;
     for (const Symbol &s : symbols)
       if (s.name == name && s.solved) {
         auto e = evaluate(s.solved, lookup);

@@ -58,6 +58,25 @@ TEST_F(SymbolTableTest, FreshNames) {
   EXPECT_EQ(symbolInfo(anon).range, (Interval{2, 3}));
 }
 
+TEST_F(SymbolTableTest, NarrowSolvesANonDecreasingExpressionOfOneSymbol) {
+  // (H - 1)//2 + 1 in [2, 5] exactly when H in [3, 10] (bisection over H's range).
+  Dimension h = named("H", {1, kInf});
+  Expr e = GET(add(GET(floorDiv(GET(sub(h.expr(), constant(1))), 2)), constant(1)));
+  ASSERT_TRUE(table.narrow(e, {2, 5}).ok());
+  EXPECT_EQ(table.resolve(h).interval(), (Interval{3, 10}));
+  // Only a lower end: ((W - 2)//2 + 1 - 2)//2 + 1 >= 3 (two strided windows) needs W >= 12.
+  Dimension w = named("W", {0, kInf});
+  Expr a = GET(add(GET(floorDiv(GET(sub(w.expr(), constant(2))), 2)), constant(1)));
+  Expr b = GET(add(GET(floorDiv(GET(sub(a, constant(2))), 2)), constant(1)));
+  ASSERT_TRUE(table.narrow(b, {3, kInf}).ok());
+  EXPECT_EQ(table.resolve(w).interval().lo, 12);
+  // Not non-decreasing (a negative coefficient): nothing is narrowed.
+  Dimension k = named("K", {0, 100});
+  Expr d = GET(sub(constant(50), GET(floorDiv(k.expr(), 2))));
+  ASSERT_TRUE(table.narrow(d, {0, 30}).ok());
+  EXPECT_EQ(table.resolve(k).interval(), (Interval{0, 100}));
+}
+
 TEST_F(SymbolTableTest, EquateTwoSymbols) {
   Dimension a = named("A", {0, 10}), b = named("B", {5, 20});
   uint64_t v = table.version();
