@@ -165,7 +165,7 @@ Result<uint32_t> Graph::addNode(std::string opType, std::string nodeName,
   n.name = std::move(nodeName);
   n.opType = std::move(opType);
   n.attrs = std::move(attrs);
-  n.inputs = std::move(ins);
+  n.inputs.assign(ins.begin(), ins.end());
   for (auto &outName : outputNames)
     n.outputs.push_back(Outlet{std::move(outName), Fact{}, {}, nullptr});
   for (uint32_t s = 0; s < n.inputs.size(); ++s)

@@ -408,6 +408,28 @@ struct Importer {
     return makeError("Constant has no value attribute");
   }
 
+  /// Connects node `id` to `inputs` if every name is produced in this graph already (false, and
+  /// nothing changed, otherwise). An unproduced name or one from an enclosing graph is left to
+  /// the second pass, which reports or captures it.
+  static Result<bool> connectLocal(Graph &g, uint32_t id, std::span<const std::string_view> inputs,
+                                   const Scope &scope) {
+    SmallVec<OutletId, 4> sources;
+    for (std::string_view name : inputs) {
+      if (name.empty()) {
+        sources.push_back(OutletId::invalid());
+        continue;
+      }
+      auto it = scope.names.find(name);
+      if (it == scope.names.end()) return false;
+      sources.push_back(it->second);
+    }
+    Node &node = g.nodes[id];
+    if (node.isConstant() && node.inputs.empty() && inputs.empty()) return true;
+    node.inputs.reserve(inputs.size());
+    for (OutletId src : sources) SF_TRY(g.addInput(id, src));
+    return true;
+  }
+
   Result<void> importInto(const GraphView &gv, Graph &g, Scope &scope) {
     g.name = str(gv.name);
     // Calls of local functions expanded first, so that the node count is known: room for every
@@ -453,6 +475,7 @@ struct Importer {
     for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
     for (const auto &vi : gv.outputs) declared[vi.name] = &vi;
     pending.reserve(nodes->size());
+    size_t connected = 0; // pending[0, connected) are connected already
     size_t index = 0;
     // The name tables outgrow the cache on large graphs: the slots a few nodes ahead are
     // prefetched (their names are read in order from the file) while this node is built.
@@ -522,8 +545,16 @@ struct Importer {
                            "' is produced twice (node '" + nodeName + "')");
       }
       pending.push_back({id, &n});
+      // A node whose inputs are all produced earlier in this graph (the common, topologically
+      // sorted file) is connected now, while its producers are still in the cache; from the first
+      // node that reads a later name or captures an outer one, the rest wait for the second pass,
+      // which connects them in file order (so readers are listed in the same order either way).
+      if (connected + 1 == pending.size() && !capturedInputs.count(id)) {
+        SF_ASSIGN(bool done, connectLocal(g, id, n.inputs, scope));
+        if (done) ++connected;
+      }
     }
-    for (size_t k = 0; k < pending.size(); ++k) {
+    for (size_t k = connected; k < pending.size(); ++k) {
       const Pending &p = pending[k];
       if (k + kAhead < pending.size())
         for (std::string_view in : pending[k + kAhead].view->inputs) scope.names.prefetch(in);

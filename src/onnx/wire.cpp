@@ -50,13 +50,15 @@ public:
         break;
       case 8: ok = opsetImport(f, m.opsets); break;
       case 14:
+        grow(m.metadata, f); // before the item: its run is counted in the enclosing message
         ok = r_.message(f, "metadata_props",
-                        [&] { return stringPair(grow(m.metadata, f).emplace_back()); });
+                        [&] { return stringPair(m.metadata.emplace_back()); });
         break;
       case 20: ok = r_.ignore(f, "training_info", kLen); break;
       case 25:
+        grow(m.functions, f); // before the item: its run is counted in the enclosing message
         ok = r_.item(f, "functions", Scope::Function, static_cast<int64_t>(m.functions.size()),
-                     [&] { return function(grow(m.functions, f).emplace_back()); });
+                     [&] { return function(m.functions.emplace_back()); });
         break;
       default: ok = r_.skip(f);
       }
@@ -96,9 +98,10 @@ private:
       case 1: ok = node(f, g.nodes); break;
       case 2: ok = r_.bytes(f, "name", g.name); break;
       case 5:
+        grow(g.initializers, f); // before the item: its run is counted in the enclosing message
         ok = r_.item(f, "initializer", Scope::Initializer,
                      static_cast<int64_t>(g.initializers.size()),
-                     [&] { return tensor(grow(g.initializers, f).emplace_back()); });
+                     [&] { return tensor(g.initializers.emplace_back()); });
         break;
       case 10: ok = r_.ignore(f, "doc_string", kLen); break;
       case 11: ok = valueInfo(f, "input", Scope::Input, g.inputs); break;
@@ -106,9 +109,10 @@ private:
       case 13: ok = valueInfo(f, "value_info", Scope::ValueInfo, g.valueInfo); break;
       case 14: ok = r_.ignore(f, "quantization_annotation", kLen); break;
       case 15:
+        grow(g.sparseInitializers, f); // before the item: its run is counted in the enclosing message
         ok = r_.item(f, "sparse_initializer", Scope::SparseInitializer,
                      static_cast<int64_t>(g.sparseInitializers.size()),
-                     [&] { return sparseTensor(grow(g.sparseInitializers, f).emplace_back()); });
+                     [&] { return sparseTensor(g.sparseInitializers.emplace_back()); });
         break;
       case 16: ok = r_.ignore(f, "metadata_props", kLen); break;
       default: ok = r_.skip(f);
@@ -155,8 +159,9 @@ private:
   bool node(const Field &f, std::vector<NodeView> &nodes) {
     if (++nodeCount_ > r_.limits().maxNodes)
       return r_.fail("more than " + std::to_string(r_.limits().maxNodes) + " nodes");
+    grow(nodes, f); // before the item: its run is counted in the enclosing message
     return r_.item(f, "node", Scope::Node, static_cast<int64_t>(nodes.size()),
-                   [&] { return nodeBody(grow(nodes, f).emplace_back()); });
+                   [&] { return nodeBody(nodes.emplace_back()); });
   }
 
   bool nodeBody(NodeView &n) {
@@ -182,8 +187,9 @@ private:
   }
 
   bool attribute(const Field &f, std::vector<AttributeView> &attributes) {
+    grow(attributes, f); // before the item: its run is counted in the enclosing message
     return r_.item(f, "attribute", Scope::Attribute, static_cast<int64_t>(attributes.size()),
-                   [&] { return attributeBody(grow(attributes, f).emplace_back()); });
+                   [&] { return attributeBody(attributes.emplace_back()); });
   }
 
   bool attributeBody(AttributeView &a) {
@@ -212,8 +218,9 @@ private:
         if (ok && a.strings.size() > limit) ok = r_.failList("strings", limit);
         break;
       case 10:
+        grow(a.tensors, f); // before the item: its run is counted in the enclosing message
         ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.tensors.size()),
-                     [&] { return tensor(grow(a.tensors, f).emplace_back()); });
+                     [&] { return tensor(a.tensors.emplace_back()); });
         break;
       case 11:
         grow(a.graphs, f).push_back(std::make_shared<GraphView>());
@@ -225,8 +232,9 @@ private:
         ok = r_.message(f, "tp", [&] { return type(*a.tp); });
         break;
       case 15:
+        grow(a.typeProtos, f); // before the item: its run is counted in the enclosing message
         ok = r_.message(f, "type_protos",
-                        [&] { return type(grow(a.typeProtos, f).emplace_back()); });
+                        [&] { return type(a.typeProtos.emplace_back()); });
         break;
       case 20: ok = r_.int32(f, "type", a.type); break;
       case 21: ok = r_.bytes(f, "ref_attr_name", a.refAttrName); break;
@@ -235,8 +243,9 @@ private:
         ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*a.sparseTensor); });
         break;
       case 23:
+        grow(a.sparseTensors, f); // before the item: its run is counted in the enclosing message
         ok = r_.message(f, "sparse_tensors",
-                        [&] { return sparseTensor(grow(a.sparseTensors, f).emplace_back()); });
+                        [&] { return sparseTensor(a.sparseTensors.emplace_back()); });
         break;
       default: ok = r_.skip(f);
       }
@@ -271,8 +280,9 @@ private:
   }
 
   bool valueInfo(const Field &f, const char *name, Scope scope, std::vector<ValueInfoView> &list) {
+    grow(list, f); // before the item: its run is counted in the enclosing message
     return r_.item(f, name, scope, static_cast<int64_t>(list.size()),
-                   [&] { return valueInfoBody(grow(list, f).emplace_back()); });
+                   [&] { return valueInfoBody(list.emplace_back()); });
   }
 
   bool valueInfoBody(ValueInfoView &v) {
@@ -391,7 +401,8 @@ private:
       if (f.number == 1) {
         if (t.dims.size() >= r_.limits().maxListElements)
           return r_.failList("dim", r_.limits().maxListElements);
-        ok = r_.message(f, "dim", [&] { return dim(grow(t.dims, f).emplace_back()); });
+        grow(t.dims, f); // before the item: its run is counted in the enclosing message
+        ok = r_.message(f, "dim", [&] { return dim(t.dims.emplace_back()); });
       } else {
         ok = r_.skip(f);
       }
@@ -424,8 +435,9 @@ private:
   }
 
   bool opsetImport(const Field &f, std::vector<OpsetImport> &opsets) {
+    grow(opsets, f); // before the item: its run is counted in the enclosing message
     return r_.item(f, "opset_import", Scope::OpsetImport, static_cast<int64_t>(opsets.size()), [&] {
-      OpsetImport &o = grow(opsets, f).emplace_back();
+      OpsetImport &o = opsets.emplace_back();
       Field g;
       while (r_.next(g)) {
         bool ok;

@@ -72,8 +72,10 @@ TEST(WireRead, MinimalModel) {
   ASSERT_EQ(1u, g.nodes.size());
   EXPECT_EQ("Add", g.nodes[0].opType);
   EXPECT_EQ("add0", g.nodes[0].name);
-  EXPECT_EQ((std::vector<std::string_view>{"x", "w"}), g.nodes[0].inputs);
-  EXPECT_EQ((std::vector<std::string_view>{"y"}), g.nodes[0].outputs);
+  EXPECT_EQ((std::vector<std::string_view>{"x", "w"}),
+            std::vector<std::string_view>(g.nodes[0].inputs.begin(), g.nodes[0].inputs.end()));
+  EXPECT_EQ((std::vector<std::string_view>{"y"}),
+            std::vector<std::string_view>(g.nodes[0].outputs.begin(), g.nodes[0].outputs.end()));
 
   ASSERT_EQ(1u, g.initializers.size());
   const TensorView &w = g.initializers[0];

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "shapeflow/support/result.h"
+#include "shapeflow/support/small_vec.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -170,7 +171,10 @@ struct AttributeView {
 
 struct NodeView {
   std::string_view name, opType, domain, overload;
-  std::vector<std::string_view> inputs, outputs; // "" marks an omitted optional input/output
+  // "" marks an omitted optional input/output. Kept inline up to the usual counts: a large
+  // graph's nodes then cost no allocation for their names, and the importer reads them in order.
+  SmallVec<std::string_view, 3> inputs;
+  SmallVec<std::string_view, 1> outputs;
   std::vector<AttributeView> attributes;
 };
 

@@ -73,6 +73,12 @@ public:
   void reserve(size_t n) {
     if (n > capacity()) grow(n);
   }
+  /// Appends a value-initialised element and returns it.
+  T &emplace_back() {
+    push_back(T{});
+    return back();
+  }
+  size_t capacity() const { return heap_ ? cap_ : N; }
   void push_back(const T &v) {
     if (size_ == capacity()) {
       T copy = v; // v may live in this vector
@@ -84,7 +90,6 @@ public:
   }
 
 private:
-  size_t capacity() const { return heap_ ? cap_ : N; }
   void grow(size_t n) {
     T *p = static_cast<T *>(std::malloc(n * sizeof(T)));
     if (!p) throw std::bad_alloc();
