@@ -9,6 +9,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace sf::onnx {
 namespace {
@@ -21,7 +23,7 @@ using detail::kVarint;
 using detail::WireType;
 uint32_t tag(int field, WireType w) { return uint32_t(field << 3) | uint32_t(w); }
 
-/// Serialises a message built by `body` as a length-delimited field.
+/// Serialises a message built by `body` as a length-delimited field (the graph wrapper: once).
 template <class Body> void writeMessage(CodedOutputStream &out, int field, Body body) {
   std::string bytes;
   {
@@ -34,40 +36,63 @@ template <class Body> void writeMessage(CodedOutputStream &out, int field, Body 
   out.WriteString(bytes);
 }
 
-void writeString(CodedOutputStream &out, int field, const std::string &s) {
+/// Bytes of a length-delimited field (one-byte tag) whose body has `body` bytes.
+size_t lenField(size_t body) { return 1 + CodedOutputStream::VarintSize64(body) + body; }
+
+void writeLenTag(CodedOutputStream &out, int field, size_t body) {
   out.WriteTag(tag(field, kLen));
-  out.WriteVarint32(uint32_t(s.size()));
-  out.WriteString(s);
+  out.WriteVarint64(body);
 }
 
-void writeDim(CodedOutputStream &out, const Dimension &d) {
-  writeMessage(out, 1, [&](CodedOutputStream &dim) {
+/// One value_info (GraphProto field 13) for `name`, written directly: every nested message's
+/// size is computed first, so that nothing is serialised twice or into a temporary buffer.
+/// `names` holds the printed symbolic dims (reused from one call to the next).
+void writeValueInfo(CodedOutputStream &out, const std::string &name, const Fact &f,
+                    std::vector<std::string> &names) {
+  const bool ranked = f.shape.rankIsStatic();
+  const size_t rank = f.shape.size();
+  names.resize(rank);
+  // DimensionProto bodies: dim_value (field 1) or dim_param (field 2), or empty (unknown).
+  auto dimBody = [&](size_t i) -> size_t {
+    const Dimension &d = f.shape.dims()[i];
+    if (d.isStatic()) return 1 + CodedOutputStream::VarintSize64(uint64_t(d.length()));
+    if (d.isNamedExpr()) return lenField(names[i].size());
+    return 0;
+  };
+  size_t shapeBody = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    const Dimension &d = f.shape.dims()[i];
+    names[i] = !d.isStatic() && d.isNamedExpr() ? toString(d.expr()) : std::string();
+    shapeBody += lenField(dimBody(i));
+  }
+  const bool typed = f.type != ElementType::Undefined;
+  size_t tensorBody = (typed ? 1 + CodedOutputStream::VarintSize64(uint64_t(f.type)) : 0) +
+                      (ranked ? lenField(shapeBody) : 0);
+  size_t typeBody = lenField(tensorBody);
+  size_t viBody = lenField(name.size()) + lenField(typeBody);
+
+  writeLenTag(out, 13, viBody);
+  writeLenTag(out, 1, name.size()); // ValueInfoProto.name
+  out.WriteString(name);
+  writeLenTag(out, 2, typeBody);   // ValueInfoProto.type
+  writeLenTag(out, 1, tensorBody); // TypeProto.tensor_type
+  if (typed) {
+    out.WriteTag(tag(1, kVarint)); // elem_type
+    out.WriteVarint64(uint64_t(f.type));
+  }
+  if (!ranked) return;
+  writeLenTag(out, 2, shapeBody); // shape
+  for (size_t i = 0; i < rank; ++i) {
+    const Dimension &d = f.shape.dims()[i];
+    writeLenTag(out, 1, dimBody(i)); // TensorShapeProto.dim
     if (d.isStatic()) {
-      dim.WriteTag(tag(1, kVarint));
-      dim.WriteVarint64(uint64_t(d.length()));
+      out.WriteTag(tag(1, kVarint));
+      out.WriteVarint64(uint64_t(d.length()));
     } else if (d.isNamedExpr()) {
-      writeString(dim, 2, toString(d.expr()));
+      writeLenTag(out, 2, names[i].size());
+      out.WriteString(names[i]);
     }
-  });
-}
-
-void writeValueInfo(CodedOutputStream &out, const std::string &name, const Fact &f) {
-  writeMessage(out, 13, [&](CodedOutputStream &vi) {
-    writeString(vi, 1, name);
-    writeMessage(vi, 2, [&](CodedOutputStream &type) {
-      writeMessage(type, 1, [&](CodedOutputStream &tensor) {
-        if (f.type != ElementType::Undefined) {
-          tensor.WriteTag(tag(1, kVarint));
-          tensor.WriteVarint64(uint64_t(f.type));
-        }
-        if (f.shape.rankIsStatic()) {
-          writeMessage(tensor, 2, [&](CodedOutputStream &shape) {
-            for (const auto &d : f.shape.dims()) writeDim(shape, d);
-          });
-        }
-      });
-    });
-  });
+  }
 }
 
 /// True when `bytes` is a sequence of well-formed protobuf fields that includes ModelProto.graph
@@ -117,13 +142,14 @@ Result<void> writeAnnotatedModel(std::string_view original, const Graph &g, std:
   {
     StringOutputStream s(&tail);
     CodedOutputStream out(&s);
+    std::vector<std::string> names;
     writeMessage(out, 7, [&](CodedOutputStream &graph) {
       for (const Node &n : g.nodes) {
         if (n.removed || n.isParameter() || n.isConstant()) continue;
         for (const Outlet &o : n.outputs) {
           // `declared`: the file has a value_info (or graph output) of that name already.
           if (o.name.empty() || o.declared || o.fact.isUnknown()) continue;
-          writeValueInfo(graph, o.name, o.fact);
+          writeValueInfo(graph, o.name, o.fact, names);
         }
       }
     });
