@@ -35,6 +35,22 @@ def phases(bench, model, reps, preload):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def cold(bench, model, runs, preload):
+    """Median walk and load (read + import) ms of `runs` fresh processes: one load each, as the
+    CLI does, with every page of the process touched for the first time."""
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    walks, loads = [], []
+    for _ in range(runs):
+        out = subprocess.run([bench, "--reps", "1", "--load-only", model], capture_output=True,
+                             text=True, env=env, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        walks.append(r["walk_ms"])
+        loads.append(r["read_ms"] + r["import_ms"])
+    return statistics.median(walks), statistics.median(loads)
+
+
 def whole(cli, args, runs):
     """Median wall seconds and peak RSS (MB) of `cli args` over `runs` runs."""
     times, rss = [], []
@@ -82,13 +98,20 @@ def main():
 
     if len(sizes) >= 2:
         small, big = f"/tmp/sf_scale_{sizes[0]}.onnx", f"/tmp/sf_scale_{sizes[-1]}.onnx"
-        print("\nLoad growth from %d to %d nodes (goal: at most 11x for 10x the nodes):" %
-              (sizes[0], sizes[-1]))
-        for alloc in ("system", "tcmalloc"):
+        print("\nLoad growth from %d to %d nodes (goal: at most 11x for 10x the nodes), beside "
+              "the walk's (the floor, which builds nothing):" % (sizes[0], sizes[-1]))
+        print("\n| allocator | process | load ms | load growth | per node us | walk ms | walk growth |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for alloc, preload in (("system", None), ("tcmalloc", TCMALLOC)):
             s, b = rows[(small, alloc)], rows[(big, alloc)]
             ls, lb = s["read_ms"] + s["import_ms"], b["read_ms"] + b["import_ms"]
-            print(f"- {alloc}: {ls:.1f} -> {lb:.1f} ms, {lb / ls:.1f}x; per node "
-                  f"{ls * 1000 / s['nodes']:.2f} -> {lb * 1000 / b['nodes']:.2f} us")
+            print(f"| {alloc} | warm (median of {a.reps} in one) | {ls:.1f} -> {lb:.1f} | "
+                  f"{lb / ls:.1f}x | {ls * 1000 / s['nodes']:.2f} -> {lb * 1000 / b['nodes']:.2f} | "
+                  f"{s['walk_ms']:.2f} -> {b['walk_ms']:.2f} | {b['walk_ms'] / s['walk_ms']:.1f}x |")
+            (ws, cs), (wb, cb) = cold(bench, small, a.runs, preload), cold(bench, big, a.runs, preload)
+            print(f"| {alloc} | cold (one load per process, median of {a.runs}) | {cs:.1f} -> "
+                  f"{cb:.1f} | {cb / cs:.1f}x | {cs * 1000 / s['nodes']:.2f} -> "
+                  f"{cb * 1000 / b['nodes']:.2f} | {ws:.2f} -> {wb:.2f} | {wb / ws:.1f}x |")
 
     print("\nWhole commands (the CLI as built, median of %d runs: wall s / peak RSS MB):\n" % a.runs)
     print("| graph | MB | `infer G` | `infer G --json` | `infer G --out F` | ONNX parse + InferShapes "

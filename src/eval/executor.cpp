@@ -3,6 +3,7 @@
 #include "shapeflow/eval/eval.h"
 
 #include "blas.h"
+#include "dnnl.h"
 
 #include "shapeflow/support/checked.h"
 #include "shapeflow/support/format.h"
@@ -348,6 +349,7 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
                       const RunOptions &options) {
   ExprScope scope = g.enter();
   detail::setGemmThreads(options.threads);
+  detail::setDnnlThreads(options.threads);
   Runner runner{options.registry ? *options.registry : evalRegistry(), options};
   runner.budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
   // The caller's inputs, checked against what the model declares (for a sequence, each element).

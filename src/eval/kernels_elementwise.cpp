@@ -315,10 +315,9 @@ Result<void> clip(EvalContext &ctx) {
       SF_ASSIGN(T *p, o.make());
       T l = std::isinf(lo) ? std::numeric_limits<T>::lowest() : T(lo);
       T h = std::isinf(hi) ? std::numeric_limits<T>::max() : T(hi);
-      for (size_t i = 0; i < x.size(); ++i) {
-        T v = x[i];
-        p[i] = v < l ? l : v > h ? h : v;
-      }
+      // std::max / std::min keep a NaN (each returns its first argument when the comparison is
+      // false) and compile to branch-free vector code.
+      for (size_t i = 0; i < x.size(); ++i) p[i] = std::min(std::max(x[i], l), h);
       return o.finish(0);
     }
   }, false);

@@ -2,6 +2,7 @@
 // BatchNormalization (inference), LayerNormalization, Softmax, LogSoftmax, the reductions.
 // Plain loops in the accumulation order a reader can check; speed is a later concern.
 #include "blas.h"
+#include "dnnl.h"
 #include "kernel_util.h"
 #include "shapeflow/support/pool_length.h"
 
@@ -267,7 +268,12 @@ Result<void> conv(EvalContext &ctx) {
       forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(t * outSize + po)] = off; });
     });
     if constexpr (std::is_same_v<T, float>) {
-      // Each (image, group): W_g [mg, cg*taps] times the input's columns [cg*taps, positions]
+      WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p))
+        return o.finish(0);
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      // Where oneDNN does not run it: each (image, group): W_g [mg, cg*taps] times the input's columns [cg*taps, positions]
       // (im2col, in tiles of positions so that the columns stay within 16 MB), on sgemm. A 1x1
       // convolution with unit strides and no padding reads the input as its own columns.
       const int64_t kdim = cg * taps;
@@ -347,6 +353,12 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), out);
     SF_ASSIGN(T *p, o.make());
+    if constexpr (std::is_same_v<T, float>) {
+      WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      PoolKind kind = isMax ? PoolKind::Max
+                      : countPad ? PoolKind::AverageIncludingPads : PoolKind::AverageExcludingPads;
+      if (!indices && dnnlPool(geo, kind, xs.data(), p)) return o.finish(0);
+    }
     Output<int64_t> oi(ctx, ElementType::I64, out);
     int64_t *pi = nullptr;
     if (indices) {

@@ -1,0 +1,235 @@
+// Convolution and pooling on oneDNN (eval/dnnl.h).
+//
+// The executor hands tensors between kernels in the plain layout (NCHW); oneDNN's fast kernels
+// want blocked layouts (nChw16c). Each call lets oneDNN choose its layouts (`any`) and reorders
+// the activation in and the result out: two memory-bound passes, cheap beside the kernel, and far
+// faster than running the kernels on plain layouts. Weights are reordered once and kept.
+#include "dnnl.h"
+
+#ifdef SF_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#endif
+
+namespace sf::eval::detail {
+
+#ifdef SF_HAVE_DNNL
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+struct Env {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+Env &env() {
+  thread_local Env e;
+  return e;
+}
+
+Tag plainTag(size_t spatial) {
+  return spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw;
+}
+
+Tag weightsTag(size_t spatial, bool grouped) {
+  if (grouped) return spatial == 1 ? Tag::goiw : spatial == 2 ? Tag::goihw : Tag::goidhw;
+  return spatial == 1 ? Tag::oiw : spatial == 2 ? Tag::oihw : Tag::oidhw;
+}
+
+memory::dims activationDims(int64_t n, int64_t c, const std::vector<int64_t> &spatial) {
+  memory::dims d{n, c};
+  d.insert(d.end(), spatial.begin(), spatial.end());
+  return d;
+}
+
+/// oneDNN takes the case: 1-3 spatial dims, nothing empty.
+bool supported(const WindowGeometry &g) {
+  size_t k = g.in.size();
+  if (k < 1 || k > 3 || g.kernel.size() != k || g.out.size() != k) return false;
+  if (g.n <= 0 || g.c <= 0 || g.m <= 0 || g.group <= 0) return false;
+  for (size_t i = 0; i < k; ++i)
+    if (g.in[i] <= 0 || g.out[i] <= 0 || g.kernel[i] <= 0) return false;
+  return true;
+}
+
+std::vector<int64_t> keyOf(const WindowGeometry &g, int64_t extra) {
+  std::vector<int64_t> key{g.n, g.c, g.m, g.group, int64_t(g.in.size()), extra};
+  for (const auto *v : {&g.in, &g.kernel, &g.stride, &g.dilation, &g.padBegin, &g.padEnd, &g.out})
+    key.insert(key.end(), v->begin(), v->end());
+  return key;
+}
+
+/// Runs `prim` with `args`, reordering the plain `x` into `srcDesc` and the result from
+/// `dstDesc` into the plain `y` where the layouts differ.
+void execute(const dnnl::primitive &prim, std::unordered_map<int, memory> args,
+             const memory::desc &srcDesc, const memory::desc &dstDesc, const memory::desc &xDesc,
+             const memory::desc &yDesc, const float *x, float *y) {
+  Env &e = env();
+  memory xm(xDesc, e.engine, const_cast<float *>(x));
+  memory ym(yDesc, e.engine, y);
+  memory src = xm, dst = ym;
+  if (srcDesc != xDesc) {
+    src = memory(srcDesc, e.engine);
+    dnnl::reorder(xm, src).execute(e.stream, xm, src);
+  }
+  if (dstDesc != yDesc) dst = memory(dstDesc, e.engine);
+  args[DNNL_ARG_SRC] = src;
+  args[DNNL_ARG_DST] = dst;
+  prim.execute(e.stream, args);
+  if (dst != ym) dnnl::reorder(dst, ym).execute(e.stream, dst, ym);
+  e.stream.wait();
+}
+
+struct ConvEntry {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  std::weak_ptr<const Tensor> from; // the weights tensor `weights` was reordered from
+  memory weights;
+};
+
+/// Per thread; keyed by geometry and the weights tensor's address (its identity while it lives:
+/// `from` tells when it died and the address may name another tensor).
+thread_local std::map<std::vector<int64_t>, ConvEntry> convCache;
+struct PoolEntry {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
+};
+thread_local std::map<std::vector<int64_t>, PoolEntry> poolCache;
+constexpr size_t kMaxEntries = 4096;
+
+} // namespace
+
+bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
+              const std::shared_ptr<const Tensor> &weights, const float *b, float *y) {
+  if (!supported(g) || !weights || g.c % g.group != 0 || g.m % g.group != 0) return false;
+  try {
+    Env &e = env();
+    const size_t k = g.in.size();
+    const bool grouped = g.group > 1;
+    memory::dims wDims;
+    if (grouped) wDims = {g.group, g.m / g.group, g.c / g.group};
+    else wDims = {g.m, g.c};
+    wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
+    memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, plainTag(k));
+    memory::desc wUser(wDims, memory::data_type::f32, weightsTag(k, grouped));
+    memory::desc bDesc({g.m}, memory::data_type::f32, Tag::x);
+
+    auto key = keyOf(g, b ? 1 : 0);
+    key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
+    auto it = convCache.find(key);
+    if (it == convCache.end() || it->second.from.expired()) {
+      if (convCache.size() >= kMaxEntries) convCache.clear();
+      memory::dims dilates, padL(g.padBegin.begin(), g.padBegin.end()), padR(g.padEnd.begin(), g.padEnd.end());
+      for (int64_t d : g.dilation) dilates.push_back(d - 1); // oneDNN counts the gaps
+      memory::desc anySrc(activationDims(g.n, g.c, g.in), memory::data_type::f32, Tag::any);
+      memory::desc anyDst(activationDims(g.n, g.m, g.out), memory::data_type::f32, Tag::any);
+      memory::desc anyW(wDims, memory::data_type::f32, Tag::any);
+      memory::dims strides(g.stride.begin(), g.stride.end());
+      auto desc = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                      dnnl::algorithm::convolution_direct, anySrc,
+                                                      anyW, bDesc, anyDst, strides, dilates, padL, padR)
+                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                      dnnl::algorithm::convolution_direct, anySrc,
+                                                      anyW, anyDst, strides, dilates, padL, padR);
+      ConvEntry entry;
+      entry.pd = dnnl::convolution_forward::primitive_desc(desc, e.engine);
+      entry.prim = dnnl::convolution_forward(entry.pd);
+      entry.from = weights;
+      // Always a copy of oneDNN's own (reordered where its layout differs): `w` may be a
+      // temporary aligned copy of the tensor's bytes.
+      memory wm(wUser, e.engine, const_cast<float *>(w));
+      entry.weights = memory(entry.pd.weights_desc(), e.engine);
+      dnnl::reorder(wm, entry.weights).execute(e.stream, wm, entry.weights);
+      e.stream.wait();
+      it = convCache.insert_or_assign(key, std::move(entry)).first;
+    }
+    const ConvEntry &c = it->second;
+    std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
+    if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
+    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) {
+  if (!supported(g)) return false;
+  const size_t k = g.in.size();
+  memory::dims padR;
+  for (size_t i = 0; i < k; ++i) {
+    if (g.dilation.size() == k && g.dilation[i] != 1) return false;
+    // A window wholly in the padding has its own rule (eval's loops); oneDNN wants pads smaller
+    // than the window.
+    if (g.padBegin[i] >= g.kernel[i] || g.padEnd[i] >= g.kernel[i]) return false;
+    // The right padding oneDNN needs for the output length asked (ceil_mode's overhang).
+    int64_t r = (g.out[i] - 1) * g.stride[i] + g.kernel[i] - g.in[i] - g.padBegin[i];
+    if (r < g.padEnd[i]) r = g.padEnd[i];
+    // Counting pads: ONNX counts the explicit ones only, not the overhang.
+    if (r != g.padEnd[i] && kind == PoolKind::AverageIncludingPads) return false;
+    if (r >= g.kernel[i]) return false;
+    padR.push_back(r);
+  }
+  try {
+    Env &e = env();
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
+    memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, plainTag(k));
+    auto key = keyOf(g, int64_t(kind));
+    auto it = poolCache.find(key);
+    if (it == poolCache.end()) {
+      if (poolCache.size() >= kMaxEntries) poolCache.clear();
+      auto algo = kind == PoolKind::Max ? dnnl::algorithm::pooling_max
+                  : kind == PoolKind::AverageIncludingPads ? dnnl::algorithm::pooling_avg_include_padding
+                                                           : dnnl::algorithm::pooling_avg_exclude_padding;
+      // The source is the plain input as it is (a pooling's source layout is not left to
+      // oneDNN); the result in the layout oneDNN picks for it.
+      memory::desc anyDst(activationDims(g.n, g.c, g.out), memory::data_type::f32, Tag::any);
+      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algo, xDesc, anyDst,
+                                       memory::dims(g.stride.begin(), g.stride.end()),
+                                       memory::dims(g.kernel.begin(), g.kernel.end()),
+                                       memory::dims(g.padBegin.begin(), g.padBegin.end()), padR);
+      PoolEntry entry;
+      entry.pd = dnnl::pooling_forward::primitive_desc(desc, e.engine);
+      entry.prim = dnnl::pooling_forward(entry.pd);
+      it = poolCache.emplace(key, std::move(entry)).first;
+    }
+    const PoolEntry &p = it->second;
+    execute(p.prim, {}, p.pd.src_desc(), p.pd.dst_desc(), xDesc, yDesc, x, y);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+void setDnnlThreads(int threads) { omp_set_num_threads(std::max(1, threads)); }
+
+const char *dnnlBackend() {
+  static const std::string name = [] {
+    const dnnl_version_t *v = dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->patch);
+  }();
+  return name.c_str();
+}
+
+#else
+
+bool dnnlConv(const WindowGeometry &, const float *, const std::shared_ptr<const Tensor> &,
+              const float *, float *) {
+  return false;
+}
+bool dnnlPool(const WindowGeometry &, PoolKind, const float *, float *) { return false; }
+void setDnnlThreads(int) {}
+const char *dnnlBackend() { return "none"; }
+
+#endif
+
+} // namespace sf::eval::detail

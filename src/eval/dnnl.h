@@ -1,0 +1,37 @@
+// Convolution and pooling in f32 on oneDNN (Debian libdnnl-dev), the CPU library made for these
+// kernels, where the build found it. Each function returns false, having written nothing that
+// matters, when this build has no oneDNN or oneDNN does not take the case; the caller then runs
+// its own kernel. Primitives and reordered weights are kept per thread across runs.
+#pragma once
+
+#include "shapeflow/ir/tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace sf::eval::detail {
+
+/// The geometry of a convolution or pooling over 1 to 3 spatial dims (NC + spatial, row-major).
+struct WindowGeometry {
+  int64_t n = 0, c = 0, m = 0, group = 1; // m: output channels (c for pools)
+  std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
+};
+
+/// y = conv(x, w) (+ b per output channel), w [m, c/group, kernel...] the elements of the tensor
+/// `weights` (whose identity keys the reordered weights kept between runs); b may be null.
+bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
+              const std::shared_ptr<const Tensor> &weights, const float *b, float *y);
+
+enum class PoolKind { Max, AverageIncludingPads, AverageExcludingPads };
+
+/// Max or average pooling of x into y (no indices), dilations of 1.
+bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y);
+
+/// Threads oneDNN may use (1 by default, as the matrix products).
+void setDnnlThreads(int threads);
+
+/// "oneDNN 2.6.3" or "none".
+const char *dnnlBackend();
+
+} // namespace sf::eval::detail
