@@ -342,6 +342,7 @@ struct RunArgs {
   int64_t maxMemory = 0;
   int repeat = 0;
   int threads = 1;
+  bool profile = false;
 };
 
 /// `NAME=FILE.npy` or `NAME=random:D0,D1,...` (empty after the colon: a scalar).
@@ -437,6 +438,14 @@ int runRun(const RunArgs &a) {
   }
   // --repeat R: R more runs after the first, timed one by one; their median.
   std::vector<double> times;
+  // --profile: time per op over the repeated runs (the first run when there are none).
+  std::map<std::string, eval::OpTime> profile;
+  if (a.profile && a.repeat == 0) {
+    ro.profile = &profile;
+    auto again = eval::run(g, inputs, ro);
+    if (!again.ok()) return fail(again.error().message);
+  }
+  if (a.profile) ro.profile = &profile;
   for (int r = 0; r < a.repeat; ++r) {
     auto t1 = std::chrono::steady_clock::now();
     auto again = eval::run(g, inputs, ro);
@@ -464,6 +473,18 @@ int runRun(const RunArgs &a) {
   j["ms"] = ms;
   if (median) j["median_ms"] = *median, j["repeat"] = a.repeat;
   j["threads"] = a.threads;
+  // Per op, slowest first: ms per run in its kernels and in the checks against the shape rules.
+  std::vector<std::pair<std::string, eval::OpTime>> byTime(profile.begin(), profile.end());
+  std::sort(byTime.begin(), byTime.end(), [](const auto &x, const auto &y) {
+    return x.second.kernelMs + x.second.checkMs > y.second.kernelMs + y.second.checkMs;
+  });
+  const double runs = std::max(1, a.repeat);
+  if (a.profile) {
+    j["profile"] = nlohmann::json::array();
+    for (const auto &[op, t] : byTime)
+      j["profile"].push_back({{"op", op}, {"calls", double(t.calls) / runs},
+                              {"kernel_ms", t.kernelMs / runs}, {"check_ms", t.checkMs / runs}});
+  }
   j["outputs"] = nlohmann::json::array();
   // One summary per tensor (and its .npy under --out); a sequence lists its elements.
   auto summarize = [&](const Tensor &t, const std::string &stem) -> Result<nlohmann::json> {
@@ -516,6 +537,12 @@ int runRun(const RunArgs &a) {
                            humanCount(double(result->peakBytes), "B"));
   if (median) std::cout << fmt::format("; median of {} more runs {:.1f} ms", a.repeat, *median);
   std::cout << "\n";
+  if (a.profile) {
+    std::cout << fmt::format("time per op, ms per run ({}):\n", a.repeat ? "mean of the repeated runs" : "one run");
+    for (const auto &[op, t] : byTime)
+      std::cout << fmt::format("  {:<24} {:>7.0f} calls {:>9.2f} kernel {:>8.2f} check\n", op,
+                               double(t.calls) / runs, t.kernelMs / runs, t.checkMs / runs);
+  }
   auto line = [](const std::string &name, const nlohmann::json &o) {
     std::string text = fmt::format("  {}  {}{}", name, o["dtype"].get<std::string>(), o["shape"].dump());
     if (o.contains("min"))
@@ -696,6 +723,8 @@ int main(int argc, char **argv) {
   runCmd->add_option("--out", runArgs.outDir, "write each graph output as DIR/NAME.npy");
   runCmd->add_flag("--json", runArgs.json, "print one JSON object");
   runCmd->add_option("--seed", runArgs.seed, "seed of the random inputs (1)");
+  runCmd->add_flag("--profile", runArgs.profile,
+                   "time each op (its kernels, and the checks of their outputs against the shape rules)");
   runCmd->add_option("--repeat", runArgs.repeat, "run R more times after the first and report the median time of one run")
       ->check(CLI::Range(0, 100000));
   runCmd->add_option("--threads", runArgs.threads, "threads of the matrix products (1)")->check(CLI::Range(1, 1024));

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <set>
 #include <unordered_map>
 
@@ -285,7 +286,18 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);
     });
-    if (auto r = def->kernel(ctx); !r.ok()) {
+    auto started = std::chrono::steady_clock::now();
+    auto msSince = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
+    auto r = def->kernel(ctx);
+    OpTime *timing = options.profile ? &(*options.profile)[op] : nullptr;
+    if (timing) {
+      ++timing->calls;
+      timing->kernelMs += msSince(started);
+      started = std::chrono::steady_clock::now();
+    }
+    if (!r.ok()) {
       live -= ctx.allocated();
       std::string facts;
       for (size_t i = 0; i < ins.size(); ++i)
@@ -304,6 +316,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
           return errorf("node '{}' ({}): the kernel and the shape rule disagree: {}", n.name, op,
                         a.error().message);
     }
+    if (timing) timing->checkMs += msSince(started);
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       const auto &t = ctx.outputs()[k];
       bool wanted = isOutput[id][k] || readers[id][k] > 0;

@@ -106,6 +106,54 @@ Result<void> halfBinary(EvalContext &ctx, Bin op, const std::vector<const Tensor
   return ctx.setOutput(0, std::move(t));
 }
 
+/// One row of a floating-point Add/Sub/Mul/Div: n outputs from x and y read with strides 0 or
+/// 1 (a broadcast operand repeats one element): tight loops the compiler vectorises.
+template <class T, class Op> void rowOp(T *p, const T *x, int64_t sx, const T *y, int64_t sy, int64_t n, Op op) {
+  if (sx == 1 && sy == 1)
+    for (int64_t j = 0; j < n; ++j) p[j] = op(x[j], y[j]);
+  else if (sx == 1)
+    for (int64_t j = 0; j < n; ++j) p[j] = op(x[j], y[0]);
+  else if (sy == 1)
+    for (int64_t j = 0; j < n; ++j) p[j] = op(x[0], y[j]);
+  else
+    for (int64_t j = 0; j < n; ++j) p[j] = op(x[0], y[0]);
+}
+
+/// The four arithmetic ops on floats where both inputs' last strides are 0 or 1: row by row
+/// (forEachBroadcast's outer walk), the op chosen once. False where this does not apply.
+template <class T>
+bool fastArithmetic(Bin op, const Shape &out, const std::array<std::vector<int64_t>, 2> &st, const T *x,
+                    const T *y, T *p) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    return false;
+  } else {
+    if (op != Bin::Add && op != Bin::Sub && op != Bin::Mul && op != Bin::Div) return false;
+    size_t r = out.size();
+    int64_t sx = r ? st[0][r - 1] : 0, sy = r ? st[1][r - 1] : 0;
+    if ((sx != 0 && sx != 1) || (sy != 0 && sy != 1)) return false;
+    int64_t total = countOf(out), inner = r ? out[r - 1] : 1;
+    if (total == 0 || inner == 0) return true;
+    std::vector<int64_t> idx(r, 0);
+    int64_t ox = 0, oy = 0;
+    for (int64_t o = 0; o < total; o += inner) {
+      switch (op) {
+      case Bin::Add: rowOp(p + o, x + ox, sx, y + oy, sy, inner, [](T a, T b) { return a + b; }); break;
+      case Bin::Sub: rowOp(p + o, x + ox, sx, y + oy, sy, inner, [](T a, T b) { return a - b; }); break;
+      case Bin::Mul: rowOp(p + o, x + ox, sx, y + oy, sy, inner, [](T a, T b) { return a * b; }); break;
+      default: rowOp(p + o, x + ox, sx, y + oy, sy, inner, [](T a, T b) { return a / b; }); break;
+      }
+      for (size_t d = r >= 1 ? r - 1 : 0; d-- > 0;) {
+        idx[d]++;
+        ox += st[0][d], oy += st[1][d];
+        if (idx[d] < out[d]) break;
+        ox -= st[0][d] * out[d], oy -= st[1][d] * out[d];
+        idx[d] = 0;
+      }
+    }
+    return true;
+  }
+}
+
 /// out = op(a, b) broadcast; comparisons and logic give bool.
 Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, size_t outIndex = 0) {
   if (a.type() != b.type())
@@ -130,6 +178,7 @@ Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, 
     } else {
       Output<T> o(ctx, a.type(), out);
       SF_ASSIGN(T *p, o.make());
+      if (fastArithmetic<T>(op, out, st, x.data(), y.data(), p)) return o.finish(outIndex);
       bool divByZero = false;
       forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
         p[i] = apply<T>(op, x[size_t(f[0])], y[size_t(f[1])], divByZero);

@@ -115,6 +115,13 @@ private:
 
 namespace eval {
 
+/// Where a run's time went, per op (`run --profile`): kernel calls and their time, and the time
+/// of the check of each kernel's outputs against the op's shape rule.
+struct OpTime {
+  int64_t calls = 0;
+  double kernelMs = 0, checkMs = 0;
+};
+
 struct RunOptions {
   /// Bytes of tensors alive at once (0: half the machine's memory).
   int64_t maxMemory = 0;
@@ -123,8 +130,11 @@ struct RunOptions {
   std::function<void(const Node &, size_t, const Tensor &)> observe;
   /// The ops and their kernels (default: evalRegistry()).
   const OpRegistry *registry = nullptr;
-  /// Threads the matrix products may use (OpenBLAS; the rest of the executor is one thread).
+  /// Threads the matrix products, convolutions and pools may use (OpenBLAS, oneDNN; the rest
+  /// of the executor is one thread).
   int threads = 1;
+  /// When set, each op's time is added here (by op name, with its domain when not ONNX's).
+  std::map<std::string, OpTime> *profile = nullptr;
 };
 
 struct RunResult {
