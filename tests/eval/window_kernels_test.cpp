@@ -1,0 +1,97 @@
+// Convolution and pooling in f32 (on oneDNN where the build has it) against the same ops in f64
+// (the executor's own loops) on pseudo-random data, over a grid of geometries: spatial ranks 1-3,
+// groups (depthwise included), strides, dilations, pads, auto_pad, ceil_mode, channel counts that
+// are and are not multiples of 16, with and without bias. Two implementations that share no code
+// must agree to float precision.
+#include "run_text.h"
+
+#include "shapeflow/eval/eval.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace sf::eval {
+namespace {
+
+std::string dims(const Shape &s) { return fmt::format("{}", fmt::join(s, ",")); }
+
+/// Runs `op` on x (and w, b) in f32 and in f64, and compares every output element.
+void agreeInBothTypes(const std::string &op, const Shape &x, const Shape &w, bool bias,
+                      const std::string &attrs, uint64_t seed) {
+  SCOPED_TRACE(fmt::format("{} x [{}] w [{}] bias {} {{{}}}", op, dims(x), dims(w), bias, attrs));
+  std::vector<double> out[2];
+  const char *types[2] = {"f32", "f64"};
+  for (int k = 0; k < 2; ++k) {
+    ElementType t = k == 0 ? ElementType::F32 : ElementType::F64;
+    std::string params = fmt::format("x: {}[{}]", types[k], dims(x));
+    std::string args = "x";
+    std::map<std::string, Tensor> inputs;
+    // The same values in both types: drawn in f32, widened exactly to f64.
+    auto draw = [&](const Shape &s, uint64_t sd) {
+      Tensor r = *randomTensor(ElementType::F32, s, sd);
+      return *Tensor::fromDoubles(t, s, *r.toDoubles(size_t(r.elementCount())));
+    };
+    inputs.emplace("x", draw(x, seed));
+    if (!w.empty()) {
+      params += fmt::format(", w: {}[{}]", types[k], dims(w));
+      args += ", w";
+      inputs.emplace("w", draw(w, seed + 1));
+      if (bias) {
+        params += fmt::format(", b: {}[{}]", types[k], w[0]);
+        args += ", b";
+        inputs.emplace("b", draw({w[0]}, seed + 2));
+      }
+    }
+    std::string text = fmt::format("graph main({}) {{\n  y = {}({}) {{{}}}\n  return y\n}}\n", params,
+                                   op, args, attrs);
+    Ran r = runText(text.c_str(), inputs);
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message << "\n" << text;
+    out[k] = values(r.result->outputs[0]);
+  }
+  ASSERT_EQ(out[0].size(), out[1].size());
+  ASSERT_FALSE(out[0].empty());
+  for (size_t i = 0; i < out[0].size(); ++i)
+    ASSERT_NEAR(out[0][i], out[1][i], 1e-4 * (1 + std::abs(out[1][i]))) << "element " << i;
+}
+
+TEST(WindowKernels, ConvolutionsAgreeInF32AndF64) {
+  uint64_t seed = 1;
+  // 2D: plain, strided, dilated, padded, grouped, depthwise, 1x1, blocked channel counts.
+  agreeInBothTypes("Conv", {1, 3, 17, 15}, {16, 3, 3, 3}, true, "pads = [1, 1, 1, 1]", seed++);
+  agreeInBothTypes("Conv", {2, 16, 12, 12}, {32, 16, 3, 3}, true, "strides = [2, 2], pads = [1, 0, 1, 2]", seed++);
+  agreeInBothTypes("Conv", {1, 16, 14, 14}, {16, 16, 3, 3}, false, "dilations = [2, 2], pads = [2, 2, 2, 2]", seed++);
+  agreeInBothTypes("Conv", {1, 24, 10, 10}, {24, 1, 3, 3}, true, "group = 24, pads = [1, 1, 1, 1]", seed++);
+  agreeInBothTypes("Conv", {1, 32, 9, 9}, {32, 1, 5, 5}, true, "group = 32, strides = [2, 2], pads = [2, 2, 2, 2]", seed++);
+  agreeInBothTypes("Conv", {1, 12, 8, 8}, {18, 4, 3, 3}, true, "group = 3", seed++);
+  agreeInBothTypes("Conv", {1, 64, 7, 7}, {48, 64, 1, 1}, true, "", seed++);
+  agreeInBothTypes("Conv", {1, 32, 8, 8}, {64, 32, 1, 1}, false, "strides = [2, 2]", seed++);
+  agreeInBothTypes("Conv", {1, 16, 11, 11}, {16, 16, 3, 3}, true, "auto_pad = \"SAME_UPPER\", strides = [2, 2]", seed++);
+  agreeInBothTypes("Conv", {1, 16, 11, 11}, {16, 16, 4, 4}, true, "auto_pad = \"SAME_LOWER\"", seed++);
+  agreeInBothTypes("Conv", {1, 5, 6, 9}, {7, 5, 2, 4}, false, "auto_pad = \"VALID\", strides = [1, 3]", seed++);
+  // 1D and 3D.
+  agreeInBothTypes("Conv", {2, 8, 30}, {16, 8, 5}, true, "pads = [2, 1], strides = [2]", seed++);
+  agreeInBothTypes("Conv", {1, 16, 25}, {16, 1, 3}, true, "group = 16, dilations = [3]", seed++);
+  agreeInBothTypes("Conv", {1, 4, 6, 7, 5}, {8, 4, 3, 3, 2}, true, "pads = [1, 0, 1, 1, 1, 0]", seed++);
+}
+
+TEST(WindowKernels, PoolsAgreeInF32AndF64) {
+  uint64_t seed = 100;
+  agreeInBothTypes("MaxPool", {1, 16, 12, 12}, {}, false, "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]", seed++);
+  agreeInBothTypes("MaxPool", {2, 3, 11, 11}, {}, false, "kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1", seed++);
+  agreeInBothTypes("MaxPool", {1, 8, 9, 9}, {}, false, "kernel_shape = [2, 2], dilations = [2, 2]", seed++);
+  agreeInBothTypes("AveragePool", {1, 16, 10, 10}, {}, false, "kernel_shape = [3, 3], pads = [1, 1, 1, 1]", seed++);
+  agreeInBothTypes("AveragePool", {1, 16, 10, 10}, {}, false,
+                   "kernel_shape = [3, 3], pads = [1, 1, 1, 1], count_include_pad = 1", seed++);
+  agreeInBothTypes("AveragePool", {1, 4, 11, 11}, {}, false, "kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1", seed++);
+  agreeInBothTypes("AveragePool", {1, 4, 11, 11}, {}, false,
+                   "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], ceil_mode = 1, count_include_pad = 1", seed++);
+  agreeInBothTypes("MaxPool", {1, 4, 20}, {}, false, "kernel_shape = [4], strides = [3], pads = [1, 2]", seed++);
+  agreeInBothTypes("AveragePool", {1, 4, 5, 6, 7}, {}, false, "kernel_shape = [2, 3, 2], strides = [2, 2, 2]", seed++);
+}
+
+} // namespace
+} // namespace sf::eval
