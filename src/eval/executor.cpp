@@ -95,6 +95,31 @@ std::string Value::describe() const {
 namespace eval {
 namespace {
 
+/// A constant whose elements lie at an address their type cannot be read from (a view of a
+/// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
+/// long as the constant lives: otherwise every kernel reading it copies it on every run (a
+/// transformer's weights, each MatMul). Aligned constants come back as they are.
+std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
+  if (!t || !t->hasData() || t->type() == ElementType::String) return t;
+  size_t align = std::min<size_t>(elementSize(t->type()), alignof(std::max_align_t));
+  if (align <= 1 || reinterpret_cast<uintptr_t>(t->bytes().data()) % align == 0) return t;
+  struct Copy {
+    std::weak_ptr<const Tensor> of;
+    std::shared_ptr<const Tensor> aligned;
+  };
+  thread_local std::map<const Tensor *, Copy> copies;
+  auto it = copies.find(t.get());
+  if (it != copies.end() && !it->second.of.expired()) return it->second.aligned;
+  std::erase_if(copies, [](const auto &e) { return e.second.of.expired(); });
+  auto bytes = t->bytes();
+  auto copy = Tensor::fromBytes(t->type(), t->shape(), std::vector<std::byte>(bytes.begin(), bytes.end()));
+  if (!copy.ok()) return t;
+  auto shared = std::make_shared<const Tensor>(std::move(*copy));
+  copies[t.get()] = Copy{t, shared};
+  return shared;
+}
+
+
 int64_t defaultBudget() {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || size <= 0) return int64_t(4) << 30;
@@ -253,7 +278,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
         const Fact &fact = n.outputs[0].fact;
         if (!t) {
           if (!(fact.constant && fact.constant->hasData())) return errorf("input '{}' ({}) is not given", name, fact);
-          t = Value(fact.constant);
+          t = Value(alignedConstant(fact.constant));
         }
         values[id][0] = t;
       }
@@ -265,7 +290,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       if (!fact.constant || !fact.constant->hasData())
         return errorf("node '{}': the constant '{}' ({}) has no data to run with", n.name,
                       n.outputs[0].name, fact);
-      values[id][0] = Value(fact.constant);
+      values[id][0] = Value(alignedConstant(fact.constant));
       aliveOutputs[id] = 1;
       continue;
     }
