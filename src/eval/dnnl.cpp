@@ -69,18 +69,28 @@ std::vector<int64_t> keyOf(const WindowGeometry &g, int64_t extra) {
 
 /// Runs `prim` with `args`, reordering the plain `x` into `srcDesc` and the result from
 /// `dstDesc` into the plain `y` where the layouts differ.
+/// The layouts' buffers a primitive works in, kept with it: made on its first run, reused after
+/// (a fresh buffer per call is an allocation and, for large ones, page faults every time).
+struct Scratch {
+  memory src, dst;
+};
+
 void execute(const dnnl::primitive &prim, std::unordered_map<int, memory> args,
              const memory::desc &srcDesc, const memory::desc &dstDesc, const memory::desc &xDesc,
-             const memory::desc &yDesc, const float *x, float *y) {
+             const memory::desc &yDesc, const float *x, float *y, Scratch &scratch) {
   Env &e = env();
   memory xm(xDesc, e.engine, const_cast<float *>(x));
   memory ym(yDesc, e.engine, y);
   memory src = xm, dst = ym;
   if (srcDesc != xDesc) {
-    src = memory(srcDesc, e.engine);
+    if (!scratch.src) scratch.src = memory(srcDesc, e.engine);
+    src = scratch.src;
     dnnl::reorder(xm, src).execute(e.stream, xm, src);
   }
-  if (dstDesc != yDesc) dst = memory(dstDesc, e.engine);
+  if (dstDesc != yDesc) {
+    if (!scratch.dst) scratch.dst = memory(dstDesc, e.engine);
+    dst = scratch.dst;
+  }
   args[DNNL_ARG_SRC] = src;
   args[DNNL_ARG_DST] = dst;
   prim.execute(e.stream, args);
@@ -93,6 +103,7 @@ struct ConvEntry {
   dnnl::convolution_forward prim;
   std::weak_ptr<const Tensor> from; // the weights tensor `weights` was reordered from
   memory weights;
+  Scratch scratch;
 };
 
 /// Per thread; keyed by geometry and the weights tensor's address (its identity while it lives:
@@ -101,7 +112,22 @@ thread_local std::map<std::vector<int64_t>, ConvEntry> convCache;
 struct PoolEntry {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward prim;
+  Scratch scratch;
 };
+
+struct MatMulEntry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  std::weak_ptr<const Tensor> from;
+  memory weights;
+};
+thread_local std::map<std::vector<int64_t>, MatMulEntry> matmulCache;
+
+struct EltEntry {
+  dnnl::eltwise_forward::primitive_desc pd;
+  dnnl::eltwise_forward prim;
+};
+thread_local std::map<std::vector<int64_t>, EltEntry> eltCache;
 thread_local std::map<std::vector<int64_t>, PoolEntry> poolCache;
 constexpr size_t kMaxEntries = 4096;
 
@@ -166,10 +192,10 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       e.stream.wait();
       it = convCache.insert_or_assign(key, std::move(entry)).first;
     }
-    const ConvEntry &c = it->second;
+    ConvEntry &c = it->second;
     std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
     if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
-    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
+    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y, c.scratch);
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -216,8 +242,75 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
       entry.prim = dnnl::pooling_forward(entry.pd);
       it = poolCache.emplace(key, std::move(entry)).first;
     }
-    const PoolEntry &p = it->second;
-    execute(p.prim, {}, p.pd.src_desc(), p.pd.dst_desc(), xDesc, yDesc, x, y);
+    PoolEntry &p = it->second;
+    execute(p.prim, {}, p.pd.src_desc(), p.pd.dst_desc(), xDesc, yDesc, x, y, p.scratch);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
+                const std::shared_ptr<const Tensor> &weights, const float *bias, float *y) {
+  if (m <= 0 || k <= 0 || n <= 0 || !weights) return false;
+  try {
+    Env &e = env();
+    memory::desc aDesc({m, k}, memory::data_type::f32, Tag::ab);
+    memory::desc yDesc({m, n}, memory::data_type::f32, Tag::ab);
+    memory::desc biasDesc({1, n}, memory::data_type::f32, Tag::ab);
+    std::vector<int64_t> key{m, k, n, transposed, bias != nullptr,
+                             int64_t(reinterpret_cast<uintptr_t>(weights.get()))};
+    auto it = matmulCache.find(key);
+    if (it == matmulCache.end() || it->second.from.expired()) {
+      if (matmulCache.size() >= kMaxEntries) matmulCache.clear();
+      memory::desc anyW({k, n}, memory::data_type::f32, Tag::any);
+      auto desc = bias ? dnnl::matmul::desc(aDesc, anyW, biasDesc, yDesc)
+                       : dnnl::matmul::desc(aDesc, anyW, yDesc);
+      MatMulEntry entry;
+      entry.pd = dnnl::matmul::primitive_desc(desc, e.engine);
+      entry.prim = dnnl::matmul(entry.pd);
+      entry.from = weights;
+      memory::desc wUser({k, n}, memory::data_type::f32, transposed ? Tag::ba : Tag::ab);
+      memory wm(wUser, e.engine, const_cast<float *>(w));
+      entry.weights = memory(entry.pd.weights_desc(), e.engine);
+      dnnl::reorder(wm, entry.weights).execute(e.stream, wm, entry.weights);
+      e.stream.wait();
+      it = matmulCache.insert_or_assign(key, std::move(entry)).first;
+    }
+    const MatMulEntry &c = it->second;
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(aDesc, e.engine, const_cast<float *>(a))},
+                                         {DNNL_ARG_WEIGHTS, c.weights},
+                                         {DNNL_ARG_DST, memory(yDesc, e.engine, y)}};
+    if (bias) args[DNNL_ARG_BIAS] = memory(biasDesc, e.engine, const_cast<float *>(bias));
+    c.prim.execute(e.stream, args);
+    e.stream.wait();
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
+  if (count <= 0) return false;
+  try {
+    Env &e = env();
+    memory::desc d({count}, memory::data_type::f32, Tag::a);
+    std::vector<int64_t> key{int64_t(kind), count};
+    auto it = eltCache.find(key);
+    if (it == eltCache.end()) {
+      if (eltCache.size() >= kMaxEntries) eltCache.clear();
+      auto algo = kind == EltKind::Sigmoid ? dnnl::algorithm::eltwise_logistic
+                  : kind == EltKind::Tanh  ? dnnl::algorithm::eltwise_tanh
+                                           : dnnl::algorithm::eltwise_exp;
+      dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, algo, d, 0.f, 0.f);
+      EltEntry entry;
+      entry.pd = dnnl::eltwise_forward::primitive_desc(desc, e.engine);
+      entry.prim = dnnl::eltwise_forward(entry.pd);
+      it = eltCache.emplace(key, std::move(entry)).first;
+    }
+    it->second.prim.execute(e.stream, {{DNNL_ARG_SRC, memory(d, e.engine, const_cast<float *>(x))},
+                                       {DNNL_ARG_DST, memory(d, e.engine, y)}});
+    e.stream.wait();
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -242,6 +335,11 @@ bool dnnlConv(const WindowGeometry &, const float *, const std::shared_ptr<const
   return false;
 }
 bool dnnlPool(const WindowGeometry &, PoolKind, const float *, float *) { return false; }
+bool dnnlMatMul(int64_t, int64_t, int64_t, const float *, const float *, bool,
+                const std::shared_ptr<const Tensor> &, const float *, float *) {
+  return false;
+}
+bool dnnlEltwise(EltKind, const float *, float *, int64_t) { return false; }
 void setDnnlThreads(int) {}
 const char *dnnlBackend() { return "none"; }
 

@@ -28,6 +28,17 @@ enum class PoolKind { Max, AverageIncludingPads, AverageExcludingPads };
 /// Max or average pooling of x into y (no indices), dilations of 1.
 bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y);
 
+/// y[m,n] = a[m,k] * B (+ bias[n]), B the elements `w` of the constant tensor `weights` (the same
+/// tensor on every run: its identity keys the packed copy kept between runs), stored [k,n], or
+/// [n,k] when `transposed`.
+bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
+                const std::shared_ptr<const Tensor> &weights, const float *bias, float *y);
+
+enum class EltKind { Sigmoid, Tanh, Exp };
+
+/// y = f(x) elementwise over `count` floats.
+bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count);
+
 /// Threads oneDNN may use (1 by default, as the matrix products).
 void setDnnlThreads(int threads);
 

@@ -308,6 +308,10 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     // A graph that does not say which opset it imports (the text form without `opset`) gets the
     // newest one's semantics, as the rules do.
     EvalContext ctx(n, ins, n.opsetVersion ? n.opsetVersion : kNewestOpset, &live, budget);
+    std::vector<bool> constant(n.inputs.size());
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      constant[i] = n.inputs[i].valid() && g.nodes[n.inputs[i].node].isConstant();
+    ctx.setConstantInputs(std::move(constant));
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);
     });

@@ -1,5 +1,6 @@
 // Elementwise kernels: binary arithmetic and comparisons with NumPy broadcasting, variadic
 // Max/Min/Sum/Mean, Where, unary math and activations, Clip, Cast.
+#include "dnnl.h"
 #include "kernel_util.h"
 
 #include <charconv>
@@ -306,6 +307,21 @@ template <bool Ints = false, class F> KernelFn unary(F f) {
   };
 }
 
+/// A unary op computed by oneDNN's vectorised eltwise kernels on f32, `other` for the rest (and
+/// where the build has no oneDNN).
+KernelFn withDnnl(EltKind kind, KernelFn other) {
+  return [kind, other](EvalContext &ctx) -> Result<void> {
+    const Tensor &a = ctx.input(0);
+    if (a.type() == ElementType::F32 && a.elementCount() > 0) {
+      Elements<float> x(a);
+      Output<float> o(ctx, a.type(), a.shape());
+      SF_ASSIGN(float *p, o.make());
+      if (dnnlEltwise(kind, x.data(), p, a.elementCount())) return o.finish(0);
+    }
+    return other(ctx);
+  };
+}
+
 /// A unary op with float attributes (alpha, beta, ...) read once.
 template <class F> KernelFn unaryAttr(std::vector<std::pair<std::string, double>> attrs, F f) {
   return [attrs, f](EvalContext &ctx) -> Result<void> {
@@ -491,12 +507,14 @@ Result<void> registerElementwise(OpRegistry &r) {
   SF_TRY(setKernel(r, "Neg", unary<true>([](auto x) { return decltype(x)(-x); })));
   SF_TRY(setKernel(r, "Abs", unary<true>([](auto x) { return x < 0 ? decltype(x)(-x) : x; })));
   SF_TRY(setKernel(r, "Sign", unary<true>(sign)));
-  SF_TRY(setKernel(r, "Exp", unary([](auto x) { return std::exp(x); })));
+  SF_TRY(setKernel(r, "Exp", withDnnl(EltKind::Exp, unary([](auto x) { return std::exp(x); }))));
   SF_TRY(setKernel(r, "Log", unary([](auto x) { return std::log(x); })));
   SF_TRY(setKernel(r, "Sqrt", unary([](auto x) { return std::sqrt(x); })));
   SF_TRY(setKernel(r, "Reciprocal", unary([](auto x) { return decltype(x)(1) / x; })));
-  SF_TRY(setKernel(r, "Sigmoid", unary([](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); })));
-  SF_TRY(setKernel(r, "Tanh", unary([](auto x) { return std::tanh(x); })));
+  SF_TRY(setKernel(r, "Sigmoid", withDnnl(EltKind::Sigmoid, unary([](auto x) {
+                     return decltype(x)(1) / (decltype(x)(1) + std::exp(-x));
+                   }))));
+  SF_TRY(setKernel(r, "Tanh", withDnnl(EltKind::Tanh, unary([](auto x) { return std::tanh(x); }))));
   SF_TRY(setKernel(r, "Erf", unary([](auto x) { return std::erf(x); })));
   SF_TRY(setKernel(r, "Floor", unary([](auto x) { return std::floor(x); })));
   SF_TRY(setKernel(r, "Ceil", unary([](auto x) { return std::ceil(x); })));
@@ -539,8 +557,9 @@ Result<void> registerElementwise(OpRegistry &r) {
     return std::max(0.0, std::min(1.0, a[0] * x + a[1]));
   })));
   SF_TRY(setKernel(r, "Gelu", [](EvalContext &ctx) -> Result<void> {
-    SF_ASSIGN(std::string approx, ctx.attrs().getString("approximate", "none"));
-    bool t = approx == "tanh";
+    auto approx = ctx.attrs().getString("approximate", "none");
+    if (!approx.ok()) return approx.takeError();
+    bool t = *approx == "tanh";
     return unaryAttr({}, [t](double x, const std::vector<double> &) { return erfGelu(x, t); })(ctx);
   }));
   return success();

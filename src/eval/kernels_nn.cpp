@@ -68,6 +68,11 @@ Result<void> matmul(EvalContext &ctx) {
       Output<T> o(ctx, a.type(), out);
       SF_ASSIGN(T *p, o.make());
       if constexpr (std::is_same_v<T, float>) {
+        // A constant B (a layer's weights) on oneDNN, packed once and kept: sgemm packs B again
+        // on every call, as long as the product itself when A has few rows (a transformer's tokens).
+        if (b.shape().size() == 2 && (g.foldsIntoRows || batches == 1) && ctx.inputIsConstant(1) &&
+            dnnlMatMul(batches * m, k, n, x.data(), y.data(), false, ctx.inputShared(1), nullptr, p))
+          return o.finish(0);
         if (g.foldsIntoRows) {
           sgemm(false, false, batches * m, n, k, 1.0f, x.data(), k, y.data(), n, 0.0f, p, n);
           return o.finish(0);
@@ -128,6 +133,11 @@ Result<void> gemm(EvalContext &ctx) {
         c.emplace(ctx.input(2));
       }
       if constexpr (std::is_same_v<T, float>) {
+        // A layer (constant B, C a row of n or absent, alpha and beta 1) on oneDNN, as MatMul.
+        bool rowBias = c && ctx.input(2).elementCount() == n && cst.size() == 2 && cst[0] == 0;
+        if (!ta && alpha == 1.0 && (!c || (rowBias && beta == 1.0)) && ctx.inputIsConstant(1) &&
+            dnnlMatMul(m, k, n, x.data(), y.data(), tb != 0, ctx.inputShared(1), c ? c->data() : nullptr, p))
+          return o.finish(0);
         sgemm(ta != 0, tb != 0, m, n, k, float(alpha), x.data(), a.shape()[1], y.data(), b.shape()[1], 0.0f, p, n);
         if (c)
           for (int64_t i = 0; i < m; ++i)

@@ -204,8 +204,6 @@ struct Item {
   size_t first = 0, last = 0;
 };
 
-bool overlapsInTime(const Item &a, const Item &b) { return a.first <= b.last && b.first <= a.last; }
-
 /// For each slot, the slots live at a common step with it.
 std::vector<std::vector<size_t>> conflictsOf(const std::vector<Item> &items) {
   std::vector<size_t> byFirst(items.size());

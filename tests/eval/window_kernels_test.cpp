@@ -1,4 +1,5 @@
-// Convolution and pooling in f32 (on oneDNN where the build has it) against the same ops in f64
+// Convolution, pooling, products with constant weights and the transcendental activations in f32
+// (on oneDNN where the build has it) against the same ops in f64
 // (the executor's own loops) on pseudo-random data, over a grid of geometries: spatial ranks 1-3,
 // groups (depthwise included), strides, dilations, pads, auto_pad, ceil_mode, channel counts that
 // are and are not multiples of 16, with and without bias. Two implementations that share no code
@@ -91,6 +92,64 @@ TEST(WindowKernels, PoolsAgreeInF32AndF64) {
                    "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], ceil_mode = 1, count_include_pad = 1", seed++);
   agreeInBothTypes("MaxPool", {1, 4, 20}, {}, false, "kernel_shape = [4], strides = [3], pads = [1, 2]", seed++);
   agreeInBothTypes("AveragePool", {1, 4, 5, 6, 7}, {}, false, "kernel_shape = [2, 3, 2], strides = [2, 2, 2]", seed++);
+}
+
+/// `op`(a, W[, C]) with W (and C) constants of the graph, in f32 and in f64: the f32 products take
+/// oneDNN's path for constant weights (packed once, kept between runs), f64 the loops. The f32
+/// graph runs twice, the second time on the weights kept from the first.
+void productAgrees(const std::string &op, const Shape &a, const Shape &w, const Shape &c,
+                   const std::string &attrs, uint64_t seed) {
+  SCOPED_TRACE(fmt::format("{} a [{}] W [{}] C [{}] {{{}}}", op, dims(a), dims(w), dims(c), attrs));
+  auto literal = [](const Tensor &t) {
+    auto v = *t.toDoubles(size_t(t.elementCount()));
+    return fmt::format("[{}]", fmt::join(v, ", "));
+  };
+  std::vector<double> out[3]; // f32, f32 again on the same graph (kept weights), f64
+  const char *types[3] = {"f32", "", "f64"};
+  for (int k = 0; k < 3; k += 2) {
+    ElementType t = k == 0 ? ElementType::F32 : ElementType::F64;
+    auto draw = [&](const Shape &s, uint64_t sd) {
+      Tensor r = *randomTensor(ElementType::F32, s, sd);
+      return *Tensor::fromDoubles(t, s, *r.toDoubles(size_t(r.elementCount())));
+    };
+    std::string text = fmt::format("graph main(a: {}[{}]) {{\n", types[k], dims(a));
+    text += fmt::format("  w = Constant() {{value = {}[{}] {}}}\n", types[k], dims(w), literal(draw(w, seed + 1)));
+    std::string args = "a, w";
+    if (!c.empty()) {
+      text += fmt::format("  c = Constant() {{value = {}[{}] {}}}\n", types[k], dims(c), literal(draw(c, seed + 2)));
+      args += ", c";
+    }
+    text += fmt::format("  y = {}({}) {{{}}}\n  return y\n}}\n", op, args, attrs);
+    std::map<std::string, Tensor> inputs;
+    inputs.emplace("a", draw(a, seed));
+    Ran r = runText(text.c_str(), inputs);
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    out[k] = values(r.result->outputs[0]);
+    if (k == 0) {
+      auto again = run(*r.graph, inputs);
+      ASSERT_TRUE(again.ok()) << again.error().message;
+      out[1] = values(again->outputs[0]);
+    }
+  }
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(out[k].size(), out[2].size());
+    for (size_t i = 0; i < out[2].size(); ++i)
+      ASSERT_NEAR(out[k][i], out[2][i], 1e-4 * (1 + std::abs(out[2][i]))) << "run " << k << " element " << i;
+  }
+}
+
+TEST(LibraryKernels, ProductsWithConstantWeightsAgreeInF32AndF64) {
+  productAgrees("MatMul", {7, 48}, {48, 40}, {}, "", 200);
+  productAgrees("MatMul", {2, 5, 33}, {33, 17}, {}, "", 201); // batches folded into rows
+  productAgrees("Gemm", {6, 32}, {24, 32}, {24}, "transB = 1", 202);
+  productAgrees("Gemm", {6, 32}, {32, 24}, {1, 24}, "", 203);
+  productAgrees("Gemm", {3, 16}, {16, 8}, {}, "", 204);
+  productAgrees("Gemm", {3, 16}, {16, 8}, {3, 8}, "alpha = 0.5, beta = 2.0", 205); // sgemm path
+}
+
+TEST(LibraryKernels, TranscendentalsAgreeInF32AndF64) {
+  for (const char *op : {"Sigmoid", "Tanh", "Exp"})
+    agreeInBothTypes(op, {3, 37, 5}, {}, false, "", 300);
 }
 
 } // namespace

@@ -69,6 +69,10 @@ public:
   bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i].isTensor(); }
   /// Input i; requires hasInput(i).
   const Tensor &input(size_t i) const { return *inputs_[i]; }
+  /// Input i is a constant of the graph (an initializer or a Constant node): the same tensor on
+  /// every run, so a kernel may keep work done on it (packed weights) keyed by its identity.
+  bool inputIsConstant(size_t i) const { return i < constant_.size() && constant_[i]; }
+  void setConstantInputs(std::vector<bool> constant) { constant_ = std::move(constant); }
   /// Input i as shared, for an output that views its bytes.
   const std::shared_ptr<const Tensor> &inputShared(size_t i) const { return inputs_[i].tensor(); }
   /// Input i whatever it is (absent past the last input).
@@ -104,6 +108,7 @@ public:
 private:
   const Node &node_;
   std::vector<Value> inputs_;
+  std::vector<bool> constant_;
   int64_t opset_;
   std::vector<Value> outputs_;
   Value absent_;
