@@ -269,6 +269,11 @@ Result<void> conv(EvalContext &ctx) {
     }
     Output<T> o(ctx, x.type(), out);
     SF_ASSIGN(T *p, o.make());
+    if constexpr (std::is_same_v<T, float>) {
+      WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p))
+        return o.finish(0);
+    }
     int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
     int64_t mg = m / group;
     // The taps of every output position, computed once: input offset or -1, tap-major (the
@@ -277,11 +282,6 @@ Result<void> conv(EvalContext &ctx) {
     forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
       forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(t * outSize + po)] = off; });
     });
-    if constexpr (std::is_same_v<T, float>) {
-      WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
-      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p))
-        return o.finish(0);
-    }
     if constexpr (std::is_same_v<T, float>) {
       // Where oneDNN does not run it: each (image, group): W_g [mg, cg*taps] times the input's columns [cg*taps, positions]
       // (im2col, in tiles of positions so that the columns stay within 16 MB), on sgemm. A 1x1
