@@ -11,12 +11,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <unordered_map>
 
 namespace sf {
 
-Result<std::vector<std::byte>> EvalContext::allocate(ElementType t, const Shape &shape) {
+Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
   int64_t count = 1;
   for (int64_t d : shape) {
     auto c = d < 0 ? std::nullopt : checkedMul(count, d);
@@ -31,7 +32,21 @@ Result<std::vector<std::byte>> EvalContext::allocate(ElementType t, const Shape 
                   *liveBytes_, maxBytes_);
   *liveBytes_ += *bytes;
   allocated_ += *bytes;
-  return std::vector<std::byte>(size_t(*bytes));
+  return *bytes;
+}
+
+Result<std::vector<std::byte>> EvalContext::allocate(ElementType t, const Shape &shape) {
+  SF_ASSIGN(int64_t bytes, reserve(t, shape));
+  return std::vector<std::byte>(size_t(bytes));
+}
+
+Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementType t, const Shape &shape) {
+  SF_ASSIGN(int64_t bytes, reserve(t, shape));
+  constexpr size_t kAlign = 64;
+  size_t rounded = (size_t(bytes) + kAlign - 1) / kAlign * kAlign; // within the budget's checks
+  auto *p = static_cast<std::byte *>(std::aligned_alloc(kAlign, std::max(rounded, kAlign)));
+  if (!p) return errorf("out of memory for an output of {} bytes", bytes);
+  return std::shared_ptr<std::byte[]>(p, [](std::byte *q) { std::free(q); });
 }
 
 Result<void> EvalContext::admit(ElementType t, const Shape &shape) const {

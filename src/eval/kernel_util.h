@@ -38,15 +38,33 @@ private:
   std::unique_ptr<T[]> copy_;
 };
 
+inline int64_t countOf(const Shape &s) {
+  int64_t c = 1;
+  for (int64_t d : s) c *= d;
+  return c;
+}
+
 /// An output being written: typed elements, made a tensor by `finish`.
 template <class T> class Output {
 public:
   Output(EvalContext &ctx, ElementType type, Shape shape) : ctx_(ctx), type_(type), shape_(std::move(shape)) {}
+  /// Zeroed elements.
   Result<T *> make() {
     SF_ASSIGN(bytes_, ctx_.allocate(type_, shape_));
     return reinterpret_cast<T *>(bytes_.data());
   }
+  /// Uninitialised elements, for a kernel that writes every one of them.
+  Result<T *> makeForOverwrite() {
+    SF_ASSIGN(buffer_, ctx_.allocateForOverwrite(type_, shape_));
+    return reinterpret_cast<T *>(buffer_.get());
+  }
   Result<void> finish(size_t i) {
+    if (buffer_) {
+      size_t n = size_t(countOf(shape_)) * elementSize(type_);
+      SF_ASSIGN(Tensor t, Tensor::view(type_, std::move(shape_), std::span<const std::byte>(buffer_.get(), n),
+                                       std::shared_ptr<const void>(buffer_, buffer_.get())));
+      return ctx_.setOutput(i, std::move(t));
+    }
     SF_ASSIGN(Tensor t, Tensor::fromBytes(type_, std::move(shape_), std::move(bytes_)));
     return ctx_.setOutput(i, std::move(t));
   }
@@ -56,13 +74,9 @@ private:
   ElementType type_;
   Shape shape_;
   std::vector<std::byte> bytes_;
+  std::shared_ptr<std::byte[]> buffer_;
 };
 
-inline int64_t countOf(const Shape &s) {
-  int64_t c = 1;
-  for (int64_t d : s) c *= d;
-  return c;
-}
 
 inline std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 

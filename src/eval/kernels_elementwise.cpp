@@ -178,7 +178,7 @@ Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, 
       return errorf("arithmetic on bool is not defined");
     } else {
       Output<T> o(ctx, a.type(), out);
-      SF_ASSIGN(T *p, o.make());
+      SF_ASSIGN(T *p, o.makeForOverwrite());
       if (fastArithmetic<T>(op, out, st, x.data(), y.data(), p)) return o.finish(outIndex);
       bool divByZero = false;
       forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
@@ -297,7 +297,7 @@ template <bool Ints = false, class F> KernelFn unary(F f) {
       } else {
         Elements<T> x(a);
         Output<T> o(ctx, a.type(), a.shape());
-        SF_ASSIGN(T *p, o.make());
+        SF_ASSIGN(T *p, o.makeForOverwrite());
         for (size_t i = 0; i < x.size(); ++i) p[i] = T(f(x[i]));
         return o.finish(0);
       }
@@ -315,7 +315,7 @@ KernelFn withDnnl(EltKind kind, KernelFn other) {
     if (a.type() == ElementType::F32 && a.elementCount() > 0) {
       Elements<float> x(a);
       Output<float> o(ctx, a.type(), a.shape());
-      SF_ASSIGN(float *p, o.make());
+      SF_ASSIGN(float *p, o.makeForOverwrite());
       if (dnnlEltwise(kind, x.data(), p, a.elementCount())) return o.finish(0);
     }
     return other(ctx);
@@ -377,7 +377,7 @@ Result<void> clip(EvalContext &ctx) {
     } else {
       Elements<T> x(a);
       Output<T> o(ctx, a.type(), a.shape());
-      SF_ASSIGN(T *p, o.make());
+      SF_ASSIGN(T *p, o.makeForOverwrite());
       T l = std::isinf(lo) ? std::numeric_limits<T>::lowest() : T(lo);
       T h = std::isinf(hi) ? std::numeric_limits<T>::max() : T(hi);
       // std::max / std::min keep a NaN (each returns its first argument when the comparison is

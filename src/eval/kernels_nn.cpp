@@ -66,7 +66,7 @@ Result<void> matmul(EvalContext &ctx) {
       using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
       Elements<T> x(a), y(b);
       Output<T> o(ctx, a.type(), out);
-      SF_ASSIGN(T *p, o.make());
+      SF_ASSIGN(T *p, o.makeForOverwrite());
       if constexpr (std::is_same_v<T, float>) {
         // A constant B (a layer's weights) on oneDNN, packed once and kept: sgemm packs B again
         // on every call, as long as the product itself when A has few rows (a transformer's tokens).
@@ -123,7 +123,7 @@ Result<void> gemm(EvalContext &ctx) {
       using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
       Elements<T> x(a), y(b);
       Output<T> o(ctx, a.type(), out);
-      SF_ASSIGN(T *p, o.make());
+      SF_ASSIGN(T *p, o.makeForOverwrite());
       std::vector<int64_t> cst;
       std::optional<Elements<T>> c;
       if (ctx.hasInput(2)) {
@@ -268,7 +268,7 @@ Result<void> conv(EvalContext &ctx) {
       bias.emplace(ctx.input(2));
     }
     Output<T> o(ctx, x.type(), out);
-    SF_ASSIGN(T *p, o.make());
+    SF_ASSIGN(T *p, o.makeForOverwrite());
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
       if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p))
@@ -362,7 +362,7 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
     using T = typename decltype(tag)::type;
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), out);
-    SF_ASSIGN(T *p, o.make());
+    SF_ASSIGN(T *p, o.makeForOverwrite());
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
       PoolKind kind = isMax ? PoolKind::Max

@@ -85,6 +85,9 @@ public:
   /// Zeroed bytes for an output of this type and shape, within the run's memory budget (an
   /// error naming the size otherwise).
   Result<std::vector<std::byte>> allocate(ElementType t, const Shape &shape);
+  /// The same, uninitialised and 64-byte aligned, for a kernel that writes every element (no
+  /// pass over the bytes to zero them first).
+  Result<std::shared_ptr<std::byte[]>> allocateForOverwrite(ElementType t, const Shape &shape);
   /// An error unless a tensor of this type and shape (and a double per element, for kernels that
   /// compute in double) fits the budget: for kernels that build their output another way, so that
   /// no size an input merely claims is allocated.
@@ -106,6 +109,9 @@ public:
   }
 
 private:
+  /// The bytes of an output of this type and shape, counted against the budget.
+  Result<int64_t> reserve(ElementType t, const Shape &shape);
+
   const Node &node_;
   std::vector<Value> inputs_;
   std::vector<bool> constant_;
