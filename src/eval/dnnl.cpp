@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -134,7 +135,7 @@ constexpr size_t kMaxEntries = 4096;
 } // namespace
 
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
-              const std::shared_ptr<const Tensor> &weights, const float *b, float *y) {
+              const std::shared_ptr<const Tensor> &weights, const float *b, float *y, PostOp post) {
   if (!supported(g) || !weights || g.c % g.group != 0 || g.m % g.group != 0) return false;
   try {
     Env &e = env();
@@ -151,6 +152,13 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
 
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
+    key.push_back(int64_t(post.kind));
+    if (post.kind == PostOp::Kind::Clip) {
+      int32_t lo, hi;
+      std::memcpy(&lo, &post.lo, 4);
+      std::memcpy(&hi, &post.hi, 4);
+      key.push_back(lo), key.push_back(hi);
+    }
     auto it = convCache.find(key);
     if (it == convCache.end() || it->second.from.expired()) {
       if (convCache.size() >= kMaxEntries) convCache.clear();
@@ -167,7 +175,14 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                         dnnl::algorithm::convolution_direct, src,
                                                         anyW, dst, strides, dilates, padL, padR);
-        return dnnl::convolution_forward::primitive_desc(desc, e.engine);
+        dnnl::primitive_attr attr;
+        if (post.kind != PostOp::Kind::None) {
+          dnnl::post_ops ops;
+          if (post.kind == PostOp::Kind::Relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+          else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.lo, post.hi);
+          attr.set_post_ops(ops);
+        }
+        return dnnl::convolution_forward::primitive_desc(desc, attr, e.engine);
       };
       // Channels in blocks of 16 (nChw16c) where both sides have whole blocks: the move from and
       // back to the plain layout is then a cheap blocked copy (a layout oneDNN picks itself,
@@ -330,8 +345,8 @@ const char *dnnlBackend() {
 
 #else
 
-bool dnnlConv(const WindowGeometry &, const float *, const std::shared_ptr<const Tensor> &,
-              const float *, float *) {
+bool dnnlConv(const WindowGeometry &, const float *, const float *, const std::shared_ptr<const Tensor> &,
+              const float *, float *, PostOp) {
   return false;
 }
 bool dnnlPool(const WindowGeometry &, PoolKind, const float *, float *) { return false; }

@@ -20,8 +20,13 @@ struct WindowGeometry {
 
 /// y = conv(x, w) (+ b per output channel), w [m, c/group, kernel...] the elements of the tensor
 /// `weights` (whose identity keys the reordered weights kept between runs); b may be null.
+/// An activation applied to the result in the same pass (a oneDNN post-op).
+struct PostOp {
+  enum class Kind : uint8_t { None, Relu, Clip } kind = Kind::None;
+  float lo = 0, hi = 0;
+};
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
-              const std::shared_ptr<const Tensor> &weights, const float *b, float *y);
+              const std::shared_ptr<const Tensor> &weights, const float *b, float *y, PostOp post = {});
 
 enum class PoolKind { Max, AverageIncludingPads, AverageExcludingPads };
 

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -114,6 +115,42 @@ namespace {
 /// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
 /// long as the constant lives: otherwise every kernel reading it copies it on every run (a
 /// transformer's weights, each MatMul). Aligned constants come back as they are.
+/// The activation a Conv's kernel may fold into its output: its one reader is a Relu, or a Clip
+/// whose bounds are constants (scalars) of the graph; and nothing else reads or returns the Conv's
+/// output. Kind::None otherwise.
+EvalContext::Activation activationAfter(const Graph &g, const Node &conv, bool convIsOutput) {
+  using Kind = EvalContext::Activation::Kind;
+  EvalContext::Activation none;
+  if (conv.opType != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || convIsOutput ||
+      conv.outputs[0].successors.size() != 1)
+    return none;
+  InletId in = conv.outputs[0].successors[0];
+  const Node &act = g.nodes[in.node];
+  if (!act.domain.empty() || in.slot != 0) return none;
+  if (act.opType == "Relu") return {Kind::Relu, 0, 0};
+  if (act.opType != "Clip") return none;
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (act.opsetVersion && act.opsetVersion < 11) {
+    auto l = act.attrs.getFloat("min", -3.4028234663852886e38);
+    auto h = act.attrs.getFloat("max", 3.4028234663852886e38);
+    if (!l.ok() || !h.ok()) return none;
+    lo = float(*l), hi = float(*h);
+  } else {
+    for (size_t i = 1; i < act.inputs.size() && i < 3; ++i) {
+      OutletId o = act.inputs[i];
+      if (!o.valid()) continue;
+      const Node &c = g.nodes[o.node];
+      const auto &t = c.outputs[o.slot].fact.constant;
+      if (!c.isConstant() || !t || !t->hasData() || t->type() != ElementType::F32 || t->elementCount() != 1)
+        return none;
+      auto v = t->toDoubles(1);
+      if (!v.ok()) return none;
+      (i == 1 ? lo : hi) = float((*v)[0]);
+    }
+  }
+  return {Kind::Clip, lo, hi};
+}
+
 std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
   if (!t || !t->hasData() || t->type() == ElementType::String) return t;
   size_t align = std::min<size_t>(elementSize(t->type()), alignof(std::max_align_t));
@@ -248,6 +285,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   std::vector<std::vector<Value>> values(g.nodes.size());
   std::vector<int64_t> nodeBytes(g.nodes.size(), 0);
   std::vector<size_t> aliveOutputs(g.nodes.size(), 0);
+  std::vector<bool> folded(g.nodes.size(), false); // activations applied by their Conv
   // Readers left per outlet; graph outputs are never released.
   std::vector<std::vector<size_t>> readers(g.nodes.size());
   std::vector<std::vector<bool>> isOutput(g.nodes.size());
@@ -309,6 +347,19 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       aliveOutputs[id] = 1;
       continue;
     }
+    // An activation its Conv already applied: its output is the Conv's, which moves here.
+    if (folded[id]) {
+      OutletId src = n.inputs[0];
+      values[id][0] = values[src.node][src.slot];
+      aliveOutputs[id] = 1;
+      nodeBytes[id] = nodeBytes[src.node];
+      nodeBytes[src.node] = 0;
+      if (options.profile) ++(*options.profile)[n.opType + " (folded)"].calls;
+      ++nodesRun;
+      for (OutletId o : n.inputs)
+        if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
+      continue;
+    }
     const OpDef *def = registry.find(n.domain, n.opType);
     std::string op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
     if (!def || !def->kernel)
@@ -327,6 +378,9 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     for (size_t i = 0; i < n.inputs.size(); ++i)
       constant[i] = n.inputs[i].valid() && g.nodes[n.inputs[i].node].isConstant();
     ctx.setConstantInputs(std::move(constant));
+    // Conv then Relu/Clip: offered to the Conv's kernel (not when every tensor is observed: the
+    // Conv's own output would not be seen).
+    if (!options.observe) ctx.offerActivation(activationAfter(g, n, isOutput[id][0]));
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);
     });
@@ -374,6 +428,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
         ++aliveOutputs[id];
       }
     }
+    if (ctx.foldedActivation()) folded[n.outputs[0].successors[0].node] = true;
     nodeBytes[id] = ctx.allocated();
     if (aliveOutputs[id] == 0) live -= nodeBytes[id], nodeBytes[id] = 0;
     peak = std::max(peak, live);

@@ -271,8 +271,15 @@ Result<void> conv(EvalContext &ctx) {
     SF_ASSIGN(T *p, o.makeForOverwrite());
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
-      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p))
+      const auto &act = ctx.offeredActivation();
+      PostOp post{act.kind == EvalContext::Activation::Kind::Relu   ? PostOp::Kind::Relu
+                  : act.kind == EvalContext::Activation::Kind::Clip ? PostOp::Kind::Clip
+                                                                    : PostOp::Kind::None,
+                  act.lo, act.hi};
+      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p, post)) {
+        if (post.kind != PostOp::Kind::None) ctx.foldActivation();
         return o.finish(0);
+      }
     }
     int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
     int64_t mg = m / group;

@@ -152,5 +152,49 @@ TEST(LibraryKernels, TranscendentalsAgreeInF32AndF64) {
     agreeInBothTypes(op, {3, 37, 5}, {}, false, "", 300);
 }
 
+/// Conv then an activation: in f32 the executor offers the activation to the Conv's kernel (a
+/// oneDNN post-op); with every tensor observed it does not; in f64 nothing is folded. All agree.
+void convThenAgrees(const std::string &activation, uint64_t seed) {
+  SCOPED_TRACE(activation);
+  std::vector<double> out[3];
+  for (int k = 0; k < 3; ++k) {
+    const char *type = k < 2 ? "f32" : "f64";
+    ElementType t = k < 2 ? ElementType::F32 : ElementType::F64;
+    auto draw = [&](const Shape &sh, uint64_t sd) {
+      Tensor r = *randomTensor(ElementType::F32, sh, sd);
+      return *Tensor::fromDoubles(t, sh, *r.toDoubles(size_t(r.elementCount())));
+    };
+    std::string text = fmt::format(
+        "graph main(x: {0}[1,16,9,9], w: {0}[32,16,3,3], b: {0}[32]) {{\n"
+        "  lo = Constant() {{value = {0}[] -0.25}}\n  hi = Constant() {{value = {0}[] 0.5}}\n"
+        "  c = Conv(x, w, b) {{pads = [1, 1, 1, 1]}}\n  y = {1}\n  return y\n}}\n",
+        type, activation);
+    std::map<std::string, Tensor> inputs;
+    inputs.emplace("x", draw({1, 16, 9, 9}, seed));
+    inputs.emplace("w", draw({32, 16, 3, 3}, seed + 1));
+    inputs.emplace("b", draw({32}, seed + 2));
+    RunOptions options;
+    size_t observed = 0;
+    if (k == 1) options.observe = [&](const Node &, size_t, const Tensor &) { ++observed; };
+    Ran r = runText(text.c_str(), inputs, options);
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    out[k] = values(r.result->outputs[0]);
+    if (k == 1) EXPECT_GE(observed, 2u); // the Conv's output and the activation's, apart
+  }
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; i < out[2].size(); ++i)
+      ASSERT_NEAR(out[k][i], out[2][i], 1e-4 * (1 + std::abs(out[2][i]))) << "run " << k << " element " << i;
+  // The activation did something: some outputs are at its bounds.
+  size_t clamped = 0;
+  for (double v : out[2]) clamped += v == 0.0 || v == -0.25 || v == 0.5;
+  EXPECT_GT(clamped, out[2].size() / 10);
+}
+
+TEST(LibraryKernels, ConvFollowedByAnActivationAgrees) {
+  convThenAgrees("Relu(c)", 400);
+  convThenAgrees("Clip(c, lo, hi)", 401);
+  convThenAgrees("Clip(c, lo)", 402);
+}
+
 } // namespace
 } // namespace sf::eval

@@ -73,6 +73,17 @@ public:
   /// every run, so a kernel may keep work done on it (packed weights) keyed by its identity.
   bool inputIsConstant(size_t i) const { return i < constant_.size() && constant_[i]; }
   void setConstantInputs(std::vector<bool> constant) { constant_ = std::move(constant); }
+  /// An activation the executor offers to fold into this node's kernel (a Conv whose output only
+  /// a Relu or Clip reads): the kernel applies it to its output and says so with
+  /// `foldedActivation()`, or ignores it (the activation then runs as usual).
+  struct Activation {
+    enum class Kind : uint8_t { None, Relu, Clip } kind = Kind::None;
+    float lo = 0, hi = 0; // Clip's bounds
+  };
+  void offerActivation(Activation a) { activation_ = a; }
+  const Activation &offeredActivation() const { return activation_; }
+  void foldActivation() { folded_ = true; }
+  bool foldedActivation() const { return folded_; }
   /// Input i as shared, for an output that views its bytes.
   const std::shared_ptr<const Tensor> &inputShared(size_t i) const { return inputs_[i].tensor(); }
   /// Input i whatever it is (absent past the last input).
@@ -115,6 +126,8 @@ private:
   const Node &node_;
   std::vector<Value> inputs_;
   std::vector<bool> constant_;
+  Activation activation_;
+  bool folded_ = false;
   int64_t opset_;
   std::vector<Value> outputs_;
   Value absent_;
