@@ -153,7 +153,7 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
     key.push_back(int64_t(post.kind));
-    if (post.kind == PostOp::Kind::Clip) {
+    if (post.kind == PostOp::Kind::Clip || post.kind == PostOp::Kind::Swish) {
       int32_t lo, hi;
       std::memcpy(&lo, &post.lo, 4);
       std::memcpy(&hi, &post.hi, 4);
@@ -179,6 +179,7 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
         if (post.kind != PostOp::Kind::None) {
           dnnl::post_ops ops;
           if (post.kind == PostOp::Kind::Relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+          else if (post.kind == PostOp::Kind::Swish) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.lo, 0.f);
           else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.lo, post.hi);
           attr.set_post_ops(ops);
         }

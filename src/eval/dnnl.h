@@ -22,8 +22,8 @@ struct WindowGeometry {
 /// `weights` (whose identity keys the reordered weights kept between runs); b may be null.
 /// An activation applied to the result in the same pass (a oneDNN post-op).
 struct PostOp {
-  enum class Kind : uint8_t { None, Relu, Clip } kind = Kind::None;
-  float lo = 0, hi = 0;
+  enum class Kind : uint8_t { None, Relu, Clip, Swish } kind = Kind::None;
+  float lo = 0, hi = 0; // Clip's bounds; Swish's alpha in lo
 };
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
               const std::shared_ptr<const Tensor> &weights, const float *b, float *y, PostOp post = {});

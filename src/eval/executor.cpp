@@ -115,19 +115,42 @@ namespace {
 /// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
 /// long as the constant lives: otherwise every kernel reading it copies it on every run (a
 /// transformer's weights, each MatMul). Aligned constants come back as they are.
-/// The activation a Conv's kernel may fold into its output: its one reader is a Relu, or a Clip
-/// whose bounds are constants (scalars) of the graph; and nothing else reads or returns the Conv's
-/// output. Kind::None otherwise.
-EvalContext::Activation activationAfter(const Graph &g, const Node &conv, bool convIsOutput) {
+/// What a Conv's kernel may fold into its output, and the nodes that then have nothing left to
+/// do: `take` gets the Conv's output as its own, `skip` produces nothing.
+struct Fold {
+  EvalContext::Activation activation;
+  uint32_t take = kNoNode, skip = kNoNode;
+};
+
+/// The activation after a Conv whose output nothing else reads or returns: a Relu, a Clip whose
+/// bounds are constant scalars of the graph, or x * Sigmoid(x) (SiLU: the Sigmoid read only by
+/// the Mul, which reads the Conv's output too).
+Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<bool>> &isOutput) {
   using Kind = EvalContext::Activation::Kind;
-  EvalContext::Activation none;
-  if (conv.opType != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || convIsOutput ||
-      conv.outputs[0].successors.size() != 1)
+  Fold none;
+  if (conv.opType != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || isOutput[conv.id][0])
     return none;
-  InletId in = conv.outputs[0].successors[0];
+  const auto &readers = conv.outputs[0].successors;
+  if (readers.size() == 2) {
+    for (int k = 0; k < 2; ++k) {
+      const Node &sig = g.nodes[readers[k].node], &mul = g.nodes[readers[1 - k].node];
+      if (sig.opType != "Sigmoid" || !sig.domain.empty() || mul.opType != "Mul" || !mul.domain.empty())
+        continue;
+      if (isOutput[sig.id][0] || sig.outputs[0].successors.size() != 1 ||
+          sig.outputs[0].successors[0].node != mul.id || mul.inputs.size() != 2)
+        continue;
+      OutletId convOut{conv.id, 0}, sigOut{sig.id, 0};
+      bool pair = (mul.inputs[0] == convOut && mul.inputs[1] == sigOut) ||
+                  (mul.inputs[1] == convOut && mul.inputs[0] == sigOut);
+      if (pair) return {{Kind::Swish, 1, 0}, mul.id, sig.id};
+    }
+    return none;
+  }
+  if (readers.size() != 1) return none;
+  InletId in = readers[0];
   const Node &act = g.nodes[in.node];
   if (!act.domain.empty() || in.slot != 0) return none;
-  if (act.opType == "Relu") return {Kind::Relu, 0, 0};
+  if (act.opType == "Relu") return {{Kind::Relu, 0, 0}, act.id, kNoNode};
   if (act.opType != "Clip") return none;
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   if (act.opsetVersion && act.opsetVersion < 11) {
@@ -148,7 +171,7 @@ EvalContext::Activation activationAfter(const Graph &g, const Node &conv, bool c
       (i == 1 ? lo : hi) = float((*v)[0]);
     }
   }
-  return {Kind::Clip, lo, hi};
+  return {{Kind::Clip, lo, hi}, act.id, kNoNode};
 }
 
 std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
@@ -285,7 +308,9 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   std::vector<std::vector<Value>> values(g.nodes.size());
   std::vector<int64_t> nodeBytes(g.nodes.size(), 0);
   std::vector<size_t> aliveOutputs(g.nodes.size(), 0);
-  std::vector<bool> folded(g.nodes.size(), false); // activations applied by their Conv
+  // Nodes whose work a Conv's kernel did (Fold): the Conv they take their output from, or skipped.
+  std::vector<uint32_t> foldedFrom(g.nodes.size(), kNoNode);
+  std::vector<bool> skipped(g.nodes.size(), false);
   // Readers left per outlet; graph outputs are never released.
   std::vector<std::vector<size_t>> readers(g.nodes.size());
   std::vector<std::vector<bool>> isOutput(g.nodes.size());
@@ -347,13 +372,16 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       aliveOutputs[id] = 1;
       continue;
     }
-    // An activation its Conv already applied: its output is the Conv's, which moves here.
-    if (folded[id]) {
-      OutletId src = n.inputs[0];
-      values[id][0] = values[src.node][src.slot];
-      aliveOutputs[id] = 1;
-      nodeBytes[id] = nodeBytes[src.node];
-      nodeBytes[src.node] = 0;
+    // An activation its Conv already applied: the node taking the result gets the Conv's output
+    // (and its bytes); a skipped one (SiLU's Sigmoid) produces nothing.
+    if (foldedFrom[id] != kNoNode || skipped[id]) {
+      if (!skipped[id]) {
+        uint32_t src = foldedFrom[id];
+        values[id][0] = values[src][0];
+        aliveOutputs[id] = 1;
+        nodeBytes[id] = nodeBytes[src];
+        nodeBytes[src] = 0;
+      }
       if (options.profile) ++(*options.profile)[n.opType + " (folded)"].calls;
       ++nodesRun;
       for (OutletId o : n.inputs)
@@ -380,7 +408,8 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     ctx.setConstantInputs(std::move(constant));
     // Conv then Relu/Clip: offered to the Conv's kernel (not when every tensor is observed: the
     // Conv's own output would not be seen).
-    if (!options.observe) ctx.offerActivation(activationAfter(g, n, isOutput[id][0]));
+    Fold fold = options.observe ? Fold{} : foldAfter(g, n, isOutput);
+    ctx.offerActivation(fold.activation);
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);
     });
@@ -428,7 +457,10 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
         ++aliveOutputs[id];
       }
     }
-    if (ctx.foldedActivation()) folded[n.outputs[0].successors[0].node] = true;
+    if (ctx.foldedActivation()) {
+      foldedFrom[fold.take] = id;
+      if (fold.skip != kNoNode) skipped[fold.skip] = true;
+    }
     nodeBytes[id] = ctx.allocated();
     if (aliveOutputs[id] == 0) live -= nodeBytes[id], nodeBytes[id] = 0;
     peak = std::max(peak, live);

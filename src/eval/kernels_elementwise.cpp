@@ -121,15 +121,38 @@ template <class T, class Op> void rowOp(T *p, const T *x, int64_t sx, const T *y
 }
 
 /// The four arithmetic ops on floats where both inputs' last strides are 0 or 1: row by row
-/// (forEachBroadcast's outer walk), the op chosen once. False where this does not apply.
+/// (forEachBroadcast's outer walk), the op chosen once; and a power by a scalar 2 or 3. False
+/// where this does not apply.
 template <class T>
 bool fastArithmetic(Bin op, const Shape &out, const std::array<std::vector<int64_t>, 2> &st, const T *x,
                     const T *y, T *p) {
   if constexpr (!std::is_floating_point_v<T>) {
     return false;
   } else {
-    if (op != Bin::Add && op != Bin::Sub && op != Bin::Mul && op != Bin::Div) return false;
     size_t r = out.size();
+    if (op == Bin::Pow) {
+      // A power by one scalar exponent whose result a product gives exactly as the general path
+      // (std::pow in double, rounded) does: squares and cubes (layer norms' variance).
+      bool scalarExponent = true;
+      for (size_t d = 0; d < r; ++d) scalarExponent = scalarExponent && (st[1][d] == 0 || out[d] == 1);
+      // (A cube in double rounds twice; only floats' cubes are exact in double.)
+      bool cube = std::is_same_v<T, float> && y[0] == T(3);
+      if (!scalarExponent || (y[0] != T(2) && !cube)) return false;
+      int64_t total = countOf(out);
+      bool contiguous = true;
+      for (size_t d = 0, stride = 1; d < r; ++d) {
+        size_t i = r - 1 - d;
+        contiguous = contiguous && (out[i] == 1 || st[0][i] == int64_t(stride));
+        stride *= size_t(out[i]);
+      }
+      if (!contiguous) return false;
+      if (y[0] == T(2))
+        for (int64_t i = 0; i < total; ++i) p[i] = T(double(x[i]) * double(x[i]));
+      else
+        for (int64_t i = 0; i < total; ++i) p[i] = T(double(x[i]) * double(x[i]) * double(x[i]));
+      return true;
+    }
+    if (op != Bin::Add && op != Bin::Sub && op != Bin::Mul && op != Bin::Div) return false;
     int64_t sx = r ? st[0][r - 1] : 0, sy = r ? st[1][r - 1] : 0;
     if ((sx != 0 && sx != 1) || (sy != 0 && sy != 1)) return false;
     int64_t total = countOf(out), inner = r ? out[r - 1] : 1;

@@ -272,9 +272,11 @@ Result<void> conv(EvalContext &ctx) {
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
       const auto &act = ctx.offeredActivation();
-      PostOp post{act.kind == EvalContext::Activation::Kind::Relu   ? PostOp::Kind::Relu
-                  : act.kind == EvalContext::Activation::Kind::Clip ? PostOp::Kind::Clip
-                                                                    : PostOp::Kind::None,
+      using AK = EvalContext::Activation::Kind;
+      PostOp post{act.kind == AK::Relu    ? PostOp::Kind::Relu
+                  : act.kind == AK::Clip  ? PostOp::Kind::Clip
+                  : act.kind == AK::Swish ? PostOp::Kind::Swish
+                                          : PostOp::Kind::None,
                   act.lo, act.hi};
       if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p, post)) {
         if (post.kind != PostOp::Kind::None) ctx.foldActivation();
