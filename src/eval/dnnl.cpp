@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -35,6 +36,8 @@ Env &env() {
   thread_local Env e;
   return e;
 }
+
+constexpr size_t kMaxEntries = 4096;
 
 Tag plainTag(size_t spatial) {
   return spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw;
@@ -61,8 +64,17 @@ bool supported(const WindowGeometry &g) {
   return true;
 }
 
+/// oneDNN fixes a primitive's threads when it is made: the count is part of every key.
+int64_t threads() { return omp_get_max_threads(); }
+
+/// Drops the entries whose weights died (their tensors are gone; the address may be reused).
+template <class Cache> void evictDead(Cache &cache) {
+  std::erase_if(cache, [](const auto &e) { return e.second.from.expired(); });
+  if (cache.size() >= kMaxEntries) cache.clear();
+}
+
 std::vector<int64_t> keyOf(const WindowGeometry &g, int64_t extra) {
-  std::vector<int64_t> key{g.n, g.c, g.m, g.group, int64_t(g.in.size()), extra};
+  std::vector<int64_t> key{g.n, g.c, g.m, g.group, int64_t(g.in.size()), extra, threads()};
   for (const auto *v : {&g.in, &g.kernel, &g.stride, &g.dilation, &g.padBegin, &g.padEnd, &g.out})
     key.insert(key.end(), v->begin(), v->end());
   return key;
@@ -70,28 +82,40 @@ std::vector<int64_t> keyOf(const WindowGeometry &g, int64_t extra) {
 
 /// Runs `prim` with `args`, reordering the plain `x` into `srcDesc` and the result from
 /// `dstDesc` into the plain `y` where the layouts differ.
-/// The layouts' buffers a primitive works in, kept with it: made on its first run, reused after
-/// (a fresh buffer per call is an allocation and, for large ones, page faults every time).
+/// The buffers the layouts are reordered into, one pair per thread shared by every primitive and
+/// grown to the largest asked for (one per primitive would hold a network's activations twice).
 struct Scratch {
-  memory src, dst;
+  std::unique_ptr<std::byte[], void (*)(void *)> src{nullptr, std::free}, dst{nullptr, std::free};
+  size_t srcBytes = 0, dstBytes = 0;
+  static std::byte *room(std::unique_ptr<std::byte[], void (*)(void *)> &buf, size_t &have, size_t need) {
+    if (need > have) {
+      size_t rounded = (need + 63) / 64 * 64;
+      buf.reset(static_cast<std::byte *>(std::aligned_alloc(64, rounded)));
+      if (!buf) throw std::bad_alloc();
+      have = rounded;
+    }
+    return buf.get();
+  }
 };
+
+Scratch &scratch() {
+  thread_local Scratch s;
+  return s;
+}
 
 void execute(const dnnl::primitive &prim, std::unordered_map<int, memory> args,
              const memory::desc &srcDesc, const memory::desc &dstDesc, const memory::desc &xDesc,
-             const memory::desc &yDesc, const float *x, float *y, Scratch &scratch) {
+             const memory::desc &yDesc, const float *x, float *y) {
   Env &e = env();
+  Scratch &sc = scratch();
   memory xm(xDesc, e.engine, const_cast<float *>(x));
   memory ym(yDesc, e.engine, y);
   memory src = xm, dst = ym;
   if (srcDesc != xDesc) {
-    if (!scratch.src) scratch.src = memory(srcDesc, e.engine);
-    src = scratch.src;
+    src = memory(srcDesc, e.engine, Scratch::room(sc.src, sc.srcBytes, srcDesc.get_size()));
     dnnl::reorder(xm, src).execute(e.stream, xm, src);
   }
-  if (dstDesc != yDesc) {
-    if (!scratch.dst) scratch.dst = memory(dstDesc, e.engine);
-    dst = scratch.dst;
-  }
+  if (dstDesc != yDesc) dst = memory(dstDesc, e.engine, Scratch::room(sc.dst, sc.dstBytes, dstDesc.get_size()));
   args[DNNL_ARG_SRC] = src;
   args[DNNL_ARG_DST] = dst;
   prim.execute(e.stream, args);
@@ -104,7 +128,6 @@ struct ConvEntry {
   dnnl::convolution_forward prim;
   std::weak_ptr<const Tensor> from; // the weights tensor `weights` was reordered from
   memory weights;
-  Scratch scratch;
 };
 
 /// Per thread; keyed by geometry and the weights tensor's address (its identity while it lives:
@@ -113,7 +136,6 @@ thread_local std::map<std::vector<int64_t>, ConvEntry> convCache;
 struct PoolEntry {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward prim;
-  Scratch scratch;
 };
 
 struct MatMulEntry {
@@ -130,12 +152,11 @@ struct EltEntry {
 };
 thread_local std::map<std::vector<int64_t>, EltEntry> eltCache;
 thread_local std::map<std::vector<int64_t>, PoolEntry> poolCache;
-constexpr size_t kMaxEntries = 4096;
 
 } // namespace
 
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
-              const std::shared_ptr<const Tensor> &weights, const float *b, float *y, PostOp post) {
+              const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y, PostOp post) {
   if (!supported(g) || !weights || g.c % g.group != 0 || g.m % g.group != 0) return false;
   try {
     Env &e = env();
@@ -153,15 +174,14 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
     key.push_back(int64_t(post.kind));
-    if (post.kind == PostOp::Kind::Clip || post.kind == PostOp::Kind::Swish) {
-      int32_t lo, hi;
-      std::memcpy(&lo, &post.lo, 4);
-      std::memcpy(&hi, &post.hi, 4);
-      key.push_back(lo), key.push_back(hi);
+    if (post.kind == PostOp::Kind::Swish) {
+      int32_t alpha;
+      std::memcpy(&alpha, &post.alpha, 4);
+      key.push_back(alpha);
     }
-    auto it = convCache.find(key);
+    auto it = keep ? convCache.find(key) : convCache.end();
     if (it == convCache.end() || it->second.from.expired()) {
-      if (convCache.size() >= kMaxEntries) convCache.clear();
+      if (keep) evictDead(convCache);
       memory::dims dilates, padL(g.padBegin.begin(), g.padBegin.end()), padR(g.padEnd.begin(), g.padEnd.end());
       for (int64_t d : g.dilation) dilates.push_back(d - 1); // oneDNN counts the gaps
       memory::dims strides(g.stride.begin(), g.stride.end());
@@ -179,8 +199,7 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
         if (post.kind != PostOp::Kind::None) {
           dnnl::post_ops ops;
           if (post.kind == PostOp::Kind::Relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-          else if (post.kind == PostOp::Kind::Swish) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.lo, 0.f);
-          else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.lo, post.hi);
+          else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.alpha, 0.f);
           attr.set_post_ops(ops);
         }
         return dnnl::convolution_forward::primitive_desc(desc, attr, e.engine);
@@ -206,12 +225,19 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       entry.weights = memory(entry.pd.weights_desc(), e.engine);
       dnnl::reorder(wm, entry.weights).execute(e.stream, wm, entry.weights);
       e.stream.wait();
+      if (!keep) {
+        // Weights computed in this run (not a constant): used once, not kept.
+        std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, entry.weights}};
+        if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
+        execute(entry.prim, std::move(args), entry.pd.src_desc(), entry.pd.dst_desc(), xDesc, yDesc, x, y);
+        return true;
+      }
       it = convCache.insert_or_assign(key, std::move(entry)).first;
     }
     ConvEntry &c = it->second;
     std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
     if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
-    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y, c.scratch);
+    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -259,7 +285,7 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
       it = poolCache.emplace(key, std::move(entry)).first;
     }
     PoolEntry &p = it->second;
-    execute(p.prim, {}, p.pd.src_desc(), p.pd.dst_desc(), xDesc, yDesc, x, y, p.scratch);
+    execute(p.prim, {}, p.pd.src_desc(), p.pd.dst_desc(), xDesc, yDesc, x, y);
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -274,11 +300,13 @@ bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w,
     memory::desc aDesc({m, k}, memory::data_type::f32, Tag::ab);
     memory::desc yDesc({m, n}, memory::data_type::f32, Tag::ab);
     memory::desc biasDesc({1, n}, memory::data_type::f32, Tag::ab);
-    std::vector<int64_t> key{m, k, n, transposed, bias != nullptr,
-                             int64_t(reinterpret_cast<uintptr_t>(weights.get()))};
+    const int64_t address = int64_t(reinterpret_cast<uintptr_t>(weights.get()));
+    std::vector<int64_t> key{address, m, k, n, transposed, bias != nullptr, threads()};
     auto it = matmulCache.find(key);
     if (it == matmulCache.end() || it->second.from.expired()) {
-      if (matmulCache.size() >= kMaxEntries) matmulCache.clear();
+      evictDead(matmulCache);
+      // One packed copy per weights tensor: another row count (sequence length) replaces it.
+      std::erase_if(matmulCache, [&](const auto &entry) { return entry.first[0] == address; });
       memory::desc anyW({k, n}, memory::data_type::f32, Tag::any);
       auto desc = bias ? dnnl::matmul::desc(aDesc, anyW, biasDesc, yDesc)
                        : dnnl::matmul::desc(aDesc, anyW, yDesc);
@@ -311,7 +339,7 @@ bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
   try {
     Env &e = env();
     memory::desc d({count}, memory::data_type::f32, Tag::a);
-    std::vector<int64_t> key{int64_t(kind), count};
+    std::vector<int64_t> key{int64_t(kind), count, threads()};
     auto it = eltCache.find(key);
     if (it == eltCache.end()) {
       if (eltCache.size() >= kMaxEntries) eltCache.clear();
@@ -334,6 +362,7 @@ bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
 }
 
 void setDnnlThreads(int threads) { omp_set_num_threads(std::max(1, threads)); }
+bool dnnlAvailable() { return true; }
 
 const char *dnnlBackend() {
   static const std::string name = [] {
@@ -347,7 +376,7 @@ const char *dnnlBackend() {
 #else
 
 bool dnnlConv(const WindowGeometry &, const float *, const float *, const std::shared_ptr<const Tensor> &,
-              const float *, float *, PostOp) {
+              bool, const float *, float *, PostOp) {
   return false;
 }
 bool dnnlPool(const WindowGeometry &, PoolKind, const float *, float *) { return false; }
@@ -357,6 +386,7 @@ bool dnnlMatMul(int64_t, int64_t, int64_t, const float *, const float *, bool,
 }
 bool dnnlEltwise(EltKind, const float *, float *, int64_t) { return false; }
 void setDnnlThreads(int) {}
+bool dnnlAvailable() { return false; }
 const char *dnnlBackend() { return "none"; }
 
 #endif

@@ -19,14 +19,16 @@ struct WindowGeometry {
 };
 
 /// y = conv(x, w) (+ b per output channel), w [m, c/group, kernel...] the elements of the tensor
-/// `weights` (whose identity keys the reordered weights kept between runs); b may be null.
+/// `weights`; with `keep` (a constant of the graph) the reordered weights are kept between runs,
+/// keyed by the tensor's identity; b may be null.
 /// An activation applied to the result in the same pass (a oneDNN post-op).
 struct PostOp {
-  enum class Kind : uint8_t { None, Relu, Clip, Swish } kind = Kind::None;
-  float lo = 0, hi = 0; // Clip's bounds; Swish's alpha in lo
+  enum class Kind : uint8_t { None, Relu, Swish } kind = Kind::None;
+  float alpha = 0; // Swish: x * sigmoid(alpha * x)
 };
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
-              const std::shared_ptr<const Tensor> &weights, const float *b, float *y, PostOp post = {});
+              const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y,
+              PostOp post = {});
 
 enum class PoolKind { Max, AverageIncludingPads, AverageExcludingPads };
 
@@ -43,6 +45,9 @@ enum class EltKind { Sigmoid, Tanh, Exp };
 
 /// y = f(x) elementwise over `count` floats.
 bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count);
+
+/// This build runs kernels on oneDNN.
+bool dnnlAvailable();
 
 /// Threads oneDNN may use (1 by default, as the matrix products).
 void setDnnlThreads(int threads);

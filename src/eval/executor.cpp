@@ -122,9 +122,8 @@ struct Fold {
   uint32_t take = kNoNode, skip = kNoNode;
 };
 
-/// The activation after a Conv whose output nothing else reads or returns: a Relu, a Clip whose
-/// bounds are constant scalars of the graph, or x * Sigmoid(x) (SiLU: the Sigmoid read only by
-/// the Mul, which reads the Conv's output too).
+/// The activation after a Conv whose output nothing else reads or returns: a Relu, or
+/// x * Sigmoid(x) (SiLU: the Sigmoid read only by the Mul, which reads the Conv's output too).
 Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<bool>> &isOutput) {
   using Kind = EvalContext::Activation::Kind;
   Fold none;
@@ -142,7 +141,7 @@ Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<b
       OutletId convOut{conv.id, 0}, sigOut{sig.id, 0};
       bool pair = (mul.inputs[0] == convOut && mul.inputs[1] == sigOut) ||
                   (mul.inputs[1] == convOut && mul.inputs[0] == sigOut);
-      if (pair) return {{Kind::Swish, 1, 0}, mul.id, sig.id};
+      if (pair) return {{Kind::Swish, 1.0f}, mul.id, sig.id};
     }
     return none;
   }
@@ -150,28 +149,10 @@ Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<b
   InletId in = readers[0];
   const Node &act = g.nodes[in.node];
   if (!act.domain.empty() || in.slot != 0) return none;
-  if (act.opType == "Relu") return {{Kind::Relu, 0, 0}, act.id, kNoNode};
-  if (act.opType != "Clip") return none;
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  if (act.opsetVersion && act.opsetVersion < 11) {
-    auto l = act.attrs.getFloat("min", -3.4028234663852886e38);
-    auto h = act.attrs.getFloat("max", 3.4028234663852886e38);
-    if (!l.ok() || !h.ok()) return none;
-    lo = float(*l), hi = float(*h);
-  } else {
-    for (size_t i = 1; i < act.inputs.size() && i < 3; ++i) {
-      OutletId o = act.inputs[i];
-      if (!o.valid()) continue;
-      const Node &c = g.nodes[o.node];
-      const auto &t = c.outputs[o.slot].fact.constant;
-      if (!c.isConstant() || !t || !t->hasData() || t->type() != ElementType::F32 || t->elementCount() != 1)
-        return none;
-      auto v = t->toDoubles(1);
-      if (!v.ok()) return none;
-      (i == 1 ? lo : hi) = float((*v)[0]);
-    }
-  }
-  return {{Kind::Clip, lo, hi}, act.id, kNoNode};
+  if (act.opType == "Relu") return {{Kind::Relu, 0.0f}, act.id, kNoNode};
+  // Not Clip: oneDNN's clip turns a NaN into the lower bound where the Clip kernel keeps it (a
+  // NaN stays NaN through Relu and x * Sigmoid(x) either way).
+  return none;
 }
 
 std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
@@ -377,9 +358,13 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     if (foldedFrom[id] != kNoNode || skipped[id]) {
       if (!skipped[id]) {
         uint32_t src = foldedFrom[id];
-        values[id][0] = values[src][0];
-        aliveOutputs[id] = 1;
-        nodeBytes[id] = nodeBytes[src];
+        if (isOutput[id][0] || readers[id][0] > 0) {
+          values[id][0] = values[src][0];
+          aliveOutputs[id] = 1;
+          nodeBytes[id] = nodeBytes[src];
+        } else {
+          live -= nodeBytes[src]; // nothing reads the result: its bytes go now
+        }
         nodeBytes[src] = 0;
       }
       if (options.profile) ++(*options.profile)[n.opType + " (folded)"].calls;
@@ -408,7 +393,9 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     ctx.setConstantInputs(std::move(constant));
     // Conv then Relu/Clip: offered to the Conv's kernel (not when every tensor is observed: the
     // Conv's own output would not be seen).
-    Fold fold = options.observe ? Fold{} : foldAfter(g, n, isOutput);
+    // Only with the executor's own kernels (a registry of the caller's may run the activation
+    // its own way).
+    Fold fold = options.observe || options.registry ? Fold{} : foldAfter(g, n, isOutput);
     ctx.offerActivation(fold.activation);
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);

@@ -131,8 +131,9 @@ bool fastArithmetic(Bin op, const Shape &out, const std::array<std::vector<int64
   } else {
     size_t r = out.size();
     if (op == Bin::Pow) {
-      // A power by one scalar exponent whose result a product gives exactly as the general path
-      // (std::pow in double, rounded) does: squares and cubes (layer norms' variance).
+      // A power by one scalar exponent as a product: squares and, in f32, cubes (layer norms'
+      // variance). The product is correctly rounded; std::pow in double (the general path) is
+      // too on all but rare inputs, where glibc allows half an ulp more.
       bool scalarExponent = true;
       for (size_t d = 0; d < r; ++d) scalarExponent = scalarExponent && (st[1][d] == 0 || out[d] == 1);
       // (A cube in double rounds twice; only floats' cubes are exact in double.)
@@ -331,17 +332,24 @@ template <bool Ints = false, class F> KernelFn unary(F f) {
 }
 
 /// A unary op computed by oneDNN's vectorised eltwise kernels on f32, `other` for the rest (and
-/// where the build has no oneDNN).
-KernelFn withDnnl(EltKind kind, KernelFn other) {
-  return [kind, other](EvalContext &ctx) -> Result<void> {
+/// where the build has no oneDNN). oneDNN clamps its inputs (a NaN comes out finite, exp of a
+/// large argument a finite number): elements that are NaN or beyond 80 in magnitude are
+/// computed again with `ref`, as the loops do, and all of them where oneDNN declines.
+template <class Ref> KernelFn withDnnl(EltKind kind, Ref ref, KernelFn other) {
+  return [kind, ref, other](EvalContext &ctx) -> Result<void> {
     const Tensor &a = ctx.input(0);
-    if (a.type() == ElementType::F32 && a.elementCount() > 0) {
-      Elements<float> x(a);
-      Output<float> o(ctx, a.type(), a.shape());
-      SF_ASSIGN(float *p, o.makeForOverwrite());
-      if (dnnlEltwise(kind, x.data(), p, a.elementCount())) return o.finish(0);
+    if (a.type() != ElementType::F32 || a.elementCount() == 0 || !dnnlAvailable()) return other(ctx);
+    Elements<float> x(a);
+    Output<float> o(ctx, a.type(), a.shape());
+    SF_ASSIGN(float *p, o.makeForOverwrite());
+    const size_t n = x.size();
+    if (dnnlEltwise(kind, x.data(), p, int64_t(n))) {
+      for (size_t i = 0; i < n; ++i)
+        if (!(std::abs(x[i]) <= 80.0f)) p[i] = ref(x[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i) p[i] = ref(x[i]);
     }
-    return other(ctx);
+    return o.finish(0);
   };
 }
 
@@ -530,14 +538,15 @@ Result<void> registerElementwise(OpRegistry &r) {
   SF_TRY(setKernel(r, "Neg", unary<true>([](auto x) { return decltype(x)(-x); })));
   SF_TRY(setKernel(r, "Abs", unary<true>([](auto x) { return x < 0 ? decltype(x)(-x) : x; })));
   SF_TRY(setKernel(r, "Sign", unary<true>(sign)));
-  SF_TRY(setKernel(r, "Exp", withDnnl(EltKind::Exp, unary([](auto x) { return std::exp(x); }))));
+  auto expf = [](auto x) { return std::exp(x); };
+  SF_TRY(setKernel(r, "Exp", withDnnl(EltKind::Exp, [=](float x) { return expf(x); }, unary(expf))));
   SF_TRY(setKernel(r, "Log", unary([](auto x) { return std::log(x); })));
   SF_TRY(setKernel(r, "Sqrt", unary([](auto x) { return std::sqrt(x); })));
   SF_TRY(setKernel(r, "Reciprocal", unary([](auto x) { return decltype(x)(1) / x; })));
-  SF_TRY(setKernel(r, "Sigmoid", withDnnl(EltKind::Sigmoid, unary([](auto x) {
-                     return decltype(x)(1) / (decltype(x)(1) + std::exp(-x));
-                   }))));
-  SF_TRY(setKernel(r, "Tanh", withDnnl(EltKind::Tanh, unary([](auto x) { return std::tanh(x); }))));
+  auto sigmoid = [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); };
+  SF_TRY(setKernel(r, "Sigmoid", withDnnl(EltKind::Sigmoid, [=](float x) { return sigmoid(x); }, unary(sigmoid))));
+  auto tanhf = [](auto x) { return std::tanh(x); };
+  SF_TRY(setKernel(r, "Tanh", withDnnl(EltKind::Tanh, [=](float x) { return tanhf(x); }, unary(tanhf))));
   SF_TRY(setKernel(r, "Erf", unary([](auto x) { return std::erf(x); })));
   SF_TRY(setKernel(r, "Floor", unary([](auto x) { return std::floor(x); })));
   SF_TRY(setKernel(r, "Ceil", unary([](auto x) { return std::ceil(x); })));

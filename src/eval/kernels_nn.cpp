@@ -274,11 +274,11 @@ Result<void> conv(EvalContext &ctx) {
       const auto &act = ctx.offeredActivation();
       using AK = EvalContext::Activation::Kind;
       PostOp post{act.kind == AK::Relu    ? PostOp::Kind::Relu
-                  : act.kind == AK::Clip  ? PostOp::Kind::Clip
                   : act.kind == AK::Swish ? PostOp::Kind::Swish
                                           : PostOp::Kind::None,
-                  act.lo, act.hi};
-      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), bias ? bias->data() : nullptr, p, post)) {
+                  act.alpha};
+      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
+                   bias ? bias->data() : nullptr, p, post)) {
         if (post.kind != PostOp::Kind::None) ctx.foldActivation();
         return o.finish(0);
       }

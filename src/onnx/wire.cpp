@@ -75,9 +75,17 @@ private:
   // Makes room before appending an element of repeated field f: for the rest of its run (the
   // elements that follow with the same tag, counted without reading them), and at least
   // doubling, so that a list costs one allocation in the usual file and never goes quadratic.
+  //
+  // Only a run of length-delimited fields is counted (a field of another wire type is refused by
+  // the reader at once), and at most 32 MB of elements are reserved ahead of the ones read: a run
+  // of two-byte empty messages cannot make the reader reserve a hundred times the file's size.
   template <class List> List &grow(List &list, const Field &f) {
-    if (list.size() == list.capacity())
-      list.reserve(std::max(list.size() + r_.runLength(f), 2 * list.size()));
+    if (list.size() == list.capacity()) {
+      using T = typename List::value_type;
+      constexpr size_t kAhead = std::max<size_t>((size_t(32) << 20) / sizeof(T), 16);
+      size_t run = f.wireType == kLen ? std::min(r_.runLength(f), kAhead) : 1;
+      list.reserve(std::max(list.size() + run, 2 * list.size()));
+    }
     return list;
   }
 

@@ -74,11 +74,11 @@ public:
   bool inputIsConstant(size_t i) const { return i < constant_.size() && constant_[i]; }
   void setConstantInputs(std::vector<bool> constant) { constant_ = std::move(constant); }
   /// An activation the executor offers to fold into this node's kernel (a Conv whose output only
-  /// a Relu, a Clip or a SiLU reads): the kernel applies it to its output and says so with
+  /// a Relu or a SiLU reads): the kernel applies it to its output and says so with
   /// `foldActivation()`, or ignores it (the activation then runs as usual).
   struct Activation {
-    enum class Kind : uint8_t { None, Relu, Clip, Swish } kind = Kind::None;
-    float lo = 0, hi = 0; // Clip's bounds; Swish's alpha in lo (x * sigmoid(alpha * x))
+    enum class Kind : uint8_t { None, Relu, Swish } kind = Kind::None;
+    float alpha = 0; // Swish: x * sigmoid(alpha * x)
   };
   void offerActivation(Activation a) { activation_ = a; }
   const Activation &offeredActivation() const { return activation_; }

@@ -20,6 +20,7 @@ template <class T, size_t N> class SmallVec {
   static_assert(N > 0);
 
 public:
+  using value_type = T;
   SmallVec() = default;
   SmallVec(const SmallVec &o) { assign(o.data(), o.size()); }
   SmallVec(SmallVec &&o) noexcept { take(o); }
