@@ -552,16 +552,22 @@ Result<void> layerNorm(EvalContext &ctx) {
     if (ctx.hasInput(2)) {
       SF_ASSIGN(bias, doubles(ctx.input(2)));
     }
-    auto at = [&](const std::vector<double> &v, const Shape &s, int64_t i) {
-      // scale and B broadcast to the normalised shape
+    // Scale and B broadcast to the normalised shape, once (not per element).
+    auto expand = [&](const std::vector<double> &v, const Shape &s) {
+      std::vector<double> full(static_cast<size_t>(inner));
       auto st = broadcastStrides(s, normShape);
-      int64_t off = 0, rest = i;
-      for (size_t d = normShape.size(); d-- > 0;) {
-        off += (rest % normShape[d]) * st[d];
-        rest /= normShape[d];
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t off = 0, rest = i;
+        for (size_t d = normShape.size(); d-- > 0;) {
+          off += (rest % normShape[d]) * st[d];
+          rest /= normShape[d];
+        }
+        full[size_t(i)] = v[size_t(off)];
       }
-      return v[size_t(off)];
+      return full;
     };
+    scale = expand(scale, ctx.input(1).shape());
+    if (!bias.empty()) bias = expand(bias, ctx.input(2).shape());
     Output<T> o(ctx, x.type(), x.shape());
     SF_ASSIGN(T *p, o.make());
     Output<float> om(ctx, ElementType::F32, statShape), oi(ctx, ElementType::F32, statShape);
@@ -582,8 +588,8 @@ Result<void> layerNorm(EvalContext &ctx) {
       }
       double inv = 1 / std::sqrt(sq / double(inner) + eps);
       for (int64_t i = 0; i < inner; ++i) {
-        double v = (double(xs[size_t(r * inner + i)]) - mean) * inv * at(scale, ctx.input(1).shape(), i);
-        if (!bias.empty()) v += at(bias, ctx.input(2).shape(), i);
+        double v = (double(xs[size_t(r * inner + i)]) - mean) * inv * scale[size_t(i)];
+        if (!bias.empty()) v += bias[size_t(i)];
         p[r * inner + i] = T(v);
       }
       if (pm) pm[r] = float(mean);
