@@ -1,9 +1,11 @@
-// Convolution and pooling on oneDNN (eval/dnnl.h).
+// Convolution, pooling, products with constant weights and eltwise activations on oneDNN
+// (eval/dnnl.h).
 //
 // The executor hands tensors between kernels in the plain layout (NCHW); oneDNN's fast kernels
-// want blocked layouts (nChw16c). Each call lets oneDNN choose its layouts (`any`) and reorders
-// the activation in and the result out: two memory-bound passes, cheap beside the kernel, and far
-// faster than running the kernels on plain layouts. Weights are reordered once and kept.
+// want blocked layouts (nChw16c). Each convolution or pool reorders the activation into the
+// layout its primitive works in and the result back: two memory-bound passes, cheap beside the
+// kernel, and far faster than running the kernels on plain layouts. Weights are reordered once
+// and kept.
 #include "dnnl.h"
 
 #ifdef SF_HAVE_DNNL
@@ -13,8 +15,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <map>
+#include <new>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #endif
@@ -80,8 +83,6 @@ std::vector<int64_t> keyOf(const WindowGeometry &g, int64_t extra) {
   return key;
 }
 
-/// Runs `prim` with `args`, reordering the plain `x` into `srcDesc` and the result from
-/// `dstDesc` into the plain `y` where the layouts differ.
 /// The buffers the layouts are reordered into, one pair per thread shared by every primitive and
 /// grown to the largest asked for (one per primitive would hold a network's activations twice).
 struct Scratch {
@@ -103,6 +104,8 @@ Scratch &scratch() {
   return s;
 }
 
+/// Runs `prim` with `args`, reordering the plain `x` into `srcDesc` and the result from
+/// `dstDesc` into the plain `y` where the layouts differ.
 void execute(const dnnl::primitive &prim, std::unordered_map<int, memory> args,
              const memory::desc &srcDesc, const memory::desc &dstDesc, const memory::desc &xDesc,
              const memory::desc &yDesc, const float *x, float *y) {
@@ -123,35 +126,49 @@ void execute(const dnnl::primitive &prim, std::unordered_map<int, memory> args,
   e.stream.wait();
 }
 
-struct ConvEntry {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
+/// A primitive with the descriptor it was made from.
+template <class P> struct Primitive {
+  typename P::primitive_desc pd;
+  P prim;
+  explicit Primitive(typename P::primitive_desc d) : pd(std::move(d)), prim(pd) {}
+};
+
+/// A primitive whose weights were reordered from a tensor of the graph into its own layout.
+template <class P> struct WithWeights : Primitive<P> {
+  using Primitive<P>::Primitive;
   std::weak_ptr<const Tensor> from; // the weights tensor `weights` was reordered from
   memory weights;
 };
 
-/// Per thread; keyed by geometry and the weights tensor's address (its identity while it lives:
-/// `from` tells when it died and the address may name another tensor).
-thread_local std::map<std::vector<int64_t>, ConvEntry> convCache;
-struct PoolEntry {
-  dnnl::pooling_forward::primitive_desc pd;
-  dnnl::pooling_forward prim;
-};
+/// Per thread; the entries with weights are keyed by geometry and the weights tensor's address
+/// (its identity while it lives: `from` tells when it died and the address may name another).
+thread_local std::map<std::vector<int64_t>, WithWeights<dnnl::convolution_forward>> convCache;
+thread_local std::map<std::vector<int64_t>, WithWeights<dnnl::matmul>> matmulCache;
+thread_local std::map<std::vector<int64_t>, Primitive<dnnl::pooling_forward>> poolCache;
+thread_local std::map<std::vector<int64_t>, Primitive<dnnl::eltwise_forward>> eltCache;
 
-struct MatMulEntry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-  std::weak_ptr<const Tensor> from;
-  memory weights;
-};
-thread_local std::map<std::vector<int64_t>, MatMulEntry> matmulCache;
+/// The entry of `key`, made by `make()` on a miss (the cache emptied first when full).
+template <class Cache, class Make> auto &findOrMake(Cache &cache, const std::vector<int64_t> &key, Make make) {
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= kMaxEntries) cache.clear();
+    it = cache.emplace(key, make()).first;
+  }
+  return it->second;
+}
 
-struct EltEntry {
-  dnnl::eltwise_forward::primitive_desc pd;
-  dnnl::eltwise_forward prim;
-};
-thread_local std::map<std::vector<int64_t>, EltEntry> eltCache;
-thread_local std::map<std::vector<int64_t>, PoolEntry> poolCache;
+/// `entry` with the weights `w` (laid out as `user`) reordered into its primitive's layout: always
+/// a copy of oneDNN's own, since `w` may be a temporary aligned copy of the tensor's bytes.
+template <class P>
+void packWeights(WithWeights<P> &entry, const std::shared_ptr<const Tensor> &weights,
+                 const memory::desc &user, const float *w) {
+  Env &e = env();
+  entry.from = weights;
+  memory wm(user, e.engine, const_cast<float *>(w));
+  entry.weights = memory(entry.pd.weights_desc(), e.engine);
+  dnnl::reorder(wm, entry.weights).execute(e.stream, wm, entry.weights);
+  e.stream.wait();
+}
 
 } // namespace
 
@@ -179,6 +196,7 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       std::memcpy(&alpha, &post.alpha, 4);
       key.push_back(alpha);
     }
+    std::optional<WithWeights<dnnl::convolution_forward>> once;
     auto it = keep ? convCache.find(key) : convCache.end();
     if (it == convCache.end() || it->second.from.expired()) {
       if (keep) evictDead(convCache);
@@ -215,26 +233,12 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
         if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) blocked = false;
       }
       if (!blocked) pd = makePd(Tag::any, Tag::any);
-      ConvEntry entry;
-      entry.pd = pd;
-      entry.prim = dnnl::convolution_forward(entry.pd);
-      entry.from = weights;
-      // Always a copy of oneDNN's own (reordered where its layout differs): `w` may be a
-      // temporary aligned copy of the tensor's bytes.
-      memory wm(wUser, e.engine, const_cast<float *>(w));
-      entry.weights = memory(entry.pd.weights_desc(), e.engine);
-      dnnl::reorder(wm, entry.weights).execute(e.stream, wm, entry.weights);
-      e.stream.wait();
-      if (!keep) {
-        // Weights computed in this run (not a constant): used once, not kept.
-        std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, entry.weights}};
-        if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
-        execute(entry.prim, std::move(args), entry.pd.src_desc(), entry.pd.dst_desc(), xDesc, yDesc, x, y);
-        return true;
-      }
-      it = convCache.insert_or_assign(key, std::move(entry)).first;
+      WithWeights<dnnl::convolution_forward> entry(pd);
+      packWeights(entry, weights, wUser, w);
+      if (!keep) once.emplace(std::move(entry)); // computed in this run (not a constant): not kept
+      else it = convCache.insert_or_assign(key, std::move(entry)).first;
     }
-    ConvEntry &c = it->second;
+    const auto &c = once ? *once : it->second;
     std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
     if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
     execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
@@ -266,9 +270,7 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
     memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
     memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, plainTag(k));
     auto key = keyOf(g, int64_t(kind));
-    auto it = poolCache.find(key);
-    if (it == poolCache.end()) {
-      if (poolCache.size() >= kMaxEntries) poolCache.clear();
+    const auto &p = findOrMake(poolCache, key, [&] {
       auto algo = kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                   : kind == PoolKind::AverageIncludingPads ? dnnl::algorithm::pooling_avg_include_padding
                                                            : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -279,12 +281,8 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
                                        memory::dims(g.stride.begin(), g.stride.end()),
                                        memory::dims(g.kernel.begin(), g.kernel.end()),
                                        memory::dims(g.padBegin.begin(), g.padBegin.end()), padR);
-      PoolEntry entry;
-      entry.pd = dnnl::pooling_forward::primitive_desc(desc, e.engine);
-      entry.prim = dnnl::pooling_forward(entry.pd);
-      it = poolCache.emplace(key, std::move(entry)).first;
-    }
-    PoolEntry &p = it->second;
+      return Primitive<dnnl::pooling_forward>(dnnl::pooling_forward::primitive_desc(desc, e.engine));
+    });
     execute(p.prim, {}, p.pd.src_desc(), p.pd.dst_desc(), xDesc, yDesc, x, y);
     return true;
   } catch (const dnnl::error &) {
@@ -310,18 +308,11 @@ bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w,
       memory::desc anyW({k, n}, memory::data_type::f32, Tag::any);
       auto desc = bias ? dnnl::matmul::desc(aDesc, anyW, biasDesc, yDesc)
                        : dnnl::matmul::desc(aDesc, anyW, yDesc);
-      MatMulEntry entry;
-      entry.pd = dnnl::matmul::primitive_desc(desc, e.engine);
-      entry.prim = dnnl::matmul(entry.pd);
-      entry.from = weights;
-      memory::desc wUser({k, n}, memory::data_type::f32, transposed ? Tag::ba : Tag::ab);
-      memory wm(wUser, e.engine, const_cast<float *>(w));
-      entry.weights = memory(entry.pd.weights_desc(), e.engine);
-      dnnl::reorder(wm, entry.weights).execute(e.stream, wm, entry.weights);
-      e.stream.wait();
+      WithWeights<dnnl::matmul> entry(dnnl::matmul::primitive_desc(desc, e.engine));
+      packWeights(entry, weights, memory::desc({k, n}, memory::data_type::f32, transposed ? Tag::ba : Tag::ab), w);
       it = matmulCache.insert_or_assign(key, std::move(entry)).first;
     }
-    const MatMulEntry &c = it->second;
+    const auto &c = it->second;
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(aDesc, e.engine, const_cast<float *>(a))},
                                          {DNNL_ARG_WEIGHTS, c.weights},
                                          {DNNL_ARG_DST, memory(yDesc, e.engine, y)}};
@@ -340,19 +331,14 @@ bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
     Env &e = env();
     memory::desc d({count}, memory::data_type::f32, Tag::a);
     std::vector<int64_t> key{int64_t(kind), count, threads()};
-    auto it = eltCache.find(key);
-    if (it == eltCache.end()) {
-      if (eltCache.size() >= kMaxEntries) eltCache.clear();
+    const auto &p = findOrMake(eltCache, key, [&] {
       auto algo = kind == EltKind::Sigmoid ? dnnl::algorithm::eltwise_logistic
                   : kind == EltKind::Tanh  ? dnnl::algorithm::eltwise_tanh
                                            : dnnl::algorithm::eltwise_exp;
       dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, algo, d, 0.f, 0.f);
-      EltEntry entry;
-      entry.pd = dnnl::eltwise_forward::primitive_desc(desc, e.engine);
-      entry.prim = dnnl::eltwise_forward(entry.pd);
-      it = eltCache.emplace(key, std::move(entry)).first;
-    }
-    it->second.prim.execute(e.stream, {{DNNL_ARG_SRC, memory(d, e.engine, const_cast<float *>(x))},
+      return Primitive<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(desc, e.engine));
+    });
+    p.prim.execute(e.stream, {{DNNL_ARG_SRC, memory(d, e.engine, const_cast<float *>(x))},
                                        {DNNL_ARG_DST, memory(d, e.engine, y)}});
     e.stream.wait();
     return true;

@@ -4,6 +4,7 @@
 // its own kernel. Primitives and reordered weights are kept per thread across runs.
 #pragma once
 
+#include "shapeflow/eval/eval.h"
 #include "shapeflow/ir/tensor.h"
 
 #include <cstdint>
@@ -21,11 +22,9 @@ struct WindowGeometry {
 /// y = conv(x, w) (+ b per output channel), w [m, c/group, kernel...] the elements of the tensor
 /// `weights`; with `keep` (a constant of the graph) the reordered weights are kept between runs,
 /// keyed by the tensor's identity; b may be null.
-/// An activation applied to the result in the same pass (a oneDNN post-op).
-struct PostOp {
-  enum class Kind : uint8_t { None, Relu, Swish } kind = Kind::None;
-  float alpha = 0; // Swish: x * sigmoid(alpha * x)
-};
+/// An activation applied to the result in the same pass (a oneDNN post-op): the one the
+/// executor offered the Conv's kernel.
+using PostOp = EvalContext::Activation;
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
               const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y,
               PostOp post = {});

@@ -18,13 +18,23 @@
 
 namespace sf {
 
-Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
+namespace {
+
+/// The elements of an output of this shape (an error past 2^63).
+Result<int64_t> outputElements(const Shape &shape) {
   int64_t count = 1;
   for (int64_t d : shape) {
     auto c = d < 0 ? std::nullopt : checkedMul(count, d);
     if (!c) return errorf("an output of shape [{}] has more than 2^63 elements", fmt::join(shape, ","));
     count = *c;
   }
+  return count;
+}
+
+} // namespace
+
+Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
+  SF_ASSIGN(int64_t count, outputElements(shape));
   auto bytes = checkedMul(count, int64_t(elementSize(t)));
   if (!bytes || *liveBytes_ + *bytes > maxBytes_)
     return errorf("an output of {}[{}] ({} bytes) does not fit the memory budget ({} of {} bytes "
@@ -51,12 +61,7 @@ Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementTy
 }
 
 Result<void> EvalContext::admit(ElementType t, const Shape &shape) const {
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    auto c = d < 0 ? std::nullopt : checkedMul(count, d);
-    if (!c) return errorf("an output of shape [{}] has more than 2^63 elements", fmt::join(shape, ","));
-    count = *c;
-  }
+  SF_ASSIGN(int64_t count, outputElements(shape));
   auto bytes = checkedMul(count, int64_t(std::max<size_t>(elementSize(t), 8)));
   if (!bytes || *liveBytes_ + *bytes > maxBytes_)
     return errorf("an output of {}[{}] does not fit the memory budget ({} of {} bytes in use; "
@@ -111,10 +116,6 @@ std::string Value::describe() const {
 namespace eval {
 namespace {
 
-/// A constant whose elements lie at an address their type cannot be read from (a view of a
-/// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
-/// long as the constant lives: otherwise every kernel reading it copies it on every run (a
-/// transformer's weights, each MatMul). Aligned constants come back as they are.
 /// What a Conv's kernel may fold into its output, and the nodes that then have nothing left to
 /// do: `take` gets the Conv's output as its own, `skip` produces nothing.
 struct Fold {
@@ -155,6 +156,10 @@ Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<b
   return none;
 }
 
+/// A constant whose elements lie at an address their type cannot be read from (a view of a
+/// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
+/// long as the constant lives: otherwise every kernel reading it copies it on every run (a
+/// transformer's weights, each MatMul). Aligned constants come back as they are.
 std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
   if (!t || !t->hasData() || t->type() == ElementType::String) return t;
   size_t align = std::min<size_t>(elementSize(t->type()), alignof(std::max_align_t));
@@ -320,6 +325,12 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     }
   };
 
+  // After a node ran: its inputs' tensors go once their last reader has run.
+  auto releaseInputs = [&](const Node &n) {
+    for (OutletId o : n.inputs)
+      if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
+  };
+
   for (uint32_t id : order) {
     const Node &n = g.nodes[id];
     if (n.removed) continue;
@@ -369,8 +380,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       }
       if (options.profile) ++(*options.profile)[n.opType + " (folded)"].calls;
       ++nodesRun;
-      for (OutletId o : n.inputs)
-        if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
+      releaseInputs(n);
       continue;
     }
     const OpDef *def = registry.find(n.domain, n.opType);
@@ -387,14 +397,10 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     // A graph that does not say which opset it imports (the text form without `opset`) gets the
     // newest one's semantics, as the rules do.
     EvalContext ctx(n, ins, n.opsetVersion ? n.opsetVersion : kNewestOpset, &live, budget);
-    std::vector<bool> constant(n.inputs.size());
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      constant[i] = n.inputs[i].valid() && g.nodes[n.inputs[i].node].isConstant();
-    ctx.setConstantInputs(std::move(constant));
-    // Conv then Relu/Clip: offered to the Conv's kernel (not when every tensor is observed: the
-    // Conv's own output would not be seen).
-    // Only with the executor's own kernels (a registry of the caller's may run the activation
-    // its own way).
+    ctx.setGraph(g);
+    // Conv then Relu or SiLU: offered to the Conv's kernel, not when every tensor is observed
+    // (the Conv's own output would not be seen) nor with a caller's registry (it may run the
+    // activation its own way).
     Fold fold = options.observe || options.registry ? Fold{} : foldAfter(g, n, isOutput);
     ctx.offerActivation(fold.activation);
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
@@ -452,8 +458,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     if (aliveOutputs[id] == 0) live -= nodeBytes[id], nodeBytes[id] = 0;
     peak = std::max(peak, live);
     ++nodesRun;
-    for (OutletId o : n.inputs)
-      if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
+    releaseInputs(n);
   }
   std::vector<Value> outs;
   for (OutletId o : g.outputs) outs.push_back(o.valid() ? values[o.node][o.slot] : Value());

@@ -539,14 +539,14 @@ Result<void> registerElementwise(OpRegistry &r) {
   SF_TRY(setKernel(r, "Abs", unary<true>([](auto x) { return x < 0 ? decltype(x)(-x) : x; })));
   SF_TRY(setKernel(r, "Sign", unary<true>(sign)));
   auto expf = [](auto x) { return std::exp(x); };
-  SF_TRY(setKernel(r, "Exp", withDnnl(EltKind::Exp, [=](float x) { return expf(x); }, unary(expf))));
+  SF_TRY(setKernel(r, "Exp", withDnnl(EltKind::Exp, expf, unary(expf))));
   SF_TRY(setKernel(r, "Log", unary([](auto x) { return std::log(x); })));
   SF_TRY(setKernel(r, "Sqrt", unary([](auto x) { return std::sqrt(x); })));
   SF_TRY(setKernel(r, "Reciprocal", unary([](auto x) { return decltype(x)(1) / x; })));
   auto sigmoid = [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); };
-  SF_TRY(setKernel(r, "Sigmoid", withDnnl(EltKind::Sigmoid, [=](float x) { return sigmoid(x); }, unary(sigmoid))));
+  SF_TRY(setKernel(r, "Sigmoid", withDnnl(EltKind::Sigmoid, sigmoid, unary(sigmoid))));
   auto tanhf = [](auto x) { return std::tanh(x); };
-  SF_TRY(setKernel(r, "Tanh", withDnnl(EltKind::Tanh, [=](float x) { return tanhf(x); }, unary(tanhf))));
+  SF_TRY(setKernel(r, "Tanh", withDnnl(EltKind::Tanh, tanhf, unary(tanhf))));
   SF_TRY(setKernel(r, "Erf", unary([](auto x) { return std::erf(x); })));
   SF_TRY(setKernel(r, "Floor", unary([](auto x) { return std::floor(x); })));
   SF_TRY(setKernel(r, "Ceil", unary([](auto x) { return std::ceil(x); })));

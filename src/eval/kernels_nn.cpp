@@ -271,12 +271,7 @@ Result<void> conv(EvalContext &ctx) {
     SF_ASSIGN(T *p, o.makeForOverwrite());
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
-      const auto &act = ctx.offeredActivation();
-      using AK = EvalContext::Activation::Kind;
-      PostOp post{act.kind == AK::Relu    ? PostOp::Kind::Relu
-                  : act.kind == AK::Swish ? PostOp::Kind::Swish
-                                          : PostOp::Kind::None,
-                  act.alpha};
+      const PostOp &post = ctx.offeredActivation();
       if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
                    bias ? bias->data() : nullptr, p, post)) {
         if (post.kind != PostOp::Kind::None) ctx.foldActivation();

@@ -50,13 +50,13 @@ public:
         break;
       case 8: ok = opsetImport(f, m.opsets); break;
       case 14:
-        grow(m.metadata, f); // before the item: its run is counted in the enclosing message
+        grow(m.metadata, f);
         ok = r_.message(f, "metadata_props",
                         [&] { return stringPair(m.metadata.emplace_back()); });
         break;
       case 20: ok = r_.ignore(f, "training_info", kLen); break;
       case 25:
-        grow(m.functions, f); // before the item: its run is counted in the enclosing message
+        grow(m.functions, f);
         ok = r_.item(f, "functions", Scope::Function, static_cast<int64_t>(m.functions.size()),
                      [&] { return function(m.functions.emplace_back()); });
         break;
@@ -75,6 +75,8 @@ private:
   // Makes room before appending an element of repeated field f: for the rest of its run (the
   // elements that follow with the same tag, counted without reading them), and at least
   // doubling, so that a list costs one allocation in the usual file and never goes quadratic.
+  // Called before entering the element's message (r_.item, r_.message): inside it the run would
+  // be counted within the element, always one.
   //
   // Only a run of length-delimited fields is counted (a field of another wire type is refused by
   // the reader at once), and at most 32 MB of elements are reserved ahead of the ones read: a run
@@ -106,7 +108,7 @@ private:
       case 1: ok = node(f, g.nodes); break;
       case 2: ok = r_.bytes(f, "name", g.name); break;
       case 5:
-        grow(g.initializers, f); // before the item: its run is counted in the enclosing message
+        grow(g.initializers, f);
         ok = r_.item(f, "initializer", Scope::Initializer,
                      static_cast<int64_t>(g.initializers.size()),
                      [&] { return tensor(g.initializers.emplace_back()); });
@@ -117,7 +119,7 @@ private:
       case 13: ok = valueInfo(f, "value_info", Scope::ValueInfo, g.valueInfo); break;
       case 14: ok = r_.ignore(f, "quantization_annotation", kLen); break;
       case 15:
-        grow(g.sparseInitializers, f); // before the item: its run is counted in the enclosing message
+        grow(g.sparseInitializers, f);
         ok = r_.item(f, "sparse_initializer", Scope::SparseInitializer,
                      static_cast<int64_t>(g.sparseInitializers.size()),
                      [&] { return sparseTensor(g.sparseInitializers.emplace_back()); });
@@ -167,7 +169,7 @@ private:
   bool node(const Field &f, std::vector<NodeView> &nodes) {
     if (++nodeCount_ > r_.limits().maxNodes)
       return r_.fail("more than " + std::to_string(r_.limits().maxNodes) + " nodes");
-    grow(nodes, f); // before the item: its run is counted in the enclosing message
+    grow(nodes, f);
     return r_.item(f, "node", Scope::Node, static_cast<int64_t>(nodes.size()),
                    [&] { return nodeBody(nodes.emplace_back()); });
   }
@@ -195,7 +197,7 @@ private:
   }
 
   bool attribute(const Field &f, std::vector<AttributeView> &attributes) {
-    grow(attributes, f); // before the item: its run is counted in the enclosing message
+    grow(attributes, f);
     return r_.item(f, "attribute", Scope::Attribute, static_cast<int64_t>(attributes.size()),
                    [&] { return attributeBody(attributes.emplace_back()); });
   }
@@ -226,7 +228,7 @@ private:
         if (ok && a.strings.size() > limit) ok = r_.failList("strings", limit);
         break;
       case 10:
-        grow(a.tensors, f); // before the item: its run is counted in the enclosing message
+        grow(a.tensors, f);
         ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.tensors.size()),
                      [&] { return tensor(a.tensors.emplace_back()); });
         break;
@@ -240,7 +242,7 @@ private:
         ok = r_.message(f, "tp", [&] { return type(*a.tp); });
         break;
       case 15:
-        grow(a.typeProtos, f); // before the item: its run is counted in the enclosing message
+        grow(a.typeProtos, f);
         ok = r_.message(f, "type_protos",
                         [&] { return type(a.typeProtos.emplace_back()); });
         break;
@@ -251,7 +253,7 @@ private:
         ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*a.sparseTensor); });
         break;
       case 23:
-        grow(a.sparseTensors, f); // before the item: its run is counted in the enclosing message
+        grow(a.sparseTensors, f);
         ok = r_.message(f, "sparse_tensors",
                         [&] { return sparseTensor(a.sparseTensors.emplace_back()); });
         break;
@@ -288,7 +290,7 @@ private:
   }
 
   bool valueInfo(const Field &f, const char *name, Scope scope, std::vector<ValueInfoView> &list) {
-    grow(list, f); // before the item: its run is counted in the enclosing message
+    grow(list, f);
     return r_.item(f, name, scope, static_cast<int64_t>(list.size()),
                    [&] { return valueInfoBody(list.emplace_back()); });
   }
@@ -409,7 +411,7 @@ private:
       if (f.number == 1) {
         if (t.dims.size() >= r_.limits().maxListElements)
           return r_.failList("dim", r_.limits().maxListElements);
-        grow(t.dims, f); // before the item: its run is counted in the enclosing message
+        grow(t.dims, f);
         ok = r_.message(f, "dim", [&] { return dim(t.dims.emplace_back()); });
       } else {
         ok = r_.skip(f);
@@ -443,7 +445,7 @@ private:
   }
 
   bool opsetImport(const Field &f, std::vector<OpsetImport> &opsets) {
-    grow(opsets, f); // before the item: its run is counted in the enclosing message
+    grow(opsets, f);
     return r_.item(f, "opset_import", Scope::OpsetImport, static_cast<int64_t>(opsets.size()), [&] {
       OpsetImport &o = opsets.emplace_back();
       Field g;

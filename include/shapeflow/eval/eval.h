@@ -71,8 +71,12 @@ public:
   const Tensor &input(size_t i) const { return *inputs_[i]; }
   /// Input i is a constant of the graph (an initializer or a Constant node): the same tensor on
   /// every run, so a kernel may keep work done on it (packed weights) keyed by its identity.
-  bool inputIsConstant(size_t i) const { return i < constant_.size() && constant_[i]; }
-  void setConstantInputs(std::vector<bool> constant) { constant_ = std::move(constant); }
+  bool inputIsConstant(size_t i) const {
+    return graph_ && i < node_.inputs.size() && node_.inputs[i].valid() &&
+           graph_->nodes[node_.inputs[i].node].isConstant();
+  }
+  /// The graph the node belongs to (for inputIsConstant).
+  void setGraph(const Graph &g) { graph_ = &g; }
   /// An activation the executor offers to fold into this node's kernel (a Conv whose output only
   /// a Relu or a SiLU reads): the kernel applies it to its output and says so with
   /// `foldActivation()`, or ignores it (the activation then runs as usual).
@@ -125,7 +129,7 @@ private:
 
   const Node &node_;
   std::vector<Value> inputs_;
-  std::vector<bool> constant_;
+  const Graph *graph_ = nullptr;
   Activation activation_;
   bool folded_ = false;
   int64_t opset_;
