@@ -6,7 +6,7 @@ graph output is compared: max |a - b| <= atol + rtol * |b| element-wise (rtol 1e
 f32 sums accumulated in another order). Prints one line per model; exit 1 if any output differs
 or shapeflow fails where onnxruntime runs.
 
-usage: scripts/eval_check.py [--shapeflow PATH] [--models a,b] [--models-dir DIR] [--sizes FILE]
+usage: scripts/eval_check.py [--shapeflow PATH] [--run-args ARGS] [--models a,b] [--models-dir DIR] [--sizes FILE]
 """
 import argparse, json, os, subprocess, sys, tempfile, time
 
@@ -56,6 +56,7 @@ def main():
     ap.add_argument("--sizes", default=os.path.join(HERE, "precision_sizes.json"))
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--run-args", default="", help="more arguments for `shapeflow run` (e.g. --no-arena)")
     a = ap.parse_args()
     sizes = json.load(open(a.sizes))
     names = [n for n in sizes if not n.startswith("_")]
@@ -80,7 +81,7 @@ def main():
                 np.save(f, v)
                 specs.append(f"{k}={f}")
             t0 = time.time()
-            sf = subprocess.run([a.shapeflow, "run", path, "--out", os.path.join(tmp, "sf")] +
+            sf = subprocess.run([a.shapeflow, "run", path, "--json", "--out", os.path.join(tmp, "sf")] + a.run_args.split() +
                                 sum([["--input", s] for s in specs], []), capture_output=True, text=True)
             t_sf = time.time() - t0
             t0 = time.time()
@@ -95,6 +96,14 @@ def main():
                 print(f"{name:22s} FAIL shapeflow: {(sf.stderr or sf.stdout).strip()[:300]}")
                 continue
             worst, outs, problems = 0.0, 0, []
+            # The run's arena (the static memory plan at these sizes): a place the executor had
+            # to refuse is a plan that disagrees with the run (its tensors went to the heap).
+            arena = json.loads(sf.stdout).get("arena", {})
+            if arena.get("conflicts"):
+                problems.append(f"arena: {arena['conflicts']} places refused (the plan disagrees with the run): "
+                                + "; ".join(arena.get("refused", [])))
+            arena_text = (f", arena {arena['bytes'] / 1e6:.2f} MB {arena['placed']} placed {arena['elsewhere']} elsewhere"
+                          if "bytes" in arena else f", no arena: {arena.get('none', '?')[:80]}")
             for f in sorted(os.listdir(os.path.join(tmp, "ort"))):
                 b = np.load(os.path.join(tmp, "ort", f))
                 p = os.path.join(tmp, "sf", f)
@@ -117,7 +126,7 @@ def main():
                     problems.append(f"{f}: values differ")
             verdict = "ok" if not problems else "FAIL"
             bad += bool(problems)
-            print(f"{name:22s} {verdict:4s} {outs} outputs, max |diff| {worst:.2e}, shapeflow {t_sf:.2f} s, onnxruntime {t_ort:.2f} s"
+            print(f"{name:22s} {verdict:4s} {outs} outputs, max |diff| {worst:.2e}, shapeflow {t_sf:.2f} s, onnxruntime {t_ort:.2f} s{arena_text}"
                   + ("".join("\n    " + p for p in problems[:5])))
     return 1 if bad else 0
 

@@ -18,6 +18,7 @@
 #include "shapeflow/onnx/mapped_file.h"
 #include "shapeflow/onnx/import.h"
 #include "shapeflow/eval/check.h"
+#include "shapeflow/eval/arena.h"
 #include "shapeflow/eval/eval.h"
 #include "shapeflow/eval/npy.h"
 #include "shapeflow/lower/plan_check.h"
@@ -343,6 +344,7 @@ struct RunArgs {
   int repeat = 0;
   int threads = 1;
   bool profile = false;
+  bool noArena = false;
 };
 
 /// `NAME=FILE.npy` or `NAME=random:D0,D1,...` (empty after the colon: a scalar).
@@ -429,6 +431,19 @@ int runRun(const RunArgs &a) {
   eval::RunOptions ro;
   ro.maxMemory = a.maxMemory;
   ro.threads = a.threads;
+  // The static memory plan at these inputs' sizes, laid out once for every run.
+  std::optional<eval::ArenaLayout> layout;
+  std::string noArena = a.noArena ? "--no-arena" : "";
+  double planMs = 0;
+  if (!a.noArena) {
+    auto p0 = std::chrono::steady_clock::now();
+    std::map<std::string, Value> values;
+    for (const auto &[name, t] : inputs) values.emplace(name, Value(std::make_shared<const Tensor>(t)));
+    auto l = eval::planArena(g, values);
+    planMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+    if (l.ok()) layout = std::move(*l), ro.arena = &*layout;
+    else noArena = l.error().message;
+  }
   auto t0 = std::chrono::steady_clock::now();
   auto result = eval::run(g, inputs, ro);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -473,6 +488,14 @@ int runRun(const RunArgs &a) {
   j["ms"] = ms;
   if (median) j["median_ms"] = *median, j["repeat"] = a.repeat;
   j["threads"] = a.threads;
+  if (result->arena) {
+    const eval::ArenaUse &u = *result->arena;
+    j["arena"] = {{"bytes", u.bytes}, {"placed", u.placed}, {"in_place", u.inPlace},
+                  {"elsewhere", u.elsewhere}, {"conflicts", u.conflicts}, {"refused", u.refused},
+                  {"plan_ms", planMs}};
+  } else {
+    j["arena"] = {{"none", noArena}};
+  }
   // Per op, slowest first: ms per run in its kernels and in the checks against the shape rules.
   std::vector<std::pair<std::string, eval::OpTime>> byTime(profile.begin(), profile.end());
   std::sort(byTime.begin(), byTime.end(), [](const auto &x, const auto &y) {
@@ -537,6 +560,14 @@ int runRun(const RunArgs &a) {
                            humanCount(double(result->peakBytes), "B"));
   if (median) std::cout << fmt::format("; median of {} more runs {:.1f} ms", a.repeat, *median);
   std::cout << "\n";
+  if (result->arena) {
+    const eval::ArenaUse &u = *result->arena;
+    std::cout << fmt::format("arena {} (the memory plan at these sizes): {} tensors at their offsets, {} of "
+                             "them in place; {} elsewhere, {} refused\n",
+                             humanCount(double(u.bytes), "B"), u.placed, u.inPlace, u.elsewhere, u.conflicts);
+  } else {
+    std::cout << fmt::format("no arena: {}\n", noArena);
+  }
   if (a.profile) {
     std::cout << fmt::format("time per op, ms per run ({}):\n", a.repeat ? "mean of the repeated runs" : "one run");
     for (const auto &[op, t] : byTime)
@@ -725,6 +756,7 @@ int main(int argc, char **argv) {
   runCmd->add_option("--seed", runArgs.seed, "seed of the random inputs (1)");
   runCmd->add_flag("--profile", runArgs.profile,
                    "time each op (its kernels, and the checks of their outputs against the shape rules)");
+  runCmd->add_flag("--no-arena", runArgs.noArena, "tensors on the heap, not at the memory plan's offsets in one arena");
   runCmd->add_option("--repeat", runArgs.repeat, "run R more times after the first and report the median time of one run")
       ->check(CLI::Range(0, 100000));
   runCmd->add_option("--threads", runArgs.threads, "threads of the matrix products (1)")->check(CLI::Range(1, 1024));

@@ -2,6 +2,8 @@
 // check of every kernel's outputs against the op's shape rule at the actual inputs.
 #include "shapeflow/eval/eval.h"
 
+#include "shapeflow/eval/arena.h"
+
 #include "blas.h"
 #include "dnnl.h"
 
@@ -12,6 +14,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -46,13 +49,18 @@ Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
   return *bytes;
 }
 
-Result<std::vector<std::byte>> EvalContext::allocate(ElementType t, const Shape &shape) {
-  SF_ASSIGN(int64_t bytes, reserve(t, shape));
-  return std::vector<std::byte>(size_t(bytes));
+Result<OutputBytes> EvalContext::allocate(ElementType t, const Shape &shape) {
+  SF_ASSIGN(auto p, allocateForOverwrite(t, shape));
+  size_t n = size_t(outputElements(shape).value()) * elementSize(t);
+  std::memset(p.get(), 0, n);
+  return OutputBytes(std::move(p), n);
 }
 
-Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementType t, const Shape &shape) {
+Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementType t, const Shape &shape,
+                                                                       bool inPlace) {
   SF_ASSIGN(int64_t bytes, reserve(t, shape));
+  if (placer_ && bytes > 0)
+    if (auto placed = placer_->place(bytes, inPlace)) return placed;
   constexpr size_t kAlign = 64;
   size_t rounded = (size_t(bytes) + kAlign - 1) / kAlign * kAlign; // within the budget's checks
   auto *p = static_cast<std::byte *>(std::aligned_alloc(kAlign, std::max(rounded, kAlign)));
@@ -274,12 +282,107 @@ Fact actualFact(const Value &v) {
 
 namespace {
 
+/// The run's arena (eval/arena.h) and which of its bytes hold tensors still alive: a place is
+/// given only where no live tensor's bytes are, except an input dying at the node for a kernel
+/// that writes in place. The account is the executor's own (values it still holds), not the
+/// plan's: a plan that disagrees with the run costs heap memory, not a wrong result.
+struct Arena {
+  const ArenaLayout &layout;
+  std::shared_ptr<std::byte[]> memory;
+  struct Live {
+    int64_t begin, end;
+    OutletId of;
+  };
+  std::vector<Live> live;
+  ArenaUse use;
+
+  /// The bytes' offset in the arena (none: they are not in it).
+  std::optional<int64_t> offsetOf(const std::byte *p) const {
+    const std::byte *base = memory.get();
+    if (!p || p < base || p >= base + layout.bytes) return std::nullopt;
+    return int64_t(p - base);
+  }
+  void hold(OutletId o, const Value &v) {
+    auto add = [&](const Tensor &t) {
+      if (auto at = offsetOf(t.bytes().data()))
+        live.push_back({*at, *at + int64_t(t.bytes().size()), o});
+    };
+    if (v.isTensor()) add(*v.tensor());
+    for (const auto &e : v.elements()) add(*e);
+  }
+  void drop(OutletId o) {
+    std::erase_if(live, [&](const Live &l) { return l.of == o; });
+  }
+
+  /// The arena of `bytes`: the last one this thread used when nothing holds it any more.
+  static std::shared_ptr<std::byte[]> acquire(int64_t bytes) {
+    thread_local std::shared_ptr<std::byte[]> kept;
+    thread_local int64_t keptBytes = 0;
+    if (kept && kept.use_count() == 1 && keptBytes >= bytes) return kept;
+    kept.reset();
+    constexpr size_t kAlign = 64;
+    size_t rounded = (size_t(std::max<int64_t>(bytes, 1)) + kAlign - 1) / kAlign * kAlign;
+    auto *p = static_cast<std::byte *>(std::aligned_alloc(kAlign, rounded));
+    if (!p) return nullptr;
+    kept = std::shared_ptr<std::byte[]>(p, [](std::byte *q) { std::free(q); });
+    keptBytes = bytes;
+    return kept;
+  }
+};
+
+/// One node's places: its outputs' planned offsets, each given once.
+class NodePlacer : public Placer {
+public:
+  NodePlacer(Arena &arena, const Graph &g, const Node &n, std::vector<OutletId> dying)
+      : arena_(arena), g_(g), node_(n), places_(arena.layout.places[n.id]), given_(places_.size(), false),
+        dying_(std::move(dying)) {}
+  /// It gave these bytes to this node's kernel.
+  bool gave(const std::byte *p) const { return std::find(gave_.begin(), gave_.end(), p) != gave_.end(); }
+
+  std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace) override {
+    for (size_t k = 0; k < places_.size(); ++k) {
+      const auto &p = places_[k];
+      if (!p || given_[k] || p->bytes < bytes || (p->inPlace && !inPlace)) continue;
+      int64_t begin = p->offset, end = p->offset + bytes;
+      for (const Arena::Live &l : arena_.live) {
+        if (l.end <= begin || end <= l.begin) continue;
+        bool overwritable = p->inPlace && std::find(dying_.begin(), dying_.end(), l.of) != dying_.end();
+        if (!overwritable) {
+          if (arena_.use.refused.size() < 5)
+            arena_.use.refused.push_back(fmt::format(
+                "output {} of node '{}' ({}) over '{}', still alive", k, node_.name, node_.opType,
+                g_.outlet(l.of).name));
+          ++arena_.use.conflicts;
+          return nullptr;
+        }
+      }
+      given_[k] = true;
+      gave_.push_back(arena_.memory.get() + begin);
+      ++arena_.use.placed;
+      if (p->inPlace) ++arena_.use.inPlace;
+      return std::shared_ptr<std::byte[]>(arena_.memory, arena_.memory.get() + begin);
+    }
+    return nullptr;
+  }
+
+private:
+private:
+  std::vector<const std::byte *> gave_;
+  Arena &arena_;
+  const Graph &g_;
+  const Node &node_;
+  const std::vector<std::optional<Placement>> &places_;
+  std::vector<bool> given_;
+  std::vector<OutletId> dying_;
+};
+
 /// One run: the registry, options, the bytes alive and the budget, shared by the bodies it runs.
 struct Runner {
   const OpRegistry &registry;
   const RunOptions &options;
   int64_t live = 0, budget = 0, peak = 0;
   size_t nodesRun = 0;
+  Arena *arena = nullptr; // the top graph's, when the run has one
 
   /// Runs `g` with `formals` for its non-captured inputs (in order; null: the input's default
   /// initializer) and `owner` the inputs of the node whose body it is (captured values).
@@ -290,7 +393,13 @@ struct Runner {
 Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Value> &formals,
                                            const std::vector<Value> *owner, int depth) {
   if (depth > 64) return errorf("bodies nested deeper than 64");
-  SF_ASSIGN(std::vector<uint32_t> order, g.topologicalOrder());
+  Arena *arena = depth == 0 ? this->arena : nullptr;
+  std::vector<uint32_t> order;
+  if (arena) {
+    order = arena->layout.order;
+  } else {
+    SF_ASSIGN(order, g.topologicalOrder());
+  }
   std::vector<std::vector<Value>> values(g.nodes.size());
   std::vector<int64_t> nodeBytes(g.nodes.size(), 0);
   std::vector<size_t> aliveOutputs(g.nodes.size(), 0);
@@ -300,10 +409,21 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   // Readers left per outlet; graph outputs are never released.
   std::vector<std::vector<size_t>> readers(g.nodes.size());
   std::vector<std::vector<bool>> isOutput(g.nodes.size());
+  // Of those, the readers of the elements (not Shape or Size): once none is left the elements
+  // go (where the memory plan frees them) and the readers of the shape see a tensor without data.
+  auto readsShapeOnly = [&](const Node &n) {
+    const OpDef *def = registry.find(n.domain, n.opType);
+    return def && def->traits.metadataOnly;
+  };
+  std::vector<std::vector<size_t>> dataReaders(g.nodes.size());
   for (const Node &n : g.nodes) {
     readers[n.id].resize(n.outputs.size());
-    for (size_t k = 0; k < n.outputs.size(); ++k)
+    dataReaders[n.id].resize(n.outputs.size());
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
       readers[n.id][k] = n.outputs[k].successors.size();
+      for (InletId in : n.outputs[k].successors)
+        dataReaders[n.id][k] += !readsShapeOnly(g.nodes[in.node]);
+    }
     isOutput[n.id].assign(n.outputs.size(), false);
   }
   for (OutletId o : g.outputs)
@@ -319,16 +439,31 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     auto &v = values[o.node][o.slot];
     if (!v) return;
     v = Value();
+    if (arena) arena->drop(o);
     if (--aliveOutputs[o.node] == 0) {
       live -= nodeBytes[o.node];
       nodeBytes[o.node] = 0;
     }
   };
 
-  // After a node ran: its inputs' tensors go once their last reader has run.
+  auto shed = [&](OutletId o) {
+    auto &v = values[o.node][o.slot];
+    if (!v.isTensor() || !v->hasData() || isOutput[o.node][o.slot] || readers[o.node][o.slot] == 0) return;
+    if (auto t = Tensor::withoutData(v->type(), v->shape()); t.ok()) {
+      v = Value(std::make_shared<const Tensor>(std::move(*t)));
+      if (arena) arena->drop(o);
+    }
+  };
+
+  // After a node ran: its inputs' tensors go once their last reader has run, their elements once
+  // their last reader of elements has.
   auto releaseInputs = [&](const Node &n) {
-    for (OutletId o : n.inputs)
-      if (o.valid() && --readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
+    bool shapeOnly = readsShapeOnly(n);
+    for (OutletId o : n.inputs) {
+      if (!o.valid()) continue;
+      if (--readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
+      else if (!shapeOnly && dataReaders[o.node][o.slot] > 0 && --dataReaders[o.node][o.slot] == 0) shed(o);
+    }
   };
 
   for (uint32_t id : order) {
@@ -373,6 +508,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
           values[id][0] = values[src][0];
           aliveOutputs[id] = 1;
           nodeBytes[id] = nodeBytes[src];
+          if (arena) arena->hold({id, 0}, values[id][0]);
         } else {
           live -= nodeBytes[src]; // nothing reads the result: its bytes go now
         }
@@ -403,6 +539,18 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     // activation its own way).
     Fold fold = options.observe || options.registry ? Fold{} : foldAfter(g, n, isOutput);
     ctx.offerActivation(fold.activation);
+    // Its outputs at their places in the arena; an input whose last reader this is may be
+    // written over by a kernel that works in place.
+    std::optional<NodePlacer> placer;
+    if (arena) {
+      std::vector<OutletId> dying;
+      for (OutletId o : n.inputs)
+        if (o.valid() && !isOutput[o.node][o.slot] &&
+            size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == readers[o.node][o.slot])
+          dying.push_back(o);
+      placer.emplace(*arena, g, n, std::move(dying));
+      ctx.setPlacer(&*placer);
+    }
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
       return execute(body, f, &ins, depth + 1);
     });
@@ -448,12 +596,35 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       if (wanted) {
         values[id][k] = t;
         ++aliveOutputs[id];
+        if (arena && placer && arena->layout.places[id][k] && t.isTensor() && t->bytes().size() > 0 &&
+            arena->offsetOf(t->bytes().data()) && !placer->gave(t->bytes().data())) {
+          // An output the plan gives its own place that shares an input's bytes (a branch
+          // returning an outer tensor): copied there, as the plan frees the input here.
+          auto b = t->bytes();
+          std::shared_ptr<std::byte[]> to = placer->place(int64_t(b.size()), false);
+          if (!to) {
+            SF_ASSIGN(to, ctx.allocateForOverwrite(ElementType::U8, {int64_t(b.size())}));
+          }
+          std::memcpy(to.get(), b.data(), b.size());
+          SF_ASSIGN(Tensor copy, Tensor::view(t->type(), t->shape(), std::span<const std::byte>(to.get(), b.size()),
+                                              std::shared_ptr<const void>(to, to.get())));
+          values[id][k] = Value(std::make_shared<const Tensor>(std::move(copy)));
+        }
+        if (arena) {
+          arena->hold({id, uint32_t(k)}, values[id][k]);
+          const auto &p = arena->layout.places[id][k];
+          bool inArena = false;
+          for (const Tensor *e : tensorsOf(values[id][k])) inArena = inArena || arena->offsetOf(e->bytes().data());
+          if (p && p->bytes > 0 && !inArena) ++arena->use.elsewhere;
+        }
       }
     }
     if (ctx.foldedActivation()) {
       foldedFrom[fold.take] = id;
       if (fold.skip != kNoNode) skipped[fold.skip] = true;
     }
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (dataReaders[id][k] == 0) shed({id, uint32_t(k)});
     nodeBytes[id] = ctx.allocated();
     if (aliveOutputs[id] == 0) live -= nodeBytes[id], nodeBytes[id] = 0;
     peak = std::max(peak, live);
@@ -462,6 +633,27 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   }
   std::vector<Value> outs;
   for (OutletId o : g.outputs) outs.push_back(o.valid() ? values[o.node][o.slot] : Value());
+  // Outputs a kernel made in the arena leave it (the caller's to keep; the arena is reused).
+  if (arena)
+    for (Value &v : outs) {
+      auto own = [&](const std::shared_ptr<const Tensor> &t) -> Result<std::shared_ptr<const Tensor>> {
+        if (!t || !arena->offsetOf(t->bytes().data())) return t;
+        auto b = t->bytes();
+        SF_ASSIGN(Tensor copy, Tensor::fromBytes(t->type(), t->shape(), std::vector<std::byte>(b.begin(), b.end())));
+        return std::make_shared<const Tensor>(std::move(copy));
+      };
+      if (v.isTensor()) {
+        SF_ASSIGN(auto t, own(v.tensor()));
+        v = Value(t);
+      } else if (v.isSequence()) {
+        std::vector<std::shared_ptr<const Tensor>> elements;
+        for (const auto &e : v.elements()) {
+          SF_ASSIGN(auto t, own(e));
+          elements.push_back(t);
+        }
+        v = Value::sequence(v.elementType(), std::move(elements));
+      }
+    }
   // What the outputs hold stays counted until the caller drops them; a body's results are the
   // enclosing node's to count, so they leave this run's tally here.
   for (OutletId o : g.outputs)
@@ -529,10 +721,24 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
   }
   for (const auto &[name, t] : inputs)
     if (!used.count(name)) return errorf("'{}' is not an input of the model", name);
-  SF_ASSIGN(auto outs, runner.execute(g, formals, nullptr, 0));
+  std::optional<Arena> arena;
+  if (options.arena && !options.observe) {
+    const ArenaLayout &layout = *options.arena;
+    if (layout.places.size() != g.nodes.size())
+      return errorf("the arena layout was made for another graph ({} nodes, this one has {})",
+                    layout.places.size(), g.nodes.size());
+    auto memory = Arena::acquire(layout.bytes);
+    if (!memory) return errorf("out of memory for an arena of {} bytes", layout.bytes);
+    arena.emplace(Arena{layout, std::move(memory), {}, {}});
+    arena->use.bytes = layout.bytes;
+    runner.arena = &*arena;
+  }
+  auto outs = runner.execute(g, formals, nullptr, 0);
+  if (!outs.ok()) return outs.error();
   RunResult out;
+  if (arena) out.arena = arena->use;
   for (OutletId o : g.outputs) out.outputNames.push_back(g.outlet(o).name);
-  out.outputs = std::move(outs);
+  out.outputs = std::move(*outs);
   out.nodesRun = runner.nodesRun;
   out.peakBytes = runner.peak;
   return out;

@@ -50,22 +50,22 @@ public:
   Output(EvalContext &ctx, ElementType type, Shape shape) : ctx_(ctx), type_(type), shape_(std::move(shape)) {}
   /// Zeroed elements.
   Result<T *> make() {
-    SF_ASSIGN(bytes_, ctx_.allocate(type_, shape_));
-    return reinterpret_cast<T *>(bytes_.data());
+    SF_ASSIGN(T * p, makeForOverwrite());
+    std::memset(static_cast<void *>(p), 0, size_t(countOf(shape_)) * sizeof(T));
+    return p;
   }
-  /// Uninitialised elements, for a kernel that writes every one of them.
-  Result<T *> makeForOverwrite() {
-    SF_ASSIGN(buffer_, ctx_.allocateForOverwrite(type_, shape_));
+  /// Uninitialised elements, for a kernel that writes every one of them. `inPlace`: the kernel
+  /// writes element i only after reading element i of its inputs (and no other element of them
+  /// after that), so the output may take a dying input's bytes (EvalContext::allocateForOverwrite).
+  Result<T *> makeForOverwrite(bool inPlace = false) {
+    SF_ASSIGN(buffer_, ctx_.allocateForOverwrite(type_, shape_, inPlace));
     return reinterpret_cast<T *>(buffer_.get());
   }
   Result<void> finish(size_t i) {
-    if (buffer_) {
-      size_t n = size_t(countOf(shape_)) * elementSize(type_);
-      SF_ASSIGN(Tensor t, Tensor::view(type_, std::move(shape_), std::span<const std::byte>(buffer_.get(), n),
-                                       std::shared_ptr<const void>(buffer_, buffer_.get())));
-      return ctx_.setOutput(i, std::move(t));
-    }
-    SF_ASSIGN(Tensor t, Tensor::fromBytes(type_, std::move(shape_), std::move(bytes_)));
+    if (!buffer_) SF_TRY(make());
+    size_t n = size_t(countOf(shape_)) * elementSize(type_);
+    SF_ASSIGN(Tensor t, Tensor::view(type_, std::move(shape_), std::span<const std::byte>(buffer_.get(), n),
+                                     std::shared_ptr<const void>(buffer_, buffer_.get())));
     return ctx_.setOutput(i, std::move(t));
   }
 
@@ -73,7 +73,6 @@ private:
   EvalContext &ctx_;
   ElementType type_;
   Shape shape_;
-  std::vector<std::byte> bytes_;
   std::shared_ptr<std::byte[]> buffer_;
 };
 

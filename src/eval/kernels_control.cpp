@@ -58,7 +58,7 @@ Result<Tensor> stack(EvalContext &ctx, const std::vector<TensorRef> &parts, size
       std::memcpy(bytes.data() + size_t((o * int64_t(parts.size()) + int64_t(k)) * inner) * elem,
                   parts[k]->bytes().data() + size_t(o * inner) * elem, size_t(inner) * elem);
   }
-  return Tensor::fromBytes(type, out, std::move(bytes));
+  return std::move(bytes).tensor(type, out);
 }
 
 Result<void> loopKernel(EvalContext &ctx) {
@@ -134,7 +134,7 @@ Result<Tensor> sliceAt(EvalContext &ctx, const Tensor &t, size_t axis, int64_t k
   for (int64_t o = 0; o < outer; ++o)
     std::memcpy(bytes.data() + size_t(o * inner) * elem, t.bytes().data() + size_t((o * len + k) * inner) * elem,
                 size_t(inner) * elem);
-  return Tensor::fromBytes(t.type(), out, std::move(bytes));
+  return std::move(bytes).tensor(t.type(), out);
 }
 
 /// Scan before opset 9: input 0 is the optional sequence_lens, every state and scan input has a

@@ -202,7 +202,7 @@ Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, 
       return errorf("arithmetic on bool is not defined");
     } else {
       Output<T> o(ctx, a.type(), out);
-      SF_ASSIGN(T *p, o.makeForOverwrite());
+      SF_ASSIGN(T *p, o.makeForOverwrite(true));
       if (fastArithmetic<T>(op, out, st, x.data(), y.data(), p)) return o.finish(outIndex);
       bool divByZero = false;
       forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
@@ -321,7 +321,7 @@ template <bool Ints = false, class F> KernelFn unary(F f) {
       } else {
         Elements<T> x(a);
         Output<T> o(ctx, a.type(), a.shape());
-        SF_ASSIGN(T *p, o.makeForOverwrite());
+        SF_ASSIGN(T *p, o.makeForOverwrite(true));
         for (size_t i = 0; i < x.size(); ++i) p[i] = T(f(x[i]));
         return o.finish(0);
       }
@@ -341,11 +341,19 @@ template <class Ref> KernelFn withDnnl(EltKind kind, Ref ref, KernelFn other) {
     if (a.type() != ElementType::F32 || a.elementCount() == 0 || !dnnlAvailable()) return other(ctx);
     Elements<float> x(a);
     Output<float> o(ctx, a.type(), a.shape());
-    SF_ASSIGN(float *p, o.makeForOverwrite());
+    SF_ASSIGN(float *p, o.makeForOverwrite(true));
     const size_t n = x.size();
-    if (dnnlEltwise(kind, x.data(), p, int64_t(n))) {
+    // Written in place, the elements oneDNN would clamp are found before it overwrites them.
+    std::vector<std::pair<size_t, float>> beyond;
+    if (p == x.data())
       for (size_t i = 0; i < n; ++i)
-        if (!(std::abs(x[i]) <= 80.0f)) p[i] = ref(x[i]);
+        if (!(std::abs(x[i]) <= 80.0f)) beyond.push_back({i, x[i]});
+    if (dnnlEltwise(kind, x.data(), p, int64_t(n))) {
+      if (p == x.data())
+        for (const auto &[i, v] : beyond) p[i] = ref(v);
+      else
+        for (size_t i = 0; i < n; ++i)
+          if (!(std::abs(x[i]) <= 80.0f)) p[i] = ref(x[i]);
     } else {
       for (size_t i = 0; i < n; ++i) p[i] = ref(x[i]);
     }
@@ -366,7 +374,7 @@ template <class F> KernelFn unaryAttr(std::vector<std::pair<std::string, double>
       using T = typename decltype(tag)::type;
       Elements<T> x(a);
       Output<T> o(ctx, a.type(), a.shape());
-      SF_ASSIGN(T *p, o.make());
+      SF_ASSIGN(T *p, o.makeForOverwrite(true));
       for (size_t i = 0; i < x.size(); ++i) p[i] = T(f(double(x[i]), v));
       return o.finish(0);
     });
@@ -408,7 +416,7 @@ Result<void> clip(EvalContext &ctx) {
     } else {
       Elements<T> x(a);
       Output<T> o(ctx, a.type(), a.shape());
-      SF_ASSIGN(T *p, o.makeForOverwrite());
+      SF_ASSIGN(T *p, o.makeForOverwrite(true));
       T l = std::isinf(lo) ? std::numeric_limits<T>::lowest() : T(lo);
       T h = std::isinf(hi) ? std::numeric_limits<T>::max() : T(hi);
       // std::max / std::min keep a NaN (each returns its first argument when the comparison is
@@ -480,7 +488,7 @@ Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to) {
       for (size_t i = 0; i < v.size(); ++i) p[i] = T(int64_t(std::clamp(v[i], -9.2e18, 9.2e18)));
       return success();
     }));
-    return Tensor::fromBytes(to, a.shape(), std::move(bytes));
+    return std::move(bytes).tensor(to, a.shape());
   }
   if (to == ElementType::I64 || to == ElementType::U64) {
     SF_ASSIGN(auto bytes, ctx.allocate(to, a.shape()));
@@ -496,7 +504,7 @@ Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to) {
       }
       return success();
     }));
-    return Tensor::fromBytes(to, a.shape(), std::move(bytes));
+    return std::move(bytes).tensor(to, a.shape());
   }
   return Tensor::fromDoubles(to, a.shape(), v);
 }

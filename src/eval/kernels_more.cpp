@@ -19,11 +19,6 @@ std::vector<int64_t> stridesOf(const Shape &s) {
   return st;
 }
 
-Result<Tensor> bytesTensor(EvalContext &ctx, ElementType t, const Shape &s, std::vector<std::byte> b) {
-  (void)ctx;
-  return Tensor::fromBytes(t, s, std::move(b));
-}
-
 /// Unravels a flat index into `idx` for shape `s`.
 void unravel(int64_t flat, const Shape &s, std::vector<int64_t> &idx) {
   idx.resize(s.size());
@@ -65,7 +60,7 @@ Result<void> gatherElements(EvalContext &ctx) {
     for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
     std::memcpy(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
   }
-  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), ix.shape(), std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), ix.shape()));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -127,7 +122,7 @@ Result<void> gatherND(EvalContext &ctx) {
       std::memcpy(dst, a.bytes().data() + size_t(off) * elem, size_t(slice) * elem);
       dst += size_t(slice) * elem;
     }
-  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -184,7 +179,7 @@ Result<void> compress(EvalContext &ctx) {
       std::memcpy(dst, a.bytes().data() + size_t((o * len + i) * inner) * elem, size_t(inner) * elem);
       dst += size_t(inner) * elem;
     }
-  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -278,7 +273,7 @@ Result<void> trilu(EvalContext &ctx) {
         size_t at = size_t((m * rows + i) * cols + j) * elem;
         if (keep) std::memcpy(bytes.data() + at, a.bytes().data() + at, elem);
       }
-  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), s, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), s));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -380,7 +375,7 @@ Result<void> depthSpace(EvalContext &ctx, bool toSpace) {
           size_t dst = size_t(((in * oc + ch) * oh + y) * ow + x) * elem;
           std::memcpy(bytes.data() + dst, a.bytes().data() + src, elem);
         }
-  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -440,7 +435,7 @@ Result<void> reverseSequence(EvalContext &ctx) {
     for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
     std::memcpy(bytes.data() + size_t(k) * elem, a.bytes().data() + size_t(off) * elem, elem);
   }
-  SF_ASSIGN(Tensor t, bytesTensor(ctx, a.type(), a.shape(), std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), a.shape()));
   return ctx.setOutput(0, std::move(t));
 }
 

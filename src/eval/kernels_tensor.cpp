@@ -42,9 +42,9 @@ Result<void> dropout(EvalContext &ctx) {
   }
   SF_TRY(ctx.setOutput(0, ctx.input(0)));
   if (ctx.numOutputs() > 1) {
-    SF_ASSIGN(std::vector<std::byte> ones, ctx.allocate(ElementType::Bool, ctx.input(0).shape()));
+    SF_ASSIGN(auto ones, ctx.allocate(ElementType::Bool, ctx.input(0).shape()));
     std::fill(ones.begin(), ones.end(), std::byte{1});
-    SF_ASSIGN(Tensor m, Tensor::fromBytes(ElementType::Bool, ctx.input(0).shape(), std::move(ones)));
+    SF_ASSIGN(Tensor m, std::move(ones).tensor(ElementType::Bool, ctx.input(0).shape()));
     SF_TRY(ctx.setOutput(1, std::move(m)));
   }
   return success();
@@ -58,8 +58,10 @@ Result<void> shapeOp(EvalContext &ctx) {
   if (start < 0) start += r;
   if (end < 0) end += r;
   start = std::clamp<int64_t>(start, 0, r), end = std::clamp<int64_t>(end, 0, r);
-  std::vector<int64_t> v(s.begin() + start, s.begin() + std::max(start, end));
-  return ctx.setOutput(0, Tensor::fromInt64s(v));
+  Output<int64_t> o(ctx, ElementType::I64, {std::max<int64_t>(end - start, 0)});
+  SF_ASSIGN(int64_t *p, o.makeForOverwrite());
+  std::copy(s.begin() + start, s.begin() + std::max(start, end), p);
+  return o.finish(0);
 }
 
 Result<void> sizeOp(EvalContext &ctx) {
@@ -213,7 +215,7 @@ Result<void> transpose(EvalContext &ctx) {
   }
   SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
   gatherStrided(bytes.data(), a.bytes().data(), elementSize(a.type()), out, srcStride);
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -249,7 +251,7 @@ Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *>
                   size_t(row) * elem);
     at += row;
   }
-  return Tensor::fromBytes(a.type(), out, std::move(bytes));
+  return std::move(bytes).tensor(a.type(), out);
 }
 
 Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_t axis,
@@ -280,7 +282,7 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
       std::memcpy(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
                   size_t(row) * elem);
     at += row;
-    SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+    SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
     outs.push_back(std::move(t));
   }
   return outs;
@@ -357,7 +359,7 @@ Result<void> gather(EvalContext &ctx) {
       if (chunk) std::memcpy(p, a.bytes().data() + size_t((o * len + i) * inner) * elem, chunk);
       p += chunk;
     }
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -415,7 +417,7 @@ Result<void> slice(EvalContext &ctx) {
   size_t elem = elementSize(a.type());
   if (countOf(out) > 0)
     gatherStrided(bytes.data(), a.bytes().data() + size_t(base) * elem, elem, out, srcStride);
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -427,7 +429,7 @@ Result<void> expand(EvalContext &ctx) {
   auto st = broadcastStrides(a.shape(), out);
   SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
   gatherStrided(bytes.data(), a.bytes().data(), elementSize(a.type()), out, st);
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -456,7 +458,7 @@ Result<void> tile(EvalContext &ctx) {
     }
     std::memcpy(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
   }
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(a.type(), out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -476,7 +478,7 @@ Result<void> constantOfShape(EvalContext &ctx) {
   SF_ASSIGN(auto bytes, ctx.allocate(type, out));
   for (size_t o = 0; o + one.size() <= bytes.size(); o += one.size())
     std::memcpy(bytes.data() + o, one.data(), one.size());
-  SF_ASSIGN(Tensor t, Tensor::fromBytes(type, out, std::move(bytes)));
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(type, out));
   return ctx.setOutput(0, std::move(t));
 }
 

@@ -54,6 +54,16 @@ size_t rootOf(const BufferPlan &plan, size_t b) {
 
 namespace {
 
+/// An op whose first output is its first input as it is, with no view trait of its own: a Cast
+/// to the type the input already has, a Dropout (at inference its output is its input).
+bool passesThrough(const Graph &g, const Node &n) {
+  if (!n.domain.empty() || n.inputs.empty() || !g.contains(n.inputs[0]) || n.outputs.empty()) return false;
+  if (n.opType == "Dropout") return true;
+  if (n.opType != "Cast" && n.opType != "CastLike") return false;
+  ElementType in = g.fact(n.inputs[0]).type, out = n.outputs[0].fact.type;
+  return in != ElementType::Undefined && in == out;
+}
+
 Dimension bytesOfShape(ElementType t, const PartialShape &s) {
   size_t size = t == ElementType::Undefined ? 0 : elementSize(t);
   if (size == 0 || !s.rankIsStatic()) return Dimension::dynamic();
@@ -174,7 +184,7 @@ public:
       for (size_t k = 0; k < n.outputs.size(); ++k) {
         size_t b = tensorBuffer(n.outputs[k], Owner::Arena, index);
         s.writes.push_back(b);
-        if (k == 0 && traits.view && !n.inputs.empty() && g.contains(n.inputs[0])) {
+        if (k == 0 && (traits.view || passesThrough(g, n)) && !n.inputs.empty() && g.contains(n.inputs[0])) {
           auto it = ofTensor.find(&g.fact(n.inputs[0]));
           if (it != ofTensor.end()) {
             size_t root = rootOf(plan, it->second);

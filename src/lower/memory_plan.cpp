@@ -842,27 +842,10 @@ Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options);
 std::optional<double> ratioAt(const MemoryPlan &p, const Graph &g,
                               const std::map<std::string, int64_t> &values) {
   (void)g;
-  std::map<std::string, Dimension> derived(p.derived.begin(), p.derived.end());
-  // Derived symbols through their definitions, once each.
-  std::unordered_map<SymbolId, std::optional<int64_t>> memo;
-  std::function<std::optional<int64_t>(const Dimension &)> eval;
-  std::function<std::optional<int64_t>(SymbolId)> lookup = [&](SymbolId s) -> std::optional<int64_t> {
-    if (auto m = memo.find(s); m != memo.end()) return m->second;
-    const SymbolInfo &info = symbolInfo(s);
-    if (auto d = derived.find(info.name); d != derived.end() && d->second.expr()) {
-      auto v = evaluate(d->second.expr(), lookup);
-      return memo[s] = v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
-    }
-    if (auto v = values.find(info.name); v != values.end()) return v->second;
-    if (info.range.hi != kInf) return info.range.hi;
-    return std::nullopt;
-  };
-  eval = [&](const Dimension &d) -> std::optional<int64_t> {
-    if (d.isStatic()) return d.length();
-    if (!d.expr()) return std::nullopt;
-    auto v = evaluate(d.expr(), lookup);
-    return v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
-  };
+  // Only the values given and upper bounds: the plan's own reference is not a binding here.
+  MemoryPlan unreferenced;
+  unreferenced.derived = p.derived;
+  PlanValues eval(unreferenced, values);
   std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
   for (const Slot &s : p.slots) {
     if (s.sharesWith) continue;
@@ -999,5 +982,36 @@ Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options) {
 }
 
 } // namespace
+
+PlanValues::PlanValues(const MemoryPlan &plan, std::map<std::string, int64_t> at)
+    : plan_(plan), at_(std::move(at)) {
+  for (const auto &[name, def] : plan.derived)
+    derived_[name] = &def;
+}
+
+std::optional<int64_t> PlanValues::operator()(const Dimension &d) {
+  if (d.isStatic()) return d.length();
+  if (!d.expr() || d.expr()->hasAnonymous) {
+    if (d.hasUpperBound()) return d.maxLength();
+    return std::nullopt;
+  }
+  auto v = evaluate(d.expr(), [this](SymbolId s) { return symbol(s); });
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+std::optional<int64_t> PlanValues::symbol(SymbolId s) {
+  if (auto m = memo_.find(s); m != memo_.end()) return m->second;
+  const SymbolInfo &info = symbolInfo(s);
+  if (auto d = derived_.find(info.name); d != derived_.end() && d->second->expr()) {
+    memo_[s] = std::nullopt; // a cycle evaluates to nothing
+    auto v = evaluate(d->second->expr(), [this](SymbolId t) { return symbol(t); });
+    return memo_[s] = v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
+  }
+  if (auto it = at_.find(info.name); it != at_.end()) return it->second;
+  if (auto it = plan_.reference.find(info.name); it != plan_.reference.end()) return it->second;
+  if (info.range.hi != kInf) return info.range.hi;
+  return std::nullopt;
+}
 
 } // namespace sf::lower

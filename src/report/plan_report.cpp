@@ -18,48 +18,6 @@ using namespace lower;
 
 namespace {
 
-/// `d` at the report's binding (the plan's reference, overridden by `at`).
-/// A plan's dims at the report's binding (`at`, else the plan's reference, else upper bounds),
-/// derived symbols through their definitions, each evaluated once (an offset's definition names
-/// the offsets below it).
-class ValueAt {
-public:
-  explicit ValueAt(const PlanReport &r) : r_(r) {
-    for (const auto &[name, def] : r.plan->derived)
-      derived_[name] = &def;
-  }
-  std::optional<int64_t> operator()(const Dimension &d) {
-    if (d.isStatic()) return d.length();
-    if (!d.expr() || d.expr()->hasAnonymous) {
-      if (d.hasUpperBound()) return d.maxLength();
-      return std::nullopt;
-    }
-    auto v = evaluate(d.expr(), [this](SymbolId s) { return symbol(s); });
-    if (!v.ok()) return std::nullopt;
-    return *v;
-  }
-
-private:
-  std::optional<int64_t> symbol(SymbolId s) {
-    if (auto m = memo_.find(s); m != memo_.end()) return m->second;
-    const SymbolInfo &info = symbolInfo(s);
-    if (auto d = derived_.find(info.name); d != derived_.end() && d->second->expr()) {
-      memo_[s] = std::nullopt; // a cycle evaluates to nothing
-      auto v = evaluate(d->second->expr(), [this](SymbolId t) { return symbol(t); });
-      return memo_[s] = v.ok() ? std::optional<int64_t>(*v) : std::nullopt;
-    }
-    if (auto it = r_.at.find(info.name); it != r_.at.end()) return it->second;
-    if (auto it = r_.plan->reference.find(info.name); it != r_.plan->reference.end())
-      return it->second;
-    if (info.range.hi != kInf) return info.range.hi;
-    return std::nullopt;
-  }
-
-  const PlanReport &r_;
-  std::map<std::string, const Dimension *> derived_;
-  std::unordered_map<SymbolId, std::optional<int64_t>> memo_;
-};
-
 std::string bindingText(const PlanReport &r) {
   std::map<std::string, int64_t> b = r.plan->reference;
   for (const auto &[k, v] : r.at)
@@ -124,7 +82,7 @@ std::string planJsonText(const PlanReport &r, int indent) {
 }
 
 std::vector<std::string> planLines(const PlanReport &r) {
-  ValueAt valueAt(r);
+  PlanValues valueAt(*r.plan, r.at);
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   std::vector<std::string> out;
@@ -171,7 +129,7 @@ std::vector<std::string> planLines(const PlanReport &r) {
 }
 
 std::string planSvg(const PlanReport &r) {
-  ValueAt valueAt(r);
+  PlanValues valueAt(*r.plan, r.at);
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   const int width = 960, height = 540, pad = 60;

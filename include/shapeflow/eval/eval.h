@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,37 @@ private:
   std::shared_ptr<const Tensor> tensor_;
   std::shared_ptr<const std::vector<std::shared_ptr<const Tensor>>> elements_;
   ElementType elementType_ = ElementType::Undefined;
+};
+
+/// Where the executor wants a node's outputs (the run's arena, eval/arena.h): memory of `bytes`
+/// for the next output the kernel makes, or null for the heap. `inPlace`: the kernel writes each
+/// element only after reading the same element of its inputs, so the output may sit on the bytes
+/// of an input that dies at this node.
+class Placer {
+public:
+  virtual ~Placer() = default;
+  virtual std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace) = 0;
+};
+
+/// Bytes a kernel writes an output into (EvalContext::allocate): 64-byte aligned, in the run's
+/// arena where the executor placed the output, on the heap otherwise.
+class OutputBytes {
+public:
+  OutputBytes() = default;
+  OutputBytes(std::shared_ptr<std::byte[]> p, size_t n) : p_(std::move(p)), n_(n) {}
+  std::byte *data() const { return p_.get(); }
+  size_t size() const { return n_; }
+  std::byte *begin() const { return p_.get(); }
+  std::byte *end() const { return p_.get() + n_; }
+  /// The tensor these bytes hold (their size must be the type's and shape's).
+  Result<Tensor> tensor(ElementType t, Shape shape) && {
+    return Tensor::view(t, std::move(shape), std::span<const std::byte>(p_.get(), n_),
+                        std::shared_ptr<const void>(p_, p_.get()));
+  }
+
+private:
+  std::shared_ptr<std::byte[]> p_;
+  size_t n_ = 0;
 };
 
 /// What a kernel sees: its node's input values (absent optional inputs are absent), attributes,
@@ -99,10 +131,14 @@ public:
 
   /// Zeroed bytes for an output of this type and shape, within the run's memory budget (an
   /// error naming the size otherwise).
-  Result<std::vector<std::byte>> allocate(ElementType t, const Shape &shape);
+  Result<OutputBytes> allocate(ElementType t, const Shape &shape);
   /// The same, uninitialised and 64-byte aligned, for a kernel that writes every element (no
-  /// pass over the bytes to zero them first).
-  Result<std::shared_ptr<std::byte[]>> allocateForOverwrite(ElementType t, const Shape &shape);
+  /// pass over the bytes to zero them first); where the executor placed the output (its arena)
+  /// when it did, over a dying input's bytes only when `inPlace` (see Placer).
+  Result<std::shared_ptr<std::byte[]>> allocateForOverwrite(ElementType t, const Shape &shape,
+                                                            bool inPlace = false);
+  /// Where allocateForOverwrite puts outputs (none: the heap).
+  void setPlacer(Placer *p) { placer_ = p; }
   /// An error unless a tensor of this type and shape (and a double per element, for kernels that
   /// compute in double) fits the budget: for kernels that build their output another way, so that
   /// no size an input merely claims is allocated.
@@ -138,6 +174,7 @@ private:
   int64_t *liveBytes_;
   int64_t maxBytes_;
   int64_t allocated_ = 0;
+  Placer *placer_ = nullptr;
   BodyRunner bodyRunner_;
 };
 
@@ -149,6 +186,8 @@ struct OpTime {
   int64_t calls = 0;
   double kernelMs = 0, checkMs = 0;
 };
+
+struct ArenaLayout;
 
 struct RunOptions {
   /// Bytes of tensors alive at once (0: half the machine's memory).
@@ -163,6 +202,19 @@ struct RunOptions {
   int threads = 1;
   /// When set, each op's time is added here (by op name, with its domain when not ONNX's).
   std::map<std::string, OpTime> *profile = nullptr;
+  /// Tensors at their places in one arena (eval/arena.h: planArena), for a layout made for this
+  /// graph at these inputs' sizes; ignored while `observe` is set (an observer may keep tensors).
+  const ArenaLayout *arena = nullptr;
+};
+
+/// How a run used its arena.
+struct ArenaUse {
+  int64_t bytes = 0;      // the arena
+  size_t placed = 0;      // tensors written at their planned offsets
+  size_t inPlace = 0;     // of which over a dying input's bytes
+  size_t elsewhere = 0;   // tensors the plan placed that a kernel made another way (on the heap)
+  size_t conflicts = 0;   // places refused because a tensor still alive held those bytes
+  std::vector<std::string> refused; // the first few, saying where
 };
 
 struct RunResult {
@@ -170,6 +222,7 @@ struct RunResult {
   std::vector<Value> outputs;
   size_t nodesRun = 0;
   int64_t peakBytes = 0; // of the tensors the run allocated, alive at once
+  std::optional<ArenaUse> arena; // when the run had one
 };
 
 /// The registry of every op with its kernel where this layer has one.

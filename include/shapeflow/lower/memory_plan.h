@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace sf::lower {
@@ -67,6 +68,23 @@ struct MemoryPlan {
 
 /// Plans the arena of an inferred graph.
 Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options = {});
+
+/// A plan's sizes and offsets at a binding: named symbols by `at`, else the plan's reference,
+/// else their upper bound; derived symbols through their definitions, each evaluated once (an
+/// offset's definition names the offsets below it). None where a dim does not evaluate.
+class PlanValues {
+public:
+  explicit PlanValues(const MemoryPlan &plan, std::map<std::string, int64_t> at = {});
+  std::optional<int64_t> operator()(const Dimension &d);
+
+private:
+  std::optional<int64_t> symbol(SymbolId s);
+
+  const MemoryPlan &plan_;
+  std::map<std::string, int64_t> at_;
+  std::map<std::string, const Dimension *> derived_;
+  std::unordered_map<SymbolId, std::optional<int64_t>> memo_;
+};
 
 /// The live-bytes lower bound of slots (sizes at `at`) over `steps` steps.
 int64_t liveLowerBound(const std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> &slots,
