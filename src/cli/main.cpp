@@ -488,6 +488,7 @@ int runRun(const RunArgs &a) {
   j["ms"] = ms;
   if (median) j["median_ms"] = *median, j["repeat"] = a.repeat;
   j["threads"] = a.threads;
+  j["blocked_tensors"] = result->blockedTensors;
   if (result->arena) {
     const eval::ArenaUse &u = *result->arena;
     j["arena"] = {{"bytes", u.bytes}, {"placed", u.placed}, {"in_place", u.inPlace},

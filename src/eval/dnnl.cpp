@@ -24,6 +24,18 @@
 
 namespace sf::eval::detail {
 
+void reblock16(const float *from, float *to, int64_t n, int64_t c, int64_t hw, bool toBlocked) {
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t cb = 0; cb < c / 16; ++cb) {
+      const int64_t base = (b * c + cb * 16) * hw; // the block's 16 channels start here in both
+      for (int64_t i = 0; i < hw; ++i)
+        for (int64_t j = 0; j < 16; ++j) {
+          if (toBlocked) to[base + i * 16 + j] = from[base + j * hw + i];
+          else to[base + j * hw + i] = from[base + i * 16 + j];
+        }
+    }
+}
+
 #ifdef SF_HAVE_DNNL
 namespace {
 
@@ -183,13 +195,15 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
     if (grouped) wDims = {g.group, g.m / g.group, g.c / g.group};
     else wDims = {g.m, g.c};
     wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
-    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
-    memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, plainTag(k));
+    if ((g.srcBlocked && (k != 2 || g.c % 16 != 0)) || (g.dstBlocked && (k != 2 || g.m % 16 != 0))) return false;
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, g.srcBlocked ? Tag::nChw16c : plainTag(k));
+    memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, g.dstBlocked ? Tag::nChw16c : plainTag(k));
     memory::desc wUser(wDims, memory::data_type::f32, weightsTag(k, grouped));
     memory::desc bDesc({g.m}, memory::data_type::f32, Tag::x);
 
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
+    key.push_back(int64_t(g.srcBlocked) * 2 + int64_t(g.dstBlocked));
     key.push_back(int64_t(post.kind));
     if (post.kind == PostOp::Kind::Swish) {
       int32_t alpha;

@@ -164,6 +164,87 @@ Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<b
   return none;
 }
 
+/// A 2-D convolution in f32 (oneDNN can keep its input and output in channel blocks).
+bool isConv2d(const Graph &g, const Node &n) {
+  if (n.opType != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  if (!g.contains(n.inputs[0]) || !g.contains(n.inputs[1])) return false;
+  const Fact &x = g.fact(n.inputs[0]), &w = g.fact(n.inputs[1]);
+  return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 &&
+         w.shape.rankIsStatic() && w.shape.size() == 4;
+}
+
+/// Shapes equal at every binding: the same static sizes or the same expressions of symbols (an
+/// interval without an expression says nothing about another one).
+bool sameExactShape(const PartialShape &a, const PartialShape &b) {
+  if (!a.rankIsStatic() || !b.rankIsStatic() || a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].isStatic() && b[i].isStatic() && a[i].length() == b[i].length()) continue;
+    if (a[i].isStatic() || b[i].isStatic() || !a[i].expr() || a[i].expr() != b[i].expr()) return false;
+  }
+  return true;
+}
+
+/// An elementwise op (unary or broadcasting, ops/elementwise.cpp's in-place trait) whose every
+/// input has its output's exact shape or one element: it computes element i of the output from
+/// element i of the inputs whatever order the elements are stored in.
+bool isLayoutFree(const Graph &g, const Node &n, const OpRegistry &registry) {
+  const OpDef *def = registry.find(n.domain, n.opType);
+  if (!def || !def->traits.inPlace || !n.domain.empty() || n.outputs.size() != 1) return false;
+  const PartialShape &out = n.outputs[0].fact.shape;
+  bool full = false;
+  for (OutletId in : n.inputs) {
+    if (!in.valid()) continue;
+    if (!g.contains(in)) return false;
+    const PartialShape &s = g.fact(in).shape;
+    if (sameExactShape(s, out)) {
+      full = true;
+      continue;
+    }
+    auto shape = s.rankIsStatic() ? s.toShape() : Result<Shape>(makeError("unknown rank"));
+    auto count = shape.ok() ? outputElements(*shape) : Result<int64_t>(makeError("unknown shape"));
+    if (!count.ok() || *count != 1) return false;
+  }
+  return full;
+}
+
+/// The tensors the executor keeps in oneDNN's nChw16c (channels in blocks of 16) from the Conv
+/// that makes them (or the layout-free elementwise op, e.g. a Relu or a residual Add, whose
+/// inputs are so kept) to the Convs and layout-free ops that read them: no reorder between
+/// two convolutions. f32, rank 4, channels a static multiple of 16, not a graph output, every
+/// reader a Conv (its input X) or a layout-free op whose output is kept so too.
+std::vector<std::vector<bool>> blockedTensors(const Graph &g, const OpRegistry &registry,
+                                              const std::vector<std::vector<bool>> &isOutput) {
+  std::vector<std::vector<bool>> blocked(g.nodes.size());
+  std::vector<int8_t> role(g.nodes.size(), 0); // 1 conv, 2 layout-free
+  for (const Node &n : g.nodes) {
+    blocked[n.id].assign(n.outputs.size(), false);
+    if (n.removed) continue;
+    role[n.id] = isConv2d(g, n) ? 1 : isLayoutFree(g, n, registry) ? 2 : 0;
+    if (!role[n.id]) continue;
+    const Fact &f = n.outputs[0].fact;
+    blocked[n.id][0] = !isOutput[n.id][0] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
+                       f.shape.size() == 4 && f.shape[1].isStatic() && f.shape[1].length() % 16 == 0 &&
+                       f.shape[1].length() > 0;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node &n : g.nodes) {
+      if (n.removed || n.outputs.empty() || !blocked[n.id][0]) continue;
+      bool ok = true;
+      if (role[n.id] == 2)
+        for (OutletId in : n.inputs)
+          if (in.valid() && sameExactShape(g.fact(in).shape, n.outputs[0].fact.shape))
+            ok = ok && blocked[in.node][in.slot];
+      for (InletId r : n.outputs[0].successors) {
+        const Node &reader = g.nodes[r.node];
+        ok = ok && ((role[reader.id] == 1 && r.slot == 0) || (role[reader.id] == 2 && blocked[reader.id][0]));
+      }
+      if (!ok) blocked[n.id][0] = false, changed = true;
+    }
+  }
+  return blocked;
+}
+
 /// A constant whose elements lie at an address their type cannot be read from (a view of a
 /// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
 /// long as the constant lives: otherwise every kernel reading it copies it on every run (a
@@ -383,6 +464,7 @@ struct Runner {
   int64_t live = 0, budget = 0, peak = 0;
   size_t nodesRun = 0;
   Arena *arena = nullptr; // the top graph's, when the run has one
+  size_t blockedCount = 0; // tensors kept in channel blocks (bodies' included, once per body run)
 
   /// Runs `g` with `formals` for its non-captured inputs (in order; null: the input's default
   /// initializer) and `owner` the inputs of the node whose body it is (captured values).
@@ -428,6 +510,13 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   }
   for (OutletId o : g.outputs)
     if (o.valid()) isOutput[o.node][o.slot] = true;
+  // Tensors kept in channel blocks between convolutions (not while every tensor is observed
+  // in the plain layout, nor with a caller's registry, nor without oneDNN).
+  std::vector<std::vector<bool>> blocked;
+  if (!options.observe && !options.registry && detail::dnnlAvailable()) {
+    blocked = blockedTensors(g, registry, isOutput);
+    for (const auto &node : blocked) blockedCount += size_t(std::count(node.begin(), node.end(), true));
+  }
   // Which formal each graph input takes.
   std::unordered_map<uint32_t, size_t> formalOf;
   {
@@ -539,6 +628,20 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     // activation its own way).
     Fold fold = options.observe || options.registry ? Fold{} : foldAfter(g, n, isOutput);
     ctx.offerActivation(fold.activation);
+    if (!blocked.empty() && isConv2d(g, n) && n.inputs[0].valid())
+      ctx.setBlocked(blocked[n.inputs[0].node][n.inputs[0].slot], blocked[id][0]);
+    // A layout-free op on blocked inputs: their shapes must be its output's (as the facts say),
+    // or the elements would be paired wrongly.
+    if (!blocked.empty() && !n.outputs.empty() && blocked[id][0] && !isConv2d(g, n)) {
+      const Shape *full = nullptr;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        if (!ins[i].isTensor() || ins[i]->elementCount() == 1) continue;
+        if (!full) full = &ins[i]->shape();
+        else if (ins[i]->shape() != *full)
+          return errorf("node '{}' ({}): inputs of shapes {} and {} kept in channel blocks (the facts "
+                        "said they are equal)", n.name, op, shapeText(*full), shapeText(ins[i]->shape()));
+      }
+    }
     // Its outputs at their places in the arena; an input whose last reader this is may be
     // written over by a kernel that works in place.
     std::optional<NodePlacer> placer;
@@ -741,6 +844,7 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
   out.outputs = std::move(*outs);
   out.nodesRun = runner.nodesRun;
   out.peakBytes = runner.peak;
+  out.blockedTensors = runner.blockedCount;
   return out;
 }
 

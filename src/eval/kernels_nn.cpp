@@ -269,15 +269,28 @@ Result<void> conv(EvalContext &ctx) {
     }
     Output<T> o(ctx, x.type(), out);
     SF_ASSIGN(T *p, o.makeForOverwrite());
+    // Where the executor keeps the input or output in channel blocks (EvalContext::setBlocked)
+    // and oneDNN does not take the case: the loops below on a plain copy of the input, the
+    // output blocked after them.
+    std::vector<float> plainX;
+    const T *xdata = xs.data();
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
       const PostOp &post = ctx.offeredActivation();
       if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
                    bias ? bias->data() : nullptr, p, post)) {
         if (post.kind != PostOp::Kind::None) ctx.foldActivation();
         return o.finish(0);
       }
+      if (ctx.inputBlocked()) {
+        if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
+        plainX.resize(size_t(n * c * countOf(w.in)));
+        reblock16(xs.data(), plainX.data(), n, c, countOf(w.in), false);
+        xdata = plainX.data();
+      }
     }
+    if (ctx.outputBlocked() && !std::is_same_v<T, float>) return errorf("a blocked output of {}", shortName(x.type()));
     int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
     int64_t mg = m / group;
     // The taps of every output position, computed once: input offset or -1, tap-major (the
@@ -298,7 +311,7 @@ Result<void> conv(EvalContext &ctx) {
       for (int64_t b = 0; b < n; ++b)
         for (int64_t g = 0; g < group; ++g) {
           const float *wg = ws.data() + g * mg * kdim;
-          const float *src = xs.data() + (b * c + g * cg) * inSize;
+          const float *src = xdata + (b * c + g * cg) * inSize;
           float *dst = p + (b * m + g * mg) * outSize;
           if (direct) {
             sgemm(false, false, mg, outSize, kdim, 1.0f, wg, kdim, src, inSize, 0.0f, dst, outSize);
@@ -324,6 +337,11 @@ Result<void> conv(EvalContext &ctx) {
               for (int64_t po = 0; po < outSize; ++po) row[po] += bv;
             }
         }
+      if (ctx.outputBlocked()) {
+        if (m % 16 != 0 || w.out.size() != 2) return errorf("a blocked output of {} channels", m);
+        std::vector<float> plainY(p, p + n * m * outSize);
+        reblock16(plainY.data(), p, n, m, outSize, true);
+      }
       return o.finish(0);
     }
     for (int64_t b = 0; b < n; ++b)
@@ -334,7 +352,7 @@ Result<void> conv(EvalContext &ctx) {
           for (int64_t po = 0; po < outSize; ++po) {
             double s = bias ? double((*bias)[size_t(oc)]) : 0.0;
             for (int64_t ci = 0; ci < cg; ++ci) {
-              const T *src = xs.data() + (b * c + g * cg + ci) * inSize;
+              const T *src = xdata + (b * c + g * cg + ci) * inSize;
               const T *wk = ws.data() + (oc * cg + ci) * taps;
               for (int64_t t = 0; t < taps; ++t) {
                 int64_t off = tapOff[size_t(t * outSize + po)];

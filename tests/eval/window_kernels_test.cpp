@@ -7,6 +7,7 @@
 #include "run_text.h"
 
 #include "shapeflow/eval/eval.h"
+#include "../../src/eval/dnnl.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -219,6 +220,75 @@ TEST(LibraryKernels, ConvFollowedByAnActivationAgrees) {
   // Not folded: the Sigmoid's output is read twice; the Mul reads something else.
   convThenAgrees("s = Sigmoid(c)\n  m = Mul(c, s)\n  y = Add(m, s)", 405);
   convThenAgrees("s = Sigmoid(c)\n  y = Mul(s, s)", 406);
+}
+
+/// A network of 2-D convolutions whose tensors the executor keeps in channel blocks between
+/// them (a residual Add, a Clip with scalar bounds, a depthwise conv), with readers that need
+/// the plain layout (a broadcasting Mul, a pooling, a Shape, a graph output), agrees with the
+/// same graph run with every tensor observed (plain everywhere) and in f64.
+std::vector<double> blockedNetwork(ElementType t, bool observe, size_t *blocked) {
+  const char *type = t == ElementType::F32 ? "f32" : "f64";
+  std::string text = fmt::format(R"(
+graph main(x: {0}[1,16,10,10], w1: {0}[32,16,3,3], w2: {0}[32,1,3,3], w3: {0}[32,32,1,1], w4: {0}[16,32,1,1]) {{
+  lo = Constant() {{value = {0}[] 0}}
+  hi = Constant() {{value = {0}[] 6}}
+  a = Conv(x, w1) {{pads = [1, 1, 1, 1]}}
+  r = Relu(a)
+  d = Conv(r, w2) {{pads = [1, 1, 1, 1], group = 32}}
+  c = Clip(d, lo, hi)
+  e = Conv(c, w3)
+  s = Add(e, r)
+  k = Conv(s, w3) {{strides = [1, 1]}}
+  q = Relu(k)
+  t = Add(q, s)
+  u = Conv(t, w4)
+  p = GlobalAveragePool(u)
+  m = Mul(u, p)
+  h = Shape(u)
+  return m, h
+}}
+)", type);
+  std::map<std::string, Tensor> inputs;
+  auto draw = [&](const Shape &sh, uint64_t sd) {
+    Tensor r = *randomTensor(ElementType::F32, sh, sd);
+    return *Tensor::fromDoubles(t, sh, *r.toDoubles(size_t(r.elementCount())));
+  };
+  inputs.emplace("x", draw({1, 16, 10, 10}, 500));
+  inputs.emplace("w1", draw({32, 16, 3, 3}, 501));
+  inputs.emplace("w2", draw({32, 1, 3, 3}, 502));
+  inputs.emplace("w3", draw({32, 32, 1, 1}, 503));
+  inputs.emplace("w4", draw({16, 32, 1, 1}, 504));
+  RunOptions options;
+  if (observe) options.observe = [](const Node &, size_t, const Tensor &) {};
+  Ran r = runText(text.c_str(), inputs, options);
+  EXPECT_TRUE(r.result.ok()) << r.result.error().message;
+  if (!r.result.ok()) return {};
+  *blocked = r.result->blockedTensors;
+  return values(r.result->outputs[0]);
+}
+
+TEST(LibraryKernels, ConvolutionsKeptInChannelBlocksAgreeWithThePlainLayout) {
+  size_t blocked = 0, none = 0, wide = 0;
+  auto kept = blockedNetwork(ElementType::F32, false, &blocked);
+  auto plain = blockedNetwork(ElementType::F32, true, &none);
+  auto exact = blockedNetwork(ElementType::F64, false, &wide);
+  if (detail::dnnlAvailable()) {
+    // Every tensor from a to t; not u (a pooling, a broadcasting Mul and a Shape read it).
+    EXPECT_EQ(blocked, 9u) << "a, r, d, c, e, s, k, q, t";
+  }
+  EXPECT_EQ(none, 0u);
+  EXPECT_EQ(wide, 0u);
+  ASSERT_EQ(kept.size(), exact.size());
+  ASSERT_EQ(plain.size(), exact.size());
+  ASSERT_FALSE(exact.empty());
+  // Five convolutions deep the sums cancel: errors measured against the output's scale.
+  double scale = 0;
+  for (double v : exact) scale = std::max(scale, std::abs(v));
+  ASSERT_GT(scale, 1.0);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    ASSERT_NEAR(kept[i], exact[i], 1e-5 * scale) << "element " << i;
+    ASSERT_NEAR(plain[i], exact[i], 1e-5 * scale) << "element " << i;
+  }
 }
 
 } // namespace

@@ -119,6 +119,12 @@ public:
   void offerActivation(Activation a) { activation_ = a; }
   const Activation &offeredActivation() const { return activation_; }
   void foldActivation() { folded_ = true; }
+  /// Input 0 and output 0 of a Conv whose elements the executor keeps in channel blocks of 16
+  /// between the kernels that read them so (oneDNN's nChw16c; the executor decides which,
+  /// before the run, and only for 2-D convolutions in f32 with channels a multiple of 16).
+  void setBlocked(bool input0, bool output0) { blockedIn_ = input0, blockedOut_ = output0; }
+  bool inputBlocked() const { return blockedIn_; }
+  bool outputBlocked() const { return blockedOut_; }
   bool foldedActivation() const { return folded_; }
   /// Input i as shared, for an output that views its bytes.
   const std::shared_ptr<const Tensor> &inputShared(size_t i) const { return inputs_[i].tensor(); }
@@ -168,6 +174,7 @@ private:
   const Graph *graph_ = nullptr;
   Activation activation_;
   bool folded_ = false;
+  bool blockedIn_ = false, blockedOut_ = false;
   int64_t opset_;
   std::vector<Value> outputs_;
   Value absent_;
@@ -223,6 +230,8 @@ struct RunResult {
   size_t nodesRun = 0;
   int64_t peakBytes = 0; // of the tensors the run allocated, alive at once
   std::optional<ArenaUse> arena; // when the run had one
+  /// Tensors kept in oneDNN's channel blocks between convolutions (no reorder between them).
+  size_t blockedTensors = 0;
 };
 
 /// The registry of every op with its kernel where this layer has one.
