@@ -495,6 +495,7 @@ int runRun(const RunArgs &a) {
                   {"elsewhere", u.elsewhere}, {"conflicts", u.conflicts}, {"refused", u.refused},
                   {"plan_ms", planMs}};
   } else {
+    if (layout) noArena = fmt::format("an arena of {} bytes does not fit the memory budget", layout->bytes);
     j["arena"] = {{"none", noArena}};
   }
   // Per op, slowest first: ms per run in its kernels and in the checks against the shape rules.

@@ -425,9 +425,13 @@ public:
       const auto &p = places_[k];
       if (!p || given_[k] || p->bytes < bytes || (p->inPlace && !inPlace)) continue;
       int64_t begin = p->offset, end = p->offset + bytes;
+      bool over = false; // a dying input's bytes
       for (const Arena::Live &l : arena_.live) {
         if (l.end <= begin || end <= l.begin) continue;
-        bool overwritable = p->inPlace && std::find(dying_.begin(), dying_.end(), l.of) != dying_.end();
+        // Over a dying input only from its first byte and within it: element i then lands on
+        // the input's element i, which the kernel has read.
+        bool overwritable = p->inPlace && l.begin == begin && end <= l.end &&
+                            std::find(dying_.begin(), dying_.end(), l.of) != dying_.end();
         if (!overwritable) {
           if (arena_.use.refused.size() < 5)
             arena_.use.refused.push_back(fmt::format(
@@ -436,11 +440,15 @@ public:
           ++arena_.use.conflicts;
           return nullptr;
         }
+        over = true;
       }
       given_[k] = true;
       gave_.push_back(arena_.memory.get() + begin);
+      // Alive from now (the node's other allocations must not overlap it); the executor puts
+      // what the kernel made in its place once it returns.
+      arena_.live.push_back({begin, end, OutletId{node_.id, uint32_t(k)}});
       ++arena_.use.placed;
-      if (p->inPlace) ++arena_.use.inPlace;
+      if (over) ++arena_.use.inPlace;
       return std::shared_ptr<std::byte[]>(arena_.memory, arena_.memory.get() + begin);
     }
     return nullptr;
@@ -647,10 +655,12 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     std::optional<NodePlacer> placer;
     if (arena) {
       std::vector<OutletId> dying;
-      for (OutletId o : n.inputs)
-        if (o.valid() && !isOutput[o.node][o.slot] &&
-            size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == readers[o.node][o.slot])
-          dying.push_back(o);
+      // Dying: this node is the last to read its elements (a Shape after it sees no data).
+      if (!readsShapeOnly(n))
+        for (OutletId o : n.inputs)
+          if (o.valid() && !isOutput[o.node][o.slot] &&
+              size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == dataReaders[o.node][o.slot])
+            dying.push_back(o);
       placer.emplace(*arena, g, n, std::move(dying));
       ctx.setPlacer(&*placer);
     }
@@ -688,6 +698,9 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
                         a.error().message);
     }
     if (timing) timing->checkMs += msSince(started);
+    // The places given to the kernel stop counting as alive; what it made is held below.
+    if (arena)
+      for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       const auto &t = ctx.outputs()[k];
       bool wanted = isOutput[id][k] || readers[id][k] > 0;
@@ -706,6 +719,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
           auto b = t->bytes();
           std::shared_ptr<std::byte[]> to = placer->place(int64_t(b.size()), false);
           if (!to) {
+            ctx.setPlacer(nullptr); // on the heap (the placer has said no)
             SF_ASSIGN(to, ctx.allocateForOverwrite(ElementType::U8, {int64_t(b.size())}));
           }
           std::memcpy(to.get(), b.data(), b.size());
@@ -769,6 +783,37 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
 
 } // namespace
 
+/// A layout made for this graph: a place per output, every node once in an order that runs
+/// each after the nodes it reads, offsets aligned and inside the arena.
+Result<void> checkLayout(const Graph &g, const ArenaLayout &layout) {
+  auto other = [&](const std::string &why) {
+    return errorf("the arena layout was not made for this graph: {}", why);
+  };
+  if (layout.places.size() != g.nodes.size())
+    return other(fmt::format("{} nodes, this one has {}", layout.places.size(), g.nodes.size()));
+  std::vector<size_t> position(g.nodes.size(), SIZE_MAX);
+  for (size_t i = 0; i < layout.order.size(); ++i) {
+    uint32_t id = layout.order[i];
+    if (id >= g.nodes.size() || position[id] != SIZE_MAX || g.nodes[id].removed)
+      return other(fmt::format("its order names node {} twice, removed or out of range", id));
+    position[id] = i;
+  }
+  for (const Node &n : g.nodes) {
+    if (n.removed) continue;
+    if (position[n.id] == SIZE_MAX) return other(fmt::format("its order leaves out '{}'", n.name));
+    if (layout.places[n.id].size() != n.outputs.size())
+      return other(fmt::format("'{}' has {} outputs, the layout {}", n.name, n.outputs.size(), layout.places[n.id].size()));
+    for (OutletId in : n.inputs)
+      if (in.valid() && position[in.node] > position[n.id])
+        return other(fmt::format("it runs '{}' before '{}', which it reads", n.name, g.nodes[in.node].name));
+    for (const auto &p : layout.places[n.id])
+      if (p && (p->offset < 0 || p->bytes < 0 || p->offset % 64 != 0 || p->bytes > layout.bytes - p->offset))
+        return other(fmt::format("an output of '{}' is placed at {} ({} bytes) in an arena of {}", n.name,
+                                 p->offset, p->bytes, layout.bytes));
+  }
+  return success();
+}
+
 Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
                       const RunOptions &options) {
   std::map<std::string, Value> values;
@@ -824,17 +869,19 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
   }
   for (const auto &[name, t] : inputs)
     if (!used.count(name)) return errorf("'{}' is not an input of the model", name);
+  // The arena: not while tensors are observed or a caller's kernels run (either may keep a
+  // tensor past its last reader), nor where it would not fit the budget or the memory (the
+  // heap then, as without one).
   std::optional<Arena> arena;
-  if (options.arena && !options.observe) {
+  if (options.arena && !options.observe && !options.registry) {
     const ArenaLayout &layout = *options.arena;
-    if (layout.places.size() != g.nodes.size())
-      return errorf("the arena layout was made for another graph ({} nodes, this one has {})",
-                    layout.places.size(), g.nodes.size());
-    auto memory = Arena::acquire(layout.bytes);
-    if (!memory) return errorf("out of memory for an arena of {} bytes", layout.bytes);
-    arena.emplace(Arena{layout, std::move(memory), {}, {}});
-    arena->use.bytes = layout.bytes;
-    runner.arena = &*arena;
+    SF_TRY(checkLayout(g, layout));
+    if (layout.bytes <= runner.budget)
+      if (auto memory = Arena::acquire(layout.bytes)) {
+        arena.emplace(Arena{layout, std::move(memory), {}, {}});
+        arena->use.bytes = layout.bytes;
+        runner.arena = &*arena;
+      }
   }
   auto outs = runner.execute(g, formals, nullptr, 0);
   if (!outs.ok()) return outs.error();

@@ -218,7 +218,7 @@ struct RunOptions {
 struct ArenaUse {
   int64_t bytes = 0;      // the arena
   size_t placed = 0;      // tensors written at their planned offsets
-  size_t inPlace = 0;     // of which over a dying input's bytes
+  size_t inPlace = 0;     // of which written over a dying input's bytes
   size_t elsewhere = 0;   // tensors the plan placed that a kernel made another way (on the heap)
   size_t conflicts = 0;   // places refused because a tensor still alive held those bytes
   std::vector<std::string> refused; // the first few, saying where
