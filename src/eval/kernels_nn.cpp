@@ -636,7 +636,19 @@ Result<void> softmax(EvalContext &ctx, bool log) {
     using T = typename decltype(tag)::type;
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), x.shape());
-    SF_ASSIGN(T *p, o.make());
+    SF_ASSIGN(T *p, o.makeForOverwrite());
+    if (inner == 1 && !log) {
+      // Along contiguous rows (the last axis): each exponential once, kept for the division.
+      std::vector<double> e(static_cast<size_t>(len));
+      for (int64_t a = 0; a < outer; ++a) {
+        const T *row = xs.data() + a * len;
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, double(row[i]));
+        for (int64_t i = 0; i < len; ++i) sum += e[size_t(i)] = std::exp(double(row[i]) - mx);
+        for (int64_t i = 0; i < len; ++i) p[a * len + i] = T(e[size_t(i)] / sum);
+      }
+      return o.finish(0);
+    }
     for (int64_t a = 0; a < outer; ++a)
       for (int64_t b = 0; b < inner; ++b) {
         auto idx = [&](int64_t i) { return size_t((a * len + i) * inner + b); };
@@ -691,6 +703,53 @@ KernelFn reduce(Red kind, int64_t inputSince) {
       } else {
         Elements<T> xs(x);
         int64_t n = countOf(kept);
+        // Over the trailing axes (a layer norm's mean, a softmax's sum): row by row, each in
+        // four partial sums (the order of additions in double; the result rounds the same but
+        // for a last-place tie in rare rows).
+        size_t firstReduced = r;
+        while (firstReduced > 0 && red[firstReduced - 1]) --firstReduced;
+        bool trailing = firstReduced < r && std::none_of(red.begin(), red.begin() + long(firstReduced), [](bool b) { return b; });
+        bool simple = kind == Red::Sum || kind == Red::Mean || kind == Red::SumSquare || kind == Red::Max ||
+                      kind == Red::Min || kind == Red::L1 || kind == Red::L2;
+        if (trailing && simple && n > 0) {
+          int64_t len = countOf(x.shape()) / n;
+          Output<T> o(ctx, x.type(), out);
+          SF_ASSIGN(T *p, o.makeForOverwrite());
+          const T *data = xs.data();
+          for (int64_t i = 0; i < n; ++i) {
+            const T *row = data + i * len;
+            double a;
+            if (kind == Red::Max || kind == Red::Min) {
+              double lanes[4];
+              std::fill(lanes, lanes + 4, kind == Red::Max ? -std::numeric_limits<double>::infinity()
+                                                           : std::numeric_limits<double>::infinity());
+              for (int64_t j = 0; j < len; ++j) {
+                double v = double(row[j]);
+                double &l = lanes[j & 3];
+                l = kind == Red::Max ? std::max(l, v) : std::min(l, v);
+              }
+              a = lanes[0];
+              for (int k = 1; k < 4; ++k) a = kind == Red::Max ? std::max(a, lanes[k]) : std::min(a, lanes[k]);
+            } else {
+              double lanes[4] = {0, 0, 0, 0};
+              int64_t j = 0;
+              for (; j + 4 <= len; j += 4)
+                for (int k = 0; k < 4; ++k) {
+                  double v = double(row[j + k]);
+                  lanes[k] += kind == Red::SumSquare || kind == Red::L2 ? v * v : kind == Red::L1 ? std::abs(v) : v;
+                }
+              for (; j < len; ++j) {
+                double v = double(row[j]);
+                lanes[0] += kind == Red::SumSquare || kind == Red::L2 ? v * v : kind == Red::L1 ? std::abs(v) : v;
+              }
+              a = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+              if (kind == Red::Mean) a /= double(len);
+              if (kind == Red::L2) a = std::sqrt(a);
+            }
+            p[i] = T(a);
+          }
+          return o.finish(0);
+        }
         std::vector<double> acc(size_t(n), kind == Red::Max   ? -std::numeric_limits<double>::infinity()
                                            : kind == Red::Min ? std::numeric_limits<double>::infinity()
                                            : kind == Red::Prod ? 1.0

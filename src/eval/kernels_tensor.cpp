@@ -160,18 +160,43 @@ Result<void> unsqueeze(EvalContext &ctx) {
   return viewAs(ctx, out);
 }
 
+/// `n` elements of T from `src`, `step` elements apart (negative: backwards), to `dst`.
+template <class T> void copyStrided(std::byte *dst, const std::byte *src, int64_t n, int64_t step) {
+  for (int64_t j = 0; j < n; ++j) {
+    T v;
+    std::memcpy(&v, src + static_cast<ptrdiff_t>(j * step) * ptrdiff_t(sizeof(T)), sizeof(T));
+    std::memcpy(dst + size_t(j) * sizeof(T), &v, sizeof(T));
+  }
+}
+
 /// Copies elements of `elem` bytes from `src` (shape `in`) to a new layout given by a
-/// per-output-dim source stride.
+/// per-output-dim source stride: row by row along the last output dim (one copy where the
+/// row is contiguous in the source, typed loads otherwise).
 void gatherStrided(std::byte *dst, const std::byte *src, size_t elem, const Shape &out,
                    const std::vector<int64_t> &srcStride) {
   int64_t total = countOf(out);
   size_t r = out.size();
+  if (total == 0) return;
+  if (r == 0) {
+    std::memcpy(dst, src, elem);
+    return;
+  }
+  const int64_t inner = out[r - 1], step = srcStride[r - 1];
   std::vector<int64_t> idx(r, 0);
   int64_t off = 0;
-  for (int64_t o = 0; o < total; ++o) {
+  for (int64_t o = 0; o < total; o += inner) {
     // off may be negative (a slice with a negative step runs backwards from its start).
-    std::memcpy(dst + size_t(o) * elem, src + static_cast<ptrdiff_t>(off) * static_cast<ptrdiff_t>(elem), elem);
-    for (size_t d = r; d-- > 0;) {
+    const std::byte *from = src + static_cast<ptrdiff_t>(off) * static_cast<ptrdiff_t>(elem);
+    std::byte *to = dst + size_t(o) * elem;
+    if (step == 1) std::memcpy(to, from, size_t(inner) * elem);
+    else if (elem == 4) copyStrided<uint32_t>(to, from, inner, step);
+    else if (elem == 8) copyStrided<uint64_t>(to, from, inner, step);
+    else if (elem == 2) copyStrided<uint16_t>(to, from, inner, step);
+    else if (elem == 1) copyStrided<uint8_t>(to, from, inner, step);
+    else
+      for (int64_t j = 0; j < inner; ++j)
+        std::memcpy(to + size_t(j) * elem, from + static_cast<ptrdiff_t>(j * step) * ptrdiff_t(elem), elem);
+    for (size_t d = r - 1; d-- > 0;) {
       idx[d]++;
       off += srcStride[d];
       if (idx[d] < out[d]) break;
