@@ -346,9 +346,10 @@ bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
     memory::desc d({count}, memory::data_type::f32, Tag::a);
     std::vector<int64_t> key{int64_t(kind), count, threads()};
     const auto &p = findOrMake(eltCache, key, [&] {
-      auto algo = kind == EltKind::Sigmoid ? dnnl::algorithm::eltwise_logistic
-                  : kind == EltKind::Tanh  ? dnnl::algorithm::eltwise_tanh
-                                           : dnnl::algorithm::eltwise_exp;
+      auto algo = kind == EltKind::Sigmoid  ? dnnl::algorithm::eltwise_logistic
+                  : kind == EltKind::Tanh   ? dnnl::algorithm::eltwise_tanh
+                  : kind == EltKind::GeluErf ? dnnl::algorithm::eltwise_gelu_erf
+                                            : dnnl::algorithm::eltwise_exp;
       dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, algo, d, 0.f, 0.f);
       return Primitive<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(desc, e.engine));
     });

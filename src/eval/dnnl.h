@@ -46,7 +46,8 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y);
 bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
                 const std::shared_ptr<const Tensor> &weights, const float *bias, float *y);
 
-enum class EltKind { Sigmoid, Tanh, Exp };
+/// GeluErf: x/2 (1 + erf(x / sqrt 2)).
+enum class EltKind { Sigmoid, Tanh, Exp, GeluErf };
 
 /// y = f(x) elementwise over `count` floats.
 bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count);

@@ -6,6 +6,7 @@
 
 #include "blas.h"
 #include "dnnl.h"
+#include "kernel_util.h"
 
 #include "shapeflow/support/checked.h"
 #include "shapeflow/support/format.h"
@@ -162,6 +163,78 @@ Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<b
   // Not Clip: oneDNN's clip turns a NaN into the lower bound where the Clip kernel keeps it (a
   // NaN stays NaN through Relu and x * Sigmoid(x) either way).
   return none;
+}
+
+/// The value of a one-element constant input.
+std::optional<double> scalarConstant(const Graph &g, OutletId o) {
+  if (!g.contains(o)) return std::nullopt;
+  const Fact &f = g.fact(o);
+  if (!f.constant || !f.constant->hasData() || f.constant->elementCount() != 1) return std::nullopt;
+  auto v = f.constant->toDoubles(1);
+  if (!v.ok()) return std::nullopt;
+  return (*v)[0];
+}
+
+/// GELU as torch exports it, x (erf(x / sqrt 2) + 1) / 2, in f32: Div by sqrt 2 (or Mul by its
+/// inverse), Erf, Add of 1, and two Muls nested either way ((x a) 0.5 or (x 0.5) a), every
+/// intermediate read only by the next and not a graph output. Computed in one pass at the Mul
+/// that reads x (`compute`, x its input `xSlot`), `take` gets the result, `skip` produce nothing.
+struct Gelu {
+  uint32_t compute = kNoNode, take = kNoNode;
+  size_t xSlot = 0;
+  std::array<uint32_t, 3> skip{};
+};
+
+std::vector<Gelu> findGelus(const Graph &g, const std::vector<std::vector<bool>> &isOutput) {
+  auto is = [](const Node &n, const char *op) { return n.opType == op && n.domain.empty(); };
+  auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * want; };
+  // The only reader of a node's output 0, or null.
+  auto onlyReader = [&](const Node &n) -> const Node * {
+    if (n.outputs.size() != 1 || isOutput[n.id][0] || n.outputs[0].successors.size() != 1) return nullptr;
+    return &g.nodes[n.outputs[0].successors[0].node];
+  };
+  // The input of a two-input node that is not `o` (invalid when neither is or both are).
+  auto other = [](const Node &n, OutletId o) -> OutletId {
+    if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return OutletId{};
+    if (n.inputs[0] == o) return n.inputs[1];
+    if (n.inputs[1] == o) return n.inputs[0];
+    return OutletId{};
+  };
+  std::vector<Gelu> out;
+  for (const Node &erf : g.nodes) {
+    if (erf.removed || !is(erf, "Erf") || erf.inputs.size() != 1 || !erf.inputs[0].valid()) continue;
+    const Node &scale = g.nodes[erf.inputs[0].node];
+    if (onlyReader(scale) != &erf || scale.inputs.size() != 2) continue;
+    OutletId x;
+    for (size_t k = 0; k < 2 && !x.valid(); ++k) {
+      OutletId c = scale.inputs[1 - k];
+      if ((is(scale, "Div") && k == 0 && near(scalarConstant(g, c), std::sqrt(2.0))) ||
+          (is(scale, "Mul") && near(scalarConstant(g, c), std::sqrt(0.5))))
+        x = scale.inputs[k];
+    }
+    if (!x.valid() || !g.contains(x) || g.fact(x).type != ElementType::F32) continue;
+    const Node *add = onlyReader(erf);
+    if (!add || !is(*add, "Add") || !near(scalarConstant(g, other(*add, {erf.id, 0})), 1.0)) continue;
+    const Node *mul = onlyReader(*add);
+    if (!mul || !is(*mul, "Mul")) continue;
+    OutletId m = other(*mul, {add->id, 0});
+    if (!m.valid()) continue;
+    Gelu found;
+    found.skip = {scale.id, erf.id, add->id};
+    if (m == x) { // (x a) 0.5
+      const Node *half = onlyReader(*mul);
+      if (!half || !is(*half, "Mul") || !near(scalarConstant(g, other(*half, {mul->id, 0})), 0.5)) continue;
+      found.compute = mul->id, found.take = half->id;
+    } else { // (x 0.5) a
+      const Node &h = g.nodes[m.node];
+      if (!is(h, "Mul") || onlyReader(h) != mul || !near(scalarConstant(g, other(h, x)), 0.5)) continue;
+      found.compute = h.id, found.take = mul->id;
+    }
+    const Node &c = g.nodes[found.compute];
+    found.xSlot = c.inputs[0] == x ? 0 : 1;
+    out.push_back(found);
+  }
+  return out;
 }
 
 /// A 2-D convolution in f32 (oneDNN can keep its input and output in channel blocks).
@@ -525,6 +598,14 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     blocked = blockedTensors(g, registry, isOutput);
     for (const auto &node : blocked) blockedCount += size_t(std::count(node.begin(), node.end(), true));
   }
+  // GELU's five ops in one pass (findGelus), on the same terms as the Conv folds.
+  std::vector<size_t> geluX(g.nodes.size(), SIZE_MAX); // at a node computing it: x's input
+  if (!options.observe && !options.registry)
+    for (const Gelu &f : findGelus(g, isOutput)) {
+      geluX[f.compute] = f.xSlot;
+      foldedFrom[f.take] = f.compute;
+      for (uint32_t k : f.skip) skipped[k] = true;
+    }
   // Which formal each graph input takes.
   std::unordered_map<uint32_t, size_t> formalOf;
   {
@@ -671,8 +752,11 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     auto msSince = [](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
     };
-    auto r = def->kernel(ctx);
-    OpTime *timing = options.profile ? &(*options.profile)[op] : nullptr;
+    const bool gelu = geluX[id] != SIZE_MAX;
+    auto r = gelu ? (ins[geluX[id]].isTensor() ? detail::fusedGelu(ctx, *ins[geluX[id]])
+                                              : Result<void>(makeError("GELU's input is not a tensor")))
+                  : def->kernel(ctx);
+    OpTime *timing = options.profile ? &(*options.profile)[gelu ? "GELU (fused)" : op] : nullptr;
     if (timing) {
       ++timing->calls;
       timing->kernelMs += msSince(started);
@@ -685,8 +769,9 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
         facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
       return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, facts);
     }
-    // Mode 2: the rule at the actual inputs must agree with what the kernel made.
-    if (def->infer && def->traits.bodies == BodyRuns::None) {
+    // Mode 2: the rule at the actual inputs must agree with what the kernel made (not for a
+    // GELU computed at one of its Muls: the Mul's other input was never made).
+    if (def->infer && def->traits.bodies == BodyRuns::None && !gelu) {
       std::vector<Fact> facts;
       for (const auto &v : ins)
         facts.push_back(actualFact(v));

@@ -189,6 +189,10 @@ inline Result<std::vector<double>> doubles(const Tensor &t) {
 
 /// `a` converted to `to` as Cast does (truncating floats to integers, numbers to and from text).
 Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to);
+
+/// x/2 (1 + erf(x / sqrt 2)) of an f32 tensor in one pass (oneDNN's gelu_erf where the build has
+/// it) as output 0: the executor's fold of the five ops torch exports GELU as.
+Result<void> fusedGelu(EvalContext &ctx, const Tensor &x);
 /// The parts joined along `axis` (same type, same dims elsewhere; at least one part).
 Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *> &parts, size_t axis);
 /// `a` cut along `axis` into pieces of `sizes` (which must add up to the axis).

@@ -291,5 +291,50 @@ TEST(LibraryKernels, ConvolutionsKeptInChannelBlocksAgreeWithThePlainLayout) {
   }
 }
 
+/// GELU as torch exports it, folded into one pass by the executor (both nestings of its Muls,
+/// Div or Mul by the root), against the same graph with every tensor observed (five ops, no
+/// fold) and in f64; NaN, infinities and large arguments included. A pattern whose Erf output
+/// is also a graph output is not folded and agrees too.
+void geluAgrees(const std::string &body, bool folded) {
+  SCOPED_TRACE(body);
+  std::vector<double> xs = {NAN, INFINITY, -INFINITY, 100, -100, 85, -85, 0, -0.0, 1e-6, -3, 3};
+  for (int i = 0; i < 52; ++i) xs.push_back(-5 + 0.2 * i);
+  std::vector<double> out[3];
+  size_t gelus[3] = {0, 0, 0};
+  for (int k = 0; k < 3; ++k) {
+    const char *type = k < 2 ? "f32" : "f64";
+    ElementType t = k < 2 ? ElementType::F32 : ElementType::F64;
+    std::string text = fmt::format(
+        "graph main(x: {0}[64]) {{\n  r2 = Constant() {{value = {0}[] 1.4142135623730951}}\n"
+        "  ir2 = Constant() {{value = {0}[] 0.7071067811865476}}\n  one = Constant() {{value = {0}[] 1}}\n"
+        "  half = Constant() {{value = {0}[] 0.5}}\n  {1}\n}}\n",
+        type, body);
+    RunOptions options;
+    if (k == 1) options.observe = [](const Node &, size_t, const Tensor &) {};
+    std::map<std::string, OpTime> profile;
+    options.profile = &profile;
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", *Tensor::fromDoubles(t, {64}, xs)}}, options);
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    out[k] = values(r.result->outputs[0]);
+    gelus[k] = size_t(profile["GELU (fused)"].calls);
+  }
+  EXPECT_EQ(gelus[0], folded ? 1u : 0u);
+  EXPECT_EQ(gelus[1], 0u);
+  EXPECT_EQ(gelus[2], 0u); // f64 is not folded
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (std::isnan(out[2][i])) EXPECT_TRUE(std::isnan(out[k][i])) << "run " << k << " x = " << xs[i];
+      else if (std::isinf(out[2][i])) EXPECT_EQ(out[k][i], out[2][i]) << "run " << k << " x = " << xs[i];
+      else EXPECT_NEAR(out[k][i], out[2][i], 2e-6 * (1 + std::abs(out[2][i]))) << "run " << k << " x = " << xs[i];
+    }
+}
+
+TEST(LibraryKernels, GeluFoldedIntoOnePassAgrees) {
+  geluAgrees("d = Div(x, r2)\n  e = Erf(d)\n  a = Add(e, one)\n  m = Mul(x, a)\n  y = Mul(m, half)\n  return y", true);
+  geluAgrees("d = Mul(ir2, x)\n  e = Erf(d)\n  a = Add(one, e)\n  h = Mul(half, x)\n  y = Mul(h, a)\n  return y", true);
+  geluAgrees("d = Div(x, r2)\n  e = Erf(d)\n  a = Add(e, one)\n  m = Mul(a, x)\n  y = Mul(half, m)\n  return y, e", false);
+  geluAgrees("d = Div(x, half)\n  e = Erf(d)\n  a = Add(e, one)\n  m = Mul(x, a)\n  y = Mul(m, half)\n  return y", false);
+}
+
 } // namespace
 } // namespace sf::eval
