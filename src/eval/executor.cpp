@@ -260,8 +260,7 @@ bool sameExactShape(const PartialShape &a, const PartialShape &b) {
 /// An elementwise op (unary or broadcasting, ops/elementwise.cpp's in-place trait) whose every
 /// input has its output's exact shape or one element: it computes element i of the output from
 /// element i of the inputs whatever order the elements are stored in.
-bool isLayoutFree(const Graph &g, const Node &n, const OpRegistry &registry) {
-  const OpDef *def = registry.find(n.domain, n.opType);
+bool isLayoutFree(const Graph &g, const Node &n, const OpDef *def) {
   if (!def || !def->traits.inPlace || !n.domain.empty() || n.outputs.size() != 1) return false;
   const PartialShape &out = n.outputs[0].fact.shape;
   bool full = false;
@@ -285,14 +284,14 @@ bool isLayoutFree(const Graph &g, const Node &n, const OpRegistry &registry) {
 /// inputs are so kept) to the Convs and layout-free ops that read them: no reorder between
 /// two convolutions. f32, rank 4, channels a static multiple of 16, not a graph output, every
 /// reader a Conv (its input X) or a layout-free op whose output is kept so too.
-std::vector<std::vector<bool>> blockedTensors(const Graph &g, const OpRegistry &registry,
+std::vector<std::vector<bool>> blockedTensors(const Graph &g, const std::vector<const OpDef *> &defs,
                                               const std::vector<std::vector<bool>> &isOutput) {
   std::vector<std::vector<bool>> blocked(g.nodes.size());
   std::vector<int8_t> role(g.nodes.size(), 0); // 1 conv, 2 layout-free
   for (const Node &n : g.nodes) {
     blocked[n.id].assign(n.outputs.size(), false);
     if (n.removed) continue;
-    role[n.id] = isConv2d(g, n) ? 1 : isLayoutFree(g, n, registry) ? 2 : 0;
+    role[n.id] = isConv2d(g, n) ? 1 : isLayoutFree(g, n, defs[n.id]) ? 2 : 0;
     if (!role[n.id]) continue;
     const Fact &f = n.outputs[0].fact;
     blocked[n.id][0] = !isOutput[n.id][0] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
@@ -569,15 +568,16 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   // Nodes whose work a Conv's kernel did (Fold): the Conv they take their output from, or skipped.
   std::vector<uint32_t> foldedFrom(g.nodes.size(), kNoNode);
   std::vector<bool> skipped(g.nodes.size(), false);
+  // Each node's record, looked up once.
+  std::vector<const OpDef *> defs(g.nodes.size(), nullptr);
+  for (const Node &n : g.nodes)
+    if (!n.removed && !n.isParameter() && !n.isConstant()) defs[n.id] = registry.find(n.domain, n.opType);
   // Readers left per outlet; graph outputs are never released.
   std::vector<std::vector<size_t>> readers(g.nodes.size());
   std::vector<std::vector<bool>> isOutput(g.nodes.size());
   // Of those, the readers of the elements (not Shape or Size): once none is left the elements
   // go (where the memory plan frees them) and the readers of the shape see a tensor without data.
-  auto readsShapeOnly = [&](const Node &n) {
-    const OpDef *def = registry.find(n.domain, n.opType);
-    return def && def->traits.metadataOnly;
-  };
+  auto readsShapeOnly = [&](const Node &n) { return defs[n.id] && defs[n.id]->traits.metadataOnly; };
   std::vector<std::vector<size_t>> dataReaders(g.nodes.size());
   for (const Node &n : g.nodes) {
     readers[n.id].resize(n.outputs.size());
@@ -595,7 +595,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   // in the plain layout, nor with a caller's registry, nor without oneDNN).
   std::vector<std::vector<bool>> blocked;
   if (!options.observe && !options.registry && detail::dnnlAvailable()) {
-    blocked = blockedTensors(g, registry, isOutput);
+    blocked = blockedTensors(g, defs, isOutput);
     for (const auto &node : blocked) blockedCount += size_t(std::count(node.begin(), node.end(), true));
   }
   // GELU's five ops in one pass (findGelus), on the same terms as the Conv folds.
@@ -697,7 +697,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       releaseInputs(n);
       continue;
     }
-    const OpDef *def = registry.find(n.domain, n.opType);
+    const OpDef *def = defs[id];
     std::string op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
     if (!def || !def->kernel)
       return errorf("node '{}' ({}): no kernel for op '{}'", n.name, op, op);
@@ -745,9 +745,10 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       placer.emplace(*arena, g, n, std::move(dying));
       ctx.setPlacer(&*placer);
     }
-    ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
-      return execute(body, f, &ins, depth + 1);
-    });
+    if (def->traits.bodies != BodyRuns::None || def->kernelTakesSequences)
+      ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
+        return execute(body, f, &ins, depth + 1);
+      });
     auto started = std::chrono::steady_clock::now();
     auto msSince = [](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
@@ -771,7 +772,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     }
     // Mode 2: the rule at the actual inputs must agree with what the kernel made (not for a
     // GELU computed at one of its Muls: the Mul's other input was never made).
-    if (def->infer && def->traits.bodies == BodyRuns::None && !gelu) {
+    if (options.checkRules && def->infer && def->traits.bodies == BodyRuns::None && !gelu) {
       std::vector<Fact> facts;
       for (const auto &v : ins)
         facts.push_back(actualFact(v));

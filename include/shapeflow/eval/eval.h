@@ -209,6 +209,10 @@ struct RunOptions {
   int threads = 1;
   /// When set, each op's time is added here (by op name, with its domain when not ONNX's).
   std::map<std::string, OpTime> *profile = nullptr;
+  /// Check every kernel's outputs against the op's shape rule (mode 2). A caller running the
+  /// same inputs again (a timing loop) may leave it to the first run: the executor is
+  /// deterministic, so the same inputs give the same outputs and the same verdict.
+  bool checkRules = true;
   /// Tensors at their places in one arena (eval/arena.h: planArena), for a layout made for this
   /// graph at these inputs' sizes; ignored while `observe` is set (an observer may keep tensors).
   const ArenaLayout *arena = nullptr;
