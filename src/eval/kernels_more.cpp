@@ -42,11 +42,22 @@ template <class T> void reduceInto(const std::string &red, T &dst, T v) {
   else dst = v;
 }
 
+/// GatherElements' and ScatterElements' indices: data's rank, and no longer than data along the
+/// other axes (each index position is also a position in data there).
+Result<void> elementIndicesFit(const Shape &indices, const Shape &data, size_t axis) {
+  if (indices.size() != data.size())
+    return errorf("indices {} and data {} have different ranks", shapeText(indices), shapeText(data));
+  for (size_t d = 0; d < data.size(); ++d)
+    if (d != axis && indices[d] > data[d])
+      return errorf("indices {} are longer than data {} along axis {}", shapeText(indices), shapeText(data), d);
+  return success();
+}
+
 Result<void> gatherElements(EvalContext &ctx) {
   const Tensor &a = ctx.input(0), &ix = ctx.input(1);
   SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
   SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
-  if (ix.shape().size() != a.shape().size()) return errorf("indices and data ranks differ");
+  SF_TRY(elementIndicesFit(ix.shape(), a.shape(), axis));
   SF_ASSIGN(auto idx, ints(ix));
   auto st = stridesOf(a.shape());
   size_t elem = elementSize(a.type());
@@ -70,6 +81,10 @@ Result<void> scatterElements(EvalContext &ctx) {
   SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 0));
   SF_ASSIGN(std::string red, ctx.attrs().getString("reduction", "none"));
   SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  SF_TRY(elementIndicesFit(ix.shape(), a.shape(), axis));
+  if (up.shape() != ix.shape())
+    return errorf("updates {} and indices {} differ in shape", shapeText(up.shape()), shapeText(ix.shape()));
+  if (up.type() != a.type()) return errorf("updates are {}, data {}", shortName(up.type()), shortName(a.type()));
   SF_ASSIGN(auto idx, ints(ix));
   auto st = stridesOf(a.shape());
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
@@ -98,7 +113,11 @@ Result<void> gatherND(EvalContext &ctx) {
   const Shape &ds = a.shape(), &is = ix.shape();
   if (is.empty()) return errorf("indices of rank 0");
   int64_t q = is.back();
-  if (batch < 0 || size_t(batch + q) > ds.size()) return errorf("indices' last dim {} too large", q);
+  if (batch < 0 || size_t(batch) >= is.size() || size_t(batch + q) > ds.size())
+    return errorf("indices {} with batch_dims {} do not index data {}", shapeText(is), batch, shapeText(ds));
+  for (size_t d = 0; d < size_t(batch); ++d)
+    if (is[d] != ds[d])
+      return errorf("indices {} and data {} differ in batch dim {}", shapeText(is), shapeText(ds), d);
   Shape out(is.begin(), is.end() - 1);
   for (size_t d = size_t(batch + q); d < ds.size(); ++d) out.push_back(ds[d]);
   int64_t batches = 1;
@@ -131,7 +150,16 @@ Result<void> scatterND(EvalContext &ctx) {
   SF_ASSIGN(std::string red, ctx.attrs().getString("reduction", "none"));
   SF_ASSIGN(auto idx, ints(ix));
   const Shape &ds = a.shape(), &is = ix.shape();
+  if (is.empty() || size_t(is.back()) > ds.size())
+    return errorf("indices {} do not index data {}", shapeText(is), shapeText(ds));
   int64_t q = is.back();
+  // updates: indices' shape without its last dim, then data's dims past the indexed ones.
+  Shape want(is.begin(), is.end() - 1);
+  want.insert(want.end(), ds.begin() + q, ds.end());
+  if (up.shape() != want)
+    return errorf("updates {} are not indices {} and data {}'s {}", shapeText(up.shape()), shapeText(is),
+                  shapeText(ds), shapeText(want));
+  if (up.type() != a.type()) return errorf("updates are {}, data {}", shortName(up.type()), shortName(a.type()));
   int64_t slice = 1;
   for (size_t d = size_t(q); d < ds.size(); ++d) slice *= ds[d];
   auto st = stridesOf(ds);
@@ -422,14 +450,22 @@ Result<void> reverseSequence(EvalContext &ctx) {
   SF_ASSIGN(auto lens, ints(ctx.input(1)));
   SF_ASSIGN(int64_t batchAxis, ctx.attrs().getInt("batch_axis", 1));
   SF_ASSIGN(int64_t timeAxis, ctx.attrs().getInt("time_axis", 0));
-  auto st = stridesOf(a.shape());
+  const Shape &shape = a.shape();
+  if (shape.size() < 2 || batchAxis < 0 || batchAxis > 1 || timeAxis < 0 || timeAxis > 1 || batchAxis == timeAxis)
+    return errorf("batch_axis {} and time_axis {} of an input of shape {} (each 0 or 1, apart, rank >= 2)",
+                  batchAxis, timeAxis, shapeText(shape));
+  const int64_t batch = shape[size_t(batchAxis)], steps = shape[size_t(timeAxis)];
+  if (int64_t(lens.size()) != batch)
+    return errorf("sequence_lens has {} elements for a batch of {}", lens.size(), batch);
+  for (int64_t len : lens)
+    if (len < 0 || len > steps) return errorf("a sequence length of {} in {} steps", len, steps);
+  auto st = stridesOf(shape);
   size_t elem = elementSize(a.type());
-  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), a.shape()));
+  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), shape));
   std::vector<int64_t> at;
   for (int64_t k = 0; k < a.elementCount(); ++k) {
-    unravel(k, a.shape(), at);
+    unravel(k, shape, at);
     int64_t b = at[size_t(batchAxis)], t = at[size_t(timeAxis)];
-    if (b >= int64_t(lens.size())) return errorf("sequence_lens too short");
     if (t < lens[size_t(b)]) at[size_t(timeAxis)] = lens[size_t(b)] - 1 - t;
     int64_t off = 0;
     for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];

@@ -78,6 +78,29 @@ TEST(Executor, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
       << r.result.error().message;
 }
 
+/// Index kernels given inputs that do not fit (their rules already said so; the kernel must not
+/// read past them): errors naming the shapes. Found by the arena's property test, where the
+/// bytes read past the end differed between the heap and the arena.
+TEST(Executor, IndexKernelsRefuseInputsThatDoNotFit) {
+  auto fails = [](const char *text, std::map<std::string, Tensor> inputs, const std::string &says) {
+    Ran r = runText(text, std::move(inputs));
+    ASSERT_FALSE(r.result.ok()) << text;
+    EXPECT_NE(r.result.error().message.find(says), std::string::npos) << r.result.error().message;
+  };
+  std::vector<double> d64(64, 1.0), u24(24, 2.0);
+  fails("opset 16\ngraph main(d: f32[4,4,4], i: i64[2,1], u: f32[2,4,3]) {\n  y = ScatterND(d, i, u)\n  return y\n}\n",
+        {{"d", f32({4, 4, 4}, d64)}, {"i", i64({2, 1}, {0, 1})}, {"u", f32({2, 4, 3}, u24)}},
+        "updates [2,4,3] are not indices [2,1] and data [4,4,4]'s [2,4,4]");
+  fails("opset 10\ngraph main(x: f32[2,2], l: i64[2]) {\n  y = ReverseSequence(x, l)\n  return y\n}\n",
+        {{"x", f32({2, 2}, {1, 2, 3, 4})}, {"l", i64({2}, {1, 5})}}, "a sequence length of 5 in 2 steps");
+  fails("graph main(x: f32[2,2], i: i64[2,3]) {\n  y = GatherElements(x, i) {axis = 0}\n  return y\n}\n",
+        {{"x", f32({2, 2}, {1, 2, 3, 4})}, {"i", i64({2, 3}, {0, 1, 1, 0, 0, 0})}},
+        "indices [2,3] are longer than data [2,2] along axis 1");
+  fails("graph main(x: f32[2,3], i: i64[3,1]) {\n  y = GatherND(x, i) {batch_dims = 1}\n  return y\n}\n",
+        {{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {"i", i64({3, 1}, {0, 1, 2})}},
+        "differ in batch dim 0");
+}
+
 TEST(Executor, InputsTheModelExcludesAreErrors) {
   const char *g = "symbol N 1..4\ngraph main(x: f32[N,3]) {\n  y = Relu(x)\n  return y\n}\n";
   Ran wrongRank = runText(g, {{"x", f32({3}, {1, 2, 3})}});
