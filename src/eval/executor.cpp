@@ -749,11 +749,33 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
       ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
         return execute(body, f, &ins, depth + 1);
       });
-    auto started = std::chrono::steady_clock::now();
     auto msSince = [](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
     };
+    auto inputsText = [&] {
+      std::string facts;
+      for (size_t i = 0; i < ins.size(); ++i)
+        facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
+      return facts;
+    };
     const bool gelu = geluX[id] != SIZE_MAX;
+    // Mode 2: the op's rule at the actual inputs, before the kernel: inputs it rejects never
+    // reach the kernel (an error naming them, as inference words it), and the kernel's outputs
+    // must agree with what it expects (below). Not for a GELU computed at one of its Muls (the
+    // Mul's other input was never made).
+    auto checkStarted = std::chrono::steady_clock::now();
+    std::optional<Result<Facts>> expected;
+    if (options.checkRules && def->infer && def->traits.bodies == BodyRuns::None && !gelu) {
+      std::vector<Fact> facts;
+      for (const auto &v : ins)
+        facts.push_back(actualFact(v));
+      ActualInferContext ictx(n, std::move(facts));
+      expected = def->infer(ictx);
+      if (!expected->ok())
+        return errorf("node '{}' ({}): {} (inputs {})", n.name, op, expected->error().message, inputsText());
+    }
+    double ruleMs = options.profile ? msSince(checkStarted) : 0;
+    auto started = std::chrono::steady_clock::now();
     auto r = gelu ? (ins[geluX[id]].isTensor() ? detail::fusedGelu(ctx, *ins[geluX[id]])
                                               : Result<void>(makeError("GELU's input is not a tensor")))
                   : def->kernel(ctx);
@@ -765,25 +787,13 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     }
     if (!r.ok()) {
       live -= ctx.allocated();
-      std::string facts;
-      for (size_t i = 0; i < ins.size(); ++i)
-        facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
-      return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, facts);
+      return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, inputsText());
     }
-    // Mode 2: the rule at the actual inputs must agree with what the kernel made (not for a
-    // GELU computed at one of its Muls: the Mul's other input was never made).
-    if (options.checkRules && def->infer && def->traits.bodies == BodyRuns::None && !gelu) {
-      std::vector<Fact> facts;
-      for (const auto &v : ins)
-        facts.push_back(actualFact(v));
-      ActualInferContext ictx(n, std::move(facts));
-      auto expected = def->infer(ictx);
-      if (expected.ok())
-        if (auto a = agree(*expected, ctx.outputs()); !a.ok())
-          return errorf("node '{}' ({}): the kernel and the shape rule disagree: {}", n.name, op,
-                        a.error().message);
-    }
-    if (timing) timing->checkMs += msSince(started);
+    if (expected)
+      if (auto a = agree(**expected, ctx.outputs()); !a.ok())
+        return errorf("node '{}' ({}): the kernel and the shape rule disagree: {}", n.name, op,
+                      a.error().message);
+    if (timing) timing->checkMs += ruleMs + msSince(started);
     // The places given to the kernel stop counting as alive; what it made is held below.
     if (arena)
       for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
