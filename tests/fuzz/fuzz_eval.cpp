@@ -1,0 +1,96 @@
+// libFuzzer harness: the executor on generated graphs (graph_gen.h: registry ops with random
+// inputs, attributes and bodies) whose inputs are small static tensors of random data. A run
+// must not crash, hang or allocate past its budget; it may fail with an error. Where it
+// succeeds, the same graph run in the arena laid out from its memory plan (eval/arena.h) must
+// succeed too with the same output bytes, and the executor must not have refused a place the
+// plan gave (the plan and the run disagreeing about a tensor's lifetime). Build and run:
+// scripts/fuzz.sh 60 eval.
+#include "shapeflow/eval/arena.h"
+#include "shapeflow/infer/infer.h"
+#include "shapeflow/ir/text.h"
+#include "graph_gen.h"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sf {
+namespace {
+
+[[noreturn]] void fail(const std::string &what, const Graph &g) {
+  std::fprintf(stderr, "property violated: %s\n%s\n", what.c_str(), printGraph(g).c_str());
+  std::abort();
+}
+
+bool sameBytes(const Value &a, const Value &b) {
+  if (a.isTensor() != b.isTensor() || a.isSequence() != b.isSequence() || a.isNone() != b.isNone()) return false;
+  auto same = [](const Tensor &x, const Tensor &y) {
+    if (x.type() != y.type() || x.shape() != y.shape()) return false;
+    if (x.isString()) return x.strings() == y.strings();
+    return x.bytes().size() == y.bytes().size() &&
+           (x.bytes().empty() || std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0);
+  };
+  if (a.isTensor()) return same(*a, *b);
+  if (a.elements().size() != b.elements().size()) return false;
+  for (size_t i = 0; i < a.elements().size(); ++i)
+    if (!same(*a.elements()[i], *b.elements()[i])) return false;
+  return true;
+}
+
+} // namespace
+} // namespace sf
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  using namespace sf;
+  FuzzedDataProvider provider(data, size);
+  Graph g;
+  g.context = makeExprContext();
+  ExprScope scope(g.context);
+  g.symbols.setDefaultRange({1, kInf});
+  fuzz::Gen gen{provider, g.symbols};
+  std::vector<OutletId> values;
+  std::map<std::string, Tensor> inputs;
+  static const std::vector<ElementType> kTypes = {ElementType::F32, ElementType::F32, ElementType::I64,
+                                                  ElementType::I32, ElementType::Bool, ElementType::F64};
+  for (int64_t n = gen.between(1, 3); n > 0; --n) {
+    Shape shape;
+    for (int64_t r = gen.between(0, 4); r > 0; --r) shape.push_back(gen.between(0, 6));
+    ElementType t = gen.pick(kTypes);
+    std::string name = "x" + std::to_string(n);
+    auto o = g.addParameter(name, Fact::known(t, PartialShape(shape)));
+    if (!o.ok()) continue;
+    auto x = eval::randomTensor(t, shape, uint64_t(n) * 7919 + size);
+    if (!x.ok()) return 0;
+    inputs.emplace(name, std::move(*x));
+    values.push_back(*o);
+  }
+  gen.fill(g, values, size_t(gen.between(1, 16)));
+  for (int64_t n = gen.between(1, 2); n > 0 && !values.empty(); --n) g.outputs.push_back(gen.pick(values));
+  if (!g.verify().ok()) return 0;
+  // Loops and scans run as many times as their inputs say: bounded by not running them.
+  for (const Node &n : g.nodes)
+    if (n.opType == "Loop" || n.opType == "Scan" || n.opType == "SequenceMap") return 0;
+  Diagnostics diags;
+  inferGraph(g, diags);
+  eval::RunOptions options;
+  options.maxMemory = int64_t(64) << 20;
+  auto heap = eval::run(g, inputs, options);
+  if (!heap.ok()) return 0;
+  std::map<std::string, Value> given;
+  for (const auto &[k, t] : inputs) given.emplace(k, Value(std::make_shared<const Tensor>(t)));
+  auto layout = eval::planArena(g, given);
+  if (!layout.ok()) return 0;
+  options.arena = &*layout;
+  auto inArena = eval::run(g, inputs, options);
+  if (!inArena.ok()) fail("the heap run succeeds, the arena run fails: " + inArena.error().message, g);
+  if (inArena->arena && !inArena->arena->refused.empty())
+    fail("the executor refused a place the plan gave: " + inArena->arena->refused[0], g);
+  for (size_t k = 0; k < heap->outputs.size(); ++k)
+    if (!sameBytes(heap->outputs[k], inArena->outputs[k]))
+      fail("output " + std::to_string(k) + " differs between the heap and the arena", g);
+  return 0;
+}
