@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer harness (tests/fuzz: wire, infer, text, expr, graph) for SECONDS each, one
+# Runs every libFuzzer harness (tests/fuzz: wire, infer, text, expr, graph, eval) for SECONDS each, one
 # after another, in a clang ASan + UBSan build, and keeps what they learn:
 #   fuzz/corpus/<harness>/    the corpus (seeded on first use: ONNX's node tests, the shipped and
 #                             malformed models, small dev models, the golden graphs)
@@ -49,7 +49,7 @@ PY
       for t in "N" "(H - 1)//2 + 1" "min(T, 512)" "2*S + 1" "?{1..8}" "floor(H * 0.5)" "max(N - 3, 0) + 7" "N*H*W % 32"; do
         printf '%s' "$t" > "$d/seed_$((i++))"
       done ;;
-    graph) head -c 64 /dev/urandom > "$d/seed_0" ;;
+    graph|eval) head -c 64 /dev/urandom > "$d/seed_0" ;;
   esac
 }
 
@@ -58,7 +58,7 @@ status=0
 for h in "${HARNESSES[@]}"; do
   corpus=fuzz/corpus/$h; crashes=fuzz/crashes/$h
   seed "$h" "$corpus"; mkdir -p "$crashes"
-  maxlen=65536; [ "$h" = expr ] && maxlen=512; [ "$h" = graph ] && maxlen=4096
+  maxlen=65536; [ "$h" = expr ] && maxlen=512; { [ "$h" = graph ] || [ "$h" = eval ]; } && maxlen=4096
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     /usr/bin/time -f '%U %S' -o "fuzz/log/$h.time" "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=${FUZZ_TIMEOUT:-10} \
     -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \

@@ -776,9 +776,14 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
     }
     double ruleMs = options.profile ? msSince(checkStarted) : 0;
     auto started = std::chrono::steady_clock::now();
-    auto r = gelu ? (ins[geluX[id]].isTensor() ? detail::fusedGelu(ctx, *ins[geluX[id]])
-                                              : Result<void>(makeError("GELU's input is not a tensor")))
-                  : def->kernel(ctx);
+    Result<void> r = success();
+    try {
+      r = gelu ? (ins[geluX[id]].isTensor() ? detail::fusedGelu(ctx, *ins[geluX[id]])
+                                            : Result<void>(makeError("GELU's input is not a tensor")))
+               : def->kernel(ctx);
+    } catch (const EvalContext::MissingInput &m) {
+      r = errorf("input {} is required and not given (or not a tensor)", m.index);
+    }
     OpTime *timing = options.profile ? &(*options.profile)[gelu ? "GELU (fused)" : op] : nullptr;
     if (timing) {
       ++timing->calls;

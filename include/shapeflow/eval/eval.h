@@ -100,7 +100,16 @@ public:
   /// Input i is given and is a tensor.
   bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i].isTensor(); }
   /// Input i; requires hasInput(i).
-  const Tensor &input(size_t i) const { return *inputs_[i]; }
+  /// Input i; a kernel asking for one that is not there (an absent optional, an index past the
+  /// node's inputs, a sequence) gets a MissingInput exception, which the executor turns into an
+  /// error naming the node: a kernel need not check the inputs it requires before reading them.
+  const Tensor &input(size_t i) const {
+    if (!hasInput(i)) throw MissingInput{i};
+    return *inputs_[i];
+  }
+  struct MissingInput {
+    size_t index;
+  };
   /// Input i is a constant of the graph (an initializer or a Constant node): the same tensor on
   /// every run, so a kernel may keep work done on it (packed weights) keyed by its identity.
   bool inputIsConstant(size_t i) const {
@@ -127,7 +136,10 @@ public:
   bool outputBlocked() const { return blockedOut_; }
   bool foldedActivation() const { return folded_; }
   /// Input i as shared, for an output that views its bytes.
-  const std::shared_ptr<const Tensor> &inputShared(size_t i) const { return inputs_[i].tensor(); }
+  const std::shared_ptr<const Tensor> &inputShared(size_t i) const {
+    if (!hasInput(i)) throw MissingInput{i};
+    return inputs_[i].tensor();
+  }
   /// Input i whatever it is (absent past the last input).
   const Value &value(size_t i) const { return i < inputs_.size() ? inputs_[i] : absent_; }
   size_t numOutputs() const { return outputs_.size(); }
