@@ -8,6 +8,7 @@
 #include "shapeflow/support/format.h"
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -76,6 +77,20 @@ private:
   std::shared_ptr<std::byte[]> buffer_;
 };
 
+
+/// A double as an element of T: as it is for floats; for integers NaN is 0 and the rest is
+/// clamped to T's range (converting an out-of-range double is undefined behaviour), so that an
+/// empty ReduceMax (-inf) gives T's lowest value, as ONNX says.
+template <class T> T toElement(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return T(v);
+  } else {
+    if (v != v) return T(0);
+    if (v <= double(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return T(v);
+  }
+}
 
 inline std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 

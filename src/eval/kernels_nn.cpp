@@ -746,7 +746,7 @@ KernelFn reduce(Red kind, int64_t inputSince) {
               if (kind == Red::Mean) a /= double(len);
               if (kind == Red::L2) a = std::sqrt(a);
             }
-            p[i] = T(a);
+            p[i] = toElement<T>(a);
           }
           return o.finish(0);
         }
@@ -785,7 +785,7 @@ KernelFn reduce(Red kind, int64_t inputSince) {
           if (kind == Red::L2) a = std::sqrt(a);
           if (kind == Red::LogSum) a = std::log(a);
           if (kind == Red::LogSumExp) a = std::log(a) + mx[size_t(i)];
-          p[i] = T(a);
+          p[i] = toElement<T>(a);
         }
         return o.finish(0);
       }
