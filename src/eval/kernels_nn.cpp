@@ -579,6 +579,13 @@ Result<void> layerNorm(EvalContext &ctx) {
       }
       return full;
     };
+    for (size_t k : {size_t(1), size_t(2)}) {
+      if (!ctx.hasInput(k)) continue;
+      auto b = broadcastAll({ctx.input(k).shape(), normShape});
+      if (!b.ok() || *b != normShape)
+        return errorf("{} of shape {} does not broadcast to the normalised shape {}", k == 1 ? "Scale" : "B",
+                      shapeText(ctx.input(k).shape()), shapeText(normShape));
+    }
     scale = expand(scale, ctx.input(1).shape());
     if (!bias.empty()) bias = expand(bias, ctx.input(2).shape());
     Output<T> o(ctx, x.type(), x.shape());
