@@ -30,7 +30,7 @@ template <class T> T apply(Bin op, T a, T b, bool &divByZero) {
     } else {
       return a / b;
     }
-  case Bin::Pow: return T(std::pow(double(a), double(b)));
+  case Bin::Pow: return toElement<T>(std::pow(double(a), double(b)));
   case Bin::Max:
     if constexpr (std::is_floating_point_v<T>)
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
@@ -236,7 +236,7 @@ KernelFn binaryKernel(Bin op) {
           Output<T> o2(ctx, a.type(), out);
           SF_ASSIGN(T *p, o2.make());
           forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
-            p[i] = T(std::pow(double(x[size_t(f[0])]), ys[size_t(f[1])]));
+            p[i] = toElement<T>(std::pow(double(x[size_t(f[0])]), ys[size_t(f[1])]));
           });
           return o2.finish(0);
         }
@@ -417,8 +417,8 @@ Result<void> clip(EvalContext &ctx) {
       Elements<T> x(a);
       Output<T> o(ctx, a.type(), a.shape());
       SF_ASSIGN(T *p, o.makeForOverwrite(true));
-      T l = std::isinf(lo) ? std::numeric_limits<T>::lowest() : T(lo);
-      T h = std::isinf(hi) ? std::numeric_limits<T>::max() : T(hi);
+      T l = std::isinf(lo) ? std::numeric_limits<T>::lowest() : toElement<T>(lo);
+      T h = std::isinf(hi) ? std::numeric_limits<T>::max() : toElement<T>(hi);
       // std::max / std::min keep a NaN (each returns its first argument when the comparison is
       // false) and compile to branch-free vector code.
       for (size_t i = 0; i < x.size(); ++i) p[i] = std::min(std::max(x[i], l), h);
