@@ -783,6 +783,8 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
                : def->kernel(ctx);
     } catch (const EvalContext::MissingInput &m) {
       r = errorf("input {} is required and not given (or not a tensor)", m.index);
+    } catch (const EvalContext::UnreadableInput &u) {
+      r = makeError(u.why);
     }
     OpTime *timing = options.profile ? &(*options.profile)[gelu ? "GELU (fused)" : op] : nullptr;
     if (timing) {

@@ -20,6 +20,14 @@ template <class T> class Elements {
 public:
   explicit Elements(const Tensor &t) {
     auto b = t.bytes();
+    // Read as T only what holds T-sized elements, all of them: a kernel reading an input of
+    // another type (a caller's mistake the rules did not catch) stops with an error, not a read
+    // past the bytes.
+    if (elementSize(t.type()) != sizeof(T) || (!t.hasData() && t.elementCount() > 0) ||
+        b.size() != size_t(t.elementCount()) * sizeof(T))
+      throw EvalContext::UnreadableInput{fmt::format("an input {}[{}]{} read as elements of {} bytes",
+                                                     shortName(t.type()), fmt::join(t.shape(), ","),
+                                                     t.hasData() ? "" : " without data", sizeof(T))};
     n_ = b.size() / sizeof(T);
     if (reinterpret_cast<uintptr_t>(b.data()) % alignof(T) == 0) {
       p_ = reinterpret_cast<const T *>(b.data());

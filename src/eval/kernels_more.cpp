@@ -477,6 +477,7 @@ Result<void> reverseSequence(EvalContext &ctx) {
 
 Result<void> prelu(EvalContext &ctx) {
   const Tensor &a = ctx.input(0), &s = ctx.input(1);
+  if (a.type() != s.type()) return errorf("X is {} and slope {}", shortName(a.type()), shortName(s.type()));
   // Before opset 7 a 1-D slope of C elements is per channel (axis 1), not NumPy-broadcast.
   Shape slopeShape = s.shape();
   if (ctx.opset() < 7 && slopeShape.size() == 1 && a.shape().size() >= 2 && slopeShape[0] == a.shape()[1] &&

@@ -110,6 +110,11 @@ public:
   struct MissingInput {
     size_t index;
   };
+  /// Thrown by a kernel's element access given a tensor it cannot read as asked (another element
+  /// size, no data): the executor turns it into an error naming the node.
+  struct UnreadableInput {
+    std::string why;
+  };
   /// Input i is a constant of the graph (an initializer or a Constant node): the same tensor on
   /// every run, so a kernel may keep work done on it (packed weights) keyed by its identity.
   bool inputIsConstant(size_t i) const {
