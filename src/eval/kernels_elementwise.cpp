@@ -130,6 +130,7 @@ bool fastArithmetic(Bin op, const Shape &out, const std::array<std::vector<int64
     return false;
   } else {
     size_t r = out.size();
+    if (countOf(out) == 0) return true; // nothing to write (and an operand may have no element)
     if (op == Bin::Pow) {
       // A power by one scalar exponent as a product: squares and, in f32, cubes (layer norms'
       // variance). The product is correctly rounded; std::pow in double (the general path) is
