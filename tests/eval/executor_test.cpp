@@ -107,6 +107,49 @@ TEST(Executor, IndexKernelsRefuseInputsThatDoNotFit) {
         "differ in batch dim 0");
 }
 
+/// Inputs fuzz_eval found kernels reading wrongly, each now an error naming the node or a
+/// defined result, with the rules applied and without (a kernel must not depend on them).
+TEST(Executor, KernelsGivenInputsTheyCannotReadStopOrSaturate) {
+  for (bool rules : {true, false}) {
+    SCOPED_TRACE(rules ? "rules applied" : "rules off");
+    RunOptions o;
+    o.checkRules = rules;
+    // Add whose first input is absent.
+    Ran add = runText("graph main(x: f32[2]) {\n  y = Add(, x)\n  return y\n}\n",
+                      std::map<std::string, Tensor>{{"x", f32({2}, {1, 2})}}, o);
+    ASSERT_FALSE(add.result.ok());
+    EXPECT_NE(add.result.error().message.find("node 'y' (Add)"), std::string::npos) << add.result.error().message;
+    // PRelu with an i64 X and an i32 slope.
+    Ran pr = runText("graph main(x: i64[4], s: i32[1]) {\n  y = PRelu(x, s)\n  return y\n}\n",
+                     std::map<std::string, Tensor>{{"x", i64({4}, {-1, 2, -3, 4})},
+                                                   {"s", *Tensor::fromInt64s({1}, {2}, ElementType::I32)}}, o);
+    ASSERT_FALSE(pr.result.ok());
+    EXPECT_NE(pr.result.error().message.find("node 'y' (PRelu)"), std::string::npos) << pr.result.error().message;
+    // LayerNormalization whose Scale does not broadcast to the normalised shape.
+    Ran ln = runText("graph main(x: f32[2,3], s: f32[2,3,1]) {\n  y = LayerNormalization(x, s)\n  return y\n}\n",
+                     std::map<std::string, Tensor>{{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})},
+                                                   {"s", f32({2, 3, 1}, {1, 1, 1, 1, 1, 1})}}, o);
+    ASSERT_FALSE(ln.result.ok());
+    EXPECT_NE(ln.result.error().message.find("node 'y' (LayerNormalization)"), std::string::npos)
+        << ln.result.error().message;
+    // ReduceMax of an empty i64 row: the type's lowest value (ONNX), not -inf converted.
+    Ran rm = runText("opset 18\ngraph main(x: i64[2,0]) {\n  k = Constant() {value = i64[1] [1]}\n"
+                     "  y = ReduceMax(x, k) {keepdims = 0}\n  return y\n}\n",
+                     std::map<std::string, Tensor>{{"x", i64({2, 0}, {})}}, o);
+    ASSERT_TRUE(rm.result.ok()) << rm.result.error().message;
+    EXPECT_EQ(*rm.result->outputs[0]->toInt64s(2), (std::vector<int64_t>{INT64_MIN, INT64_MIN}));
+    // Clip of i64 before opset 11: the default float bounds saturate to the type's range.
+    Ran cl = runText("opset 6\ngraph main(x: i64[3]) {\n  y = Clip(x)\n  return y\n}\n",
+                     std::map<std::string, Tensor>{{"x", i64({3}, {-5, 0, 7})}}, o);
+    if (cl.result.ok()) EXPECT_EQ(*cl.result->outputs[0]->toInt64s(3), (std::vector<int64_t>{-5, 0, 7}));
+    // Pow of an empty base by an empty exponent.
+    Ran pw = runText("graph main(x: f32[0], e: f32[0]) {\n  y = Pow(x, e)\n  return y\n}\n",
+                     std::map<std::string, Tensor>{{"x", f32({0}, {})}, {"e", f32({0}, {})}}, o);
+    ASSERT_TRUE(pw.result.ok()) << pw.result.error().message;
+    EXPECT_EQ(pw.result->outputs[0]->elementCount(), 0);
+  }
+}
+
 TEST(Executor, InputsTheModelExcludesAreErrors) {
   const char *g = "symbol N 1..4\ngraph main(x: f32[N,3]) {\n  y = Relu(x)\n  return y\n}\n";
   Ran wrongRank = runText(g, {{"x", f32({3}, {1, 2, 3})}});
