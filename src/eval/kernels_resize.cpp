@@ -224,6 +224,13 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     const AxisPlan &p = plans[d];
     bool identity = p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize";
     if (identity) continue;
+    // An empty axis has nothing to sample a longer one from (unless the other axes leave no
+    // element to make).
+    int64_t others = 1;
+    for (size_t k = 0; k < r; ++k)
+      if (k != d) others *= s[k];
+    if (p.in == 0 && p.out > 0 && others > 0)
+      return errorf("axis {} of X {} is empty and cannot be resized to {}", d, shapeText(x.shape()), p.out);
     data = resampleAxis(data, s, d, o, p);
   }
   if (isInteger(x.type()))

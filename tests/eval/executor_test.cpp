@@ -142,6 +142,12 @@ TEST(Executor, KernelsGivenInputsTheyCannotReadStopOrSaturate) {
     Ran cl = runText("opset 6\ngraph main(x: i64[3]) {\n  y = Clip(x)\n  return y\n}\n",
                      std::map<std::string, Tensor>{{"x", i64({3}, {-5, 0, 7})}}, o);
     if (cl.result.ok()) EXPECT_EQ(*cl.result->outputs[0]->toInt64s(3), (std::vector<int64_t>{-5, 0, 7}));
+    // Resize of an empty axis to a longer one (sizes): nothing to sample from.
+    Ran rs = runText("opset 13\ngraph main(x: f32[1,0]) {\n  sz = Constant() {value = i64[2] [1, 3]}\n"
+                     "  y = Resize(x, , , sz)\n  return y\n}\n",
+                     std::map<std::string, Tensor>{{"x", f32({1, 0}, {})}}, o);
+    ASSERT_FALSE(rs.result.ok());
+    EXPECT_NE(rs.result.error().message.find("node 'y' (Resize)"), std::string::npos) << rs.result.error().message;
     // Pow of an empty base by an empty exponent.
     Ran pw = runText("graph main(x: f32[0], e: f32[0]) {\n  y = Pow(x, e)\n  return y\n}\n",
                      std::map<std::string, Tensor>{{"x", f32({0}, {})}, {"e", f32({0}, {})}}, o);
