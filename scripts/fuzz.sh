@@ -12,7 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}; shift || true
-HARNESSES=("$@"); [ ${#HARNESSES[@]} -eq 0 ] && HARNESSES=(wire infer text expr graph)
+HARNESSES=("$@"); [ ${#HARNESSES[@]} -eq 0 ] && HARNESSES=(wire infer text expr graph eval)
 B=${FUZZ_BUILD:-build-fuzz}
 if [ ! -f "$B/build.ninja" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
