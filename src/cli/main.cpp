@@ -760,7 +760,8 @@ int main(int argc, char **argv) {
   runCmd->add_flag("--json", runArgs.json, "print one JSON object");
   runCmd->add_option("--seed", runArgs.seed, "seed of the random inputs (1)");
   runCmd->add_flag("--profile", runArgs.profile,
-                   "time each op (its kernels, and the checks of their outputs against the shape rules)");
+                   "time each op (its kernels, and the checks against the shape rules: with --repeat the "
+                   "repeated runs are timed, and they are not checked)");
   runCmd->add_flag("--no-arena", runArgs.noArena, "tensors on the heap, not at the memory plan's offsets in one arena");
   runCmd->add_option("--repeat", runArgs.repeat, "run R more times after the first and report the median time of one run (the same inputs: their outputs are checked against the shape rules on the first run only)")
       ->check(CLI::Range(0, 100000));

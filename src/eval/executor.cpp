@@ -165,6 +165,8 @@ Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<b
   return none;
 }
 
+bool sameExactShape(const PartialShape &a, const PartialShape &b);
+
 /// The value of a one-element constant input.
 std::optional<double> scalarConstant(const Graph &g, OutletId o) {
   if (!g.contains(o)) return std::nullopt;
@@ -230,6 +232,8 @@ std::vector<Gelu> findGelus(const Graph &g, const std::vector<std::vector<bool>>
       if (!is(h, "Mul") || onlyReader(h) != mul || !near(scalarConstant(g, other(h, x)), 0.5)) continue;
       found.compute = h.id, found.take = mul->id;
     }
+    // The constants must not broadcast x to more dims (a [1,1] one would): the fold gives x's shape.
+    if (!sameExactShape(g.fact(x).shape, g.nodes[found.take].outputs[0].fact.shape)) continue;
     const Node &c = g.nodes[found.compute];
     found.xSlot = c.inputs[0] == x ? 0 : 1;
     out.push_back(found);

@@ -25,9 +25,9 @@ public:
     // past the bytes.
     if (elementSize(t.type()) != sizeof(T) || (!t.hasData() && t.elementCount() > 0) ||
         b.size() != size_t(t.elementCount()) * sizeof(T))
-      throw EvalContext::UnreadableInput{fmt::format("an input {}[{}]{} read as elements of {} bytes",
+      throw EvalContext::UnreadableInput(fmt::format("an input {}[{}]{} read as elements of {} bytes",
                                                      shortName(t.type()), fmt::join(t.shape(), ","),
-                                                     t.hasData() ? "" : " without data", sizeof(T))};
+                                                     t.hasData() ? "" : " without data", sizeof(T)));
     n_ = b.size() / sizeof(T);
     if (reinterpret_cast<uintptr_t>(b.data()) % alignof(T) == 0) {
       p_ = reinterpret_cast<const T *>(b.data());

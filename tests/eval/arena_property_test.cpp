@@ -59,7 +59,7 @@ bool sameBytes(const Value &a, const Value &b) {
     if (x.type() != y.type() || x.shape() != y.shape()) return false;
     if (x.isString()) return x.strings() == y.strings();
     return x.bytes().size() == y.bytes().size() &&
-           std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0;
+           (x.bytes().empty() || std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0);
   };
   if (a.isTensor()) return same(*a, *b);
   if (a.elements().size() != b.elements().size()) return false;

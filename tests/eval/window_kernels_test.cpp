@@ -307,7 +307,7 @@ void geluAgrees(const std::string &body, bool folded) {
     std::string text = fmt::format(
         "graph main(x: {0}[64]) {{\n  r2 = Constant() {{value = {0}[] 1.4142135623730951}}\n"
         "  ir2 = Constant() {{value = {0}[] 0.7071067811865476}}\n  one = Constant() {{value = {0}[] 1}}\n"
-        "  half = Constant() {{value = {0}[] 0.5}}\n  {1}\n}}\n",
+        "  half = Constant() {{value = {0}[] 0.5}}\n  one2 = Constant() {{value = {0}[1,1] [1]}}\n  {1}\n}}\n",
         type, body);
     RunOptions options;
     if (k == 1) options.observe = [](const Node &, size_t, const Tensor &) {};
@@ -334,6 +334,8 @@ TEST(LibraryKernels, GeluFoldedIntoOnePassAgrees) {
   geluAgrees("d = Mul(ir2, x)\n  e = Erf(d)\n  a = Add(one, e)\n  h = Mul(half, x)\n  y = Mul(h, a)\n  return y", true);
   geluAgrees("d = Div(x, r2)\n  e = Erf(d)\n  a = Add(e, one)\n  m = Mul(a, x)\n  y = Mul(half, m)\n  return y, e", false);
   geluAgrees("d = Div(x, half)\n  e = Erf(d)\n  a = Add(e, one)\n  m = Mul(x, a)\n  y = Mul(m, half)\n  return y", false);
+  // A constant of rank 2 broadcasts x [64] to [1,64]: not folded (the fold gives x's shape).
+  geluAgrees("d = Div(x, r2)\n  e = Erf(d)\n  a = Add(e, one2)\n  m = Mul(x, a)\n  y = Mul(m, half)\n  return y", false);
 }
 
 } // namespace

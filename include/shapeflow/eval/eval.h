@@ -11,6 +11,7 @@
 #include "shapeflow/ops/op.h"
 #include "shapeflow/support/result.h"
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -107,12 +108,16 @@ public:
     if (!hasInput(i)) throw MissingInput{i};
     return *inputs_[i];
   }
-  struct MissingInput {
+  struct MissingInput : std::exception {
+    explicit MissingInput(size_t i) : index(i) {}
+    const char *what() const noexcept override { return "a kernel read an input that is not there"; }
     size_t index;
   };
   /// Thrown by a kernel's element access given a tensor it cannot read as asked (another element
   /// size, no data): the executor turns it into an error naming the node.
-  struct UnreadableInput {
+  struct UnreadableInput : std::exception {
+    explicit UnreadableInput(std::string w) : why(std::move(w)) {}
+    const char *what() const noexcept override { return why.c_str(); }
     std::string why;
   };
   /// Input i is a constant of the graph (an initializer or a Constant node): the same tensor on
@@ -226,9 +231,12 @@ struct RunOptions {
   int threads = 1;
   /// When set, each op's time is added here (by op name, with its domain when not ONNX's).
   std::map<std::string, OpTime> *profile = nullptr;
-  /// Check every kernel's outputs against the op's shape rule (mode 2). A caller running the
-  /// same inputs again (a timing loop) may leave it to the first run: the executor is
-  /// deterministic, so the same inputs give the same outputs and the same verdict.
+  /// Apply the op's shape rule to the actual inputs of every node (mode 2): before the kernel,
+  /// inputs the rule rejects are an error and never reach the kernel; after it, the outputs must
+  /// agree with what the rule expects. A caller running the same inputs again (a timing loop)
+  /// may leave both to the first run: the executor is deterministic, so the same inputs give
+  /// the same outputs and the same verdict. With it off, kernels still refuse inputs they cannot
+  /// read (missing, another element size), but inputs only the rule would reject reach them.
   bool checkRules = true;
   /// Tensors at their places in one arena (eval/arena.h: planArena), for a layout made for this
   /// graph at these inputs' sizes; ignored while `observe` is set (an observer may keep tensors).
