@@ -4,6 +4,7 @@
 // same output bytes, and the executor must have refused no place the plan gave (a refusal is
 // the plan and the run disagreeing about a tensor's lifetime).
 #include "shapeflow/eval/arena.h"
+#include "same_bytes.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
 #include "../golden/golden_cases.h"
@@ -53,20 +54,6 @@ std::optional<std::map<std::string, Value>> inputsAt(const Graph &g, int64_t siz
   return out;
 }
 
-bool sameBytes(const Value &a, const Value &b) {
-  if (a.isTensor() != b.isTensor() || a.isSequence() != b.isSequence()) return false;
-  auto same = [](const Tensor &x, const Tensor &y) {
-    if (x.type() != y.type() || x.shape() != y.shape()) return false;
-    if (x.isString()) return x.strings() == y.strings();
-    return x.bytes().size() == y.bytes().size() &&
-           (x.bytes().empty() || std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0);
-  };
-  if (a.isTensor()) return same(*a, *b);
-  if (a.elements().size() != b.elements().size()) return false;
-  for (size_t i = 0; i < a.elements().size(); ++i)
-    if (!same(*a.elements()[i], *b.elements()[i])) return false;
-  return true;
-}
 
 TEST(ArenaProperty, EveryGoldenGraphRunsTheSameInItsArena) {
   size_t graphs = 0, ran = 0, laidOut = 0, placed = 0, inPlace = 0;

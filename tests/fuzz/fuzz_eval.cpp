@@ -6,6 +6,7 @@
 // plan gave (the plan and the run disagreeing about a tensor's lifetime). Build and run:
 // scripts/fuzz.sh 60 eval.
 #include "shapeflow/eval/arena.h"
+#include "../eval/same_bytes.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
 #include "graph_gen.h"
@@ -24,21 +25,6 @@ namespace {
 [[noreturn]] void fail(const std::string &what, const Graph &g) {
   std::fprintf(stderr, "property violated: %s\n%s\n", what.c_str(), printGraph(g).c_str());
   std::abort();
-}
-
-bool sameBytes(const Value &a, const Value &b) {
-  if (a.isTensor() != b.isTensor() || a.isSequence() != b.isSequence() || a.isNone() != b.isNone()) return false;
-  auto same = [](const Tensor &x, const Tensor &y) {
-    if (x.type() != y.type() || x.shape() != y.shape()) return false;
-    if (x.isString()) return x.strings() == y.strings();
-    return x.bytes().size() == y.bytes().size() &&
-           (x.bytes().empty() || std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0);
-  };
-  if (a.isTensor()) return same(*a, *b);
-  if (a.elements().size() != b.elements().size()) return false;
-  for (size_t i = 0; i < a.elements().size(); ++i)
-    if (!same(*a.elements()[i], *b.elements()[i])) return false;
-  return true;
 }
 
 } // namespace
@@ -90,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (inArena->arena && !inArena->arena->refused.empty())
     fail("the executor refused a place the plan gave: " + inArena->arena->refused[0], g);
   for (size_t k = 0; k < heap->outputs.size(); ++k)
-    if (!sameBytes(heap->outputs[k], inArena->outputs[k]))
+    if (!eval::sameBytes(heap->outputs[k], inArena->outputs[k]))
       fail("output " + std::to_string(k) + " differs between the heap and the arena", g);
   return 0;
 }
