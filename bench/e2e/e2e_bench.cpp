@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <map>
 #include <new>
 #include <ostream>
@@ -147,6 +148,14 @@ struct Walker {
   }
 };
 
+/// Minor page faults of the process so far (the kernel handing it pages: fresh heap, a mapping's
+/// first touch).
+uint64_t minorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_minflt);
+}
+
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
@@ -158,15 +167,30 @@ double median(std::vector<double> v) {
 
 /// --load-only: reads and imports R times and stops (a profile of loading alone).
 bool gLoadOnly = false;
+/// --flush MB: before each repetition, write and read a buffer of MB megabytes (larger than the
+/// caches), so that every size starts from the same cold cache state rather than a small model's
+/// whole working set staying cached from the repetition before.
+size_t gFlushMB = 0;
+
+void flushCaches() {
+  static std::vector<uint64_t> junk(gFlushMB << 17);
+  static uint64_t sink = 0;
+  for (size_t i = 0; i < junk.size(); i += 8) junk[i] += i;
+  for (size_t i = 0; i < junk.size(); i += 8) sink += junk[i];
+  if (sink == 1) std::fprintf(stderr, " ");
+}
 
 int benchModel(const std::string &path, int reps) {
   std::map<std::string, std::vector<double>> times;
   std::map<std::string, uint64_t> allocs;
+  std::map<std::string, std::vector<double>> faults; // minor page faults per phase
   std::map<std::string, size_t> heap; // glibc's bytes in use after the phase (0 under tcmalloc)
   size_t nodes = 0;
   uint64_t bytes = 0, jsonBytes = 0, textBytes = 0, annotatedBytes = 0;
   for (int rep = 0; rep < reps; ++rep) {
+    if (gFlushMB) flushCaches();
     // walk
+    uint64_t f0 = minorFaults();
     auto t = Clock::now();
     auto file = sf::onnx::MappedFile::open(path, sf::onnx::MappedFile::Access::Random);
     if (!file.ok()) {
@@ -179,12 +203,17 @@ int benchModel(const std::string &path, int reps) {
     w.walk(reinterpret_cast<const uint8_t *>(all.data()),
            reinterpret_cast<const uint8_t *>(all.data() + all.size()), Msg::Model, 0);
     times["walk"].push_back(msSince(t));
+    faults["walk"].push_back(double(minorFaults() - f0));
+    f0 = minorFaults();
     if (!w.ok) std::fprintf(stderr, "%s: the walk stopped on malformed bytes\n", path.c_str());
 
     uint64_t a0 = gAllocations;
+    f0 = minorFaults();
     t = Clock::now();
     auto model = sf::onnx::readModelFile(path);
     times["read"].push_back(msSince(t));
+    faults["read"].push_back(double(minorFaults() - f0));
+    f0 = minorFaults();
     allocs["read"] = gAllocations - a0;
     heap["read"] = mallinfo2().uordblks;
     if (!model.ok()) {
@@ -193,9 +222,12 @@ int benchModel(const std::string &path, int reps) {
     }
     sf::Diagnostics diags;
     a0 = gAllocations;
+    f0 = minorFaults();
     t = Clock::now();
     auto g = sf::onnx::importModel(*model, diags);
     times["import"].push_back(msSince(t));
+    faults["import"].push_back(double(minorFaults() - f0));
+    f0 = minorFaults();
     allocs["import"] = gAllocations - a0;
     heap["import"] = mallinfo2().uordblks;
     if (!g.ok()) {
@@ -205,9 +237,12 @@ int benchModel(const std::string &path, int reps) {
     nodes = g->nodes.size();
     if (gLoadOnly) continue;
     a0 = gAllocations;
+    f0 = minorFaults();
     t = Clock::now();
     sf::InferStats stats = sf::inferGraph(*g, diags);
     times["infer"].push_back(msSince(t));
+    faults["infer"].push_back(double(minorFaults() - f0));
+    f0 = minorFaults();
     allocs["infer"] = gAllocations - a0;
     heap["infer"] = mallinfo2().uordblks;
 
@@ -249,6 +284,8 @@ int benchModel(const std::string &path, int reps) {
     std::printf(", \"%s_ms\": %.2f", phase, median(times[phase]));
   for (const char *phase : {"read", "import", "infer"})
     std::printf(", \"%s_allocs_per_node\": %.2f", phase, double(allocs[phase]) / double(nodes ? nodes : 1));
+  for (const char *phase : {"walk", "read", "import", "infer"})
+    std::printf(", \"%s_faults\": %.0f", phase, median(faults[phase]));
   for (const char *phase : {"read", "import", "infer"})
     std::printf(", \"heap_after_%s_mb\": %.1f", phase, double(heap[phase]) / 1048576.0);
   std::printf("}\n");
@@ -265,6 +302,7 @@ int main(int argc, char **argv) {
     std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--load-only") gLoadOnly = true;
+    else if (a == "--flush" && i + 1 < argc) gFlushMB = size_t(std::max(0, std::atoi(argv[++i])));
     else paths.push_back(a);
   }
   if (paths.empty()) {

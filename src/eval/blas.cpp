@@ -7,6 +7,7 @@
 
 #ifdef SF_HAVE_OPENBLAS
 #include <openblas-pthread/cblas.h>
+extern "C" int blas_thread_shutdown_(void); // exported by OpenBLAS, not declared in cblas.h
 #endif
 
 namespace sf::eval::detail {
@@ -31,9 +32,16 @@ void sgemmLoops(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, 
 
 #ifdef SF_HAVE_OPENBLAS
 namespace {
-// One thread unless asked otherwise, set once before the first product.
+// One thread unless asked otherwise, set once before the first product. OpenBLAS started its
+// worker threads when it was loaded, and they spin in sched_yield waiting for work: in every
+// process that links the executor, `shapeflow infer` included (a tenth of a second of CPU on
+// the 100k-node graph). They are stopped here; OpenBLAS starts them again on the first product
+// that asks for more than one thread (setGemmThreads).
 struct OneThread {
-  OneThread() { openblas_set_num_threads(1); }
+  OneThread() {
+    openblas_set_num_threads(1);
+    blas_thread_shutdown_();
+  }
 } oneThread;
 } // namespace
 
