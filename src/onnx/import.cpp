@@ -296,34 +296,34 @@ struct Importer {
     case AttributeType::Float: return Attribute(double(a.f));
     case AttributeType::Int: return Attribute(a.i);
     case AttributeType::String: return Attribute(str(a.s));
-    case AttributeType::Floats: return Attribute(std::vector<double>(a.floats.begin(), a.floats.end()));
+    case AttributeType::Floats: return Attribute(std::vector<double>(a.extra().floats.begin(), a.extra().floats.end()));
     case AttributeType::Ints: return Attribute(a.ints);
     case AttributeType::Strings: {
       std::vector<std::string> v;
-      for (auto s : a.strings) v.push_back(str(s));
+      for (auto s : a.extra().strings) v.push_back(str(s));
       return Attribute(v);
     }
     case AttributeType::Tensor: {
-      if (!a.t) return makeError("attribute '" + str(a.name) + "' has no tensor");
-      SF_ASSIGN(auto t, tensorFrom(*a.t));
+      if (!a.extra().t) return makeError("attribute '" + str(a.name) + "' has no tensor");
+      SF_ASSIGN(auto t, tensorFrom(*a.extra().t));
       return Attribute(t);
     }
     case AttributeType::Tensors: {
       std::vector<TensorPtr> v;
-      for (const auto &t : a.tensors) {
+      for (const auto &t : a.extra().tensors) {
         SF_ASSIGN(auto x, tensorFrom(t));
         v.push_back(x);
       }
       return Attribute(v);
     }
     case AttributeType::Graph: {
-      if (!a.g) return makeError("attribute '" + str(a.name) + "' has no graph");
-      SF_ASSIGN(auto g, importSubgraph(*a.g, scope));
+      if (!a.extra().g) return makeError("attribute '" + str(a.name) + "' has no graph");
+      SF_ASSIGN(auto g, importSubgraph(*a.extra().g, scope));
       return Attribute(g);
     }
     case AttributeType::Graphs: {
       std::vector<GraphPtr> v;
-      for (const auto &g : a.graphs) {
+      for (const auto &g : a.extra().graphs) {
         SF_ASSIGN(auto x, importSubgraph(*g, scope));
         v.push_back(x);
       }
@@ -332,12 +332,12 @@ struct Importer {
     case AttributeType::TypeProto: {
       // The fact it declares (a sequence's or optional's element): Optional's `type` is the one
       // standard use.
-      if (!a.tp) return errorf("attribute '{}' has no type", a.name);
-      return Attribute(TypePtr(std::make_shared<const Fact>(factFromType(*a.tp))));
+      if (!a.extra().tp) return errorf("attribute '{}' has no type", a.name);
+      return Attribute(TypePtr(std::make_shared<const Fact>(factFromType(*a.extra().tp))));
     }
     case AttributeType::TypeProtos: {
       std::vector<Fact> v;
-      for (const auto &t : a.typeProtos)
+      for (const auto &t : a.extra().typeProtos)
         v.push_back(factFromType(t));
       return Attribute(std::move(v));
     }
@@ -389,18 +389,18 @@ struct Importer {
   Result<std::shared_ptr<const Tensor>> constantValue(const NodeView &n) {
     for (const auto &a : n.attributes) {
       std::string name = str(a.name);
-      if (name == "value" && a.t) return tensorFrom(*a.t);
+      if (name == "value" && a.extra().t) return tensorFrom(*a.extra().t);
       if (name == "value_float") return share(Tensor::fromDoubles(ElementType::F32, {}, {double(a.f)}));
       if (name == "value_int") return share(Tensor::fromInt64s(Shape{}, std::vector<int64_t>{a.i}));
       if (name == "value_floats")
-        return share(Tensor::fromDoubles(ElementType::F32, {int64_t(a.floats.size())},
-                                         std::vector<double>(a.floats.begin(), a.floats.end())));
+        return share(Tensor::fromDoubles(ElementType::F32, {int64_t(a.extra().floats.size())},
+                                         std::vector<double>(a.extra().floats.begin(), a.extra().floats.end())));
       if (name == "value_ints")
         return share(Tensor::fromInt64s(Shape{int64_t(a.ints.size())}, a.ints));
       if (name == "value_string") return share(Tensor::fromStrings({}, {str(a.s)}));
       if (name == "value_strings") {
         std::vector<std::string> v;
-        for (auto s : a.strings) v.push_back(str(s));
+        for (auto s : a.extra().strings) v.push_back(str(s));
         return share(Tensor::fromStrings({int64_t(v.size())}, v));
       }
       if (name == "sparse_value") return makeError("sparse Constant values are not supported");

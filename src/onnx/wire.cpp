@@ -214,48 +214,48 @@ private:
       case 3: ok = r_.int64(f, "i", a.i); break;
       case 4: ok = r_.bytes(f, "s", a.s); break;
       case 5:
-        a.t = std::make_shared<TensorView>();
-        ok = r_.item(f, "t", Scope::Tensor, -1, [&] { return tensor(*a.t); });
+        a.editExtra().t = std::make_shared<TensorView>();
+        ok = r_.item(f, "t", Scope::Tensor, -1, [&] { return tensor(*a.editExtra().t); });
         break;
       case 6:
-        a.g = std::make_shared<GraphView>();
-        ok = graph(f, "g", -1, *a.g);
+        a.editExtra().g = std::make_shared<GraphView>();
+        ok = graph(f, "g", -1, *a.editExtra().g);
         break;
-      case 7: ok = r_.appendFloats(f, "floats", a.floats, limit); break;
+      case 7: ok = r_.appendFloats(f, "floats", a.editExtra().floats, limit); break;
       case 8: ok = r_.appendInts(f, "ints", a.ints, limit); break;
       case 9:
-        ok = r_.bytes(f, "strings", grow(a.strings, f).emplace_back());
-        if (ok && a.strings.size() > limit) ok = r_.failList("strings", limit);
+        ok = r_.bytes(f, "strings", grow(a.editExtra().strings, f).emplace_back());
+        if (ok && a.editExtra().strings.size() > limit) ok = r_.failList("strings", limit);
         break;
       case 10:
-        grow(a.tensors, f);
-        ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.tensors.size()),
-                     [&] { return tensor(a.tensors.emplace_back()); });
+        grow(a.editExtra().tensors, f);
+        ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.editExtra().tensors.size()),
+                     [&] { return tensor(a.editExtra().tensors.emplace_back()); });
         break;
       case 11:
-        grow(a.graphs, f).push_back(std::make_shared<GraphView>());
-        ok = graph(f, "graphs", static_cast<int64_t>(a.graphs.size() - 1), *a.graphs.back());
+        grow(a.editExtra().graphs, f).push_back(std::make_shared<GraphView>());
+        ok = graph(f, "graphs", static_cast<int64_t>(a.editExtra().graphs.size() - 1), *a.editExtra().graphs.back());
         break;
       case 13: ok = r_.ignore(f, "doc_string", kLen); break;
       case 14:
-        a.tp = std::make_shared<TypeView>();
-        ok = r_.message(f, "tp", [&] { return type(*a.tp); });
+        a.editExtra().tp = std::make_shared<TypeView>();
+        ok = r_.message(f, "tp", [&] { return type(*a.editExtra().tp); });
         break;
       case 15:
-        grow(a.typeProtos, f);
+        grow(a.editExtra().typeProtos, f);
         ok = r_.message(f, "type_protos",
-                        [&] { return type(a.typeProtos.emplace_back()); });
+                        [&] { return type(a.editExtra().typeProtos.emplace_back()); });
         break;
       case 20: ok = r_.int32(f, "type", a.type); break;
       case 21: ok = r_.bytes(f, "ref_attr_name", a.refAttrName); break;
       case 22:
-        a.sparseTensor = std::make_shared<SparseTensorView>();
-        ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*a.sparseTensor); });
+        a.editExtra().sparseTensor = std::make_shared<SparseTensorView>();
+        ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*a.editExtra().sparseTensor); });
         break;
       case 23:
-        grow(a.sparseTensors, f);
+        grow(a.editExtra().sparseTensors, f);
         ok = r_.message(f, "sparse_tensors",
-                        [&] { return sparseTensor(a.sparseTensors.emplace_back()); });
+                        [&] { return sparseTensor(a.editExtra().sparseTensors.emplace_back()); });
         break;
       default: ok = r_.skip(f);
       }

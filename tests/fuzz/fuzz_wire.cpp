@@ -28,11 +28,11 @@ void exercise(const GraphView &g, const ModelView &m, int depth) {
   }
   for (const NodeView &n : g.nodes)
     for (const AttributeView &a : n.attributes) {
-      if (a.t) exercise(*a.t, m);
-      for (const TensorView &t : a.tensors)
+      if (a.extra().t) exercise(*a.extra().t, m);
+      for (const TensorView &t : a.extra().tensors)
         exercise(t, m);
-      if (a.g && depth < 16) exercise(*a.g, m, depth + 1);
-      for (const auto &sub : a.graphs)
+      if (a.extra().g && depth < 16) exercise(*a.extra().g, m, depth + 1);
+      for (const auto &sub : a.extra().graphs)
         if (depth < 16) exercise(*sub, m, depth + 1);
     }
 }

@@ -135,30 +135,30 @@ void compareAttribute(const pb::AttributeProto &e, const AttributeView &a, const
   if (e.has_f()) { EXPECT_EQ(e.f(), a.f); }
   EXPECT_EQ(e.i(), a.i);
   EXPECT_EQ(e.s(), a.s);
-  EXPECT_EQ(std::vector<float>(e.floats().begin(), e.floats().end()), a.floats);
+  EXPECT_EQ(std::vector<float>(e.floats().begin(), e.floats().end()), a.extra().floats);
   EXPECT_EQ(std::vector<int64_t>(e.ints().begin(), e.ints().end()), a.ints);
-  EXPECT_EQ(strings(e.strings()), strings(a.strings));
-  EXPECT_EQ(e.has_t(), a.t != nullptr);
-  if (e.has_t() && a.t) compareTensor(e.t(), *a.t, model, stats);
-  EXPECT_EQ(e.has_g(), a.g != nullptr);
-  if (e.has_g() && a.g) compareGraph(e.g(), *a.g, model, stats);
-  EXPECT_EQ(e.has_sparse_tensor(), a.sparseTensor != nullptr);
-  if (e.has_sparse_tensor() && a.sparseTensor)
-    compareSparse(e.sparse_tensor(), *a.sparseTensor, model, stats);
-  EXPECT_EQ(e.has_tp(), a.tp != nullptr);
-  if (e.has_tp() && a.tp) compareType(e.tp(), *a.tp);
-  ASSERT_EQ(size_t(e.tensors_size()), a.tensors.size());
+  EXPECT_EQ(strings(e.strings()), strings(a.extra().strings));
+  EXPECT_EQ(e.has_t(), a.extra().t != nullptr);
+  if (e.has_t() && a.extra().t) compareTensor(e.t(), *a.extra().t, model, stats);
+  EXPECT_EQ(e.has_g(), a.extra().g != nullptr);
+  if (e.has_g() && a.extra().g) compareGraph(e.g(), *a.extra().g, model, stats);
+  EXPECT_EQ(e.has_sparse_tensor(), a.extra().sparseTensor != nullptr);
+  if (e.has_sparse_tensor() && a.extra().sparseTensor)
+    compareSparse(e.sparse_tensor(), *a.extra().sparseTensor, model, stats);
+  EXPECT_EQ(e.has_tp(), a.extra().tp != nullptr);
+  if (e.has_tp() && a.extra().tp) compareType(e.tp(), *a.extra().tp);
+  ASSERT_EQ(size_t(e.tensors_size()), a.extra().tensors.size());
   for (int i = 0; i < e.tensors_size(); ++i)
-    compareTensor(e.tensors(i), a.tensors[i], model, stats);
-  ASSERT_EQ(size_t(e.graphs_size()), a.graphs.size());
+    compareTensor(e.tensors(i), a.extra().tensors[i], model, stats);
+  ASSERT_EQ(size_t(e.graphs_size()), a.extra().graphs.size());
   for (int i = 0; i < e.graphs_size(); ++i)
-    compareGraph(e.graphs(i), *a.graphs[i], model, stats);
-  ASSERT_EQ(size_t(e.sparse_tensors_size()), a.sparseTensors.size());
+    compareGraph(e.graphs(i), *a.extra().graphs[i], model, stats);
+  ASSERT_EQ(size_t(e.sparse_tensors_size()), a.extra().sparseTensors.size());
   for (int i = 0; i < e.sparse_tensors_size(); ++i)
-    compareSparse(e.sparse_tensors(i), a.sparseTensors[i], model, stats);
-  ASSERT_EQ(size_t(e.type_protos_size()), a.typeProtos.size());
+    compareSparse(e.sparse_tensors(i), a.extra().sparseTensors[i], model, stats);
+  ASSERT_EQ(size_t(e.type_protos_size()), a.extra().typeProtos.size());
   for (int i = 0; i < e.type_protos_size(); ++i)
-    compareType(e.type_protos(i), a.typeProtos[i]);
+    compareType(e.type_protos(i), a.extra().typeProtos[i]);
 }
 
 void compareNode(const pb::NodeProto &e, const NodeView &a, const ModelView &model,

@@ -76,10 +76,10 @@ void exerciseGraph(const GraphView &g, const ModelView &m, int depth = 0) {
   }
   for (const NodeView &n : g.nodes)
     for (const AttributeView &a : n.attributes) {
-      if (a.t) exerciseTensor(*a.t, m);
-      for (const TensorView &t : a.tensors)
+      if (a.extra().t) exerciseTensor(*a.extra().t, m);
+      for (const TensorView &t : a.extra().tensors)
         exerciseTensor(t, m);
-      if (a.g && depth < 8) exerciseGraph(*a.g, m, depth + 1);
+      if (a.extra().g && depth < 8) exerciseGraph(*a.extra().g, m, depth + 1);
     }
 }
 

@@ -98,8 +98,8 @@ TEST(WireData, LocalFunctionsAndSubgraphs) {
   const NodeView &branch = m.graph.nodes[1];
   ASSERT_EQ(2u, branch.attributes.size());
   for (const AttributeView &a : branch.attributes) {
-    ASSERT_TRUE(a.g);
-    EXPECT_EQ(a.name == "then_branch" ? "AddScaled" : "Identity", a.g->nodes[0].opType);
+    ASSERT_TRUE(a.extra().g);
+    EXPECT_EQ(a.name == "then_branch" ? "AddScaled" : "Identity", a.extra().g->nodes[0].opType);
   }
 }
 
@@ -110,7 +110,7 @@ TEST(WireData, SparseInitializerAndAttribute) {
   EXPECT_EQ((std::vector<int64_t>{2, 3}), sp.dims);
   EXPECT_EQ((std::vector<double>{1, 2, 3}), *decodeFloats(sp.values, m, 10));
   EXPECT_EQ((std::vector<int64_t>{0, 4, 5}), *decodeInts(sp.indices, m, 10));
-  ASSERT_TRUE(m.graph.nodes[0].attributes[0].sparseTensor);
+  ASSERT_TRUE(m.graph.nodes[0].attributes[0].extra().sparseTensor);
 }
 
 TEST(WireData, TypeKinds) {

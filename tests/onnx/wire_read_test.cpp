@@ -158,12 +158,12 @@ TEST(WireRead, PackedAndUnpackedRepeatedFieldsAgree) {
     ASSERT_EQ(3u, attrs.size());
     EXPECT_EQ((std::vector<int64_t>{1, -2, 300000}), attrs[0].ints);
     EXPECT_EQ(static_cast<int32_t>(AttributeType::Ints), attrs[0].type);
-    EXPECT_EQ((std::vector<float>{0.5f, 2.0f}), attrs[1].floats);
-    ASSERT_TRUE(attrs[2].t);
-    EXPECT_EQ((std::vector<int64_t>{2}), attrs[2].t->dims);
-    EXPECT_EQ(2, attrs[2].t->int64Count);
-    EXPECT_EQ(!packed, attrs[2].t->scattered);
-    auto values = decodeInts(*attrs[2].t, v, 16);
+    EXPECT_EQ((std::vector<float>{0.5f, 2.0f}), attrs[1].extra().floats);
+    ASSERT_TRUE(attrs[2].extra().t);
+    EXPECT_EQ((std::vector<int64_t>{2}), attrs[2].extra().t->dims);
+    EXPECT_EQ(2, attrs[2].extra().t->int64Count);
+    EXPECT_EQ(!packed, attrs[2].extra().t->scattered);
+    auto values = decodeInts(*attrs[2].extra().t, v, 16);
     ASSERT_TRUE(values.ok()) << values.error().message;
     EXPECT_EQ((std::vector<int64_t>{-1, 4}), *values);
   }
@@ -179,7 +179,7 @@ TEST(WireRead, RepeatedFieldSplitOverPackedAndUnpackedRuns) {
   g.msg(1, node("Op", {}, {"y"}, "n", {a, attrTensor("value", t)})).str(2, "g");
   ModelView v = readOk(model(g));
   EXPECT_EQ((std::vector<int64_t>{1, 2, 3, 4}), v.graph.nodes[0].attributes[0].ints);
-  const TensorView &f = *v.graph.nodes[0].attributes[1].t;
+  const TensorView &f = *v.graph.nodes[0].attributes[1].extra().t;
   EXPECT_TRUE(f.scattered);
   EXPECT_EQ(5, f.floatCount);
   EXPECT_TRUE(f.floatData.empty());
@@ -300,12 +300,12 @@ TEST(WireRead, SubgraphsInAttributes) {
   g.str(2, "main");
   ModelView v = readOk(model(g));
   const auto &attrs = v.graph.nodes[0].attributes;
-  ASSERT_TRUE(attrs[0].g);
-  EXPECT_EQ("then", attrs[0].g->name);
-  EXPECT_EQ("inner", attrs[0].g->nodes[0].name);
-  EXPECT_EQ("Neg", attrs[1].g->nodes[0].opType);
-  ASSERT_EQ(2u, attrs[2].graphs.size());
-  EXPECT_EQ("else", attrs[2].graphs[1]->name);
+  ASSERT_TRUE(attrs[0].extra().g);
+  EXPECT_EQ("then", attrs[0].extra().g->name);
+  EXPECT_EQ("inner", attrs[0].extra().g->nodes[0].name);
+  EXPECT_EQ("Neg", attrs[1].extra().g->nodes[0].opType);
+  ASSERT_EQ(2u, attrs[2].extra().graphs.size());
+  EXPECT_EQ("else", attrs[2].extra().graphs[1]->name);
 }
 
 TEST(WireRead, AttributeKinds) {
@@ -330,17 +330,17 @@ TEST(WireRead, AttributeKinds) {
   EXPECT_EQ(0.25f, a[0].f);
   EXPECT_EQ(-3, a[1].i);
   EXPECT_EQ("linear", a[2].s);
-  EXPECT_EQ((std::vector<std::string_view>{"a", "", "c"}), a[3].strings);
-  ASSERT_EQ(1u, a[4].tensors.size());
-  EXPECT_EQ("t0", a[4].tensors[0].name);
-  ASSERT_TRUE(a[5].sparseTensor);
-  EXPECT_EQ((std::vector<int64_t>{2, 2}), a[5].sparseTensor->dims);
-  EXPECT_EQ("i", a[5].sparseTensor->indices.name);
-  EXPECT_EQ(2u, a[6].sparseTensors.size());
-  ASSERT_TRUE(a[7].tp);
-  EXPECT_EQ(kFloat, a[7].tp->elemType);
-  ASSERT_EQ(1u, a[8].typeProtos.size());
-  EXPECT_EQ(kInt64, a[8].typeProtos[0].elemType);
+  EXPECT_EQ((std::vector<std::string_view>{"a", "", "c"}), a[3].extra().strings);
+  ASSERT_EQ(1u, a[4].extra().tensors.size());
+  EXPECT_EQ("t0", a[4].extra().tensors[0].name);
+  ASSERT_TRUE(a[5].extra().sparseTensor);
+  EXPECT_EQ((std::vector<int64_t>{2, 2}), a[5].extra().sparseTensor->dims);
+  EXPECT_EQ("i", a[5].extra().sparseTensor->indices.name);
+  EXPECT_EQ(2u, a[6].extra().sparseTensors.size());
+  ASSERT_TRUE(a[7].extra().tp);
+  EXPECT_EQ(kFloat, a[7].extra().tp->elemType);
+  ASSERT_EQ(1u, a[8].extra().typeProtos.size());
+  EXPECT_EQ(kInt64, a[8].extra().typeProtos[0].elemType);
   EXPECT_EQ("outer_axis", a[9].refAttrName);
 }
 

@@ -148,6 +148,22 @@ struct SparseTensorView {
 
 struct GraphView;
 
+/// The values of the attribute kinds a graph holds few of (tensors, graphs, types, sparse
+/// tensors, float and string lists), kept out of AttributeView's line: a large graph's
+/// attributes are ints and single values, and its reader views stay a third of the size.
+struct AttributeExtra {
+  std::shared_ptr<TensorView> t;
+  std::shared_ptr<GraphView> g;
+  std::shared_ptr<SparseTensorView> sparseTensor;
+  std::shared_ptr<TypeView> tp;
+  std::vector<float> floats;
+  std::vector<std::string_view> strings;
+  std::vector<TensorView> tensors;
+  std::vector<std::shared_ptr<GraphView>> graphs;
+  std::vector<SparseTensorView> sparseTensors;
+  std::vector<TypeView> typeProtos;
+};
+
 struct AttributeView {
   std::string_view name;
   int32_t type = 0; // AttributeType; when the file leaves it 0 the reader infers it from the
@@ -155,18 +171,23 @@ struct AttributeView {
   float f = 0;
   int64_t i = 0;
   std::string_view s;
-  std::shared_ptr<TensorView> t;
-  std::shared_ptr<GraphView> g;
-  std::shared_ptr<SparseTensorView> sparseTensor;
-  std::shared_ptr<TypeView> tp;
-  std::vector<float> floats;
   std::vector<int64_t> ints;
-  std::vector<std::string_view> strings;
-  std::vector<TensorView> tensors;
-  std::vector<std::shared_ptr<GraphView>> graphs;
-  std::vector<SparseTensorView> sparseTensors;
-  std::vector<TypeView> typeProtos;
   std::string_view refAttrName; // inside functions: refers to the caller's attribute
+
+  /// The other kinds' values (empty when the attribute has none of them).
+  const AttributeExtra &extra() const {
+    static const AttributeExtra kNone;
+    return extra_ ? *extra_ : kNone;
+  }
+  /// For writing them: made on first use; a copy of this view that shared them gets its own.
+  AttributeExtra &editExtra() {
+    if (!extra_) extra_ = std::make_shared<AttributeExtra>();
+    else if (extra_.use_count() > 1) extra_ = std::make_shared<AttributeExtra>(*extra_);
+    return *extra_;
+  }
+
+private:
+  std::shared_ptr<AttributeExtra> extra_;
 };
 
 struct NodeView {
