@@ -7,12 +7,15 @@ build/bench/scale/scale_bench, and any models given with --models):
     allocator and once with tcmalloc preloaded: walk (the floor: a protobuf walk over the graph's
     fields), read, import, infer, text, json, annotate, and ONNX's ParseFromArray + InferShapes
     (data propagation on) on the same bytes;
+  * the load's growth from the smallest to the largest graph three ways: repetitions in one
+    process, one load per fresh process, and repetitions with the caches flushed before each;
   * whole commands as a user runs them (the CLI as built), median wall time and peak RSS of
     --runs runs under /usr/bin/time: `infer G`, `infer G --json`, `infer G --out F`.
 Prints Markdown tables, and the goals' figures: load per node and its growth from 10k to 100k
 nodes, --json against ONNX's parse + InferShapes, peak RSS against the file size + 100 MB.
 
-usage: /usr/bin/python3 bench/e2e/e2e.py [--build build] [--reps 7] [--runs 5] [--models M...]
+usage: /usr/bin/python3 bench/e2e/e2e.py [--build build] [--reps 7] [--runs 5] [--flush-mb 1024]
+                                         [--models M...]
 """
 import argparse
 import json
@@ -51,6 +54,19 @@ def cold(bench, model, runs, preload):
     return statistics.median(walks), statistics.median(loads)
 
 
+def flushed(bench, model, reps, preload, flush_mb):
+    """Median walk and load ms of `reps` loads in one process, a buffer of `flush_mb` MB
+    written and read before each (--flush): every size starts from the same cold caches, where
+    the plain repetitions leave a small graph's whole working set cached from the one before."""
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    out = subprocess.run([bench, "--reps", str(reps), "--load-only", "--flush", str(flush_mb), model],
+                         capture_output=True, text=True, env=env, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return r["walk_ms"], r["read_ms"] + r["import_ms"]
+
+
 def whole(cli, args, runs):
     """Median wall seconds and peak RSS (MB) of `cli args` over `runs` runs."""
     times, rss = [], []
@@ -71,6 +87,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--models", nargs="*", default=[])
+    ap.add_argument("--flush-mb", type=int, default=1024,
+                    help="the buffer written between the cache-cold repetitions")
     a = ap.parse_args()
     bench = os.path.join(a.build, "bench/e2e/e2e_bench")
     cli = os.path.join(a.build, "src/cli/shapeflow")
@@ -112,6 +130,12 @@ def main():
             print(f"| {alloc} | cold (one load per process, median of {a.runs}) | {cs:.1f} -> "
                   f"{cb:.1f} | {cb / cs:.1f}x | {cs * 1000 / s['nodes']:.2f} -> "
                   f"{cb * 1000 / b['nodes']:.2f} | {ws:.2f} -> {wb:.2f} | {wb / ws:.1f}x |")
+            (ws, cs) = flushed(bench, small, a.reps, preload, a.flush_mb)
+            (wb, cb) = flushed(bench, big, a.reps, preload, a.flush_mb)
+            print(f"| {alloc} | warm, caches flushed ({a.flush_mb} MB written before each of "
+                  f"{a.reps}) | {cs:.1f} -> {cb:.1f} | {cb / cs:.1f}x | "
+                  f"{cs * 1000 / s['nodes']:.2f} -> {cb * 1000 / b['nodes']:.2f} | "
+                  f"{ws:.2f} -> {wb:.2f} | {wb / ws:.1f}x |")
 
     print("\nWhole commands (the CLI as built, median of %d runs: wall s / peak RSS MB):\n" % a.runs)
     print("| graph | MB | `infer G` | `infer G --json` | `infer G --out F` | ONNX parse + InferShapes "

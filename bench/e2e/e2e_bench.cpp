@@ -3,8 +3,9 @@
 //
 //   walk     map the file and walk every protobuf field of the graph (nodes, attributes, value
 //            infos, types; tensor payloads skipped), building nothing: the floor of any loader
-//   read     sf::onnx::readModelFile: the wire reader's views of the file
-//   import   sf::onnx::importModel: the graph IR
+//   read     sf::onnx::readModelFile: the wire reader's views of the file (the main graph's
+//            nodes left encoded, as loadModelFile and the CLI read them)
+//   import   sf::onnx::importModel: the graph IR (decoding each node as it builds it)
 //   infer    sf::inferGraph
 //   text     the text listing (printText) into a sink
 //   json     the JSON report (writeJson, streamed) into a sink
@@ -210,7 +211,8 @@ int benchModel(const std::string &path, int reps) {
     uint64_t a0 = gAllocations;
     f0 = minorFaults();
     t = Clock::now();
-    auto model = sf::onnx::readModelFile(path);
+    // As loadModelFile (the CLI) reads: the main graph's nodes decoded during the import.
+    auto model = sf::onnx::readModelFile(path, {}, sf::onnx::ReadOptions{.deferNodes = true});
     times["read"].push_back(msSince(t));
     faults["read"].push_back(double(minorFaults() - f0));
     f0 = minorFaults();

@@ -9,6 +9,7 @@
 #include "shapeflow/ir/text.h"
 
 #include <algorithm>
+#include <array>
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
@@ -434,11 +435,31 @@ struct Importer {
     g.name = str(gv.name);
     // Calls of local functions expanded first, so that the node count is known: room for every
     // node up front (growing the vector moves every node each time it doubles).
-    std::vector<NodeView> expanded;
-    SF_ASSIGN(const std::vector<NodeView> *nodes, expandCalls(gv.nodes, expanded));
-    g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + nodes->size());
+    //
+    // Nodes the reader left encoded (ReadOptions::deferNodes: the main graph, from
+    // loadModelFile) are decoded one at a time, a few ahead of the one being built, into a ring
+    // of reused views: the graph's views never exist all at once. With local functions to
+    // expand, all of them are decoded first instead.
+    std::vector<NodeView> decoded, expanded;
+    const std::vector<NodeView> *source = &gv.nodes;
+    bool streaming = !gv.encodedNodes.empty() && model.functions.empty();
+    std::optional<NodeDecoder> decoder;
+    if (!gv.encodedNodes.empty()) {
+      decoder.emplace(model);
+      if (!streaming) {
+        decoded.resize(gv.encodedNodes.size());
+        for (size_t i = 0; i < decoded.size(); ++i) SF_TRY(decoder->decode(i, decoded[i]));
+        source = &decoded;
+      }
+    }
+    const std::vector<NodeView> *nodes = source;
+    if (!streaming) {
+      SF_ASSIGN(nodes, expandCalls(*source, expanded));
+    }
+    const size_t count = streaming ? gv.encodedNodes.size() : nodes->size();
+    g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + count);
     scope.names.reserve(scope.names.size() + gv.inputs.size() + gv.initializers.size() +
-                        2 * nodes->size());
+                        2 * count);
     absl::flat_hash_set<std::string_view> initNames;
     initNames.reserve(gv.initializers.size());
     for (const auto &t : gv.initializers) initNames.insert(t.name);
@@ -474,17 +495,25 @@ struct Importer {
     declared.reserve(gv.valueInfo.size() + gv.outputs.size());
     for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
     for (const auto &vi : gv.outputs) declared[vi.name] = &vi;
-    pending.reserve(nodes->size());
+    pending.reserve(count);
     size_t connected = 0; // pending[0, connected) are connected already
-    size_t index = 0;
     // The name tables outgrow the cache on large graphs: the slots a few nodes ahead are
     // prefetched (their names are read in order from the file) while this node is built.
     constexpr size_t kAhead = 4;
-    for (const auto &n : *nodes) {
-      if (index + kAhead < nodes->size())
-        for (std::string_view o : (*nodes)[index + kAhead].outputs) scope.names.prefetch(o);
+    std::array<NodeView, kAhead + 1> ring; // streaming: node i is in ring[i % (kAhead + 1)]
+    std::deque<NodeView> kept;             // streaming: copies of the nodes left for pass two
+    auto nodeAt = [&](size_t i) -> const NodeView & {
+      return streaming ? ring[i % ring.size()] : (*nodes)[i];
+    };
+    if (streaming)
+      for (size_t i = 0; i < std::min(kAhead, count); ++i) SF_TRY(decoder->decode(i, ring[i]));
+    for (size_t index = 0; index < count; ++index) {
+      if (index + kAhead < count) {
+        if (streaming) SF_TRY(decoder->decode(index + kAhead, ring[(index + kAhead) % ring.size()]));
+        for (std::string_view o : nodeAt(index + kAhead).outputs) scope.names.prefetch(o);
+      }
+      const NodeView &n = nodeAt(index);
       std::string nodeName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
-      ++index;
       uint32_t id;
       if (n.opType == "Constant" && normDomain(n.domain).empty()) {
         auto v = constantValue(n);
@@ -553,6 +582,8 @@ struct Importer {
         SF_ASSIGN(bool done, connectLocal(g, id, n.inputs, scope));
         if (done) ++connected;
       }
+      // Its ring slot is reused for a node further on: pass two reads a copy.
+      if (streaming && connected < pending.size()) pending.back().view = &kept.emplace_back(n);
     }
     for (size_t k = connected; k < pending.size(); ++k) {
       const Pending &p = pending[k];
@@ -616,7 +647,7 @@ Result<Graph> importModel(const ModelView &model, Diagnostics &diags, const Impo
 }
 
 Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags, const ImportOptions &options) {
-  SF_ASSIGN(ModelView model, readModelFile(path));
+  SF_ASSIGN(ModelView model, readModelFile(path, {}, ReadOptions{.deferNodes = true}));
   auto g = importModel(model, diags, options);
   if (!g.ok()) return makeError(path + ": " + g.error().message);
   return g;

@@ -27,10 +27,30 @@ bool parseDecimal(std::string_view s, int64_t &out) {
 
 class Parser {
 public:
-  Parser(std::string_view bytes, std::string_view label, const ReadLimits &limits)
-      : r_(bytes, label, limits) {}
+  Parser(std::string_view bytes, std::string_view label, const ReadLimits &limits,
+         bool deferNodes = false)
+      : r_(bytes, label, limits), deferNodes_(deferNodes) {}
 
   WireReader &reader() { return r_; }
+  size_t nodeCount() const { return nodeCount_; }
+
+  /// A node the reader left encoded (ReadOptions::deferNodes) in the main graph `g`, read now
+  /// as node() would have read it then. `counted` nodes were counted before it.
+  bool deferredNode(const GraphView &g, size_t index, size_t counted, NodeView &n) {
+    const EncodedNode &e = g.encodedNodes[index];
+    const WireReader::ItemFrame path[] = {{Scope::Graph, -1, g.wireBegin, g.wireEnd},
+                                          {Scope::Node, static_cast<int64_t>(index), e.begin, e.end}};
+    r_.resume(path, 2); // inside the model's graph (1) and the node (2)
+    graphDepth_ = 1;
+    nodeCount_ = counted;
+    n.name = n.opType = n.domain = n.overload = {};
+    n.inputs.clear();
+    n.outputs.clear();
+    n.attributes.clear();
+    if (!nodeBody(n) || r_.failed()) return false;
+    if (r_.position() != e.end) return r_.fail("internal error: message not read to its end");
+    return true;
+  }
 
   bool model(ModelView &m) {
     bool hasGraph = false;
@@ -101,11 +121,18 @@ private:
   }
 
   bool graphBody(GraphView &g) {
+    // The main graph's nodes may be left encoded (deferNodes); a subgraph's are read with the
+    // node that holds it.
+    bool defer = deferNodes_ && graphDepth_ == 1;
+    if (defer) {
+      g.wireBegin = r_.itemBegin();
+      g.wireEnd = r_.itemEnd();
+    }
     Field f;
     while (r_.next(f)) {
       bool ok;
       switch (f.number) {
-      case 1: ok = node(f, g.nodes); break;
+      case 1: ok = defer ? encodedNode(f, g.encodedNodes) : node(f, g.nodes); break;
       case 2: ok = r_.bytes(f, "name", g.name); break;
       case 5:
         grow(g.initializers, f);
@@ -172,6 +199,17 @@ private:
     grow(nodes, f);
     return r_.item(f, "node", Scope::Node, static_cast<int64_t>(nodes.size()),
                    [&] { return nodeBody(nodes.emplace_back()); });
+  }
+
+  bool encodedNode(const Field &f, std::vector<EncodedNode> &nodes) {
+    if (++nodeCount_ > r_.limits().maxNodes)
+      return r_.fail("more than " + std::to_string(r_.limits().maxNodes) + " nodes");
+    grow(nodes, f);
+    std::string_view payload;
+    if (!r_.messageBytes(f, "node", payload)) return false;
+    int begin = r_.position() - static_cast<int>(payload.size());
+    nodes.push_back({begin, r_.position()});
+    return true;
   }
 
   bool nodeBody(NodeView &n) {
@@ -594,6 +632,7 @@ private:
   bool validateTensor(TensorView &t, uint32_t present, int32_t location);
 
   WireReader r_;
+  bool deferNodes_ = false;
   size_t nodeCount_ = 0;
   int graphDepth_ = 0;
 };
@@ -722,20 +761,48 @@ Result<void> checkSize(std::string_view bytes, std::string_view label) {
 } // namespace detail
 
 Result<ModelView> readModelBuffer(std::string_view bytes, const ReadLimits &limits,
-                                  std::string_view label) {
+                                  std::string_view label, const ReadOptions &options) {
   SF_TRY(detail::checkSize(bytes, label));
   ModelView m;
   m.storage = std::make_shared<ModelStorage>();
-  detail::Parser parser(bytes, label, limits);
+  detail::Parser parser(bytes, label, limits, options.deferNodes);
   if (!parser.model(m)) return makeError(parser.reader().error());
+  m.storage->bytes = bytes;
+  m.storage->limits = limits;
+  m.storage->nodesRead = parser.nodeCount();
   return m;
 }
 
-Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits) {
+struct NodeDecoder::Impl {
+  const ModelView &model;
+  detail::Parser parser;
+  size_t counted; // nodes counted against the limit so far: the reader's, then each decode's
+  Impl(const ModelView &m)
+      : model(m), parser(m.storage ? m.storage->bytes : std::string_view(), "",
+                         m.storage ? m.storage->limits : ReadLimits{}),
+        counted(m.storage ? m.storage->nodesRead : 0) {}
+};
+
+NodeDecoder::NodeDecoder(const ModelView &model) : impl_(std::make_unique<Impl>(model)) {}
+NodeDecoder::~NodeDecoder() = default;
+
+Result<void> NodeDecoder::decode(size_t index, NodeView &out) {
+  const GraphView &g = impl_->model.graph;
+  if (index >= g.encodedNodes.size() || !impl_->model.storage)
+    return makeError("node " + std::to_string(index) + " was not left encoded by the reader");
+  // The node itself was counted by the reader; what it holds (subgraphs' nodes) counts now.
+  if (!impl_->parser.deferredNode(g, index, impl_->counted, out))
+    return makeError(impl_->parser.reader().error());
+  impl_->counted = impl_->parser.nodeCount();
+  return success();
+}
+
+Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits,
+                                const ReadOptions &options) {
   // Random while reading: no read-ahead into the weights around the metadata; then Normal, so
   // that whoever reads the weights later gets read-ahead again.
   SF_ASSIGN(auto file, MappedFile::open(path, MappedFile::Access::Random));
-  SF_ASSIGN(ModelView m, readModelBuffer(file->bytes(), limits, path));
+  SF_ASSIGN(ModelView m, readModelBuffer(file->bytes(), limits, path, options));
   file->advise(MappedFile::Access::Normal);
   m.storage->file = std::move(file);
   std::error_code ec;

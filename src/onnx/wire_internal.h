@@ -16,6 +16,9 @@ namespace sf::onnx {
 
 struct ModelStorage {
   std::shared_ptr<MappedFile> file; // null when read from a caller's buffer
+  std::string_view bytes;           // the model's bytes (in `file` or the caller's buffer)
+  ReadLimits limits;                // what it was read with (NodeDecoder goes on with them)
+  size_t nodesRead = 0;             // nodes counted against limits.maxNodes by the reader
   std::mutex mutex;                 // guards `external`
   std::unordered_map<std::string, std::shared_ptr<MappedFile>> external; // by canonical path
 };

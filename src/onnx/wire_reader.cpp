@@ -76,10 +76,27 @@ std::string fieldLabel(const char *name, uint32_t number) {
 }
 
 WireReader::WireReader(std::string_view bytes, std::string_view label, const ReadLimits &limits)
-    : base_(bytes.data()),
+    : base_(bytes.data()), size_(static_cast<int>(bytes.size())),
       in_(reinterpret_cast<const uint8_t *>(bytes.data()), static_cast<int>(bytes.size())),
       label_(label), limits_(limits), end_(static_cast<int>(bytes.size())) {
   frames_.reserve(16);
+}
+
+void WireReader::resume(std::span<const ItemFrame> path, int depth) {
+  // A CodedInputStream cannot be moved back: a new one over the buffer up to the item's end,
+  // skipped to its start (positions stay offsets in the whole buffer).
+  int begin = path.empty() ? 0 : path.back().begin;
+  int end = path.empty() ? size_ : path.back().end;
+  in_.~CodedInputStream();
+  new (&in_) google::protobuf::io::CodedInputStream(reinterpret_cast<const uint8_t *>(base_), end);
+  in_.Skip(begin);
+  end_ = end;
+  fieldStart_ = begin;
+  depth_ = depth;
+  failed_ = false;
+  error_.clear();
+  frames_.clear();
+  for (const ItemFrame &f : path) frames_.push_back({f.scope, f.index, f.begin, f.end});
 }
 
 const char *WireReader::wireTypeName(uint32_t wireType) {
@@ -283,6 +300,7 @@ bool WireReader::failAt(int position, std::string_view message) {
   if (failed_) return false;
   failed_ = true;
   error_.assign(label_);
+  bool first = label_.empty(); // no label (a later pass's reader): the path starts the message
   // A path through dozens of nested subgraphs says no more than its two ends.
   constexpr size_t kHead = 4, kTail = 4;
   size_t n = frames_.size();
@@ -292,9 +310,10 @@ bool WireReader::failAt(int position, std::string_view message) {
       i = n - kTail - 1;
       continue;
     }
-    error_ += ": " + describeFrame(frames_[i]);
+    error_ += first ? describeFrame(frames_[i]) : ": " + describeFrame(frames_[i]);
+    first = false;
   }
-  error_ += ": ";
+  if (!first) error_ += ": ";
   error_ += message;
   error_ += " (at byte " + std::to_string(position) + ")";
   return false;

@@ -11,6 +11,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -192,6 +193,32 @@ public:
   /// Marks the whole buffer as an item of the error path (a lone TensorProto).
   void pushTopFrame(Scope scope) { frames_.push_back({scope, -1, 0, end_}); }
 
+  /// An item of the error path as an earlier pass over the same buffer saw it: the payload's
+  /// offsets in the buffer.
+  struct ItemFrame {
+    Scope scope;
+    int64_t index;
+    int begin, end;
+  };
+  /// The payload of message field f, unread (the same checks and messages as message()): an
+  /// item left for a later pass, which resumes inside it.
+  bool messageBytes(const Field &f, const char *name, std::string_view &out) {
+    if (SF_UNLIKELY(f.wireType != kLen))
+      return failWireType(f, name, "length-delimited (a message)");
+    if (SF_UNLIKELY(depth_ + 1 > limits_.maxNestingDepth)) return failDepth();
+    int len;
+    if (!readLength(name, f.number, len)) return false;
+    out = std::string_view(base_ + in_.CurrentPosition(), static_cast<size_t>(len));
+    in_.Skip(len);
+    return true;
+  }
+  /// Starts over inside an item found by an earlier pass (messageBytes): `path` are the items
+  /// enclosing it and the item itself, outermost first, `depth` the messages it is nested in
+  /// (itself included). Errors then read as they would have in the earlier pass.
+  void resume(std::span<const ItemFrame> path, int depth);
+  /// The end offset of the innermost item.
+  int itemEnd() const { return frames_.empty() ? end_ : frames_.back().end; }
+
   // ---- Errors. ----
   /// Fails with `message`, prefixed by the label and the item path, at the current field.
   bool fail(std::string_view message) { return failAt(fieldStart_, message); }
@@ -251,6 +278,7 @@ private:
   std::string describeFrame(const Frame &frame) const;
 
   const char *base_;
+  int size_; // of the whole buffer
   google::protobuf::io::CodedInputStream in_;
   std::string_view label_;
   ReadLimits limits_;

@@ -335,6 +335,31 @@ bool crossCheckFile(const std::string &path, CrossCheckStats &stats) {
     return false;
   }
   compareModel(expected, *actual, stats);
+  // Read again as loadModelFile reads: the main graph's nodes left encoded, then decoded one at
+  // a time into reused views; each must equal libonnx's node.
+  auto deferred = readModelFile(path, {}, ReadOptions{.deferNodes = true});
+  if (!deferred.ok()) {
+    ADD_FAILURE() << "deferred: " << deferred.error().message;
+    return false;
+  }
+  const auto &nodes = expected.graph().node();
+  EXPECT_TRUE(deferred->graph.nodes.empty());
+  if (deferred->graph.encodedNodes.size() != size_t(nodes.size())) {
+    ADD_FAILURE() << "deferred: " << deferred->graph.encodedNodes.size() << " encoded nodes, libonnx "
+                  << nodes.size();
+    return false;
+  }
+  NodeDecoder decoder(*deferred);
+  NodeView reused; // one view for every node, as the importer reuses its ring
+  CrossCheckStats ignored;
+  for (int i = 0; i < nodes.size(); ++i) {
+    auto r = decoder.decode(size_t(i), reused);
+    if (!r.ok()) {
+      ADD_FAILURE() << "deferred node " << i << ": " << r.error().message;
+      return false;
+    }
+    compareNode(nodes[i], reused, *deferred, ignored);
+  }
   return true;
 }
 

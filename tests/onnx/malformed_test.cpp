@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -36,6 +37,18 @@ std::vector<Case> loadManifest(const fs::path &dir) {
   return out;
 }
 
+/// The file read as loadModelFile reads it (the main graph's nodes left encoded, then decoded
+/// one at a time): the first error, with the file's name in front as the reader puts it.
+std::optional<std::string> deferredError(const std::string &path) {
+  auto m = readModelFile(path, {}, ReadOptions{.deferNodes = true});
+  if (!m.ok()) return m.error().message;
+  NodeDecoder decoder(*m);
+  NodeView n;
+  for (size_t i = 0; i < m->graph.encodedNodes.size(); ++i)
+    if (auto r = decoder.decode(i, n); !r.ok()) return path + ": " + r.error().message;
+  return std::nullopt;
+}
+
 } // namespace
 
 TEST(MalformedCorpus, EveryFileFailsWithItsMessage) {
@@ -54,10 +67,13 @@ TEST(MalformedCorpus, EveryFileFailsWithItsMessage) {
       EXPECT_EQ(0u, message.find(path + ": ")) << message;
       EXPECT_NE(std::string::npos, message.find(c.expected)) << message;
       EXPECT_NE(std::string::npos, message.find("(at byte ")) << message;
+      // Read with the nodes left encoded, the same error, word for word, wherever it is found.
+      EXPECT_EQ(message, deferredError(path).value_or("(no error)"));
       continue;
     }
     ASSERT_EQ("data", c.stage);
     ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_EQ(std::nullopt, deferredError(path));
     std::string errors;
     for (const TensorView &t : m->graph.initializers) {
       auto bytes = tensorBytes(t, *m);

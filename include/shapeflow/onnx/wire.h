@@ -199,12 +199,21 @@ struct NodeView {
   std::vector<AttributeView> attributes;
 };
 
+/// Where a node the reader left encoded lies: its NodeProto's bytes, as offsets in the model.
+struct EncodedNode {
+  int begin = 0, end = 0;
+};
+
 struct GraphView {
   std::string_view name;
   std::vector<NodeView> nodes;
   std::vector<TensorView> initializers;
   std::vector<SparseTensorView> sparseInitializers;
   std::vector<ValueInfoView> inputs, outputs, valueInfo;
+  /// Read with ReadOptions::deferNodes (the model's main graph only): its nodes, still encoded,
+  /// for NodeDecoder; `nodes` is then empty. The graph message's own offsets name it in errors.
+  std::vector<EncodedNode> encodedNodes;
+  int wireBegin = 0, wireEnd = 0;
 };
 
 struct OpsetImport {
@@ -252,12 +261,41 @@ struct ReadLimits {
   size_t maxListElements = 1 << 24; // values in one attribute list, dims in one tensor or shape
 };
 
+struct ReadOptions {
+  /// Leave the main graph's nodes encoded (GraphView::encodedNodes): an importer decodes each
+  /// with NodeDecoder just before it builds the node, so that a large graph's node views never
+  /// exist all at once (the 100k-node graph: 24 MB of views, written and read back from memory).
+  /// The reader still checks that each node is a well-framed message inside the graph; what is
+  /// inside is checked when it is decoded, with the same messages.
+  bool deferNodes = false;
+};
+
 /// Reads a model file through a read-only mapping. Errors start with `path: `.
-Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits = {});
+Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits = {},
+                                const ReadOptions &options = {});
 /// Reads a model already in memory; the caller keeps `bytes` alive while the view is used.
 /// `label` starts error messages in place of a file name.
 Result<ModelView> readModelBuffer(std::string_view bytes, const ReadLimits &limits = {},
-                                  std::string_view label = "<memory>");
+                                  std::string_view label = "<memory>",
+                                  const ReadOptions &options = {});
+
+/// Decodes the nodes a reader left encoded (ReadOptions::deferNodes), one at a time, with the
+/// reader's checks and limits (the node count goes on from the reader's).
+class NodeDecoder {
+public:
+  explicit NodeDecoder(const ModelView &model);
+  ~NodeDecoder();
+  NodeDecoder(const NodeDecoder &) = delete;
+  NodeDecoder &operator=(const NodeDecoder &) = delete;
+  /// Node `index` of model.graph.encodedNodes into `out`, reusing its storage. An error reads
+  /// as the reader's would have, without the file's name in front: `graph 'g': node 3 'n'
+  /// (Conv): attribute 'axes': ... (at byte 120)`.
+  Result<void> decode(size_t index, NodeView &out);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 /// Reads a lone TensorProto (the test_data_set_*/input_*.pb files of ONNX's backend tests).
 /// Decode it with a default-constructed ModelView (no external data).
 Result<TensorView> readTensorBuffer(std::string_view bytes, std::string_view label = "<memory>");
