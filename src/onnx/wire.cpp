@@ -204,7 +204,8 @@ private:
   bool encodedNode(const Field &f, std::vector<EncodedNode> &nodes) {
     if (++nodeCount_ > r_.limits().maxNodes)
       return r_.fail("more than " + std::to_string(r_.limits().maxNodes) + " nodes");
-    grow(nodes, f);
+    // Plain doubling: counting the run first (grow) would walk every node's header once more,
+    // a pass over the whole graph's bytes; these entries are 8 bytes.
     std::string_view payload;
     if (!r_.messageBytes(f, "node", payload)) return false;
     int begin = r_.position() - static_cast<int>(payload.size());
