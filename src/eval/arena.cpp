@@ -1,6 +1,7 @@
 // A run's layout from the static memory plan (eval/arena.h).
 #include "shapeflow/eval/arena.h"
 
+#include "shapeflow/infer/infer.h"
 #include "shapeflow/support/format.h"
 
 #include <unordered_map>
@@ -98,8 +99,26 @@ Result<ArenaLayout> planArena(const Graph &g, const std::map<std::string, Value>
   lower::PlanOptions options;
   options.callerOwnedIO = true;
   options.reference = binding;
-  SF_ASSIGN(lower::MemoryPlan plan, lower::planMemory(g, options));
-  return layoutAt(g, plan, binding);
+  auto plan = lower::planMemory(g, options);
+  if (plan.ok() || binding.empty()) {
+    if (!plan.ok()) return plan.error();
+    return layoutAt(g, *plan, binding);
+  }
+  // The plan for every size needs an upper bound for every buffer's end, and a graph may leave
+  // some without one (an offset whose expression over unbounded input dims grew past the
+  // planner's budget). This run needs a plan for its own sizes only: the graph again, with each
+  // input dim fixed to these inputs' size and inferred again (node ids are kept), is planned
+  // instead; its layout is checked against the graph like any other (checkLayout).
+  Graph fixed = g.clone();
+  InferOptions fix;
+  for (const auto &[name, value] : binding) fix.dims.push_back({name, Interval(value, value)});
+  Diagnostics diags;
+  if (!applyInputs(fixed, fix, &diags).ok()) return plan.error();
+  inferGraph(fixed, diags, fix);
+  if (diags.errorCount()) return plan.error();
+  auto fixedPlan = lower::planMemory(fixed, options);
+  if (!fixedPlan.ok()) return plan.error();
+  return layoutAt(fixed, *fixedPlan, binding);
 }
 
 } // namespace sf::eval

@@ -149,6 +149,7 @@ public:
 
   /// `d` at the binding; an error naming `what` when it has no value there.
   Result<int64_t> at(const Dimension &d, const std::string &what) {
+    static constexpr std::string_view kAnonymous = "(unnamed)";
     if (d.isStatic()) return d.length();
     if (d.expr()) {
       std::string missing;
@@ -169,11 +170,17 @@ public:
           if (!info.name.empty()) used_[info.name] = info.range.hi;
           return info.range.hi;
         }
-        if (missing.empty()) missing = info.name.empty() ? "a size that depends on the data" : info.name;
+        if (missing.empty()) missing = info.name.empty() ? std::string(kAnonymous) : info.name;
         return std::nullopt;
       };
       auto v = evaluate(d.expr(), lookup);
       if (v.ok()) return *v;
+      if (missing == kAnonymous)
+        // An unnamed symbol: a count only the data gives, or an expression that grew past the
+        // algebra's cap (dim/expr.h). There is no name to give --dim: the inputs' dims are.
+        return errorf("{} has no upper bound for a size that depends on the data or on an "
+                      "expression too large to keep (bound the inputs' dims: --dim NAME=LO..HI)",
+                      what);
       if (!missing.empty())
         return errorf("{} has no upper bound for {} (bound it: --dim {}=LO..HI)", what,
                       missing, missing);

@@ -184,6 +184,42 @@ graph main(x: f32[N,4]) {
   }
 }
 
+TEST(Arena, ARunWhosePlanForEverySizeHasNoBoundIsPlannedAtItsOwnSizes) {
+  // Each step appends L % 7 zeros to a vector of length L: the length's expression doubles at
+  // every step, passes the algebra's size cap and becomes an anonymous symbol, unbounded like N.
+  // The plan for every N then has a buffer whose end has no upper bound; the run's own sizes
+  // (N = 10) still get an arena: the graph with N fixed to 10 is planned instead.
+  std::string text = "graph main(x: f32[N]) {\n  c = Constant() {value = i64[1] [7]}\n";
+  std::string prev = "x";
+  for (int i = 0; i < 12; ++i) {
+    std::string k = std::to_string(i);
+    text += "  s" + k + " = Shape(" + prev + ")\n";
+    text += "  m" + k + " = Mod(s" + k + ", c)\n";
+    text += "  z" + k + " = ConstantOfShape(m" + k + ") {value = f32[1] [0.5]}\n";
+    text += "  y" + k + " = Concat(" + prev + ", z" + k + ") {axis = 0}\n";
+    prev = "y" + k;
+  }
+  text += "  r = Relu(" + prev + ")\n  return r\n}\n";
+  std::vector<double> xs;
+  for (int i = 0; i < 10; ++i) xs.push_back(i - 4.5);
+  std::map<std::string, Tensor> inputs{{"x", f32({10}, xs)}};
+  Ran heap = runText(text.c_str(), inputs);
+  ASSERT_TRUE(heap.result.ok()) << heap.result.error().message;
+  // The plan for every size fails, as the test means it to.
+  auto binding = bindInputs(*heap.graph, asValues(inputs));
+  ASSERT_TRUE(binding.ok());
+  lower::PlanOptions options;
+  options.callerOwnedIO = true;
+  options.reference = *binding;
+  auto everySize = lower::planMemory(*heap.graph, options);
+  ASSERT_FALSE(everySize.ok()) << "the graph no longer needs the fallback";
+  EXPECT_NE(everySize.error().message.find("no upper bound"), std::string::npos) << everySize.error().message;
+  ArenaUse u = runBothWays(text.c_str(), inputs);
+  EXPECT_GT(u.bytes, 0);
+  EXPECT_GE(u.placed, 12u);
+  EXPECT_EQ(u.conflicts, 0u);
+}
+
 TEST(Arena, AnInputTheSymbolGetsTwoSizesForIsAnError) {
   const char *text = R"(
 graph main(x: f32[N], y: f32[N]) {
