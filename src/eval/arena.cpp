@@ -111,7 +111,7 @@ Result<ArenaLayout> planArena(const Graph &g, const std::map<std::string, Value>
   // instead; its layout is checked against the graph like any other (checkLayout).
   Graph fixed = g.clone();
   InferOptions fix;
-  for (const auto &[name, value] : binding) fix.dims.push_back({name, Interval(value, value)});
+  for (const auto &[name, value] : binding) fix.dims.push_back({name, Interval{value, value}});
   Diagnostics diags;
   if (!applyInputs(fixed, fix, &diags).ok()) return plan.error();
   inferGraph(fixed, diags, fix);
