@@ -100,10 +100,8 @@ Result<ArenaLayout> planArena(const Graph &g, const std::map<std::string, Value>
   options.callerOwnedIO = true;
   options.reference = binding;
   auto plan = lower::planMemory(g, options);
-  if (plan.ok() || binding.empty()) {
-    if (!plan.ok()) return plan.error();
-    return layoutAt(g, *plan, binding);
-  }
+  if (plan.ok()) return layoutAt(g, *plan, binding);
+  if (binding.empty()) return plan.error();
   // The plan for every size needs an upper bound for every buffer's end, and a graph may leave
   // some without one (an offset whose expression over unbounded input dims grew past the
   // planner's budget). This run needs a plan for its own sizes only: the graph again, with each

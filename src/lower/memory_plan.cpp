@@ -149,10 +149,11 @@ public:
 
   /// `d` at the binding; an error naming `what` when it has no value there.
   Result<int64_t> at(const Dimension &d, const std::string &what) {
-    static constexpr std::string_view kAnonymous = "(unnamed)";
     if (d.isStatic()) return d.length();
     if (d.expr()) {
+      // The first symbol without a value: its name, or `anonymous` for an unnamed one.
       std::string missing;
+      bool anonymous = false;
       std::function<std::optional<int64_t>(SymbolId)> lookup;
       lookup = [&](SymbolId s) -> std::optional<int64_t> {
         // A derived symbol once per binding: an offset's definition names those below it.
@@ -170,12 +171,15 @@ public:
           if (!info.name.empty()) used_[info.name] = info.range.hi;
           return info.range.hi;
         }
-        if (missing.empty()) missing = info.name.empty() ? std::string(kAnonymous) : info.name;
+        if (missing.empty() && !anonymous) {
+          missing = info.name;
+          anonymous = info.name.empty();
+        }
         return std::nullopt;
       };
       auto v = evaluate(d.expr(), lookup);
       if (v.ok()) return *v;
-      if (missing == kAnonymous)
+      if (anonymous)
         // An unnamed symbol: a count only the data gives, or an expression that grew past the
         // algebra's cap (dim/expr.h). There is no name to give --dim: the inputs' dims are.
         return errorf("{} has no upper bound for a size that depends on the data or on an "

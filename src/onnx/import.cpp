@@ -441,20 +441,18 @@ struct Importer {
     // of reused views: the graph's views never exist all at once. With local functions to
     // expand, all of them are decoded first instead.
     std::vector<NodeView> decoded, expanded;
-    const std::vector<NodeView> *source = &gv.nodes;
+    const std::vector<NodeView> *nodes = &gv.nodes;
     bool streaming = !gv.encodedNodes.empty() && model.functions.empty();
     std::optional<NodeDecoder> decoder;
     if (!gv.encodedNodes.empty()) {
       decoder.emplace(model);
       if (!streaming) {
-        decoded.resize(gv.encodedNodes.size());
-        for (size_t i = 0; i < decoded.size(); ++i) SF_TRY(decoder->decode(i, decoded[i]));
-        source = &decoded;
+        SF_ASSIGN(decoded, decoder->decodeAll());
+        nodes = &decoded;
       }
     }
-    const std::vector<NodeView> *nodes = source;
     if (!streaming) {
-      SF_ASSIGN(nodes, expandCalls(*source, expanded));
+      SF_ASSIGN(nodes, expandCalls(*nodes, expanded));
     }
     const size_t count = streaming ? gv.encodedNodes.size() : nodes->size();
     g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + count);

@@ -252,50 +252,56 @@ private:
       case 2: ok = r_.float32(f, "f", a.f); break;
       case 3: ok = r_.int64(f, "i", a.i); break;
       case 4: ok = r_.bytes(f, "s", a.s); break;
-      case 5:
-        a.editExtra().t = std::make_shared<TensorView>();
-        ok = r_.item(f, "t", Scope::Tensor, -1, [&] { return tensor(*a.editExtra().t); });
+      case 5: {
+        auto &t = a.editExtra().t = std::make_shared<TensorView>();
+        ok = r_.item(f, "t", Scope::Tensor, -1, [&] { return tensor(*t); });
         break;
-      case 6:
-        a.editExtra().g = std::make_shared<GraphView>();
-        ok = graph(f, "g", -1, *a.editExtra().g);
-        break;
+      }
+      case 6: ok = graph(f, "g", -1, *(a.editExtra().g = std::make_shared<GraphView>())); break;
       case 7: ok = r_.appendFloats(f, "floats", a.editExtra().floats, limit); break;
       case 8: ok = r_.appendInts(f, "ints", a.ints, limit); break;
-      case 9:
-        ok = r_.bytes(f, "strings", grow(a.editExtra().strings, f).emplace_back());
-        if (ok && a.editExtra().strings.size() > limit) ok = r_.failList("strings", limit);
+      case 9: {
+        auto &strings = a.editExtra().strings;
+        ok = r_.bytes(f, "strings", grow(strings, f).emplace_back());
+        if (ok && strings.size() > limit) ok = r_.failList("strings", limit);
         break;
-      case 10:
-        grow(a.editExtra().tensors, f);
-        ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(a.editExtra().tensors.size()),
-                     [&] { return tensor(a.editExtra().tensors.emplace_back()); });
+      }
+      case 10: {
+        auto &tensors = grow(a.editExtra().tensors, f);
+        ok = r_.item(f, "tensors", Scope::Tensor, static_cast<int64_t>(tensors.size()),
+                     [&] { return tensor(tensors.emplace_back()); });
         break;
-      case 11:
-        grow(a.editExtra().graphs, f).push_back(std::make_shared<GraphView>());
-        ok = graph(f, "graphs", static_cast<int64_t>(a.editExtra().graphs.size() - 1), *a.editExtra().graphs.back());
+      }
+      case 11: {
+        auto &graphs = grow(a.editExtra().graphs, f);
+        graphs.push_back(std::make_shared<GraphView>());
+        ok = graph(f, "graphs", static_cast<int64_t>(graphs.size() - 1), *graphs.back());
         break;
+      }
       case 13: ok = r_.ignore(f, "doc_string", kLen); break;
-      case 14:
-        a.editExtra().tp = std::make_shared<TypeView>();
-        ok = r_.message(f, "tp", [&] { return type(*a.editExtra().tp); });
+      case 14: {
+        auto &tp = a.editExtra().tp = std::make_shared<TypeView>();
+        ok = r_.message(f, "tp", [&] { return type(*tp); });
         break;
-      case 15:
-        grow(a.editExtra().typeProtos, f);
-        ok = r_.message(f, "type_protos",
-                        [&] { return type(a.editExtra().typeProtos.emplace_back()); });
+      }
+      case 15: {
+        auto &typeProtos = grow(a.editExtra().typeProtos, f);
+        ok = r_.message(f, "type_protos", [&] { return type(typeProtos.emplace_back()); });
         break;
+      }
       case 20: ok = r_.int32(f, "type", a.type); break;
       case 21: ok = r_.bytes(f, "ref_attr_name", a.refAttrName); break;
-      case 22:
-        a.editExtra().sparseTensor = std::make_shared<SparseTensorView>();
-        ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*a.editExtra().sparseTensor); });
+      case 22: {
+        auto &sparse = a.editExtra().sparseTensor = std::make_shared<SparseTensorView>();
+        ok = r_.message(f, "sparse_tensor", [&] { return sparseTensor(*sparse); });
         break;
-      case 23:
-        grow(a.editExtra().sparseTensors, f);
+      }
+      case 23: {
+        auto &sparseTensors = grow(a.editExtra().sparseTensors, f);
         ok = r_.message(f, "sparse_tensors",
-                        [&] { return sparseTensor(a.editExtra().sparseTensors.emplace_back()); });
+                        [&] { return sparseTensor(sparseTensors.emplace_back()); });
         break;
+      }
       default: ok = r_.skip(f);
       }
       if (!ok) return false;
@@ -796,6 +802,12 @@ Result<void> NodeDecoder::decode(size_t index, NodeView &out) {
     return makeError(impl_->parser.reader().error());
   impl_->counted = impl_->parser.nodeCount();
   return success();
+}
+
+Result<std::vector<NodeView>> NodeDecoder::decodeAll() {
+  std::vector<NodeView> nodes(impl_->model.graph.encodedNodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) SF_TRY(decode(i, nodes[i]));
+  return nodes;
 }
 
 Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits,

@@ -95,8 +95,7 @@ void WireReader::resume(std::span<const ItemFrame> path, int depth) {
   depth_ = depth;
   failed_ = false;
   error_.clear();
-  frames_.clear();
-  for (const ItemFrame &f : path) frames_.push_back({f.scope, f.index, f.begin, f.end});
+  frames_.assign(path.begin(), path.end());
 }
 
 const char *WireReader::wireTypeName(uint32_t wireType) {

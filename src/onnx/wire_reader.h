@@ -193,21 +193,21 @@ public:
   /// Marks the whole buffer as an item of the error path (a lone TensorProto).
   void pushTopFrame(Scope scope) { frames_.push_back({scope, -1, 0, end_}); }
 
-  /// An item of the error path as an earlier pass over the same buffer saw it: the payload's
+  /// An item of the error path: its kind, its index in its list (-1: none), its payload's
   /// offsets in the buffer.
   struct ItemFrame {
     Scope scope;
     int64_t index;
     int begin, end;
   };
-  /// The payload of message field f, unread (the same checks and messages as message()): an
-  /// item left for a later pass, which resumes inside it.
+  /// The payload of message field f, unread (the same checks, in the same order, and messages
+  /// as message()): an item left for a later pass, which resumes inside it.
   bool messageBytes(const Field &f, const char *name, std::string_view &out) {
     if (SF_UNLIKELY(f.wireType != kLen))
       return failWireType(f, name, "length-delimited (a message)");
-    if (SF_UNLIKELY(depth_ + 1 > limits_.maxNestingDepth)) return failDepth();
     int len;
     if (!readLength(name, f.number, len)) return false;
+    if (SF_UNLIKELY(depth_ + 1 > limits_.maxNestingDepth)) return failDepth();
     out = std::string_view(base_ + in_.CurrentPosition(), static_cast<size_t>(len));
     in_.Skip(len);
     return true;
@@ -229,11 +229,7 @@ public:
   static const char *wireTypeName(uint32_t wireType);
 
 private:
-  struct Frame {
-    Scope scope;
-    int64_t index;
-    int begin, end;
-  };
+  using Frame = ItemFrame;
 
   bool readVarint(const char *name, uint32_t number, uint64_t &v) {
     int start = in_.CurrentPosition();

@@ -42,10 +42,7 @@ std::vector<Case> loadManifest(const fs::path &dir) {
 std::optional<std::string> deferredError(const std::string &path) {
   auto m = readModelFile(path, {}, ReadOptions{.deferNodes = true});
   if (!m.ok()) return m.error().message;
-  NodeDecoder decoder(*m);
-  NodeView n;
-  for (size_t i = 0; i < m->graph.encodedNodes.size(); ++i)
-    if (auto r = decoder.decode(i, n); !r.ok()) return path + ": " + r.error().message;
+  if (auto nodes = NodeDecoder(*m).decodeAll(); !nodes.ok()) return path + ": " + nodes.error().message;
   return std::nullopt;
 }
 

@@ -291,6 +291,8 @@ public:
   /// as the reader's would have, without the file's name in front: `graph 'g': node 3 'n'
   /// (Conv): attribute 'axes': ... (at byte 120)`.
   Result<void> decode(size_t index, NodeView &out);
+  /// Every node, in order; the first error as decode() gives it.
+  Result<std::vector<NodeView>> decodeAll();
 
 private:
   struct Impl;
