@@ -63,7 +63,6 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
       if (distinct.insert(b).second) bindings.push_back(b);
     }
   }
-  const Node *mainBegin = g.nodes.data(), *mainEnd = g.nodes.data() + g.nodes.size();
   for (size_t k = 0; k < bindings.size(); ++k) {
     SampleOutcome out;
     out.binding = bindings[k];
@@ -151,7 +150,7 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
       ro.maxMemory = options.maxMemory;
       ro.observe = [&](const Node &n, size_t slot, const Tensor &t) {
         const Fact &f = n.outputs[slot].fact;
-        bool main = &n >= mainBegin && &n < mainEnd;
+        bool main = n.id < g.nodes.size() && &g.nodes[n.id] == &n;
         ++out.tensors;
         auto mismatch = [&](const std::string &why) {
           if (out.mismatches.size() < 50)

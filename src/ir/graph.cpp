@@ -276,7 +276,7 @@ std::vector<uint32_t> Graph::compact() {
   auto fix = [&](OutletId &o) {
     if (o.valid()) o.node = o.node < remap.size() ? remap[o.node] : kNoNode;
   };
-  std::vector<Node> kept;
+  StableVec<Node> kept;
   kept.reserve(next);
   for (Node &n : nodes) {
     if (n.removed) continue;

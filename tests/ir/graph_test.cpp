@@ -47,6 +47,28 @@ TEST_F(GraphTest, Build) {
   EXPECT_EQ(g.formalInputCount(), 2u);
 }
 
+// A rule or pass may hold a node's fact while it adds nodes (a rewrite that inserts a Cast, the
+// importer wiring a node's inputs): nodes never move as the graph grows.
+TEST_F(GraphTest, NodeAndOutletReferencesSurviveAddingNodes) {
+  Node &convNode = g.nodes[conv];
+  Outlet &convOut = g.outlet({conv, 0});
+  Fact &xFact = g.fact(x);
+  OutletId last{relu, 0};
+  for (int i = 0; i < 5000; ++i)
+    last = OutletId{GET(g.addNode("Neg", "neg" + std::to_string(i), {last}, 1)), 0};
+  EXPECT_EQ(&g.nodes[conv], &convNode);
+  EXPECT_EQ(&g.outlet({conv, 0}), &convOut);
+  EXPECT_EQ(&g.fact(x), &xFact);
+  xFact = f32({2, 3, 8, 8});
+  EXPECT_EQ(toString(g.fact(x)), "f32[2,3,8,8]");
+  EXPECT_EQ(convOut.name, "conv");
+  CHECK_OK(g.verify());
+  Graph copy = g.clone();
+  EXPECT_EQ(copy.nodes.size(), g.nodes.size());
+  EXPECT_NE(&copy.outlet({conv, 0}), &convOut);
+  EXPECT_EQ(copy.outlet(last).name, "neg4999");
+}
+
 TEST_F(GraphTest, MultipleOutputsAndAbsentInputs) {
   uint32_t split = GET(g.addNode("Split", "split", {OutletId{relu, 0}}, 3));
   EXPECT_EQ(g.nodes[split].outputs[2].name, "split.2");

@@ -31,6 +31,7 @@
 #include "shapeflow/ir/fact.h"
 #include "shapeflow/support/result.h"
 #include "shapeflow/support/small_vec.h"
+#include "shapeflow/support/stable_vec.h"
 
 #include <absl/container/inlined_vector.h>
 
@@ -92,7 +93,10 @@ struct Node {
   // Inline up to the usual count: a node costs one allocation fewer, and a large graph's edges
   // are read back in order instead of from scattered blocks.
   absl::InlinedVector<OutletId, 3> inputs;
-  std::vector<Outlet> outputs;
+  // The first output inline too (most nodes have one): a node is one block fewer, and its fact
+  // is beside its inputs. Nodes do not move while the graph grows (StableVec), so a reference to
+  // an outlet survives addNode; it does not survive adding an output to the same node.
+  absl::InlinedVector<Outlet, 1> outputs;
   bool removed = false; // a tombstone left by Graph::removeNode
 
   bool isParameter() const { return opType == "Parameter"; }
@@ -111,7 +115,8 @@ struct VerifyOptions {
 class Graph {
 public:
   std::string name;
-  std::vector<Node> nodes;
+  /// Never moved as the graph grows: a Node& or Outlet& survives addNode (not compact()).
+  StableVec<Node> nodes;
   std::vector<OutletId> inputs;
   std::vector<OutletId> outputs;
   SymbolTable symbols;
