@@ -8,7 +8,8 @@ build/bench/scale/scale_bench, and any models given with --models):
     fields), read, import, infer, text, json, annotate, and ONNX's ParseFromArray + InferShapes
     (data propagation on) on the same bytes;
   * the load's growth from the smallest to the largest graph three ways: repetitions in one
-    process, one load per fresh process, and repetitions with the caches flushed before each;
+    process (--runs rounds of both sizes, interleaved, so that a slow spell of the machine falls
+    on both), one load per fresh process, and repetitions with the caches flushed before each;
   * whole commands as a user runs them (the CLI as built), median wall time and peak RSS of
     --runs runs under /usr/bin/time: `infer G`, `infer G --json`, `infer G --out F`.
 Prints Markdown tables, and the goals' figures: load per node and its growth from 10k to 100k
@@ -67,6 +68,24 @@ def flushed(bench, model, reps, preload, flush_mb):
     return r["walk_ms"], r["read_ms"] + r["import_ms"]
 
 
+def warm(bench, small, big, runs, reps, preload):
+    """The warm growth, sizes interleaved: `runs` rounds, each one process per size (small, then
+    big) running every phase `reps` times, as `phases` does. Returns the medians over the rounds
+    of each size's walk and load (read + import) ms, and the lowest and highest round's growth.
+    Measuring both sizes in every round keeps a slow spell of the machine (a neighbour on the
+    host) from landing on one size only, as it can when each size is measured once."""
+    loads = {small: [], big: []}
+    walks = {small: [], big: []}
+    for _ in range(runs):
+        for g in (small, big):
+            r = phases(bench, g, reps, preload)
+            loads[g].append(r["read_ms"] + r["import_ms"])
+            walks[g].append(r["walk_ms"])
+    ratios = [b / s for s, b in zip(loads[small], loads[big])]
+    return ((statistics.median(walks[small]), statistics.median(loads[small])),
+            (statistics.median(walks[big]), statistics.median(loads[big])), min(ratios), max(ratios))
+
+
 def whole(cli, args, runs):
     """Median wall seconds and peak RSS (MB) of `cli args` over `runs` runs."""
     times, rss = [], []
@@ -122,10 +141,11 @@ def main():
         print("|---|---|---:|---:|---:|---:|---:|")
         for alloc, preload in (("system", None), ("tcmalloc", TCMALLOC)):
             s, b = rows[(small, alloc)], rows[(big, alloc)]
-            ls, lb = s["read_ms"] + s["import_ms"], b["read_ms"] + b["import_ms"]
-            print(f"| {alloc} | warm (median of {a.reps} in one) | {ls:.1f} -> {lb:.1f} | "
+            (ws, ls), (wb, lb), lo, hi = warm(bench, small, big, a.runs, a.reps, preload)
+            print(f"| {alloc} | warm (median of {a.reps} in one process; median of {a.runs} such "
+                  f"rounds, sizes interleaved; rounds {lo:.1f}x to {hi:.1f}x) | {ls:.1f} -> {lb:.1f} | "
                   f"{lb / ls:.1f}x | {ls * 1000 / s['nodes']:.2f} -> {lb * 1000 / b['nodes']:.2f} | "
-                  f"{s['walk_ms']:.2f} -> {b['walk_ms']:.2f} | {b['walk_ms'] / s['walk_ms']:.1f}x |")
+                  f"{ws:.2f} -> {wb:.2f} | {wb / ws:.1f}x |")
             (ws, cs), (wb, cb) = cold(bench, small, a.runs, preload), cold(bench, big, a.runs, preload)
             print(f"| {alloc} | cold (one load per process, median of {a.runs}) | {cs:.1f} -> "
                   f"{cb:.1f} | {cb / cs:.1f}x | {cs * 1000 / s['nodes']:.2f} -> "

@@ -53,7 +53,11 @@ template <class T> class StableVec {
 
     Iter() = default;
     Iter(Owner *v, size_t i) : v_(v), i_(i) {}
-    operator Iter<true>() const { return {v_, i_}; }
+    operator Iter<true>() const
+      requires(!Const)
+    {
+      return {v_, i_};
+    }
 
     reference operator*() const { return (*v_)[i_]; }
     pointer operator->() const { return &(*v_)[i_]; }
