@@ -2,7 +2,9 @@
 // coordinate transformation mode, roi for tf_crop_and_resize with its extrapolation value,
 // exclude_outside, axes and keep_aspect_ratio_policy. Separable: one axis at a time, each output
 // index a few weighted taps of the input axis (or outside the input: the extrapolation value).
-// Antialiasing (opset 18's antialias = 1) is not implemented and says so.
+// With opset 18's antialias = 1, linear and cubic downscaling stretch the filter by 1 / scale so
+// that every input element under the output's footprint contributes (ONNX's reference
+// formulation: the taps' weights normalised to 1, edge elements repeated past the ends).
 #include "kernel_util.h"
 
 #include <algorithm>
@@ -28,8 +30,16 @@ struct AxisPlan {
 struct Options {
   std::string mode = "nearest", transform = "half_pixel", nearest = "round_prefer_floor";
   double cubicA = -0.75, extrapolation = 0;
-  bool excludeOutside = false;
+  bool excludeOutside = false, antialias = false;
 };
+
+/// The cubic convolution kernel with coefficient A at distance d.
+double cubicKernel(double A, double d) {
+  d = std::abs(d);
+  if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
+  if (d < 2) return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+  return 0.0;
+}
 
 double original(const Options &o, const AxisPlan &a, int64_t x) {
   double s = a.scale, xd = double(x);
@@ -51,6 +61,48 @@ double original(const Options &o, const AxisPlan &a, int64_t x) {
   return xd / s;
 }
 
+/// Linear or cubic taps with antialiasing: the kernel stretched by 1 / min(scale, 1), over every
+/// input index it reaches. As ONNX's reference does it, the position is split as xo = f + ratio
+/// with ratio in (0, 1] (an integral xo takes the element before it as f), the taps are
+/// f + start .. f - start + 1, and the weights are normalised to sum to 1 before indices past the
+/// ends are clamped (or, with exclude_outside, dropped and normalised again). The footprint is
+/// at most about 4 / scale taps, and an output exists only when in * scale >= 1, so the taps of
+/// one axis number about 4 * in at most.
+Taps antialiasTaps(const Options &o, const AxisPlan &a, double xo) {
+  Taps r;
+  double s = std::min(a.scale, 1.0);
+  double support = o.mode == "linear" ? 1.0 : 2.0;
+  int64_t start = int64_t(std::floor(-support / s)) + 1;
+  int64_t count = 2 - 2 * start;
+  int64_t f = int64_t(std::floor(xo));
+  double ratio = xo - double(f);
+  if (ratio == 0) {
+    ratio = 1;
+    --f;
+  }
+  double sum = 0;
+  r.taps.reserve(size_t(count));
+  for (int64_t k = start; k < start + count; ++k) {
+    double d = (double(k) - ratio) * s;
+    double w = o.mode == "linear" ? std::max(0.0, 1 - std::abs(d)) : cubicKernel(o.cubicA, d);
+    r.taps.push_back({f + k, w});
+    sum += w;
+  }
+  if (sum != 0)
+    for (auto &p : r.taps) p.second /= sum;
+  if (o.excludeOutside) {
+    double kept = 0;
+    for (auto &p : r.taps) {
+      if (p.first < 0 || p.first >= a.in) p.second = 0;
+      kept += p.second;
+    }
+    if (kept != 0)
+      for (auto &p : r.taps) p.second /= kept;
+  }
+  for (auto &p : r.taps) p.first = std::clamp<int64_t>(p.first, 0, a.in - 1);
+  return r;
+}
+
 Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
   Taps r;
   double xo = original(o, a, x);
@@ -68,6 +120,7 @@ Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
     r.taps.push_back({clampIdx(int64_t(v)), 1.0});
     return r;
   }
+  if (o.antialias) return antialiasTaps(o, a, xo);
   int64_t f = int64_t(std::floor(xo));
   double t = xo - double(f);
   if (o.mode == "linear") {
@@ -75,17 +128,10 @@ Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
     r.taps.push_back({clampIdx(f + 1), t});
     return r;
   }
-  double A = o.cubicA;
-  auto w = [&](double d) { // the cubic kernel at distance d
-    d = std::abs(d);
-    if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
-    if (d < 2) return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
-    return 0.0;
-  };
   double sum = 0;
   for (int64_t k = -1; k <= 2; ++k) {
     int64_t i = f + k;
-    double wk = w(double(k) - t);
+    double wk = cubicKernel(o.cubicA, double(k) - t);
     if (o.excludeOutside && (i < 0 || i >= a.in)) wk = 0;
     r.taps.push_back({clampIdx(i), wk});
     sum += wk;
@@ -140,7 +186,7 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     SF_ASSIGN(int64_t ex, ctx.attrs().getInt("exclude_outside", 0));
     o.excludeOutside = ex != 0;
     SF_ASSIGN(int64_t aa, ctx.attrs().getInt("antialias", 0));
-    if (aa) return errorf("antialias is not implemented");
+    o.antialias = aa != 0 && o.mode != "nearest"; // nearest ignores it
   }
   if (o.mode != "nearest" && o.mode != "linear" && o.mode != "cubic") return errorf("mode '{}'", o.mode);
   std::vector<int64_t> axes;
@@ -183,7 +229,10 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
   if (!scales.empty()) {
     for (size_t k = 0; k < axes.size(); ++k) {
       AxisPlan &p = plans[size_t(axes[k])];
-      if (scales[k] <= 0) return errorf("scale {} is not positive", scales[k]);
+      if (!(scales[k] > 0) || !std::isfinite(scales[k]))
+        return errorf("scale {} is not a positive number", scales[k]);
+      if (double(p.in) * scales[k] >= 0x1p62)
+        return errorf("scale {} makes axis {} of length {} too long", scales[k], axes[k], p.in);
       p.scale = scales[k];
       p.out = int64_t(std::floor(double(p.in) * scales[k]));
       p.length = double(p.in) * scales[k];
@@ -203,7 +252,11 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
         p.length = double(p.out);
       } else {
         p.scale = common;
-        p.out = int64_t(std::round(common * double(p.in)));
+        double length = std::round(common * double(p.in));
+        if (!(length >= 0) || length >= 0x1p62)
+          return errorf("keep_aspect_ratio_policy '{}' makes axis {} of length {} {} long", policy,
+                        axes[k], p.in, length);
+        p.out = int64_t(length);
         p.length = double(p.out);
       }
     }
