@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,13 @@ TEST(StableVec, IndexingAndIterationMatchAVectorAtEverySize) {
     EXPECT_EQ(size_t(v.end() - v.begin()), n);
     const StableVec<size_t> &c = v;
     EXPECT_TRUE(std::equal(c.begin(), c.end(), ref.begin(), ref.end())) << n;
-    if (n) EXPECT_EQ(c.back(), ref.back());
+    if (n) {
+      EXPECT_EQ(c.back(), ref.back());
+    }
     // Random access through the iterator: std::lower_bound on the sorted elements.
-    if (n > 2) EXPECT_EQ(*std::lower_bound(v.begin(), v.end(), ref[n / 2]), ref[n / 2]);
+    if (n > 2) {
+      EXPECT_EQ(*std::lower_bound(v.begin(), v.end(), ref[n / 2]), ref[n / 2]);
+    }
     size_t sum = 0;
     for (size_t x : v) sum += x;
     EXPECT_EQ(sum, std::accumulate(ref.begin(), ref.end(), size_t(0)));
@@ -89,6 +94,30 @@ TEST(StableVec, EveryElementIsDestroyedOnce) {
     EXPECT_EQ(token.use_count(), 518);
   }
   EXPECT_EQ(token.use_count(), 1);
+}
+
+// A copy that throws part way leaves no element alive and no chunk allocated (ASan would report
+// the chunks; the count reports the elements).
+struct Counted {
+  static inline int live = 0, copiesLeft = 0;
+  Counted() { ++live; }
+  Counted(const Counted &) {
+    if (copiesLeft-- == 0) throw std::runtime_error("copy refused");
+    ++live;
+  }
+  ~Counted() { --live; }
+};
+
+TEST(StableVec, ACopyThatThrowsPartWayLeavesNothingBehind) {
+  {
+    StableVec<Counted> v;
+    for (int i = 0; i < 300; ++i) v.emplace_back();
+    ASSERT_EQ(Counted::live, 300);
+    Counted::copiesLeft = 200; // the 201st copy throws, in the seventh chunk
+    EXPECT_THROW({ StableVec<Counted> copy(v); }, std::runtime_error);
+    EXPECT_EQ(Counted::live, 300);
+  }
+  EXPECT_EQ(Counted::live, 0);
 }
 
 } // namespace

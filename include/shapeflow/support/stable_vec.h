@@ -93,7 +93,12 @@ public:
   StableVec() = default;
   StableVec(const StableVec &o) {
     reserve(o.size_);
-    for (const T &x : o) push_back(x);
+    try {
+      for (const T &x : o) push_back(x);
+    } catch (...) {
+      destroy(); // no destructor runs for a constructor that throws
+      throw;
+    }
   }
   StableVec(StableVec &&o) noexcept
       : chunks_(std::move(o.chunks_)), size_(std::exchange(o.size_, 0)) {
