@@ -3,8 +3,8 @@
 // exclude_outside, axes and keep_aspect_ratio_policy. Separable: one axis at a time, each output
 // index a few weighted taps of the input axis (or outside the input: the extrapolation value).
 // With opset 18's antialias = 1, linear and cubic downscaling stretch the filter by 1 / scale so
-// that every input element under the output's footprint contributes (ONNX's reference
-// formulation: the taps' weights normalised to 1, edge elements repeated past the ends).
+// that every input element under the output's footprint contributes (the weights normalised to
+// 1, edge elements repeated past the ends, as in ONNX's reference).
 #include "kernel_util.h"
 
 #include <algorithm>
@@ -61,48 +61,6 @@ double original(const Options &o, const AxisPlan &a, int64_t x) {
   return xd / s;
 }
 
-/// Linear or cubic taps with antialiasing: the kernel stretched by 1 / min(scale, 1), over every
-/// input index it reaches. As ONNX's reference does it, the position is split as xo = f + ratio
-/// with ratio in (0, 1] (an integral xo takes the element before it as f), the taps are
-/// f + start .. f - start + 1, and the weights are normalised to sum to 1 before indices past the
-/// ends are clamped (or, with exclude_outside, dropped and normalised again). The footprint is
-/// at most about 4 / scale taps, and an output exists only when in * scale >= 1, so the taps of
-/// one axis number about 4 * in at most.
-Taps antialiasTaps(const Options &o, const AxisPlan &a, double xo) {
-  Taps r;
-  double s = std::min(a.scale, 1.0);
-  double support = o.mode == "linear" ? 1.0 : 2.0;
-  int64_t start = int64_t(std::floor(-support / s)) + 1;
-  int64_t count = 2 - 2 * start;
-  int64_t f = int64_t(std::floor(xo));
-  double ratio = xo - double(f);
-  if (ratio == 0) {
-    ratio = 1;
-    --f;
-  }
-  double sum = 0;
-  r.taps.reserve(size_t(count));
-  for (int64_t k = start; k < start + count; ++k) {
-    double d = (double(k) - ratio) * s;
-    double w = o.mode == "linear" ? std::max(0.0, 1 - std::abs(d)) : cubicKernel(o.cubicA, d);
-    r.taps.push_back({f + k, w});
-    sum += w;
-  }
-  if (sum != 0)
-    for (auto &p : r.taps) p.second /= sum;
-  if (o.excludeOutside) {
-    double kept = 0;
-    for (auto &p : r.taps) {
-      if (p.first < 0 || p.first >= a.in) p.second = 0;
-      kept += p.second;
-    }
-    if (kept != 0)
-      for (auto &p : r.taps) p.second /= kept;
-  }
-  for (auto &p : r.taps) p.first = std::clamp<int64_t>(p.first, 0, a.in - 1);
-  return r;
-}
-
 Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
   Taps r;
   double xo = original(o, a, x);
@@ -120,23 +78,32 @@ Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
     r.taps.push_back({clampIdx(int64_t(v)), 1.0});
     return r;
   }
-  if (o.antialias) return antialiasTaps(o, a, xo);
   int64_t f = int64_t(std::floor(xo));
   double t = xo - double(f);
-  if (o.mode == "linear") {
+  if (o.mode == "linear" && !o.antialias) {
     r.taps.push_back({clampIdx(f), 1 - t});
     r.taps.push_back({clampIdx(f + 1), t});
     return r;
   }
+  // The kernel (cubic, or with antialiasing linear too) at every input index within its reach
+  // of xo. Antialiasing stretches it by 1 / min(scale, 1) (opset 18; ONNX's reference), so that
+  // every input element under a downscaled output's footprint contributes, and normalises the
+  // weights. The reach is about 2 / scale taps either side, and an output exists only when
+  // in * scale >= 1, so one axis has about 4 * in taps at most.
+  double stretch = o.antialias ? std::min(a.scale, 1.0) : 1.0;
+  double support = o.mode == "linear" ? 1.0 : 2.0;
+  int64_t reach = int64_t(std::ceil(support / stretch)); // taps f - reach + 1 .. f + reach
+  r.taps.reserve(size_t(2 * reach));
   double sum = 0;
-  for (int64_t k = -1; k <= 2; ++k) {
+  for (int64_t k = 1 - reach; k <= reach; ++k) {
     int64_t i = f + k;
-    double wk = cubicKernel(o.cubicA, double(k) - t);
+    double d = (double(k) - t) * stretch;
+    double wk = o.mode == "linear" ? std::max(0.0, 1 - std::abs(d)) : cubicKernel(o.cubicA, d);
     if (o.excludeOutside && (i < 0 || i >= a.in)) wk = 0;
     r.taps.push_back({clampIdx(i), wk});
     sum += wk;
   }
-  if (o.excludeOutside && sum != 0)
+  if ((o.antialias || o.excludeOutside) && sum != 0)
     for (auto &p : r.taps) p.second /= sum;
   return r;
 }
