@@ -994,13 +994,25 @@ Result<std::pair<Shape, std::vector<double>>> matmulDoubles(const std::vector<do
 }
 
 /// x - zero point, the zero point per tensor or per index along `axis` (rows of A, columns of
-/// B, output channels of W).
-std::vector<double> shifted(std::vector<double> v, const Shape &s, const std::vector<double> &zp, size_t axis) {
+/// B, output channels of W). A per-index zero point must have one element per index of an axis
+/// that exists (`axis` may be negative: an operand of too low a rank has none).
+Result<std::vector<double>> shifted(std::vector<double> v, const Shape &s, const std::vector<double> &zp,
+                                    int64_t axis, const char *name) {
   if (zp.empty()) return v;
+  if (zp.size() == 1) {
+    for (double &x : v) x -= zp[0];
+    return v;
+  }
+  if (axis < 0 || axis >= int64_t(s.size()))
+    return errorf("{} has {} elements; with an operand of shape {} it must have one", name, zp.size(),
+                  shapeText(s));
+  const int64_t length = s[size_t(axis)];
+  if (int64_t(zp.size()) != length)
+    return errorf("{} has {} elements; it must have one, or one per index of axis {} of {}", name,
+                  zp.size(), axis, shapeText(s));
   int64_t inner = 1;
-  for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] -= zp.size() == 1 ? zp[0] : zp[size_t((int64_t(i) / inner) % s[axis])];
+  for (size_t d = size_t(axis) + 1; d < s.size(); ++d) inner *= s[d];
+  for (size_t i = 0; i < v.size(); ++i) v[i] -= zp[size_t((int64_t(i) / inner) % length)];
   return v;
 }
 
@@ -1016,8 +1028,8 @@ Result<void> matmulInteger(EvalContext &ctx) {
   SF_ASSIGN(auto azp, optionalDoubles(ctx, 2));
   SF_ASSIGN(auto bzp, optionalDoubles(ctx, 3));
   size_t ra = a.shape().size(), rb = b.shape().size();
-  av = shifted(av, a.shape(), azp, ra >= 2 ? ra - 2 : 0);
-  bv = shifted(bv, b.shape(), bzp, rb - 1);
+  SF_ASSIGN(av, shifted(std::move(av), a.shape(), azp, ra >= 2 ? int64_t(ra) - 2 : 0, "a_zero_point"));
+  SF_ASSIGN(bv, shifted(std::move(bv), b.shape(), bzp, int64_t(rb) - 1, "b_zero_point"));
   SF_ASSIGN(auto r, matmulDoubles(av, a.shape(), bv, b.shape()));
   SF_TRY(ctx.admit(ElementType::I32, r.first));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::I32, r.first, r.second));
@@ -1042,8 +1054,8 @@ Result<void> qlinearMatMul(EvalContext &ctx) {
   SF_ASSIGN(auto yzp, doubles(ctx.input(7)));
   if (as.size() != 1 || bs.size() != 1 || ys.size() != 1 || yzp.size() != 1)
     return errorf("per-axis scales are not supported by this kernel");
-  av = shifted(av, a.shape(), azp, a.shape().size() - 2);
-  bv = shifted(bv, b.shape(), bzp, b.shape().size() - 1);
+  SF_ASSIGN(av, shifted(std::move(av), a.shape(), azp, int64_t(a.shape().size()) - 2, "a_zero_point"));
+  SF_ASSIGN(bv, shifted(std::move(bv), b.shape(), bzp, int64_t(b.shape().size()) - 1, "b_zero_point"));
   SF_ASSIGN(auto r, matmulDoubles(av, a.shape(), bv, b.shape()));
   ElementType out = ctx.input(7).type();
   SF_ASSIGN(auto range, quantRange(out));
@@ -1094,8 +1106,8 @@ Result<void> convInteger(EvalContext &ctx) {
   SF_ASSIGN(auto wv, doubles(w));
   SF_ASSIGN(auto xzp, optionalDoubles(ctx, 2));
   SF_ASSIGN(auto wzp, optionalDoubles(ctx, 3));
-  xv = shifted(xv, x.shape(), xzp, 0);
-  wv = shifted(wv, w.shape(), wzp, 0);
+  SF_ASSIGN(xv, shifted(std::move(xv), x.shape(), xzp, 0, "x_zero_point"));
+  SF_ASSIGN(wv, shifted(std::move(wv), w.shape(), wzp, 0, "w_zero_point"));
   SF_ASSIGN(auto r, convDoubles(ctx, xv, x.shape(), wv, w.shape()));
   SF_TRY(ctx.admit(ElementType::I32, r.first));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::I32, r.first, r.second));
@@ -1113,8 +1125,8 @@ Result<void> qlinearConv(EvalContext &ctx) {
   SF_ASSIGN(auto ys, doubles(ctx.input(6)));
   SF_ASSIGN(auto yzp, doubles(ctx.input(7)));
   SF_ASSIGN(auto bias, optionalDoubles(ctx, 8));
-  xv = shifted(xv, x.shape(), xzp, 0);
-  wv = shifted(wv, w.shape(), wzp, 0);
+  SF_ASSIGN(xv, shifted(std::move(xv), x.shape(), xzp, 0, "x_zero_point"));
+  SF_ASSIGN(wv, shifted(std::move(wv), w.shape(), wzp, 0, "w_zero_point"));
   SF_ASSIGN(auto r, convDoubles(ctx, xv, x.shape(), wv, w.shape()));
   ElementType out = ctx.input(7).type();
   SF_ASSIGN(auto range, quantRange(out));

@@ -105,6 +105,16 @@ TEST(Executor, IndexKernelsRefuseInputsThatDoNotFit) {
   fails("graph main(x: f32[2,3], i: i64[3,1]) {\n  y = GatherND(x, i) {batch_dims = 1}\n  return y\n}\n",
         {{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {"i", i64({3, 1}, {0, 1, 2})}},
         "differ in batch dim 0");
+  // A per-row zero point of the wrong length (fuzz_eval: read past its end).
+  auto u8 = [](Shape sh, std::vector<double> v) { return *Tensor::fromDoubles(ElementType::U8, sh, v); };
+  fails("opset 10\ngraph main(a: u8[2,3], b: u8[3,2], z: u8[5]) {\n  y = MatMulInteger(a, b, z)\n  return y\n}\n",
+        {{"a", u8({2, 3}, {1, 2, 3, 4, 5, 6})}, {"b", u8({3, 2}, {1, 2, 3, 4, 5, 6})}, {"z", u8({5}, {1, 1, 1, 1, 1})}},
+        "a_zero_point has 5 elements; it must have one, or one per index of axis 0 of [2,3]");
+  // A per-channel zero point of the wrong length.
+  fails("opset 10\ngraph main(x: u8[1,3,3,3], w: u8[2,3,1,1], z: u8[4]) {\n  y = ConvInteger(x, w, , z)\n  return y\n}\n",
+        {{"x", u8({1, 3, 3, 3}, std::vector<double>(27, 1))}, {"w", u8({2, 3, 1, 1}, std::vector<double>(6, 1))},
+         {"z", u8({4}, {1, 1, 1, 1})}},
+        "w_zero_point has 4 elements; it must have one, or one per index of axis 0 of [2,3,1,1]");
 }
 
 /// Inputs fuzz_eval found kernels reading wrongly, each now an error naming the node or a
