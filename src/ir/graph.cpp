@@ -102,6 +102,7 @@ void Graph::unlink(OutletId from, InletId in) {
 // ---------------------------------------------------------------------------- editing
 Result<OutletId> Graph::addParameter(std::string paramName, Fact f) {
   SF_ASSIGN(uint32_t id, addNode("Parameter", paramName, {}, std::vector<std::string>{paramName}));
+  nodes[id].kind = NodeKind::Parameter;
   nodes[id].outputs[0].fact = std::move(f);
   OutletId o{id, 0};
   inputs.push_back(o);
@@ -124,6 +125,7 @@ Result<OutletId> Graph::appendConstant(std::string constName, TensorPtr tensor) 
   Fact f = Fact::fromTensor(tensor);
   std::string_view names[] = {constName};
   SF_ASSIGN(uint32_t id, appendNode("Constant", constName, names, Attributes{{"value", std::move(tensor)}}));
+  nodes[id].kind = NodeKind::Constant;
   nodes[id].outputs[0].fact = std::move(f);
   return OutletId{id, 0};
 }

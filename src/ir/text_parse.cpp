@@ -659,7 +659,11 @@ private:
       domain = opName.substr(0, dot);
       op = opName.substr(dot + 1);
     }
-    if (op == "Parameter" && domain.empty())
+    // `Parameter` and `Constant` without a domain are the IR's own nodes; spelled with the
+    // default domain (`ai.onnx.Parameter`) they are ops of that name, as a model file may have.
+    const bool irNode = domain.empty();
+    domain = std::string(canonicalDomain(domain));
+    if (op == "Parameter" && irNode)
       return fail(opAt, "a Parameter is declared in the graph's parameter list");
     std::vector<std::string> outNames;
     for (const Out &o : outs) outNames.push_back(o.name);
@@ -667,6 +671,7 @@ private:
     if (!id.ok()) return fail(start, id.error().message);
     Node &n = g.nodes[*id];
     n.domain = std::move(domain);
+    if (op == "Constant" && irNode) n.kind = NodeKind::Constant;
     if (version) n.opsetVersion = *version;
     else if (!n.isConstant()) {
       auto it = opsets_.find(n.domain);

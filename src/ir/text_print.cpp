@@ -283,7 +283,11 @@ private:
         }
       }
       if (!n.outputs.empty()) out += " = ";
-      std::string op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
+      // An op a model names like one of the IR's own nodes spells its domain out, so that it
+      // parses back as an op.
+      std::string op = n.opNamedLikeIrNode() ? "ai.onnx." + n.opType
+                       : n.domain.empty()    ? n.opType
+                                             : n.domain + "." + n.opType;
       out += printName(op);
       int defaultVersion = 0;
       if (!skipsOpset(n)) {

@@ -4,10 +4,13 @@
 // which the editing API keeps consistent with the nodes' inputs.
 //
 // Conventions:
-//  - Graph inputs are nodes with opType "Parameter" (no inputs, one output whose fact is the
-//    declared fact). Every Parameter is listed in `inputs` exactly once.
-//  - Constants are nodes with opType "Constant" (no inputs, one output) whose attribute "value"
-//    holds the tensor; their output fact comes from the tensor (Fact::fromTensor).
+//  - Graph inputs are nodes of kind Parameter (opType "Parameter", no inputs, one output whose
+//    fact is the declared fact). Every Parameter is listed in `inputs` exactly once.
+//  - Constants are nodes of kind Constant (opType "Constant", no inputs, one output) whose
+//    attribute "value" holds the tensor; their output fact comes from the tensor
+//    (Fact::fromTensor).
+//    The kind, not the op type, says what a node is: only addParameter and the constant makers
+//    set it, so an op a model file names "Parameter" or "Constant" is an op like any other.
 //  - An absent optional input (ONNX's empty input name) is OutletId::invalid().
 //  - Subgraphs (If branches, Loop and Scan bodies) are graph-valued attributes. A body sees only
 //    its own nodes; a value it reads from an enclosing graph is *captured* explicitly:
@@ -83,8 +86,12 @@ struct Outlet {
   std::shared_ptr<const Fact> declared;
 };
 
+/// What a node is: an op, or one of the IR's own nodes (a graph input, a constant).
+enum class NodeKind : uint8_t { Op, Parameter, Constant };
+
 struct Node {
   uint32_t id = 0;
+  NodeKind kind = NodeKind::Op;
   std::string name;
   std::string opType;
   std::string domain; // "" is the default ONNX domain
@@ -99,8 +106,13 @@ struct Node {
   absl::InlinedVector<Outlet, 1> outputs;
   bool removed = false; // a tombstone left by Graph::removeNode
 
-  bool isParameter() const { return opType == "Parameter"; }
-  bool isConstant() const { return opType == "Constant" && domain.empty(); }
+  bool isParameter() const { return kind == NodeKind::Parameter; }
+  bool isConstant() const { return kind == NodeKind::Constant; }
+  /// An op whose type reads like one of the IR's own nodes ("Parameter", "Constant" in the
+  /// default domain): printed with its domain spelled out, so that it parses back as an op.
+  bool opNamedLikeIrNode() const {
+    return kind == NodeKind::Op && domain.empty() && (opType == "Parameter" || opType == "Constant");
+  }
   /// A Parameter standing for a value captured from an enclosing graph.
   bool isCaptured() const { return isParameter() && attrs.has("captured"); }
 };
