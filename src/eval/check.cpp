@@ -13,65 +13,32 @@ namespace {
 
 std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
-/// The named and anonymous symbols that are whole dims of the graph's inputs, with their ranges.
-std::vector<std::pair<SymbolId, Interval>> inputSymbols(const Graph &g) {
-  std::vector<std::pair<SymbolId, Interval>> out;
-  std::set<SymbolId> seen;
-  for (OutletId o : g.inputs) {
-    const Fact &f = g.fact(o);
-    if (f.constant && f.constant->hasData()) continue;
-    if (!f.shape.rankIsStatic()) continue;
-    for (const Dimension &d : f.shape.dims())
-      if (d.expr() && d.expr()->kind == ExprKind::Sym && seen.insert(d.expr()->sym).second)
-        out.push_back({d.expr()->sym, symbolInfo(d.expr()->sym).range});
-  }
-  return out;
-}
-
-/// Sample k of a range: its lower end, one above, a mid value, then pseudo-random points; sizes
-/// above 64 only where the range starts there.
-int64_t sampleIn(Interval r, size_t k, uint64_t &state) {
-  int64_t lo = std::max<int64_t>(r.lo, 1);
-  int64_t hi = r.hi == kInf ? std::max<int64_t>(lo, 64) : std::min<int64_t>(r.hi, std::max<int64_t>(lo, 64));
-  if (hi < lo) hi = lo;
-  switch (k) {
-  case 0: return lo;
-  case 1: return std::min(lo + 1, hi);
-  case 2: return std::min(lo + (hi - lo) / 2, hi);
-  default:
-    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-    return lo + int64_t(state % uint64_t(hi - lo + 1));
-  }
-}
-
 } // namespace
 
 Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) {
   ExprScope scope = g.enter();
   CheckResult result;
-  auto syms = inputSymbols(g);
-  std::vector<std::map<std::string, int64_t>> bindings = options.bindings;
+  const InputDomain domain = inputDomain(g);
+  std::vector<Binding> bindings(options.bindings.begin(), options.bindings.end());
   if (bindings.empty()) {
-    uint64_t state = options.seed * 0x9e3779b97f4a7c15ULL + 7;
-    std::set<std::map<std::string, int64_t>> distinct;
-    for (size_t k = 0; k < std::max<size_t>(options.samples, 1); ++k) {
-      std::map<std::string, int64_t> b;
-      for (const auto &[s, r] : syms) {
-        const std::string &name = symbolInfo(s).name;
-        b[name.empty() ? "#" + std::to_string(s) : name] = sampleIn(r, k, state);
-      }
-      if (distinct.insert(b).second) bindings.push_back(b);
-    }
+    auto drawn = domain.draw(std::max<size_t>(options.samples, 1), options.seed);
+    bindings = std::move(drawn.bindings);
+    result.requested = std::max<size_t>(options.samples, 1);
+    result.drawFailure = std::move(drawn.why);
+  } else {
+    result.requested = bindings.size();
+    for (const Binding &b : bindings) SF_TRY(domain.knows(b));
   }
   for (size_t k = 0; k < bindings.size(); ++k) {
     SampleOutcome out;
     out.binding = bindings[k];
-    std::map<SymbolId, int64_t> values;
-    for (const auto &[s, r] : syms) {
-      const std::string &name = symbolInfo(s).name;
-      auto it = out.binding.find(name.empty() ? "#" + std::to_string(s) : name);
-      if (it != out.binding.end()) values[s] = it->second;
+    auto lookup = [&](SymbolId s) { return domain.valueAt(out.binding, s); };
+    if (auto broken = domain.breaks(out.binding)) {
+      out.error = "the sizes break a requirement of the model: " + *broken;
+      result.samples.push_back(std::move(out));
+      continue;
     }
+    std::map<SymbolId, int64_t> values; // sizes the data decides, bound from the run
     // Inputs of the bound sizes, random elements.
     std::map<std::string, Tensor> inputs;
     bool ok = true;
@@ -89,11 +56,7 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
           shape.push_back(d.length());
           continue;
         }
-        auto v = d.expr() ? evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
-          auto it = values.find(s);
-          return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
-        })
-                          : Result<int64_t>(makeError("no expression"));
+        auto v = d.expr() ? evaluate(d.expr(), lookup) : Result<int64_t>(makeError("no expression"));
         if (!v.ok()) {
           out.error = fmt::format("input '{}' ({}): a dim is not bound", in.name, in.fact);
           ok = false;
@@ -114,10 +77,6 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
       // Floats random; integers 0 (a valid token id, type id or index) and 1 where the name
       // says mask; bools true.
       Result<Tensor> t = makeError("");
-      auto lookup = [&](SymbolId s) -> std::optional<int64_t> {
-        auto it = values.find(s);
-        return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
-      };
       if (in.fact.value && !isFloat(in.fact.type)) {
         // A declared value (`k: i64[1] = [?{2..9}]`): each element where its fact says, at the
         // binding, else the lowest value its bounds allow.
@@ -172,18 +131,17 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
             return mismatch(fmt::format("dim {} is {}, outside {}", i, v, toString(d.interval())));
           if (!d.expr()) continue;
           // A bare symbol no input binds, in the main graph: the data decides it; bound here.
-          if (main && d.expr()->kind == ExprKind::Sym && !values.count(d.expr()->sym)) {
+          if (main && d.expr()->kind == ExprKind::Sym && !values.count(d.expr()->sym) &&
+              !lookup(d.expr()->sym)) {
             values[d.expr()->sym] = v;
             continue;
           }
           bool unbound = false;
           auto e = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
-            auto it = values.find(s);
-            if (it == values.end()) {
-              unbound = true;
-              return std::nullopt;
-            }
-            return it->second;
+            if (auto it = values.find(s); it != values.end()) return it->second;
+            auto x = lookup(s);
+            if (!x) unbound = true;
+            return x;
           });
           if (unbound) continue; // bounds checked above
           if (!e.ok()) continue;

@@ -829,7 +829,7 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
             ctx.setPlacer(nullptr); // on the heap (the placer has said no)
             SF_ASSIGN(to, ctx.allocateForOverwrite(ElementType::U8, {int64_t(b.size())}));
           }
-          std::memcpy(to.get(), b.data(), b.size());
+          detail::copyBytes(to.get(), b.data(), b.size());
           SF_ASSIGN(Tensor copy, Tensor::view(t->type(), t->shape(), std::span<const std::byte>(to.get(), b.size()),
                                               std::shared_ptr<const void>(to, to.get())));
           values[id][k] = Value(std::make_shared<const Tensor>(std::move(copy)));

@@ -47,6 +47,29 @@ private:
   std::unique_ptr<T[]> copy_;
 };
 
+/// Integer arithmetic as ONNX defines it: two's complement, wrapping (C++'s signed overflow is
+/// undefined, so the operation runs in the unsigned type of at least the operands' width, where
+/// promotion cannot bring a signed int back). Floating point passes through.
+template <class T> using WrapType = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
+template <class T> T wrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return T(WrapType<T>(a) + WrapType<T>(b));
+  else return T(a + b);
+}
+template <class T> T wrapSub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return T(WrapType<T>(a) - WrapType<T>(b));
+  else return T(a - b);
+}
+template <class T> T wrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return T(WrapType<T>(a) * WrapType<T>(b));
+  else return T(a * b);
+}
+
+/// memcpy that copies nothing for n == 0, where an empty tensor's bytes may be null (memcpy
+/// requires valid pointers even then).
+inline void copyBytes(void *dst, const void *src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 inline int64_t countOf(const Shape &s) {
   int64_t c = 1;
   for (int64_t d : s) c *= d;

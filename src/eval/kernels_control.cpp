@@ -55,7 +55,7 @@ Result<Tensor> stack(EvalContext &ctx, const std::vector<TensorRef> &parts, size
       return errorf("iteration {} made {}{}, earlier ones {}{}", k, shortName(parts[k]->type()),
                     shapeText(parts[k]->shape()), shortName(type), shapeText(elementShape));
     for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(bytes.data() + size_t((o * int64_t(parts.size()) + int64_t(k)) * inner) * elem,
+      copyBytes(bytes.data() + size_t((o * int64_t(parts.size()) + int64_t(k)) * inner) * elem,
                   parts[k]->bytes().data() + size_t(o * inner) * elem, size_t(inner) * elem);
   }
   return std::move(bytes).tensor(type, out);
@@ -132,7 +132,7 @@ Result<Tensor> sliceAt(EvalContext &ctx, const Tensor &t, size_t axis, int64_t k
   size_t elem = elementSize(t.type());
   SF_ASSIGN(auto bytes, ctx.allocate(t.type(), out));
   for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(bytes.data() + size_t(o * inner) * elem, t.bytes().data() + size_t((o * len + k) * inner) * elem,
+    copyBytes(bytes.data() + size_t(o * inner) * elem, t.bytes().data() + size_t((o * len + k) * inner) * elem,
                 size_t(inner) * elem);
   return std::move(bytes).tensor(t.type(), out);
 }

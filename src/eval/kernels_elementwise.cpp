@@ -18,9 +18,9 @@ bool isLogic(Bin b) { return b >= Bin::And; }
 
 template <class T> T apply(Bin op, T a, T b, bool &divByZero) {
   switch (op) {
-  case Bin::Add: return T(a + b);
-  case Bin::Sub: return T(a - b);
-  case Bin::Mul: return T(a * b);
+  case Bin::Add: return wrapAdd(a, b);
+  case Bin::Sub: return wrapSub(a, b);
+  case Bin::Mul: return wrapMul(a, b);
   case Bin::Div:
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) { divByZero = true; return T(0); }

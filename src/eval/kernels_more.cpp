@@ -69,7 +69,7 @@ Result<void> gatherElements(EvalContext &ctx) {
     at[axis] = i;
     int64_t off = 0;
     for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
-    std::memcpy(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
+    copyBytes(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
   }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), ix.shape()));
   return ctx.setOutput(0, std::move(t));
@@ -138,7 +138,7 @@ Result<void> gatherND(EvalContext &ctx) {
         SF_ASSIGN(int64_t i, normIndex(idx[size_t((b * perBatchIdx + k) * q + j)], ds[size_t(batch + j)]));
         off += i * st[size_t(j)];
       }
-      std::memcpy(dst, a.bytes().data() + size_t(off) * elem, size_t(slice) * elem);
+      copyBytes(dst, a.bytes().data() + size_t(off) * elem, size_t(slice) * elem);
       dst += size_t(slice) * elem;
     }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
@@ -204,7 +204,7 @@ Result<void> compress(EvalContext &ctx) {
   std::byte *dst = bytes.data();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : keep) {
-      std::memcpy(dst, a.bytes().data() + size_t((o * len + i) * inner) * elem, size_t(inner) * elem);
+      copyBytes(dst, a.bytes().data() + size_t((o * len + i) * inner) * elem, size_t(inner) * elem);
       dst += size_t(inner) * elem;
     }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
@@ -299,7 +299,7 @@ Result<void> trilu(EvalContext &ctx) {
       for (int64_t j = 0; j < cols; ++j) {
         bool keep = upper ? j - i >= k : j - i <= k;
         size_t at = size_t((m * rows + i) * cols + j) * elem;
-        if (keep) std::memcpy(bytes.data() + at, a.bytes().data() + at, elem);
+        if (keep) copyBytes(bytes.data() + at, a.bytes().data() + at, elem);
       }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), s));
   return ctx.setOutput(0, std::move(t));
@@ -401,7 +401,7 @@ Result<void> depthSpace(EvalContext &ctx, bool toSpace) {
           }
           size_t src = size_t(((in * c + sc) * h + sy) * w + sx) * elem;
           size_t dst = size_t(((in * oc + ch) * oh + y) * ow + x) * elem;
-          std::memcpy(bytes.data() + dst, a.bytes().data() + src, elem);
+          copyBytes(bytes.data() + dst, a.bytes().data() + src, elem);
         }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
@@ -469,7 +469,7 @@ Result<void> reverseSequence(EvalContext &ctx) {
     if (t < lens[size_t(b)]) at[size_t(timeAxis)] = lens[size_t(b)] - 1 - t;
     int64_t off = 0;
     for (size_t d = 0; d < at.size(); ++d) off += at[d] * st[d];
-    std::memcpy(bytes.data() + size_t(k) * elem, a.bytes().data() + size_t(off) * elem, elem);
+    copyBytes(bytes.data() + size_t(k) * elem, a.bytes().data() + size_t(off) * elem, elem);
   }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), a.shape()));
   return ctx.setOutput(0, std::move(t));

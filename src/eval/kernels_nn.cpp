@@ -94,7 +94,7 @@ Result<void> matmul(EvalContext &ctx) {
           for (int64_t kk = 0; kk < k; ++kk) {
             Acc av = Acc(pa[i * k + kk]);
             const T *br = pb + kk * n;
-            for (int64_t j = 0; j < n; ++j) row[size_t(j)] += av * Acc(br[j]);
+            for (int64_t j = 0; j < n; ++j) row[size_t(j)] = wrapAdd(row[size_t(j)], wrapMul(av, Acc(br[j])));
           }
           for (int64_t j = 0; j < n; ++j) pc[i * n + j] = T(row[size_t(j)]);
         }
@@ -148,10 +148,10 @@ Result<void> gemm(EvalContext &ctx) {
         for (int64_t j = 0; j < n; ++j) {
           Acc s = 0;
           for (int64_t kk = 0; kk < k; ++kk)
-            s += Acc(x[size_t(ta ? kk * m + i : i * k + kk)]) * Acc(y[size_t(tb ? j * k + kk : kk * n + j)]);
+            s = wrapAdd(s, wrapMul(Acc(x[size_t(ta ? kk * m + i : i * k + kk)]), Acc(y[size_t(tb ? j * k + kk : kk * n + j)])));
           double v = double(s) * alpha;
           if (c) v += beta * double((*c)[size_t(i * cst[0] + j * cst[1])]);
-          p[i * n + j] = T(v);
+          p[i * n + j] = toElement<T>(v);
         }
       return o.finish(0);
     }

@@ -114,6 +114,8 @@ std::vector<double> resampleAxis(const std::vector<double> &data, Shape &s, size
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= s[d];
   for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+  s[axis] = plan.out;
+  if (outer == 0 || plan.out == 0 || inner == 0) return {}; // nothing to make (or to read)
   std::vector<Taps> taps(static_cast<size_t>(plan.out));
   for (int64_t x = 0; x < plan.out; ++x) taps[size_t(x)] = tapsFor(o, plan, x);
   std::vector<double> out(static_cast<size_t>(outer * plan.out * inner));
@@ -131,7 +133,6 @@ std::vector<double> resampleAxis(const std::vector<double> &data, Shape &s, size
         for (int64_t v = 0; v < inner; ++v) dst[v] += wgt * src[v];
       }
     }
-  s[axis] = plan.out;
   return out;
 }
 

@@ -164,8 +164,8 @@ Result<void> unsqueeze(EvalContext &ctx) {
 template <class T> void copyStrided(std::byte *dst, const std::byte *src, int64_t n, int64_t step) {
   for (int64_t j = 0; j < n; ++j) {
     T v;
-    std::memcpy(&v, src + static_cast<ptrdiff_t>(j * step) * ptrdiff_t(sizeof(T)), sizeof(T));
-    std::memcpy(dst + size_t(j) * sizeof(T), &v, sizeof(T));
+    copyBytes(&v, src + static_cast<ptrdiff_t>(j * step) * ptrdiff_t(sizeof(T)), sizeof(T));
+    copyBytes(dst + size_t(j) * sizeof(T), &v, sizeof(T));
   }
 }
 
@@ -178,7 +178,7 @@ void gatherStrided(std::byte *dst, const std::byte *src, size_t elem, const Shap
   size_t r = out.size();
   if (total == 0) return;
   if (r == 0) {
-    std::memcpy(dst, src, elem);
+    copyBytes(dst, src, elem);
     return;
   }
   const int64_t inner = out[r - 1], step = srcStride[r - 1];
@@ -188,14 +188,14 @@ void gatherStrided(std::byte *dst, const std::byte *src, size_t elem, const Shap
     // off may be negative (a slice with a negative step runs backwards from its start).
     const std::byte *from = src + static_cast<ptrdiff_t>(off) * static_cast<ptrdiff_t>(elem);
     std::byte *to = dst + size_t(o) * elem;
-    if (step == 1) std::memcpy(to, from, size_t(inner) * elem);
+    if (step == 1) copyBytes(to, from, size_t(inner) * elem);
     else if (elem == 4) copyStrided<uint32_t>(to, from, inner, step);
     else if (elem == 8) copyStrided<uint64_t>(to, from, inner, step);
     else if (elem == 2) copyStrided<uint16_t>(to, from, inner, step);
     else if (elem == 1) copyStrided<uint8_t>(to, from, inner, step);
     else
       for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(to + size_t(j) * elem, from + static_cast<ptrdiff_t>(j * step) * ptrdiff_t(elem), elem);
+        copyBytes(to + size_t(j) * elem, from + static_cast<ptrdiff_t>(j * step) * ptrdiff_t(elem), elem);
     for (size_t d = r - 1; d-- > 0;) {
       idx[d]++;
       off += srcStride[d];
@@ -272,7 +272,7 @@ Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *>
   for (const Tensor *t : parts) {
     int64_t row = t->shape()[axis] * inner;
     for (int64_t o = 0; o < outer && row > 0; ++o)
-      std::memcpy(bytes.data() + size_t(o * rowOut + at) * elem, t->bytes().data() + size_t(o * row) * elem,
+      copyBytes(bytes.data() + size_t(o * rowOut + at) * elem, t->bytes().data() + size_t(o * row) * elem,
                   size_t(row) * elem);
     at += row;
   }
@@ -304,7 +304,7 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
     SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
     int64_t row = size * inner;
     for (int64_t o = 0; o < outer && row > 0; ++o)
-      std::memcpy(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
+      copyBytes(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
                   size_t(row) * elem);
     at += row;
     SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
@@ -381,7 +381,7 @@ Result<void> gather(EvalContext &ctx) {
   std::byte *p = bytes.data();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : idx) {
-      if (chunk) std::memcpy(p, a.bytes().data() + size_t((o * len + i) * inner) * elem, chunk);
+      if (chunk) copyBytes(p, a.bytes().data() + size_t((o * len + i) * inner) * elem, chunk);
       p += chunk;
     }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
@@ -481,7 +481,7 @@ Result<void> tile(EvalContext &ctx) {
       rest /= out[d];
       off += (i % a.shape()[d]) * st[d];
     }
-    std::memcpy(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
+    copyBytes(bytes.data() + size_t(o) * elem, a.bytes().data() + size_t(off) * elem, elem);
   }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
@@ -502,7 +502,7 @@ Result<void> constantOfShape(EvalContext &ctx) {
   }
   SF_ASSIGN(auto bytes, ctx.allocate(type, out));
   for (size_t o = 0; o + one.size() <= bytes.size(); o += one.size())
-    std::memcpy(bytes.data() + o, one.data(), one.size());
+    copyBytes(bytes.data() + o, one.data(), one.size());
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(type, out));
   return ctx.setOutput(0, std::move(t));
 }
