@@ -116,7 +116,7 @@ def contract_verdict(contract, inputs, binding, shapes):
         except Exception:
             continue
         ok = {"broadcast": a == b or a == 1 or b == 1, "equal": a == b,
-              "divides": b != 0 and a % b == 0}[r["condition"]]
+              "divides": b != 0 and a % b == 0, "at_least": a >= b, "at_most": a <= b}[r["condition"]]
         if not ok:
             return f"{r['requirement']} ({a}, {b}) at node '{r['node']}'"
     return None

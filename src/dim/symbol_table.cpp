@@ -106,7 +106,10 @@ Result<void> SymbolTable::narrow(Expr e0, Interval r) {
     // coefficients, min, max: a size after a chain of strided windows, ((H - 1)//2 + 1)//2):
     // e in r exactly when the symbol lies between the smallest value where e reaches r.lo and
     // the largest where e stays within r.hi, found by bisection over the symbol's range.
-    if (e->onlySym == kNoSymbol || e->onlySym == kManySymbols || !nonDecreasing(e)) return success();
+    if (e->onlySym == kNoSymbol || e->onlySym == kManySymbols || !nonDecreasing(e)) {
+      requireWithin(e, b, r);
+      return success();
+    }
     Expr sym = nullptr;
     for (SymbolId id : symbolsOf(e)) sym = symbol(id);
     if (!sym) return success();
@@ -118,7 +121,10 @@ Result<void> SymbolTable::narrow(Expr e0, Interval r) {
       return *x;
     };
     int64_t lo = range.lo, hi = std::min(range.hi, cap);
-    if (lo < -cap || lo > hi) return success();
+    if (lo < -cap || lo > hi) {
+      requireWithin(e, b, r);
+      return success();
+    }
     // The least v in [a, z] where `above` holds of e(v) (it holds from some v on, e being
     // non-decreasing); z + 1 when it holds nowhere there; nullopt when e cannot be evaluated.
     auto first = [&](int64_t a, int64_t z, auto above) -> std::optional<int64_t> {
@@ -135,12 +141,18 @@ Result<void> SymbolTable::narrow(Expr e0, Interval r) {
     Interval want = range;
     if (r.lo > b.lo) { // the smallest v with e(v) >= r.lo
       auto v = first(lo, hi, [&](int64_t x) { return x >= r.lo; });
-      if (!v || *v > hi) return success();
+      if (!v || *v > hi) {
+        requireWithin(e, b, r);
+        return success();
+      }
       want.lo = *v;
     }
     if (r.hi < b.hi) { // the largest v with e(v) <= r.hi: one below the first past it
       auto v = first(want.lo, hi, [&](int64_t x) { return x > r.hi; });
-      if (!v || *v == want.lo) return success();
+      if (!v || *v == want.lo) {
+        requireWithin(e, b, r);
+        return success();
+      }
       if (*v <= hi) want.hi = *v - 1;
     }
     t = sym, k = 1, c = 0;
@@ -193,6 +205,8 @@ bool SymbolRequirement::holds(int64_t va, int64_t vb) const {
   case Condition::Broadcast: return va == vb || va == 1 || vb == 1;
   case Condition::Equal: return va == vb;
   case Condition::Divides: return vb != 0 && va % vb == 0;
+  case Condition::AtLeast: return va >= vb;
+  case Condition::AtMost: return va <= vb;
   case Condition::None: return true;
   }
   return true;
@@ -203,7 +217,42 @@ void SymbolTable::require(Condition kind, const Dimension &a0, const Dimension &
   if (kind == Condition::Broadcast && ((a0.isStatic() && a0.length() == 1) || (b0.isStatic() && b0.length() == 1)))
     return;
   Dimension a = resolve(a0), b = resolve(b0);
-  Expr ea = a.expr(), eb = b.expr();
+  recordCondition(kind, a.expr(), b.expr());
+}
+
+void SymbolTable::requireWithin(Expr e, Interval b, Interval r) {
+  if (!origin_.node || !recordConditions_) return;
+  // Implied by the conditions recorded before: nothing new.
+  b = b.intersect(boundsAssumingConditions(e));
+  if (b.empty() || r.contains(b)) return;
+  if (r.lo > b.lo && r.lo != -kInf) recordCondition(Condition::AtLeast, e, constant(r.lo));
+  if (r.hi < b.hi && r.hi != kInf) recordCondition(Condition::AtMost, e, constant(r.hi));
+}
+
+Interval SymbolTable::boundsAssumingConditions(Expr e) const {
+  Interval b = bounds(e);
+  if (boundedExprs_.empty()) return b;
+  auto assumed = replaceAtoms(e, [&](Expr x) -> Expr {
+    for (const auto &[bounded, stand] : boundedExprs_)
+      if (x == bounded) return symbol(stand);
+    return nullptr;
+  });
+  return assumed.ok() ? b.intersect(bounds(*assumed)) : b;
+}
+
+void SymbolTable::noteBounded(Expr e, Interval within) {
+  Interval now = bounds(e).intersect(within);
+  for (auto &[bounded, stand] : boundedExprs_)
+    if (bounded == e) {
+      now = now.intersect(bounds(symbol(stand)));
+      if (!now.empty()) stand = newAnonymousSymbol(now);
+      return;
+    }
+  if (!now.empty()) boundedExprs_.push_back({e, newAnonymousSymbol(now)});
+}
+
+void SymbolTable::recordCondition(Condition kind, Expr ea, Expr eb) {
+  if (!origin_.node || kind == Condition::None || !recordConditions_) return;
   // Sizes the inputs do not name (a data-dependent count, a probe) cannot be given: a condition
   // on them is nothing a user can meet or check.
   if (!ea || !eb || ea->hasAnonymous || eb->hasAnonymous) return;
@@ -231,12 +280,21 @@ void SymbolTable::require(Condition kind, const Dimension &a0, const Dimension &
   }
   case Condition::Equal: text = ta + " == " + tb; break;
   case Condition::Divides: text = "(" + ta + ") % " + tb + " == 0"; break;
+  case Condition::AtLeast: text = ta + " >= " + tb; break;
+  case Condition::AtMost: text = ta + " <= " + tb; break;
   case Condition::None: break;
   }
   if (kind == Condition::Divides && isSymbol(ea)) text = ta + " % " + tb + " == 0";
   if (!conditionKeys_.insert(text + '\n' + *origin_.node).second) return;
   requirements_.push_back({name, std::move(text), *origin_.node, origin_.op ? *origin_.op : std::string(),
                            kind, ea, eb});
+  // What the condition bounds, for the conditions after it (see boundedExprs_).
+  if (isConst(eb)) {
+    if (kind == Condition::AtLeast) noteBounded(ea, {eb->value, kInf});
+    if (kind == Condition::AtMost) noteBounded(ea, {-kInf, eb->value});
+    if (kind == Condition::Equal) noteBounded(ea, Interval::point(eb->value));
+  }
+  return;
 }
 
 Result<void> SymbolTable::bind(SymbolId s, Expr to) {

@@ -148,7 +148,7 @@ nlohmann::json contractJson(const Contract &c, const std::string &model) {
   j["symbols"] = syms;
   json reqs = json::array();
   // A condition keeps its two sides, so that a reader can check sizes against it.
-  static const char *const kKinds[] = {nullptr, "broadcast", "equal", "divides"};
+  static const char *const kKinds[] = {nullptr, "broadcast", "equal", "divides", "at_least", "at_most"};
   for (const auto &r : c.requirements) {
     json o{{"requirement", r.text}, {"symbol", r.symbol}, {"node", r.node}, {"op", r.op}};
     const bool cond = r.kind != Condition::None && r.a && r.b;

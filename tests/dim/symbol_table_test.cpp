@@ -77,6 +77,45 @@ TEST_F(SymbolTableTest, NarrowSolvesANonDecreasingExpressionOfOneSymbol) {
   EXPECT_EQ(table.resolve(k).interval(), (Interval{0, 100}));
 }
 
+TEST_F(SymbolTableTest, ABoundNoSymbolsRangeCanSayIsRecordedAsACondition) {
+  std::string node = "resize", op = "Resize";
+  table.setOrigin(&node, &op);
+  Dimension h = named("H", {1, kInf}), w = named("W", {1, kInf});
+  // floor(H * 320 / max(H, W)) >= 1: two symbols, so no range is narrowed; the condition is
+  // kept with its two sides.
+  Expr scale = GET(floatOp(FloatOp::Div, GET(floatConstant(320, FloatPrec::F32)),
+                           GET(max(h.expr(), w.expr())), FloatPrec::F32));
+  Expr r = GET(roundToInt(RoundMode::Floor, GET(floatOp(FloatOp::Mul, h.expr(), scale, FloatPrec::F32))));
+  ASSERT_TRUE(table.narrow(r, {1, kInf}).ok());
+  EXPECT_EQ(table.resolve(h).interval(), (Interval{1, kInf}));
+  ASSERT_EQ(table.requirements().size(), 1u);
+  const SymbolRequirement &req = table.requirements()[0];
+  EXPECT_EQ(req.kind, Condition::AtLeast);
+  EXPECT_EQ(req.node, "resize");
+  EXPECT_EQ(req.text, toString(r) + " >= 1");
+  auto at = [](int64_t hv, int64_t wv) {
+    return [=](SymbolId s) -> std::optional<int64_t> { return symbolInfo(s).name == "H" ? hv : wv; };
+  };
+  EXPECT_TRUE(req.holds(GET(evaluate(req.a, at(2, 600))), GET(evaluate(req.b, at(2, 600)))));
+  EXPECT_FALSE(req.holds(GET(evaluate(req.a, at(1, 3000))), GET(evaluate(req.b, at(1, 3000)))));
+  // What the condition implies is not recorded again: (R - 1)//32 + 1 >= 1, 32*((R - 1)//32) + 31 >= 0.
+  Expr down = GET(add(GET(floorDiv(GET(sub(r, constant(1))), 32)), constant(1)));
+  ASSERT_TRUE(table.narrow(down, {1, kInf}).ok());
+  Expr padded = GET(add(GET(mul(constant(32), GET(floorDiv(GET(sub(r, constant(1))), 32)))), constant(31)));
+  ASSERT_TRUE(table.narrow(padded, {0, kInf}).ok());
+  EXPECT_EQ(table.requirements().size(), 1u);
+  // An upper end is a condition too (H - W is not monotone in either symbol).
+  Expr diff = GET(sub(h.expr(), w.expr()));
+  ASSERT_TRUE(table.narrow(diff, {-kInf, 4}).ok());
+  ASSERT_EQ(table.requirements().size(), 2u);
+  EXPECT_EQ(table.requirements()[1].kind, Condition::AtMost);
+  EXPECT_EQ(table.requirements()[1].text, "H - W <= 4");
+  // Without an origin (a user's --dim, a subgraph's rule) nothing is recorded.
+  table.setOrigin(nullptr, nullptr);
+  ASSERT_TRUE(table.narrow(GET(sub(w.expr(), h.expr())), {-kInf, 7}).ok());
+  EXPECT_EQ(table.requirements().size(), 2u);
+}
+
 TEST_F(SymbolTableTest, EquateTwoSymbols) {
   Dimension a = named("A", {0, 10}), b = named("B", {5, 20});
   uint64_t v = table.version();

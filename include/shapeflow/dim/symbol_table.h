@@ -17,8 +17,9 @@ namespace sf {
 
 /// A condition on sizes that no substitution expresses: two dims that must broadcast (be equal,
 /// or one of them 1: `S == 16 or S == 1`), an equality no symbol can be solved from
-/// (`C*N == 24`), a divisibility (`C % 2 == 0`).
-enum class Condition : uint8_t { None, Broadcast, Equal, Divides };
+/// (`C*N == 24`), a divisibility (`C % 2 == 0`), a bound on an expression no single symbol's
+/// range can say (`floor(H * min(800 / min(H, W), ...)) >= 1`, `H - W <= 4`).
+enum class Condition : uint8_t { None, Broadcast, Equal, Divides, AtLeast, AtMost };
 
 /// A fact inference learned about a named symbol (a requirement the model puts on its input
 /// sizes), with the node whose rule imposed it. A condition (kind != None) keeps its two sides,
@@ -63,8 +64,10 @@ public:
   /// Off while a subgraph is inferred (an If branch that may not be taken, a loop body that may
   /// run zero times): conditions there are not requirements of the model. Returns the old value.
   bool setRecordConditions(bool on) { bool was = recordConditions_; recordConditions_ = on; return was; }
-  /// Records that `e` lies within `r`: narrows the symbol of `e` when it is `k*s + c`; fails
-  /// when it cannot lie there.
+  /// Records that `e` lies within `r`: narrows the symbol of `e` when it is `k*s + c` (or a
+  /// non-decreasing expression of one symbol, solved by bisection); fails when it cannot lie
+  /// there. Where no symbol's range can say it (several symbols, or an expression that is not
+  /// monotone), the bound is recorded as a condition (AtLeast, AtMost) of the current origin.
   Result<void> narrow(Expr e, Interval r);
   /// Applies every recorded substitution.
   /// Whether any symbol is bound (resolve() changes nothing otherwise).
@@ -91,6 +94,14 @@ public:
 
 private:
   Result<void> bind(SymbolId s, Expr to);
+  /// require() on resolved expressions.
+  void recordCondition(Condition kind, Expr ea, Expr eb);
+  /// The bounds of `r` that `e` (in `b`) does not already meet, as AtLeast/AtMost conditions.
+  void requireWithin(Expr e, Interval b, Interval r);
+  /// The bounds of `e` where every expression a recorded condition bounds lies within them.
+  Interval boundsAssumingConditions(Expr e) const;
+  /// Records that a condition keeps `e` within `within` (boundedExprs_).
+  void noteBounded(Expr e, Interval within);
   std::unordered_map<std::string, SymbolId> byName_;
   std::vector<std::string> order_;
   mutable std::unordered_map<SymbolId, Expr> subst_;
@@ -106,6 +117,10 @@ private:
   } origin_;
   std::vector<SymbolRequirement> requirements_;
   std::set<std::string> userRanged_; // names given a range by bound() or setRange()
+  /// Expressions an AtLeast/AtMost condition bounds, each with a stand-in symbol of the range the
+  /// conditions give it: a later bound implied by them (`(R - 1)//32 + 1 >= 1` after `R >= 1`)
+  /// is not recorded again.
+  std::vector<std::pair<Expr, SymbolId>> boundedExprs_;
   std::unordered_set<std::string> conditionKeys_; // text and node of each condition recorded
   bool recordConditions_ = true;
   Interval defaultRange_{0, kInf};
