@@ -13,6 +13,7 @@
 // Exit status: 0 clean, 1 the model has errors (results are still printed), 2 usage or I/O
 // error.
 #include "shapeflow/cost/stats.h"
+#include "shapeflow/infer/domain.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/mapped_file.h"
@@ -44,6 +45,15 @@ namespace {
 int fail(const std::string &message) {
   std::cerr << "shapeflow: " << message << "\n";
   return 2;
+}
+
+/// A later stage (lowering, planning) could not run on a model whose inference found errors:
+/// the errors are what the user must see, the stage's own complaint only after them. Exit 1.
+int failAfterErrors(const Diagnostics &diags, const std::string &stage, const std::string &message) {
+  for (const Diagnostic &d : diags.list())
+    if (d.severity == Severity::Error) std::cerr << "error: " << format(d) << "\n";
+  std::cerr << "shapeflow: the model has errors (above), so no " << stage << " was made (" << message << ")\n";
+  return 1;
 }
 
 /// What every subcommand is given about the model.
@@ -191,10 +201,9 @@ int runStats(const ModelArgs &a, const StatsArgs &s) {
     auto b = parseDimBound(spec);
     if (!b.ok() || b->range.lo != b->range.hi)
       return fail("--at expects SYM=VALUE, got '" + spec + "'");
-    if (!r.graph.symbols.find(b->symbol))
-      return fail("--at " + spec + ": the model has no symbol '" + b->symbol + "'");
     report.at[b->symbol] = b->range.lo;
   }
+  if (auto known = checkNamesSymbols(r.graph, report.at); !known.ok()) return fail("--at: " + known.error().message);
   if (!s.sweep.empty() && !r.graph.symbols.find(s.sweep))
     return fail("--sweep: the model has no symbol '" + s.sweep + "'");
   report.sweep = s.sweep;
@@ -218,6 +227,7 @@ int runLower(const ModelArgs &a, const std::string &stage, bool json) {
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
   auto program = lower::lowerShapes(r.graph);
+  if (!program.ok() && r.diags.hasErrors()) return failAfterErrors(r.diags, "lowering", program.error().message);
   if (!program.ok()) return fail(program.error().message);
   LowerReport report{a.path, &r.graph, &*program, nullptr, nullptr};
   std::vector<std::string> lines;
@@ -229,6 +239,7 @@ int runLower(const ModelArgs &a, const std::string &stage, bool json) {
       lines = shapeLines(report);
   } else if (stage == "bounds") {
     auto bounds = lower::computeBounds(r.graph);
+    if (!bounds.ok() && r.diags.hasErrors()) return failAfterErrors(r.diags, "bounds", bounds.error().message);
     if (!bounds.ok()) return fail(bounds.error().message);
     report.bounds = &*bounds;
     if (json)
@@ -237,6 +248,7 @@ int runLower(const ModelArgs &a, const std::string &stage, bool json) {
       lines = boundLines(report);
   } else {
     auto plan = lower::planBuffers(*program);
+    if (!plan.ok() && r.diags.hasErrors()) return failAfterErrors(r.diags, "buffer plan", plan.error().message);
     if (!plan.ok()) return fail(plan.error().message);
     report.plan = &*plan;
     if (json)
@@ -305,7 +317,11 @@ int runPlan(const ModelArgs &a, const PlanArgs &s) {
   if (!bindingsOf(s.reference, "--reference", options.reference, err) ||
       !bindingsOf(s.at, "--at", report.at, err))
     return fail(err);
+  if (auto known = checkNamesSymbols(r.graph, options.reference); !known.ok())
+    return fail("--reference: " + known.error().message);
+  if (auto known = checkNamesSymbols(r.graph, report.at); !known.ok()) return fail("--at: " + known.error().message);
   auto plan = lower::planMemory(r.graph, options);
+  if (!plan.ok() && r.diags.hasErrors()) return failAfterErrors(r.diags, "memory plan", plan.error().message);
   if (!plan.ok()) return fail(plan.error().message);
   report.plan = &*plan;
   std::string json = planJsonText(report, 1);
@@ -329,9 +345,7 @@ int runPlan(const ModelArgs &a, const PlanArgs &s) {
 
 /// Loads for running: every constant's elements decoded.
 Result<Graph> loadForRun(const std::string &path, Diagnostics &diags) {
-  if (path.size() > 5 && path.substr(path.size() - 5) == ".onnx")
-    return onnx::loadModelFile(path, diags, onnx::ImportOptions{.decodeLarge = true});
-  return onnx::loadGraphFile(path, diags);
+  return onnx::loadGraphFile(path, diags, onnx::ImportOptions{.decodeLarge = true});
 }
 
 struct RunArgs {
@@ -634,11 +648,14 @@ int runCheck(const CheckArgs &a) {
   }
   auto r = eval::checkInference(g, co);
   if (!r.ok()) return fail(r.error().message);
-  size_t ran = 0;
-  for (const auto &s : r->samples) ran += s.ran;
+  const size_t ran = r->ran();
   if (a.json) {
     nlohmann::json j;
     j["model"] = a.path;
+    j["requested"] = r->requested;
+    j["ran"] = ran;
+    j["passed"] = r->passed();
+    if (!r->drawFailure.empty()) j["draw_failure"] = r->drawFailure;
     j["mismatches"] = r->mismatches();
     j["samples"] = nlohmann::json::array();
     for (const auto &s : r->samples) {
@@ -660,10 +677,13 @@ int runCheck(const CheckArgs &a) {
                                s.ran ? "" : " (stopped: " + s.error + ")");
       for (const auto &m : s.mismatches) std::cout << "  MISMATCH " << m << "\n";
     }
-    std::cout << fmt::format("{} of {} samples ran; {} mismatches\n", ran, r->samples.size(), r->mismatches());
+    if (!r->drawFailure.empty())
+      std::cout << fmt::format("only {} admissible sizes were found for {} samples; the draws broke: {}\n",
+                               r->samples.size(), r->requested, r->drawFailure);
+    std::cout << fmt::format("{} of {} samples ran; {} mismatches{}\n", ran, r->requested, r->mismatches(),
+                             r->passed() ? "" : ": FAILED (every sample asked for must run and agree)");
   }
-  if (r->mismatches()) return 1;
-  return ran ? 0 : 2;
+  return r->passed() ? 0 : 1;
 }
 
 int runCheckPlan(const std::string &path) {

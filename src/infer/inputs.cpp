@@ -5,6 +5,7 @@
 #include "shapeflow/dim/parse.h"
 #include "shapeflow/support/format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -139,6 +140,15 @@ std::vector<size_t> contradictedAxes(const PartialShape &declared, const Partial
   return axes;
 }
 
+static std::string namedSizesText(const Graph &g, const std::vector<std::string> &names) {
+  if (!names.empty()) return fmt::format("the inputs' named sizes: {}", fmt::join(names, ", "));
+  std::string inputs;
+  for (const OutletId &o : g.inputs)
+    if (!g.nodes[o.node].isCaptured())
+      inputs += fmt::format("{}{}: {}", inputs.empty() ? "" : ", ", g.outlet(o).name, g.outlet(o).fact);
+  return "the inputs have no named sizes: " + inputs;
+}
+
 std::vector<SymbolId> namedInputSymbols(const Graph &g) {
   ExprScope scope = g.enter();
   std::vector<SymbolId> out;
@@ -193,6 +203,24 @@ Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *dia
     target->fact.shape = std::move(*shape);
   }
   for (const InputValue &v : options.values) SF_TRY(applyValue(g, v));
+  // A range for a size no input has is a mistake (a misspelt or stale name), not a no-op.
+  if (!options.dims.empty()) {
+    std::vector<std::string> known; // in the order the inputs name them
+    auto add = [&](SymbolId s) {
+      const std::string &name = symbolInfo(s).name;
+      if (!name.empty() && std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+    };
+    for (SymbolId s : namedInputSymbols(g)) add(s);
+    for (const OutletId &o : g.inputs)
+      if (const auto &v = g.outlet(o).fact.value)
+        for (const Dimension &d : *v)
+          if (d.expr())
+            for (SymbolId s : symbolsOf(d.expr())) add(s);
+    for (const DimBound &d : options.dims)
+      if (std::find(known.begin(), known.end(), d.symbol) == known.end())
+        return errorf("a range is given for '{}' ({}), but no input of the model has a size named '{}' ({})",
+                      d.symbol, toString(d.range), d.symbol, namedSizesText(g, known));
+  }
   return success();
 }
 

@@ -7,6 +7,7 @@
 #include "shapeflow/onnx/import.h"
 
 #include "shapeflow/ir/text.h"
+#include "shapeflow/onnx/sniff.h"
 
 #include <algorithm>
 #include <array>
@@ -14,6 +15,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -653,43 +655,83 @@ Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags, const I
 
 namespace {
 
-/// A text-form graph starts with printable text; anything else is taken as ONNX protobuf.
-bool looksBinary(std::string_view bytes) {
-  for (size_t i = 0; i < std::min<size_t>(bytes.size(), 64); ++i)
-    if (bytes[i] == 0 || (uint8_t(bytes[i]) < 9)) return true;
-  return false;
+/// A file's first bytes, or why it cannot be read as a model (a directory, a missing file).
+Result<std::string> fileHead(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return errorf("{}: is a directory, not a model file", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errorf("{}: cannot open", path);
+  std::string head(64, '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  return head;
+}
+
+std::string_view withoutPrefix(std::string_view message, std::string_view label) {
+  if (message.substr(0, label.size()) == label && message.substr(label.size(), 2) == ": ")
+    message.remove_prefix(label.size() + 2);
+  return message;
+}
+
+/// What a front end does with bytes sniffModelBytes() calls Other: JSON, text, an image ... are
+/// named for what they are; binary bytes of no known kind may still be a protobuf model that
+/// starts with an unusual field, so the reader gets them, and its error is the detail.
+template <class LoadOnnx, class ParseText>
+Result<Graph> loadOther(std::string_view label, const Sniffed &s, bool text, LoadOnnx loadOnnx, ParseText parseText) {
+  if (text) {
+    auto g = parseText();
+    if (g.ok()) return g;
+    return makeError(notAModel(label, s, g.error().message));
+  }
+  if (s.looksLike.find("does not start like") == std::string::npos) return makeError(notAModel(label, s, ""));
+  auto g = loadOnnx();
+  if (g.ok()) return g;
+  return makeError(notAModel(label, s, withoutPrefix(g.error().message, label)));
+}
+
+bool textOther(const Sniffed &s) {
+  return s.looksLike == "JSON" || s.looksLike == "XML or HTML" || s.looksLike.rfind("text", 0) == 0;
 }
 
 } // namespace
 
 Result<Graph> loadGraphBuffer(std::string_view bytes, Diagnostics &diags, std::string_view label,
                               const ImportOptions &options) {
-  if (looksBinary(bytes)) {
+  auto onnx = [&]() -> Result<Graph> {
     SF_ASSIGN(ModelView model, readModelBuffer(bytes, {}, label));
     auto g = importModel(model, diags, options);
     if (!g.ok()) return errorf("{}: {}", label, g.error().message);
     return g;
-  }
-  auto g = parseGraph(bytes);
-  if (!g.ok()) return errorf("{}: {}", label, g.error().message);
-  return g;
+  };
+  auto text = [&]() -> Result<Graph> {
+    auto g = parseGraph(bytes);
+    if (!g.ok()) return errorf("{}: {}", label, g.error().message);
+    return g;
+  };
+  Sniffed s = sniffModelBytes(bytes.substr(0, 64));
+  if (s.kind == FileKind::Onnx) return onnx();
+  if (s.kind == FileKind::TextGraph) return text();
+  return loadOther(label, s, textOther(s), onnx, [&] { return parseGraph(bytes); });
 }
 
-Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags) {
-  auto endsWith = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() &&
-           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags, const ImportOptions &options) {
+  SF_ASSIGN(std::string head, fileHead(path));
+  Sniffed s = sniffModelBytes(head);
+  auto onnx = [&] { return loadModelFile(path, diags, options); };
+  auto parse = [&]() -> Result<Graph> {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return errorf("cannot open");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parseGraph(ss.str());
   };
-  if (endsWith(".onnx")) return loadModelFile(path, diags);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return errorf("{}: cannot open", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (looksBinary(text)) return loadModelFile(path, diags);
-  auto g = parseGraph(text);
-  if (!g.ok()) return errorf("{}: {}", path, g.error().message);
-  return g;
+  if (s.kind == FileKind::Onnx) return onnx();
+  if (s.kind == FileKind::TextGraph) {
+    auto g = parse();
+    if (!g.ok()) return errorf("{}: {}", path, g.error().message);
+    return g;
+  }
+  return loadOther(path, s, textOther(s), onnx, parse);
 }
 
 } // namespace sf::onnx

@@ -5,6 +5,7 @@
 // as their subcommands compute them. Every library error is raised as shapeflow.Error.
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/eval/eval.h"
+#include "shapeflow/infer/domain.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/onnx/export.h"
@@ -53,9 +54,7 @@ struct Source {
 
 Graph loadGraph(const Source &s, Diagnostics &diags, const onnx::ImportOptions &options = {}) {
   if (s.bytes) return take(onnx::loadGraphBuffer(*s.bytes, diags, s.label(), options));
-  if (options.decodeLarge && s.path.size() > 5 && s.path.substr(s.path.size() - 5) == ".onnx")
-    return take(onnx::loadModelFile(s.path, diags, options));
-  return take(onnx::loadGraphFile(s.path, diags));
+  return take(onnx::loadGraphFile(s.path, diags, options));
 }
 
 /// One inference: the graph with its facts, kept alive by every object that refers to it.
@@ -270,10 +269,8 @@ struct Inference {
     auto s = take(computeStats(state->graph));
     ExprScope scope = state->graph.enter();
     StatsReport r{state->source.label(), &state->graph, &s, std::nullopt, {}, {}};
-    for (const auto &[k, v] : at) {
-      if (!state->graph.symbols.find(k)) throw Error("at: the model has no symbol '" + k + "'");
-      r.at[k] = v;
-    }
+    take(checkNamesSymbols(state->graph, at));
+    r.at = at;
     return fromJsonText(statsJsonText(r));
   }
   py::object plan(int64_t align, const std::string &order, bool callerOwnedIO,
@@ -284,6 +281,8 @@ struct Inference {
     o.callerOwnedIO = callerOwnedIO;
     o.order = order == "memory" ? lower::OrderPolicy::Memory : lower::OrderPolicy::Model;
     o.reference = reference;
+    take(checkNamesSymbols(state->graph, reference));
+    take(checkNamesSymbols(state->graph, at));
     auto p = take(lower::planMemory(state->graph, o));
     PlanReport r{state->source.label(), &state->graph, &p, at};
     return fromJsonText(planJsonText(r));

@@ -127,6 +127,36 @@ TEST(CliExit, MissingFileIsTwo) {
   EXPECT_EQ(o.status, 2) << describe(o);
 }
 
+TEST(CliExit, AFileThatIsNoModelIsNamedForWhatItLooksLike) {
+  struct Case {
+    std::string name, bytes, says;
+  };
+  const std::vector<Case> cases = {
+      {"model.json", "{\"graph\": 1}\n", "(it looks like JSON): 1:1: expected 'graph'"},
+      {"notes.txt", "hello\n", "(it looks like text (a text-form graph starts with 'graph NAME(...)'))"},
+      {"image.onnx", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16), "(it looks like a PNG image)"},
+      {"weights.onnx", std::string("PK\x03\x04\x14\0\0\0", 8), "(it looks like a zip archive"},
+      {"empty.onnx", "", "(it looks like an empty file)"},
+      {"noise.onnx", std::string("\xff\xff\xff\x0f\x01\x02\x03", 7),
+       "(it looks like binary data that does not start like an ONNX model): "},
+  };
+  for (const Case &c : cases) {
+    fs::path p = scratchDir() / c.name;
+    std::ofstream(p, std::ios::binary) << c.bytes;
+    Outcome r = shapeflow({"infer", p.string()});
+    EXPECT_EQ(r.status, 2) << c.name << "\n" << describe(r);
+    EXPECT_TRUE(contains(r.err, p.string() + ": neither an ONNX model nor a text-form graph " + c.says))
+        << c.name << "\n" << describe(r);
+  }
+  Outcome dir = shapeflow({"infer", scratchDir().string()});
+  EXPECT_EQ(dir.status, 2) << describe(dir);
+  EXPECT_TRUE(contains(dir.err, "is a directory, not a model file")) << describe(dir);
+  // A text-form graph is told by its content, whatever its name.
+  fs::path named = scratchDir() / "graph_named.onnx";
+  std::ofstream(named) << slurp(data("clean.txt"));
+  EXPECT_EQ(shapeflow({"infer", named.string()}).status, 0);
+}
+
 TEST(CliExit, UnparsableTextIsTwoWithLineAndColumn) {
   Outcome r = shapeflow({"infer", data("parse_error.txt")});
   EXPECT_EQ(r.status, 2) << describe(r);
@@ -460,7 +490,7 @@ TEST(CliStats, CsvDeviceAndSvg) {
 TEST(CliStats, BadOptionsAreTwo) {
   Outcome a = shapeflow({"stats", data("clean.txt"), "--at", "Q=3"});
   EXPECT_EQ(a.status, 2) << describe(a);
-  EXPECT_TRUE(contains(a.err, "no symbol 'Q'")) << describe(a);
+  EXPECT_TRUE(contains(a.err, "no size named 'Q'")) << describe(a);
   fs::path dev = scratchDir() / "bad_dev.json";
   std::ofstream(dev) << R"({"name": "d"})";
   Outcome b = shapeflow({"stats", data("clean.txt"), "--device", dev.string()});
@@ -604,6 +634,33 @@ TEST(CliRun, BadInputsAreErrorsNotCrashes) {
   Outcome unknown = shapeflow({"run", data("clean.txt"), "--input", "q=random:1"});
   EXPECT_EQ(unknown.status, 2) << describe(unknown);
   EXPECT_TRUE(contains(unknown.err, "no input 'q'")) << describe(unknown);
+}
+
+TEST(CliPlan, AModelWithErrorsReportsThemNotTheStagesComplaint) {
+  Outcome r = shapeflow({"plan", data("error.txt")});
+  EXPECT_EQ(r.status, 1) << describe(r);
+  EXPECT_EQ(r.err.rfind("error: node 'bad' (Concat): input 1 has rank 3", 0), 0u) << describe(r);
+  EXPECT_TRUE(contains(r.err, "the model has errors (above), so no memory plan was made")) << describe(r);
+}
+
+TEST(CliCheck, SizesNoInputHasAreErrors) {
+  Outcome dim = shapeflow({"plan", data("clean.txt"), "--dim", "Q=1..4"});
+  EXPECT_EQ(dim.status, 2) << describe(dim);
+  EXPECT_TRUE(contains(dim.err, "a range is given for 'Q' (1..4), but no input of the model has a size named "
+                                "'Q' (the inputs' named sizes: N, H, W)"))
+      << describe(dim);
+  Outcome at = shapeflow({"check", data("clean.txt"), "--at", "N=2,Q=3"});
+  EXPECT_EQ(at.status, 2) << describe(at);
+  EXPECT_TRUE(contains(at.err, "no size named 'Q'")) << describe(at);
+}
+
+TEST(CliCheck, SamplesThatCannotRunFailTheCheck) {
+  // Sizes the model refuses (a 3x3 window with padding 1 on an empty map): the sample does not
+  // run, and the check fails.
+  Outcome r = shapeflow({"check", data("clean.txt"), "--at", "N=1,H=0,W=4", "--at", "N=1,H=9,W=9"});
+  EXPECT_EQ(r.status, 1) << describe(r);
+  EXPECT_TRUE(contains(r.out, "the sizes break a requirement of the model: H = 0 is outside 1..")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "1 of 2 samples ran; 0 mismatches: FAILED")) << describe(r);
 }
 
 TEST(CliCheck, SamplesRunAndAgree) {

@@ -50,5 +50,54 @@ TEST(Check, GivenBindingsAreUsed) {
   EXPECT_EQ(r->samples[1].binding.at("N"), 9);
 }
 
+const char *kMaskModel = R"(symbol B 1..
+symbol S 1..
+symbol P 0..
+symbol L 1..
+graph main(q: f32[B,4,S,16], k: f32[B,4,P,16], kn: f32[B,4,S,16], m: f32[B,1,1,L]) {
+  kk = Concat(k, kn) {axis = 2}
+  kt = Transpose(kk) {perm = [0, 1, 3, 2]}
+  s = MatMul(q, kt)
+  y = Add(s, m)
+  return y
+}
+)";
+
+TEST(Check, SamplesMeetTheModelsConditionsAndAllRun) {
+  // The mask's length L must broadcast against P + S: drawn alone, most samples would stop at
+  // the Add. Drawn from what inference learned, every one runs.
+  auto g = inferred(kMaskModel);
+  ASSERT_TRUE(g);
+  CheckOptions o;
+  o.samples = 5;
+  auto r = checkInference(*g, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->requested, 5u);
+  ASSERT_EQ(r->samples.size(), 5u);
+  for (const auto &s : r->samples) EXPECT_TRUE(s.ran) << s.error;
+  EXPECT_TRUE(r->passed());
+}
+
+TEST(Check, FewerSamplesRunThanAskedIsAFailure) {
+  auto g = inferred(kMaskModel);
+  ASSERT_TRUE(g);
+  CheckOptions o;
+  o.bindings = {{{"B", 1}, {"S", 2}, {"P", 3}, {"L", 5}}, {{"B", 1}, {"S", 2}, {"P", 3}, {"L", 4}}};
+  auto r = checkInference(*g, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->samples.size(), 2u);
+  EXPECT_TRUE(r->samples[0].ran);
+  EXPECT_FALSE(r->samples[1].ran);
+  EXPECT_NE(r->samples[1].error.find("break a requirement"), std::string::npos) << r->samples[1].error;
+  EXPECT_EQ(r->ran(), 1u);
+  EXPECT_EQ(r->mismatches(), 0u);
+  EXPECT_FALSE(r->passed()) << "one of two samples ran: not a pass";
+  // A size the model does not have is an error, not a sample that checks nothing.
+  o.bindings = {{{"T", 3}}};
+  auto bad = checkInference(*g, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("no size named 'T'"), std::string::npos) << bad.error().message;
+}
+
 } // namespace
 } // namespace sf::eval

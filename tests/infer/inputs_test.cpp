@@ -74,6 +74,25 @@ TEST(InputOptions, BadInputsAreErrorsNamingThem) {
   EXPECT_EQ(inferred(g, o), "y: f32[N,3,H,W]");
 }
 
+TEST(InputOptions, ARangeForASizeNoInputHasIsAnError) {
+  Graph g = model();
+  InferOptions o;
+  o.dims = {{"Q", {1, 8}}};
+  EXPECT_EQ(inferred(g, o), "error: a range is given for 'Q' (1..8), but no input of the model has a size "
+                            "named 'Q' (the inputs' named sizes: N, H, W)");
+  // A name an --input introduces is known.
+  Graph h = model();
+  o.inputs = {{"x", "N,3,Q,Q"}};
+  EXPECT_EQ(inferred(h, o), "y: f32[N,3,Q,Q]");
+  // A model whose input sizes are all fixed says so.
+  auto f = parseGraph("graph main(x: f32[1,3,224,224]) {\n  y = Relu(x)\n  return y\n}\n");
+  ASSERT_TRUE(f.ok());
+  InferOptions fixed;
+  fixed.dims = {{"H", {32, 512}}};
+  EXPECT_EQ(inferred(*f, fixed), "error: a range is given for 'H' (32..512), but no input of the model has a "
+                                 "size named 'H' (the inputs have no named sizes: x: f32[1,3,224,224])");
+}
+
 Graph shapeModel() {
   auto g = parseGraph(R"(opset 17
 graph main(x: f32[N,64], t: i64[2], k: i64[]) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "shapeflow/eval/eval.h"
+#include "shapeflow/infer/domain.h"
 
 #include <map>
 #include <string>
@@ -16,7 +17,8 @@
 namespace sf::eval {
 
 struct CheckOptions {
-  /// Explicit samples (symbol name -> value); when empty, `samples` are made from the ranges.
+  /// Explicit samples (symbol name -> value); when empty, `samples` are drawn from what the
+  /// inference learned of the inputs' sizes (inputDomain: ranges, solutions, conditions).
   std::vector<std::map<std::string, int64_t>> bindings;
   size_t samples = 4;
   uint64_t seed = 1;
@@ -33,6 +35,18 @@ struct SampleOutcome {
 
 struct CheckResult {
   std::vector<SampleOutcome> samples;
+  /// Samples asked for (the explicit bindings, or CheckOptions::samples): a check that ran
+  /// fewer checked less than asked, and fails.
+  size_t requested = 0;
+  /// When fewer admissible bindings were drawn than asked: the requirement that refused the draws.
+  std::string drawFailure;
+  size_t ran() const {
+    size_t n = 0;
+    for (const auto &s : samples) n += s.ran;
+    return n;
+  }
+  /// Every sample asked for ran, and no tensor disagreed with its fact.
+  bool passed() const { return ran() == requested && mismatches() == 0; }
   size_t mismatches() const {
     size_t n = 0;
     for (const auto &s : samples) n += s.mismatches.size();

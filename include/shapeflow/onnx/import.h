@@ -31,8 +31,10 @@ Result<Graph> importModel(const ModelView &model, Diagnostics &diags,
 Result<Graph> loadModelFile(const std::string &path, Diagnostics &diags,
                             const ImportOptions &options = {});
 
-/// An `.onnx` file, or a text-form graph (docs/TEXT_FORMAT.md): what a front end is given.
-Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags);
+/// An ONNX model, or a text-form graph (docs/TEXT_FORMAT.md), told apart by their first bytes
+/// (not the file's name): what a front end is given. Anything else (JSON, an image, an archive,
+/// a directory) is an error saying what it looks like, then the reader's detail.
+Result<Graph> loadGraphFile(const std::string &path, Diagnostics &diags, const ImportOptions &options = {});
 
 /// The same from bytes in memory (ONNX protobuf or the text form, told apart by their first
 /// bytes); `label` starts error messages. The graph's large constants view `bytes`: the caller
