@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer harness (tests/fuzz: wire, infer, text, expr, graph, eval) for SECONDS each, one
-# after another, in a clang ASan + UBSan build, and keeps what they learn:
+# harness after another, each as JOBS processes at once (one per core), in a clang ASan + UBSan
+# build, and keeps what they learn:
 #   fuzz/corpus/<harness>/    the corpus (seeded on first use: ONNX's node tests, the shipped and
-#                             malformed models, small dev models, the golden graphs)
+#                             malformed models, small dev models, the golden graphs); each process
+#                             writes to its own directory beside it (its own seed), merged into the
+#                             corpus at the end
 #   fuzz/crashes/<harness>/   crashes, leaks, timeouts, out-of-memory inputs (pin each in tests/)
-#   fuzz/log/<harness>.log    libFuzzer's output; the summary line per harness is printed
-# usage: scripts/fuzz.sh [SECONDS=60] [HARNESS...]     (FUZZ_BUILD=dir reuses a configured build;
-#        FUZZ_TIMEOUT=S: seconds one input may take, default 10; raise it on a loaded machine,
-#        where a starved run reports false timeouts)
-# Exit 1 if any harness stopped on a finding.
+#   fuzz/log/<harness>.<k>.log  libFuzzer's output per process; a summary line per harness is
+#                             printed with the CPU seconds of all its processes
+# usage: scripts/fuzz.sh [-j JOBS] [SECONDS=60] [HARNESS...]   (JOBS defaults to 1; FUZZ_BUILD=dir
+#        reuses a configured build; FUZZ_TIMEOUT=S: seconds one input may take, default 10; raise
+#        it on a loaded machine, where a starved run reports false timeouts)
+# Exit 1 if any process stopped on a finding.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+JOBS=1
+if [ "${1:-}" = "-j" ]; then JOBS=${2:?-j needs a number}; shift 2; fi
+case $JOBS in ''|*[!0-9]*|0) echo "fuzz.sh: -j expects a positive number, got '$JOBS'" >&2; exit 2 ;; esac
 SECONDS_EACH=${1:-60}; shift || true
 HARNESSES=("$@"); [ ${#HARNESSES[@]} -eq 0 ] && HARNESSES=(wire infer text expr graph eval)
 B=${FUZZ_BUILD:-build-fuzz}
@@ -59,18 +66,38 @@ for h in "${HARNESSES[@]}"; do
   corpus=fuzz/corpus/$h; crashes=fuzz/crashes/$h
   seed "$h" "$corpus"; mkdir -p "$crashes"
   maxlen=65536; [ "$h" = expr ] && maxlen=512; { [ "$h" = graph ] || [ "$h" = eval ]; } && maxlen=4096
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    /usr/bin/time -f '%U %S' -o "fuzz/log/$h.time" "$B/tests/fuzz/fuzz_$h" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=$maxlen -timeout=${FUZZ_TIMEOUT:-10} \
-    -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \
-    > "fuzz/log/$h.log" 2>&1
-  rc=$?
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz/log/$h.log" | grep -o '[0-9]*$')
-  last=$(grep -E '^#[0-9]+.*(cov|DONE)' "fuzz/log/$h.log" | tail -1)
-  cpu=$(tail -1 "fuzz/log/$h.time" 2>/dev/null | awk '{ printf "%d", $1 + $2 }')
-  echo "fuzz_$h: ${SECONDS_EACH}s (${cpu:-?} CPU s), ${execs:-?} inputs, rc=$rc, $(echo "$last" | grep -o 'cov: [0-9]*') $(echo "$last" | grep -o 'ft: [0-9]*') $(echo "$last" | grep -o 'corp: [0-9]*/[0-9a-zA-Z]*')"
-  if [ $rc -ne 0 ]; then
-    status=1
-    grep -E 'ERROR|SUMMARY|property violated|Test unit written' "fuzz/log/$h.log" | head -5
-  fi
+  pids=()
+  for k in $(seq 1 "$JOBS"); do
+    mkdir -p "$corpus.$k"
+    # New inputs go to the process's own directory (first); it reads the shared corpus too.
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      /usr/bin/time -f '%U %S' -o "fuzz/log/$h.$k.time" "$B/tests/fuzz/fuzz_$h" "$corpus.$k" "$corpus" \
+      -seed=$((RANDOM * 32768 + RANDOM + k)) -max_total_time="$SECONDS_EACH" -max_len=$maxlen \
+      -timeout=${FUZZ_TIMEOUT:-10} -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$crashes/" \
+      -print_final_stats=1 > "fuzz/log/$h.$k.log" 2>&1 &
+    pids+=($!)
+  done
+  rcs=()
+  for p in "${pids[@]}"; do wait "$p"; rcs+=($?); done
+  # Every process's new inputs into the corpus (libFuzzer keeps those that add coverage).
+  merge_dirs=()
+  for k in $(seq 1 "$JOBS"); do merge_dirs+=("$corpus.$k"); done
+  "$B/tests/fuzz/fuzz_$h" -merge=1 -max_len=$maxlen "$corpus" "${merge_dirs[@]}" > "fuzz/log/$h.merge.log" 2>&1 \
+    && rm -rf "${merge_dirs[@]}"
+  cpu=0; execs=0; worst=0
+  for k in $(seq 1 "$JOBS"); do
+    c=$(tail -1 "fuzz/log/$h.$k.time" 2>/dev/null | awk '{ printf "%d", $1 + $2 }')
+    e=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz/log/$h.$k.log" | grep -o '[0-9]*$')
+    cpu=$((cpu + ${c:-0})); execs=$((execs + ${e:-0}))
+    rc=${rcs[$((k - 1))]}
+    if [ "$rc" -ne 0 ]; then
+      worst=$rc; status=1
+      echo "fuzz_$h process $k: rc=$rc"
+      grep -E 'ERROR|SUMMARY|property violated|Test unit written' "fuzz/log/$h.$k.log" | head -5
+    fi
+  done
+  last=$(grep -E '^#[0-9]+.*(cov|DONE)' "fuzz/log/$h.1.log" | tail -1)
+  size=$(ls "$corpus" | wc -l)
+  echo "fuzz_$h: ${JOBS} x ${SECONDS_EACH}s (${cpu} CPU s), ${execs} inputs, rc=$worst, $(echo "$last" | grep -o 'cov: [0-9]*') $(echo "$last" | grep -o 'ft: [0-9]*') (process 1), corpus ${size} files"
 done
 exit $status

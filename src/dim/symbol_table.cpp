@@ -237,7 +237,12 @@ Interval SymbolTable::boundsAssumingConditions(Expr e) const {
       if (x == bounded) return symbol(stand);
     return nullptr;
   });
-  return assumed.ok() ? b.intersect(bounds(*assumed)) : b;
+  if (assumed.ok()) b = b.intersect(bounds(*assumed));
+  // A sum is not a node of another sum: `H - W - 1` is `H - W` shifted by a constant.
+  for (const auto &[bounded, stand] : boundedExprs_)
+    if (auto d = sub(e, bounded); d.ok() && isConst(*d))
+      b = b.intersect(add(bounds(symbol(stand)), Interval::point((*d)->value)));
+  return b;
 }
 
 void SymbolTable::noteBounded(Expr e, Interval within) {
