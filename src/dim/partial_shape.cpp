@@ -127,4 +127,14 @@ std::string PartialShape::toString(const PrintNames *names) const {
 
 std::string toString(const PartialShape &s) { return s.toString(); }
 
+bool PartialShape::equalEverywhere(const PartialShape &o) const {
+  if (!rankIsStatic() || !o.rankIsStatic() || size() != o.size()) return false;
+  for (size_t i = 0; i < size(); ++i) {
+    const Dimension &a = (*this)[i], &b = o[i];
+    if (a.isStatic() && b.isStatic() && a.length() == b.length()) continue;
+    if (a.isStatic() || b.isStatic() || !a.expr() || a.expr() != b.expr()) return false;
+  }
+  return true;
+}
+
 } // namespace sf

@@ -28,9 +28,11 @@ void reblock16(const float *from, float *to, int64_t n, int64_t c, int64_t hw, b
 /// y = conv(x, w) (+ b per output channel), w [m, c/group, kernel...] the elements of the tensor
 /// `weights`; with `keep` (a constant of the graph) the reordered weights are kept between runs,
 /// keyed by the tensor's identity; b may be null.
-/// An activation applied to the result in the same pass (a oneDNN post-op): the one the
-/// executor offered the Conv's kernel.
-using PostOp = EvalContext::Activation;
+/// An activation applied to the result in the same pass (a oneDNN post-op): a FusedConv's.
+struct PostOp {
+  enum class Kind : uint8_t { None, Relu, Swish } kind = Kind::None;
+  float alpha = 0; // Swish: x * sigmoid(alpha * x)
+};
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
               const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y,
               PostOp post = {});

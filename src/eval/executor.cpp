@@ -3,6 +3,7 @@
 #include "shapeflow/eval/eval.h"
 
 #include "shapeflow/eval/arena.h"
+#include "shapeflow/eval/plan.h"
 
 #include "blas.h"
 #include "dnnl.h"
@@ -124,227 +125,6 @@ std::string Value::describe() const {
 
 namespace eval {
 namespace {
-
-/// What a Conv's kernel may fold into its output, and the nodes that then have nothing left to
-/// do: `take` gets the Conv's output as its own, `skip` produces nothing.
-struct Fold {
-  EvalContext::Activation activation;
-  uint32_t take = kNoNode, skip = kNoNode;
-};
-
-/// The activation after a Conv whose output nothing else reads or returns: a Relu, or
-/// x * Sigmoid(x) (SiLU: the Sigmoid read only by the Mul, which reads the Conv's output too).
-Fold foldAfter(const Graph &g, const Node &conv, const std::vector<std::vector<bool>> &isOutput) {
-  using Kind = EvalContext::Activation::Kind;
-  Fold none;
-  if (conv.opType != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || isOutput[conv.id][0])
-    return none;
-  const auto &readers = conv.outputs[0].successors;
-  if (readers.size() == 2) {
-    for (int k = 0; k < 2; ++k) {
-      const Node &sig = g.nodes[readers[k].node], &mul = g.nodes[readers[1 - k].node];
-      if (sig.opType != "Sigmoid" || !sig.domain.empty() || mul.opType != "Mul" || !mul.domain.empty())
-        continue;
-      if (isOutput[sig.id][0] || sig.outputs[0].successors.size() != 1 ||
-          sig.outputs[0].successors[0].node != mul.id || mul.inputs.size() != 2)
-        continue;
-      OutletId convOut{conv.id, 0}, sigOut{sig.id, 0};
-      bool pair = (mul.inputs[0] == convOut && mul.inputs[1] == sigOut) ||
-                  (mul.inputs[1] == convOut && mul.inputs[0] == sigOut);
-      if (pair) return {{Kind::Swish, 1.0f}, mul.id, sig.id};
-    }
-    return none;
-  }
-  if (readers.size() != 1) return none;
-  InletId in = readers[0];
-  const Node &act = g.nodes[in.node];
-  if (!act.domain.empty() || in.slot != 0) return none;
-  if (act.opType == "Relu") return {{Kind::Relu, 0.0f}, act.id, kNoNode};
-  // Not Clip: oneDNN's clip turns a NaN into the lower bound where the Clip kernel keeps it (a
-  // NaN stays NaN through Relu and x * Sigmoid(x) either way).
-  return none;
-}
-
-bool sameExactShape(const PartialShape &a, const PartialShape &b);
-
-/// The value of a one-element constant input.
-std::optional<double> scalarConstant(const Graph &g, OutletId o) {
-  if (!g.contains(o)) return std::nullopt;
-  const Fact &f = g.fact(o);
-  if (!f.constant || !f.constant->hasData() || f.constant->elementCount() != 1) return std::nullopt;
-  auto v = f.constant->toDoubles(1);
-  if (!v.ok()) return std::nullopt;
-  return (*v)[0];
-}
-
-/// GELU as torch exports it, x (erf(x / sqrt 2) + 1) / 2, in f32: Div by sqrt 2 (or Mul by its
-/// inverse), Erf, Add of 1, and two Muls nested either way ((x a) 0.5 or (x 0.5) a), every
-/// intermediate read only by the next and not a graph output. Computed in one pass at the Mul
-/// that reads x (`compute`, x its input `xSlot`), `take` gets the result, `skip` produce nothing.
-struct Gelu {
-  uint32_t compute = kNoNode, take = kNoNode;
-  size_t xSlot = 0;
-  std::array<uint32_t, 3> skip{};
-};
-
-std::vector<Gelu> findGelus(const Graph &g, const std::vector<std::vector<bool>> &isOutput) {
-  auto is = [](const Node &n, const char *op) { return n.opType == op && n.domain.empty(); };
-  auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * want; };
-  // The only reader of a node's output 0, or null.
-  auto onlyReader = [&](const Node &n) -> const Node * {
-    if (n.outputs.size() != 1 || isOutput[n.id][0] || n.outputs[0].successors.size() != 1) return nullptr;
-    return &g.nodes[n.outputs[0].successors[0].node];
-  };
-  // The input of a two-input node that is not `o` (invalid when neither is or both are).
-  auto other = [](const Node &n, OutletId o) -> OutletId {
-    if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return OutletId{};
-    if (n.inputs[0] == o) return n.inputs[1];
-    if (n.inputs[1] == o) return n.inputs[0];
-    return OutletId{};
-  };
-  std::vector<Gelu> out;
-  for (const Node &erf : g.nodes) {
-    if (erf.removed || !is(erf, "Erf") || erf.inputs.size() != 1 || !erf.inputs[0].valid()) continue;
-    const Node &scale = g.nodes[erf.inputs[0].node];
-    if (onlyReader(scale) != &erf || scale.inputs.size() != 2) continue;
-    OutletId x;
-    for (size_t k = 0; k < 2 && !x.valid(); ++k) {
-      OutletId c = scale.inputs[1 - k];
-      if ((is(scale, "Div") && k == 0 && near(scalarConstant(g, c), std::sqrt(2.0))) ||
-          (is(scale, "Mul") && near(scalarConstant(g, c), std::sqrt(0.5))))
-        x = scale.inputs[k];
-    }
-    if (!x.valid() || !g.contains(x) || g.fact(x).type != ElementType::F32) continue;
-    const Node *add = onlyReader(erf);
-    if (!add || !is(*add, "Add") || !near(scalarConstant(g, other(*add, {erf.id, 0})), 1.0)) continue;
-    const Node *mul = onlyReader(*add);
-    if (!mul || !is(*mul, "Mul")) continue;
-    OutletId m = other(*mul, {add->id, 0});
-    if (!m.valid()) continue;
-    Gelu found;
-    found.skip = {scale.id, erf.id, add->id};
-    if (m == x) { // (x a) 0.5
-      const Node *half = onlyReader(*mul);
-      if (!half || !is(*half, "Mul") || !near(scalarConstant(g, other(*half, {mul->id, 0})), 0.5)) continue;
-      found.compute = mul->id, found.take = half->id;
-    } else { // (x 0.5) a
-      const Node &h = g.nodes[m.node];
-      if (!is(h, "Mul") || onlyReader(h) != mul || !near(scalarConstant(g, other(h, x)), 0.5)) continue;
-      found.compute = h.id, found.take = mul->id;
-    }
-    // The constants must not broadcast x to more dims (a [1,1] one would): the fold gives x's shape.
-    if (!sameExactShape(g.fact(x).shape, g.nodes[found.take].outputs[0].fact.shape)) continue;
-    const Node &c = g.nodes[found.compute];
-    found.xSlot = c.inputs[0] == x ? 0 : 1;
-    out.push_back(found);
-  }
-  return out;
-}
-
-/// A 2-D convolution in f32 (oneDNN can keep its input and output in channel blocks).
-bool isConv2d(const Graph &g, const Node &n) {
-  if (n.opType != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
-  if (!g.contains(n.inputs[0]) || !g.contains(n.inputs[1])) return false;
-  const Fact &x = g.fact(n.inputs[0]), &w = g.fact(n.inputs[1]);
-  return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 &&
-         w.shape.rankIsStatic() && w.shape.size() == 4;
-}
-
-/// Shapes equal at every binding: the same static sizes or the same expressions of symbols (an
-/// interval without an expression says nothing about another one).
-bool sameExactShape(const PartialShape &a, const PartialShape &b) {
-  if (!a.rankIsStatic() || !b.rankIsStatic() || a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].isStatic() && b[i].isStatic() && a[i].length() == b[i].length()) continue;
-    if (a[i].isStatic() || b[i].isStatic() || !a[i].expr() || a[i].expr() != b[i].expr()) return false;
-  }
-  return true;
-}
-
-/// An elementwise op (unary or broadcasting, ops/elementwise.cpp's in-place trait) whose every
-/// input has its output's exact shape or one element: it computes element i of the output from
-/// element i of the inputs whatever order the elements are stored in.
-bool isLayoutFree(const Graph &g, const Node &n, const OpDef *def) {
-  if (!def || !def->traits.inPlace || !n.domain.empty() || n.outputs.size() != 1) return false;
-  const PartialShape &out = n.outputs[0].fact.shape;
-  bool full = false;
-  for (OutletId in : n.inputs) {
-    if (!in.valid()) continue;
-    if (!g.contains(in)) return false;
-    const PartialShape &s = g.fact(in).shape;
-    if (sameExactShape(s, out)) {
-      full = true;
-      continue;
-    }
-    auto shape = s.rankIsStatic() ? s.toShape() : Result<Shape>(makeError("unknown rank"));
-    auto count = shape.ok() ? outputElements(*shape) : Result<int64_t>(makeError("unknown shape"));
-    if (!count.ok() || *count != 1) return false;
-  }
-  return full;
-}
-
-/// The tensors the executor keeps in oneDNN's nChw16c (channels in blocks of 16) from the Conv
-/// that makes them (or the layout-free elementwise op, e.g. a Relu or a residual Add, whose
-/// inputs are so kept) to the Convs and layout-free ops that read them: no reorder between
-/// two convolutions. f32, rank 4, channels a static multiple of 16, not a graph output, every
-/// reader a Conv (its input X) or a layout-free op whose output is kept so too.
-std::vector<std::vector<bool>> blockedTensors(const Graph &g, const std::vector<const OpDef *> &defs,
-                                              const std::vector<std::vector<bool>> &isOutput) {
-  std::vector<std::vector<bool>> blocked(g.nodes.size());
-  std::vector<int8_t> role(g.nodes.size(), 0); // 1 conv, 2 layout-free
-  for (const Node &n : g.nodes) {
-    blocked[n.id].assign(n.outputs.size(), false);
-    if (n.removed) continue;
-    role[n.id] = isConv2d(g, n) ? 1 : isLayoutFree(g, n, defs[n.id]) ? 2 : 0;
-    if (!role[n.id]) continue;
-    const Fact &f = n.outputs[0].fact;
-    blocked[n.id][0] = !isOutput[n.id][0] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
-                       f.shape.size() == 4 && f.shape[1].isStatic() && f.shape[1].length() % 16 == 0 &&
-                       f.shape[1].length() > 0;
-  }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const Node &n : g.nodes) {
-      if (n.removed || n.outputs.empty() || !blocked[n.id][0]) continue;
-      bool ok = true;
-      if (role[n.id] == 2)
-        for (OutletId in : n.inputs)
-          if (in.valid() && sameExactShape(g.fact(in).shape, n.outputs[0].fact.shape))
-            ok = ok && blocked[in.node][in.slot];
-      for (InletId r : n.outputs[0].successors) {
-        const Node &reader = g.nodes[r.node];
-        ok = ok && ((role[reader.id] == 1 && r.slot == 0) || (role[reader.id] == 2 && blocked[reader.id][0]));
-      }
-      if (!ok) blocked[n.id][0] = false, changed = true;
-    }
-  }
-  return blocked;
-}
-
-/// A constant whose elements lie at an address their type cannot be read from (a view of a
-/// model file's bytes at an odd offset) as an aligned copy, made once and kept per thread for as
-/// long as the constant lives: otherwise every kernel reading it copies it on every run (a
-/// transformer's weights, each MatMul). Aligned constants come back as they are.
-std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
-  if (!t || !t->hasData() || t->type() == ElementType::String) return t;
-  size_t align = std::min<size_t>(elementSize(t->type()), alignof(std::max_align_t));
-  if (align <= 1 || reinterpret_cast<uintptr_t>(t->bytes().data()) % align == 0) return t;
-  struct Copy {
-    std::weak_ptr<const Tensor> of;
-    std::shared_ptr<const Tensor> aligned;
-  };
-  thread_local std::map<const Tensor *, Copy> copies;
-  auto it = copies.find(t.get());
-  if (it != copies.end() && !it->second.of.expired()) return it->second.aligned;
-  std::erase_if(copies, [](const auto &e) { return e.second.of.expired(); });
-  auto bytes = t->bytes();
-  auto copy = Tensor::fromBytes(t->type(), t->shape(), std::vector<std::byte>(bytes.begin(), bytes.end()));
-  if (!copy.ok()) return t;
-  auto shared = std::make_shared<const Tensor>(std::move(*copy));
-  copies[t.get()] = Copy{t, shared};
-  return shared;
-}
-
 
 int64_t defaultBudget() {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
@@ -541,322 +321,244 @@ private:
   std::vector<OutletId> dying_;
 };
 
-/// One run: the registry, options, the bytes alive and the budget, shared by the bodies it runs.
+/// One run: the options, the bytes alive and the budget, shared by the bodies it runs.
 struct Runner {
-  const OpRegistry &registry;
   const RunOptions &options;
   int64_t live = 0, budget = 0, peak = 0;
   size_t nodesRun = 0;
   Arena *arena = nullptr; // the top graph's, when the run has one
   size_t blockedCount = 0; // tensors kept in channel blocks (bodies' included, once per body run)
 
-  /// Runs `g` with `formals` for its non-captured inputs (in order; null: the input's default
-  /// initializer) and `owner` the inputs of the node whose body it is (captured values).
-  Result<std::vector<Value>> execute(const Graph &g, const std::vector<Value> &formals,
+  /// Runs a prepared graph with `formals` for its non-captured inputs (in order; absent: the
+  /// input's default initializer) and `owner` the inputs of the node whose body it is
+  /// (captured values).
+  Result<std::vector<Value>> execute(const ExecPlan &plan, const std::vector<Value> &formals,
                                      const std::vector<Value> *owner, int depth);
 };
 
-Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Value> &formals,
-                                           const std::vector<Value> *owner, int depth) {
-  if (depth > 64) return errorf("bodies nested deeper than 64");
-  Arena *arena = depth == 0 ? this->arena : nullptr;
-  std::vector<uint32_t> order;
-  if (arena) {
-    order = arena->layout.order;
-  } else {
-    SF_ASSIGN(order, g.topologicalOrder());
-  }
-  std::vector<std::vector<Value>> values(g.nodes.size());
-  std::vector<int64_t> nodeBytes(g.nodes.size(), 0);
-  std::vector<size_t> aliveOutputs(g.nodes.size(), 0);
-  // Nodes whose work a Conv's kernel did (Fold): the Conv they take their output from, or skipped.
-  std::vector<uint32_t> foldedFrom(g.nodes.size(), kNoNode);
-  std::vector<bool> skipped(g.nodes.size(), false);
-  // Each node's record, looked up once.
-  std::vector<const OpDef *> defs(g.nodes.size(), nullptr);
-  for (const Node &n : g.nodes)
-    if (!n.removed && !n.isParameter() && !n.isConstant()) defs[n.id] = registry.find(n.domain, n.opType);
-  // Readers left per outlet; graph outputs are never released.
-  std::vector<std::vector<size_t>> readers(g.nodes.size());
-  std::vector<std::vector<bool>> isOutput(g.nodes.size());
-  // Of those, the readers of the elements (not Shape or Size): once none is left the elements
-  // go (where the memory plan frees them) and the readers of the shape see a tensor without data.
-  auto readsShapeOnly = [&](const Node &n) { return defs[n.id] && defs[n.id]->traits.metadataOnly; };
-  std::vector<std::vector<size_t>> dataReaders(g.nodes.size());
-  for (const Node &n : g.nodes) {
-    readers[n.id].resize(n.outputs.size());
-    dataReaders[n.id].resize(n.outputs.size());
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      readers[n.id][k] = n.outputs[k].successors.size();
-      for (InletId in : n.outputs[k].successors)
-        dataReaders[n.id][k] += !readsShapeOnly(g.nodes[in.node]);
-    }
-    isOutput[n.id].assign(n.outputs.size(), false);
-  }
-  for (OutletId o : g.outputs)
-    if (o.valid()) isOutput[o.node][o.slot] = true;
-  // Tensors kept in channel blocks between convolutions (not while every tensor is observed
-  // in the plain layout, nor with a caller's registry, nor without oneDNN).
-  std::vector<std::vector<bool>> blocked;
-  if (!options.observe && !options.registry && detail::dnnlAvailable()) {
-    blocked = blockedTensors(g, defs, isOutput);
-    for (const auto &node : blocked) blockedCount += size_t(std::count(node.begin(), node.end(), true));
-  }
-  // GELU's five ops in one pass (findGelus), on the same terms as the Conv folds.
-  std::vector<size_t> geluX(g.nodes.size(), SIZE_MAX); // at a node computing it: x's input
-  if (!options.observe && !options.registry)
-    for (const Gelu &f : findGelus(g, isOutput)) {
-      geluX[f.compute] = f.xSlot;
-      foldedFrom[f.take] = f.compute;
-      for (uint32_t k : f.skip) skipped[k] = true;
-    }
-  // Which formal each graph input takes.
-  std::unordered_map<uint32_t, size_t> formalOf;
-  {
-    size_t k = 0;
-    for (OutletId o : g.inputs)
-      if (!g.nodes[o.node].isCaptured()) formalOf[o.node] = k++;
-  }
-  auto release = [&](OutletId o) {
-    auto &v = values[o.node][o.slot];
+/// What one execution of a graph keeps: a value per outlet, the readers left, the bytes each
+/// node's kernel allocated and how many of its outputs are alive.
+struct Frame {
+  const ExecPlan &plan;
+  Runner &runner;
+  Arena *arena;
+  std::vector<Value> values;
+  std::vector<uint32_t> readers, dataReaders;
+  std::vector<int64_t> nodeBytes;
+  std::vector<uint32_t> alive;
+
+  Frame(const ExecPlan &p, Runner &r, Arena *a)
+      : plan(p), runner(r), arena(a), values(p.outletCount()), readers(p.readers()), dataReaders(p.dataReaders()),
+        nodeBytes(p.graph().nodes.size(), 0), alive(p.graph().nodes.size(), 0) {}
+
+  Value &value(OutletId o) { return values[plan.outlet(o)]; }
+  bool isOutput(OutletId o) const { return plan.isOutput()[plan.outlet(o)]; }
+
+  void release(OutletId o) {
+    Value &v = value(o);
     if (!v) return;
     v = Value();
     if (arena) arena->drop(o);
-    if (--aliveOutputs[o.node] == 0) {
-      live -= nodeBytes[o.node];
+    if (--alive[o.node] == 0) {
+      runner.live -= nodeBytes[o.node];
       nodeBytes[o.node] = 0;
     }
-  };
-
-  auto shed = [&](OutletId o) {
-    auto &v = values[o.node][o.slot];
-    if (!v.isTensor() || !v->hasData() || isOutput[o.node][o.slot] || readers[o.node][o.slot] == 0) return;
+  }
+  /// The elements go (where the memory plan frees them); readers of the shape see a tensor
+  /// without data.
+  void shed(OutletId o) {
+    Value &v = value(o);
+    if (!v.isTensor() || !v->hasData() || isOutput(o) || readers[plan.outlet(o)] == 0) return;
     if (auto t = Tensor::withoutData(v->type(), v->shape()); t.ok()) {
       v = Value(std::make_shared<const Tensor>(std::move(*t)));
       if (arena) arena->drop(o);
     }
-  };
-
-  // After a node ran: its inputs' tensors go once their last reader has run, their elements once
-  // their last reader of elements has.
-  auto releaseInputs = [&](const Node &n) {
-    bool shapeOnly = readsShapeOnly(n);
+  }
+  /// After a node ran: its inputs go once their last reader has run, their elements once their
+  /// last reader of elements has.
+  void releaseInputs(const Node &n, bool shapeOnly) {
     for (OutletId o : n.inputs) {
       if (!o.valid()) continue;
-      if (--readers[o.node][o.slot] == 0 && !isOutput[o.node][o.slot]) release(o);
-      else if (!shapeOnly && dataReaders[o.node][o.slot] > 0 && --dataReaders[o.node][o.slot] == 0) shed(o);
+      size_t k = plan.outlet(o);
+      if (--readers[k] == 0 && !isOutput(o)) release(o);
+      else if (!shapeOnly && dataReaders[k] > 0 && --dataReaders[k] == 0) shed(o);
     }
-  };
-
-  for (uint32_t id : order) {
-    const Node &n = g.nodes[id];
-    if (n.removed) continue;
-    values[id].resize(n.outputs.size());
-    if (n.isParameter()) {
-      const std::string &name = n.outputs[0].name;
-      if (n.isCaptured()) {
-        SF_ASSIGN(int64_t at, n.attrs.getInt("captured"));
-        if (!owner || at < 0 || size_t(at) >= owner->size() || !(*owner)[size_t(at)])
-          return errorf("'{}' is captured from an enclosing graph that does not give it", name);
-        values[id][0] = (*owner)[size_t(at)];
-      } else {
-        auto f = formalOf.find(id);
-        Value t = f != formalOf.end() && f->second < formals.size() ? formals[f->second] : Value();
-        const Fact &fact = n.outputs[0].fact;
-        if (!t) {
-          if (!(fact.constant && fact.constant->hasData())) return errorf("input '{}' ({}) is not given", name, fact);
-          t = Value(alignedConstant(fact.constant));
-        }
-        values[id][0] = t;
-      }
-      aliveOutputs[id] = 1;
-      continue;
-    }
-    if (n.isConstant()) {
-      const Fact &fact = n.outputs[0].fact;
-      if (!fact.constant || !fact.constant->hasData())
-        return errorf("node '{}': the constant '{}' ({}) has no data to run with", n.name,
-                      n.outputs[0].name, fact);
-      values[id][0] = Value(alignedConstant(fact.constant));
-      aliveOutputs[id] = 1;
-      continue;
-    }
-    // An activation its Conv already applied: the node taking the result gets the Conv's output
-    // (and its bytes); a skipped one (SiLU's Sigmoid) produces nothing.
-    if (foldedFrom[id] != kNoNode || skipped[id]) {
-      if (!skipped[id]) {
-        uint32_t src = foldedFrom[id];
-        if (isOutput[id][0] || readers[id][0] > 0) {
-          values[id][0] = values[src][0];
-          aliveOutputs[id] = 1;
-          nodeBytes[id] = nodeBytes[src];
-          if (arena) arena->hold({id, 0}, values[id][0]);
-        } else {
-          live -= nodeBytes[src]; // nothing reads the result: its bytes go now
-        }
-        nodeBytes[src] = 0;
-      }
-      if (options.profile) ++(*options.profile)[n.opType + " (folded)"].calls;
-      ++nodesRun;
-      releaseInputs(n);
-      continue;
-    }
-    const OpDef *def = defs[id];
-    std::string op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
-    if (!def || !def->kernel)
-      return errorf("node '{}' ({}): no kernel for op '{}'", n.name, op, op);
-    std::vector<Value> ins;
-    for (OutletId o : n.inputs) {
-      ins.push_back(o.valid() ? values[o.node][o.slot] : Value());
-      if (ins.back() && !ins.back().isTensor() && !def->kernelTakesSequences)
-        return errorf("node '{}' ({}): input {} is {}, and {} takes tensors", n.name, op,
-                      ins.size() - 1, ins.back().describe(), op);
-    }
-    // A graph that does not say which opset it imports (the text form without `opset`) gets the
-    // newest one's semantics, as the rules do.
-    EvalContext ctx(n, ins, n.opsetVersion ? n.opsetVersion : kNewestOpset, &live, budget);
-    ctx.setGraph(g);
-    // Conv then Relu or SiLU: offered to the Conv's kernel, not when every tensor is observed
-    // (the Conv's own output would not be seen) nor with a caller's registry (it may run the
-    // activation its own way).
-    Fold fold = options.observe || options.registry ? Fold{} : foldAfter(g, n, isOutput);
-    ctx.offerActivation(fold.activation);
-    if (!blocked.empty() && isConv2d(g, n) && n.inputs[0].valid())
-      ctx.setBlocked(blocked[n.inputs[0].node][n.inputs[0].slot], blocked[id][0]);
-    // A layout-free op on blocked inputs: their shapes must be its output's (as the facts say),
-    // or the elements would be paired wrongly.
-    if (!blocked.empty() && !n.outputs.empty() && blocked[id][0] && !isConv2d(g, n)) {
-      const Shape *full = nullptr;
-      for (size_t i = 0; i < ins.size(); ++i) {
-        if (!ins[i].isTensor() || ins[i]->elementCount() == 1) continue;
-        if (!full) full = &ins[i]->shape();
-        else if (ins[i]->shape() != *full)
-          return errorf("node '{}' ({}): inputs of shapes {} and {} kept in channel blocks (the facts "
-                        "said they are equal)", n.name, op, shapeText(*full), shapeText(ins[i]->shape()));
-      }
-    }
-    // Its outputs at their places in the arena; an input whose last reader this is may be
-    // written over by a kernel that works in place.
-    std::optional<NodePlacer> placer;
-    if (arena) {
-      std::vector<OutletId> dying;
-      // Dying: this node is the last to read its elements (a Shape after it sees no data).
-      if (!readsShapeOnly(n))
-        for (OutletId o : n.inputs)
-          if (o.valid() && !isOutput[o.node][o.slot] &&
-              size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == dataReaders[o.node][o.slot])
-            dying.push_back(o);
-      placer.emplace(*arena, g, n, std::move(dying));
-      ctx.setPlacer(&*placer);
-    }
-    if (def->traits.bodies != BodyRuns::None || def->kernelTakesSequences)
-      ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) {
-        return execute(body, f, &ins, depth + 1);
-      });
-    auto msSince = [](std::chrono::steady_clock::time_point t) {
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-    };
-    auto inputsText = [&] {
-      std::string facts;
-      for (size_t i = 0; i < ins.size(); ++i)
-        facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
-      return facts;
-    };
-    const bool gelu = geluX[id] != SIZE_MAX;
-    // Mode 2: the op's rule at the actual inputs, before the kernel: inputs it rejects never
-    // reach the kernel (an error naming them, as inference words it), and the kernel's outputs
-    // must agree with what it expects (below). Not for a GELU computed at one of its Muls (the
-    // Mul's other input was never made).
-    auto checkStarted = std::chrono::steady_clock::now();
-    std::optional<Result<Facts>> expected;
-    if (options.checkRules && def->infer && def->traits.bodies == BodyRuns::None && !gelu) {
-      std::vector<Fact> facts;
-      for (const auto &v : ins)
-        facts.push_back(actualFact(v));
-      ActualInferContext ictx(n, std::move(facts));
-      expected = def->infer(ictx);
-      if (!expected->ok())
-        return errorf("node '{}' ({}): {} (inputs {})", n.name, op, expected->error().message, inputsText());
-    }
-    double ruleMs = options.profile ? msSince(checkStarted) : 0;
-    auto started = std::chrono::steady_clock::now();
-    Result<void> r = success();
-    try {
-      r = gelu ? (ins[geluX[id]].isTensor() ? detail::fusedGelu(ctx, *ins[geluX[id]])
-                                            : Result<void>(makeError("GELU's input is not a tensor")))
-               : def->kernel(ctx);
-    } catch (const EvalContext::MissingInput &m) {
-      r = errorf("input {} is required and not given (or not a tensor)", m.index);
-    } catch (const EvalContext::UnreadableInput &u) {
-      r = makeError(u.why);
-    }
-    OpTime *timing = options.profile ? &(*options.profile)[gelu ? "GELU (fused)" : op] : nullptr;
-    if (timing) {
-      ++timing->calls;
-      timing->kernelMs += msSince(started);
-      started = std::chrono::steady_clock::now();
-    }
-    if (!r.ok()) {
-      live -= ctx.allocated();
-      return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, inputsText());
-    }
-    if (expected)
-      if (auto a = agree(**expected, ctx.outputs()); !a.ok())
-        return errorf("node '{}' ({}): the kernel and the shape rule disagree: {}", n.name, op,
-                      a.error().message);
-    if (timing) timing->checkMs += ruleMs + msSince(started);
-    // The places given to the kernel stop counting as alive; what it made is held below.
-    if (arena)
-      for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      const auto &t = ctx.outputs()[k];
-      bool wanted = isOutput[id][k] || readers[id][k] > 0;
-      if (!t && wanted)
-        return errorf("node '{}' ({}): the kernel did not set output {}", n.name, op, k);
-      if (!t) continue;
-      if (options.observe)
-        for (const Tensor *e : tensorsOf(t)) options.observe(n, k, *e);
-      if (wanted) {
-        values[id][k] = t;
-        ++aliveOutputs[id];
-        if (arena && placer && arena->layout.places[id][k] && t.isTensor() && t->bytes().size() > 0 &&
-            arena->offsetOf(t->bytes().data()) && !placer->gave(t->bytes().data())) {
-          // An output the plan gives its own place that shares an input's bytes (a branch
-          // returning an outer tensor): copied there, as the plan frees the input here.
-          auto b = t->bytes();
-          std::shared_ptr<std::byte[]> to = placer->place(int64_t(b.size()), false);
-          if (!to) {
-            ctx.setPlacer(nullptr); // on the heap (the placer has said no)
-            SF_ASSIGN(to, ctx.allocateForOverwrite(ElementType::U8, {int64_t(b.size())}));
-          }
-          detail::copyBytes(to.get(), b.data(), b.size());
-          SF_ASSIGN(Tensor copy, Tensor::view(t->type(), t->shape(), std::span<const std::byte>(to.get(), b.size()),
-                                              std::shared_ptr<const void>(to, to.get())));
-          values[id][k] = Value(std::make_shared<const Tensor>(std::move(copy)));
-        }
-        if (arena) {
-          arena->hold({id, uint32_t(k)}, values[id][k]);
-          const auto &p = arena->layout.places[id][k];
-          bool inArena = false;
-          for (const Tensor *e : tensorsOf(values[id][k])) inArena = inArena || arena->offsetOf(e->bytes().data());
-          if (p && p->bytes > 0 && !inArena) ++arena->use.elsewhere;
-        }
-      }
-    }
-    if (ctx.foldedActivation()) {
-      foldedFrom[fold.take] = id;
-      if (fold.skip != kNoNode) skipped[fold.skip] = true;
-    }
-    for (size_t k = 0; k < n.outputs.size(); ++k)
-      if (dataReaders[id][k] == 0) shed({id, uint32_t(k)});
-    nodeBytes[id] = ctx.allocated();
-    if (aliveOutputs[id] == 0) live -= nodeBytes[id], nodeBytes[id] = 0;
-    peak = std::max(peak, live);
-    ++nodesRun;
-    releaseInputs(n);
   }
+
+  Result<void> input(const Step &s, const std::vector<Value> &formals, const std::vector<Value> *owner);
+  Result<void> op(const Step &s, int depth);
+  /// An output the plan gives its own place that shares an input's bytes (a branch returning an
+  /// outer tensor): copied there, as the plan frees the input here.
+  Result<void> ownPlace(EvalContext &ctx, NodePlacer &placer, OutletId o);
+  Result<std::vector<Value>> outputs(int depth);
+};
+
+Result<void> Frame::input(const Step &s, const std::vector<Value> &formals, const std::vector<Value> *owner) {
+  const Node &n = plan.graph().nodes[s.node];
+  Value &v = values[plan.outlet(s.node)];
+  if (s.kind == NodeKind::Constant) {
+    v = Value(s.constant);
+  } else if (s.captured >= 0) {
+    if (!owner || size_t(s.captured) >= owner->size() || !(*owner)[size_t(s.captured)])
+      return errorf("'{}' is captured from an enclosing graph that does not give it", n.outputs[0].name);
+    v = (*owner)[size_t(s.captured)];
+  } else {
+    v = s.formal < formals.size() ? formals[s.formal] : Value();
+    if (!v && !s.constant) return errorf("input '{}' ({}) is not given", n.outputs[0].name, n.outputs[0].fact);
+    if (!v) v = Value(s.constant);
+  }
+  alive[s.node] = 1;
+  return success();
+}
+
+Result<void> Frame::ownPlace(EvalContext &ctx, NodePlacer &placer, OutletId o) {
+  Value &v = value(o);
+  auto b = v->bytes();
+  std::shared_ptr<std::byte[]> to = placer.place(int64_t(b.size()), false);
+  if (!to) {
+    ctx.setPlacer(nullptr); // on the heap (the placer has said no)
+    SF_ASSIGN(to, ctx.allocateForOverwrite(ElementType::U8, {int64_t(b.size())}));
+  }
+  detail::copyBytes(to.get(), b.data(), b.size());
+  SF_ASSIGN(Tensor copy, Tensor::view(v->type(), v->shape(), std::span<const std::byte>(to.get(), b.size()),
+                                      std::shared_ptr<const void>(to, to.get())));
+  v = Value(std::make_shared<const Tensor>(std::move(copy)));
+  return success();
+}
+
+Result<void> Frame::op(const Step &s, int depth) {
+  const RunOptions &options = runner.options;
+  const Node &n = plan.graph().nodes[s.node];
+  const std::string &op = s.op;
+  std::vector<Value> ins;
+  ins.reserve(n.inputs.size());
+  for (OutletId o : n.inputs) {
+    ins.push_back(o.valid() ? value(o) : Value());
+    if (ins.back() && !ins.back().isTensor() && !s.def->kernelTakesSequences)
+      return errorf("node '{}' ({}): input {} is {}, and {} takes tensors", n.name, op, ins.size() - 1,
+                    ins.back().describe(), op);
+  }
+  EvalContext ctx(n, ins, s.opset, &runner.live, runner.budget);
+  ctx.setGraph(plan.graph());
+  if (s.blockedIn || s.blockedOut) ctx.setBlocked(s.blockedIn, s.blockedOut);
+  // A layout-free op on blocked inputs: their shapes must be its output's (as the facts say),
+  // or the elements would be paired wrongly.
+  if (s.layoutFreeBlocked) {
+    const Shape *full = nullptr;
+    for (const Value &in : ins) {
+      if (!in.isTensor() || in->elementCount() == 1) continue;
+      if (!full) full = &in->shape();
+      else if (in->shape() != *full)
+        return errorf("node '{}' ({}): inputs of shapes {} and {} kept in channel blocks (the facts said they "
+                      "are equal)", n.name, op, shapeText(*full), shapeText(in->shape()));
+    }
+  }
+  // Its outputs at their places in the arena; an input whose last reader this is may be
+  // written over by a kernel that works in place.
+  std::optional<NodePlacer> placer;
+  if (arena) {
+    // Dying here: this node is the last left to read their elements (a Shape after it sees no
+    // data).
+    std::vector<OutletId> dying;
+    if (!s.readsShapeOnly)
+      for (OutletId o : n.inputs)
+        if (o.valid() && !isOutput(o) &&
+            size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == dataReaders[plan.outlet(o)])
+          dying.push_back(o);
+    placer.emplace(*arena, plan.graph(), n, std::move(dying));
+    ctx.setPlacer(&*placer);
+  }
+  if (s.runsBodies)
+    ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) -> Result<std::vector<Value>> {
+      const ExecPlan *bp = plan.body(body);
+      if (!bp) return errorf("subgraph '{}' was not prepared with its node", body.name);
+      return runner.execute(*bp, f, &ins, depth + 1);
+    });
+  auto msSince = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto inputsText = [&] {
+    std::string facts;
+    for (size_t i = 0; i < ins.size(); ++i)
+      facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
+    return facts;
+  };
+  // Mode 2: the op's rule at the actual inputs, before the kernel: inputs it rejects never
+  // reach the kernel (an error naming them, as inference words it), and the kernel's outputs
+  // must agree with what it expects (below).
+  auto checkStarted = std::chrono::steady_clock::now();
+  std::optional<Result<Facts>> expected;
+  if (options.checkRules && s.checksRule) {
+    std::vector<Fact> facts;
+    for (const auto &v : ins) facts.push_back(actualFact(v));
+    ActualInferContext ictx(n, std::move(facts));
+    expected = s.def->infer(ictx);
+    if (!expected->ok())
+      return errorf("node '{}' ({}): {} (inputs {})", n.name, op, expected->error().message, inputsText());
+  }
+  double ruleMs = options.profile ? msSince(checkStarted) : 0;
+  auto started = std::chrono::steady_clock::now();
+  Result<void> r = success();
+  try {
+    r = s.def->kernel(ctx);
+  } catch (const EvalContext::MissingInput &m) {
+    r = errorf("input {} is required and not given (or not a tensor)", m.index);
+  } catch (const EvalContext::UnreadableInput &u) {
+    r = makeError(u.why);
+  }
+  OpTime *timing = options.profile ? &(*options.profile)[op] : nullptr;
+  if (timing) {
+    ++timing->calls;
+    timing->kernelMs += msSince(started);
+    started = std::chrono::steady_clock::now();
+  }
+  if (!r.ok()) {
+    runner.live -= ctx.allocated();
+    return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, inputsText());
+  }
+  if (expected)
+    if (auto a = agree(**expected, ctx.outputs()); !a.ok())
+      return errorf("node '{}' ({}): the kernel and the shape rule disagree: {}", n.name, op, a.error().message);
+  if (timing) timing->checkMs += ruleMs + msSince(started);
+  const uint32_t id = s.node;
+  // The places given to the kernel stop counting as alive; what it made is held below.
+  if (arena)
+    for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const OutletId o{id, uint32_t(k)};
+    const auto &t = ctx.outputs()[k];
+    bool wanted = isOutput(o) || readers[plan.outlet(o)] > 0;
+    if (!t && wanted) return errorf("node '{}' ({}): the kernel did not set output {}", n.name, op, k);
+    if (!t) continue;
+    if (options.observe)
+      for (const Tensor *e : tensorsOf(t)) options.observe(n, k, *e);
+    if (!wanted) continue;
+    value(o) = t;
+    ++alive[id];
+    if (!arena) continue;
+    const auto &place = arena->layout.places[id][k];
+    if (place && t.isTensor() && t->bytes().size() > 0 && arena->offsetOf(t->bytes().data()) &&
+        !placer->gave(t->bytes().data()))
+      SF_TRY(ownPlace(ctx, *placer, o));
+    arena->hold(o, value(o));
+    bool inArena = false;
+    for (const Tensor *e : tensorsOf(value(o))) inArena = inArena || arena->offsetOf(e->bytes().data());
+    if (place && place->bytes > 0 && !inArena) ++arena->use.elsewhere;
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (dataReaders[plan.outlet(id) + k] == 0) shed({id, uint32_t(k)});
+  nodeBytes[id] = ctx.allocated();
+  if (alive[id] == 0) runner.live -= nodeBytes[id], nodeBytes[id] = 0;
+  runner.peak = std::max(runner.peak, runner.live);
+  ++runner.nodesRun;
+  releaseInputs(n, s.readsShapeOnly);
+  return success();
+}
+
+Result<std::vector<Value>> Frame::outputs(int depth) {
+  const Graph &g = plan.graph();
   std::vector<Value> outs;
-  for (OutletId o : g.outputs) outs.push_back(o.valid() ? values[o.node][o.slot] : Value());
+  for (OutletId o : g.outputs) outs.push_back(o.valid() ? value(o) : Value());
   // Outputs a kernel made in the arena leave it (the caller's to keep; the arena is reused).
   if (arena)
     for (Value &v : outs) {
@@ -881,61 +583,28 @@ Result<std::vector<Value>> Runner::execute(const Graph &g, const std::vector<Val
   // What the outputs hold stays counted until the caller drops them; a body's results are the
   // enclosing node's to count, so they leave this run's tally here.
   for (OutletId o : g.outputs)
-    if (o.valid() && depth > 0 && values[o.node][o.slot]) {
-      live -= nodeBytes[o.node];
+    if (o.valid() && depth > 0 && value(o)) {
+      runner.live -= nodeBytes[o.node];
       nodeBytes[o.node] = 0;
     }
   return outs;
 }
 
-} // namespace
-
-/// A layout made for this graph: a place per output, every node once in an order that runs
-/// each after the nodes it reads, offsets aligned and inside the arena.
-Result<void> checkLayout(const Graph &g, const ArenaLayout &layout) {
-  auto other = [&](const std::string &why) {
-    return errorf("the arena layout was not made for this graph: {}", why);
-  };
-  if (layout.places.size() != g.nodes.size())
-    return other(fmt::format("{} nodes, this one has {}", layout.places.size(), g.nodes.size()));
-  std::vector<size_t> position(g.nodes.size(), SIZE_MAX);
-  for (size_t i = 0; i < layout.order.size(); ++i) {
-    uint32_t id = layout.order[i];
-    if (id >= g.nodes.size() || position[id] != SIZE_MAX || g.nodes[id].removed)
-      return other(fmt::format("its order names node {} twice, removed or out of range", id));
-    position[id] = i;
+Result<std::vector<Value>> Runner::execute(const ExecPlan &plan, const std::vector<Value> &formals,
+                                           const std::vector<Value> *owner, int depth) {
+  if (depth > 64) return errorf("bodies nested deeper than 64");
+  Frame frame(plan, *this, depth == 0 ? arena : nullptr);
+  blockedCount += plan.blockedCount();
+  for (const Step &s : plan.steps()) {
+    if (s.kind == NodeKind::Op) SF_TRY(frame.op(s, depth));
+    else SF_TRY(frame.input(s, formals, owner));
   }
-  for (const Node &n : g.nodes) {
-    if (n.removed) continue;
-    if (position[n.id] == SIZE_MAX) return other(fmt::format("its order leaves out '{}'", n.name));
-    if (layout.places[n.id].size() != n.outputs.size())
-      return other(fmt::format("'{}' has {} outputs, the layout {}", n.name, n.outputs.size(), layout.places[n.id].size()));
-    for (OutletId in : n.inputs)
-      if (in.valid() && position[in.node] > position[n.id])
-        return other(fmt::format("it runs '{}' before '{}', which it reads", n.name, g.nodes[in.node].name));
-    for (const auto &p : layout.places[n.id])
-      if (p && (p->offset < 0 || p->bytes < 0 || p->offset % 64 != 0 || p->bytes > layout.bytes - p->offset))
-        return other(fmt::format("an output of '{}' is placed at {} ({} bytes) in an arena of {}", n.name,
-                                 p->offset, p->bytes, layout.bytes));
-  }
-  return success();
+  return frame.outputs(depth);
 }
 
-Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs,
-                      const RunOptions &options) {
-  std::map<std::string, Value> values;
-  for (const auto &[name, t] : inputs) values.emplace(name, Value(std::make_shared<const Tensor>(t)));
-  return run(g, values, options);
-}
-
-Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs,
-                      const RunOptions &options) {
-  ExprScope scope = g.enter();
-  detail::setGemmThreads(options.threads);
-  detail::setDnnlThreads(options.threads);
-  Runner runner{options.registry ? *options.registry : evalRegistry(), options};
-  runner.budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
-  // The caller's inputs, checked against what the model declares (for a sequence, each element).
+/// The caller's inputs in the order of the graph's formal inputs, each checked against what the
+/// model declares (for a sequence, each element).
+Result<std::vector<Value>> formalsOf(const Graph &g, const std::map<std::string, Value> &inputs) {
   std::vector<Value> formals;
   std::set<std::string> used;
   for (OutletId o : g.inputs) {
@@ -968,29 +637,37 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
         const Dimension &d = fact.shape[i];
         int64_t x = t->shape()[i];
         if (x < d.minLength() || (d.hasUpperBound() && x > d.maxLength()))
-          return errorf("input '{}' has shape {}, outside what the model admits: {}", name,
-                        shapeText(t->shape()), fact);
+          return errorf("input '{}' has shape {}, outside what the model admits: {}", name, shapeText(t->shape()),
+                        fact);
       }
     }
     formals.push_back(v);
   }
   for (const auto &[name, t] : inputs)
     if (!used.count(name)) return errorf("'{}' is not an input of the model", name);
-  // The arena: not while tensors are observed or a caller's kernels run (either may keep a
-  // tensor past its last reader), nor where it would not fit the budget or the memory (the
-  // heap then, as without one).
+  return formals;
+}
+
+} // namespace
+
+Result<RunResult> run(const ExecPlan &plan, const std::map<std::string, Value> &inputs, const RunOptions &options) {
+  const Graph &g = plan.graph();
+  ExprScope scope = g.enter();
+  detail::setGemmThreads(options.threads);
+  detail::setDnnlThreads(options.threads);
+  Runner runner{options};
+  runner.budget = options.maxMemory > 0 ? options.maxMemory : defaultBudget();
+  SF_ASSIGN(std::vector<Value> formals, formalsOf(g, inputs));
+  // The arena: not while tensors are observed (an observer may keep a tensor past its last
+  // reader), nor where it would not fit the budget or the memory (the heap then, as without one).
   std::optional<Arena> arena;
-  if (options.arena && !options.observe && !options.registry) {
-    const ArenaLayout &layout = *options.arena;
-    SF_TRY(checkLayout(g, layout));
-    if (layout.bytes <= runner.budget)
-      if (auto memory = Arena::acquire(layout.bytes)) {
-        arena.emplace(Arena{layout, std::move(memory), {}, {}});
-        arena->use.bytes = layout.bytes;
-        runner.arena = &*arena;
-      }
-  }
-  auto outs = runner.execute(g, formals, nullptr, 0);
+  if (const ArenaLayout *layout = plan.arena(); layout && !options.observe && layout->bytes <= runner.budget)
+    if (auto memory = Arena::acquire(layout->bytes)) {
+      arena.emplace(Arena{*layout, std::move(memory), {}, {}});
+      arena->use.bytes = layout->bytes;
+      runner.arena = &*arena;
+    }
+  auto outs = runner.execute(plan, formals, nullptr, 0);
   if (!outs.ok()) return outs.error();
   RunResult out;
   if (arena) out.arena = arena->use;
@@ -1000,6 +677,19 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs
   out.peakBytes = runner.peak;
   out.blockedTensors = runner.blockedCount;
   return out;
+}
+
+Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &inputs, const RunOptions &options) {
+  std::map<std::string, Value> values;
+  for (const auto &[name, t] : inputs) values.emplace(name, Value(std::make_shared<const Tensor>(t)));
+  return run(g, values, options);
+}
+
+Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs, const RunOptions &options) {
+  // An arena is not laid out for a caller's kernels (they may keep a tensor past its last reader).
+  PrepareOptions po{options.registry, bool(options.observe), options.registry ? nullptr : options.arena};
+  SF_ASSIGN(auto plan, prepare(g, po));
+  return run(*plan, inputs, options);
 }
 
 Result<Tensor> randomTensor(ElementType type, const Shape &shape, uint64_t seed) {

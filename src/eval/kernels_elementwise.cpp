@@ -615,6 +615,8 @@ Result<void> registerElementwise(OpRegistry &r) {
     auto approx = ctx.attrs().getString("approximate", "none");
     if (!approx.ok()) return approx.takeError();
     bool t = *approx == "tanh";
+    // f32 with erf: one pass on oneDNN (what the executor's GELU rewrite runs).
+    if (!t && ctx.hasInput(0) && ctx.input(0).type() == ElementType::F32) return fusedGelu(ctx, ctx.input(0));
     return unaryAttr({}, [t](double x, const std::vector<double> &) { return erfGelu(x, t); })(ctx);
   }));
   return success();

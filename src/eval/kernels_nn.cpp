@@ -4,6 +4,7 @@
 #include "blas.h"
 #include "dnnl.h"
 #include "kernel_util.h"
+#include "shapeflow/ops/fused.h"
 #include "shapeflow/support/pool_length.h"
 
 #include <cmath>
@@ -243,7 +244,18 @@ template <class F> void forEachTap(const Window &w, const std::vector<int64_t> &
   }
 }
 
-Result<void> conv(EvalContext &ctx) {
+/// The activation a FusedConv applies to its output, element by element.
+template <class T> void applyPostOp(const PostOp &post, T *p, int64_t count) {
+  if (post.kind == PostOp::Kind::Relu)
+    for (int64_t i = 0; i < count; ++i) p[i] = p[i] < T(0) ? T(0) : p[i];
+  if (post.kind == PostOp::Kind::Swish)
+    for (int64_t i = 0; i < count; ++i)
+      p[i] = T(double(p[i]) / (1.0 + std::exp(-double(post.alpha) * double(p[i]))));
+}
+
+/// Conv, with `post` applied to its output (FusedConv): in oneDNN's pass where it runs the
+/// convolution, else after the loops.
+Result<void> convWith(EvalContext &ctx, PostOp post) {
   const Tensor &x = ctx.input(0), &wt = ctx.input(1);
   if (x.shape().size() < 3 || wt.shape().size() != x.shape().size())
     return errorf("X is {} and W is {}", shapeText(x.shape()), shapeText(wt.shape()));
@@ -277,12 +289,9 @@ Result<void> conv(EvalContext &ctx) {
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
       geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
-      const PostOp &post = ctx.offeredActivation();
       if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
-                   bias ? bias->data() : nullptr, p, post)) {
-        if (post.kind != PostOp::Kind::None) ctx.foldActivation();
+                   bias ? bias->data() : nullptr, p, post))
         return o.finish(0);
-      }
       if (ctx.inputBlocked()) {
         if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
         plainX.resize(size_t(n * c * countOf(w.in)));
@@ -337,6 +346,7 @@ Result<void> conv(EvalContext &ctx) {
               for (int64_t po = 0; po < outSize; ++po) row[po] += bv;
             }
         }
+      applyPostOp(post, p, n * m * outSize);
       if (ctx.outputBlocked()) {
         if (m % 16 != 0 || w.out.size() != 2) return errorf("a blocked output of {} channels", m);
         std::vector<float> plainY(p, p + n * m * outSize);
@@ -362,8 +372,20 @@ Result<void> conv(EvalContext &ctx) {
             dst[po] = T(s);
           }
         }
+    applyPostOp(post, p, n * m * outSize);
     return o.finish(0);
   });
+}
+
+Result<void> conv(EvalContext &ctx) { return convWith(ctx, PostOp{}); }
+
+/// FusedConv (ops/fused.h): Conv and its activation.
+Result<void> fusedConv(EvalContext &ctx) {
+  SF_ASSIGN(std::string activation, ctx.attrs().getString("activation", ""));
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
+  if (activation == "Relu") return convWith(ctx, {PostOp::Kind::Relu, 0.0f});
+  if (activation == "Swish") return convWith(ctx, {PostOp::Kind::Swish, float(alpha)});
+  return errorf("activation '{}'", activation);
 }
 
 Result<void> pool(EvalContext &ctx, bool isMax) {
@@ -1197,6 +1219,9 @@ Result<void> registerNN(OpRegistry &r) {
   SF_TRY(setKernel(r, "MatMul", matmul));
   SF_TRY(setKernel(r, "Gemm", gemm));
   SF_TRY(setKernel(r, "Conv", conv));
+  SF_TRY(setKernel(r, kFusedConv, fusedConv, kShapeflowDomain));
+  r.findMutable("", "Conv")->kernelTakesBlocked = true;
+  r.findMutable(kShapeflowDomain, kFusedConv)->kernelTakesBlocked = true;
   SF_TRY(setKernel(r, "MaxPool", [](EvalContext &c) { return pool(c, true); }));
   SF_TRY(setKernel(r, "AveragePool", [](EvalContext &c) { return pool(c, false); }));
   SF_TRY(setKernel(r, "GlobalMaxPool", [](EvalContext &c) { return globalPool(c, true); }));

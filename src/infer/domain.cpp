@@ -96,9 +96,9 @@ Result<void> unknownSize(const std::string &name, int64_t v, const std::vector<I
 } // namespace
 
 Result<void> InputDomain::knows(const Binding &b) const {
-  for (const auto &[name, v] : b)
-    if (std::none_of(symbols.begin(), symbols.end(), [&](const Symbol &s) { return s.key == name; }))
-      return unknownSize(name, v, symbols);
+  for (const auto &entry : b)
+    if (std::none_of(symbols.begin(), symbols.end(), [&](const Symbol &s) { return s.key == entry.first; }))
+      return unknownSize(entry.first, entry.second, symbols);
   return success();
 }
 

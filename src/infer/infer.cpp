@@ -534,4 +534,23 @@ InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options)
   return stats;
 }
 
+Result<Facts> inferNodeFacts(Graph &g, uint32_t id, const OpRegistry *registry) {
+  ExprScope scope = g.enter();
+  const OpRegistry &reg = registry ? *registry : defaultRegistry();
+  if (id >= g.nodes.size() || g.nodes[id].removed) return errorf("node {} does not exist", id);
+  const Node &n = g.nodes[id];
+  const OpDef *def = reg.find(n.domain, n.opType);
+  if (!def || !def->infer) return errorf("{}: no shape rule", g.nodeLabel(id));
+  InferOptions options;
+  // On a copy of the symbol table: what the rule learns is not kept.
+  SymbolTable symbols = g.symbols;
+  Run run{reg, symbols, options, {}, 0, 0, {}};
+  Diagnostics diags;
+  NodeContext ctx(run, g, &g, n, diags, 0, false);
+  auto facts = def->infer(ctx);
+  if (!facts.ok()) return errorf("{}: {}", g.nodeLabel(id), facts.error().message);
+  if (def->values) def->values(ctx, *facts);
+  return facts;
+}
+
 } // namespace sf

@@ -6,7 +6,6 @@
 #include "shapeflow/support/format.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <numeric>
 #include <set>
@@ -264,6 +263,12 @@ int64_t peakOf(const std::vector<Item> &items, const std::vector<int64_t> &offse
   return peak;
 }
 
+/// The work (placements times the slots and pairs each looks at) the searches after the first
+/// orders may spend, whatever the machine's load: about 150 ms and 100 ms more on the 2-core
+/// development machine (10 ns a unit) for the largest dev models (retinanet's 742 slots).
+inline constexpr uint64_t kGreedyWork = 15'000'000;
+inline constexpr uint64_t kNoiseWork = 9'000'000;
+
 /// The best of several greedy placements (TFLite's greedy by size and by breadth, and orders by
 /// lifetime): each is fast, none is best on every graph.
 std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps) {
@@ -342,8 +347,17 @@ std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, 
   for (const Item &it : items)
     lives.push_back({alignUp(it.size, align), {it.first, it.last}});
   int64_t bound = liveLowerBound(lives, steps + 1);
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::steady_clock::now() - start; };
+  // The search is bounded by work, not time, so that the same model and options give the same
+  // plan on any machine however loaded: a placement costs a look at every slot and at each
+  // pair of slots alive together.
+  uint64_t perPlacement = n;
+  for (const auto &c : conflicts) perPlacement += c.size();
+  uint64_t work = 0;
+  auto spend = [&](uint64_t budget) {
+    if (work > budget) return false;
+    work += perPlacement;
+    return true;
+  };
   // Iterated greedy: a slot that ends at the peak goes earlier in the order, and the order is
   // kept when the peak does not rise (so that the search drifts across equal plans).
   {
@@ -351,7 +365,7 @@ std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, 
     std::vector<int64_t> cur = best;
     uint64_t pick = 0x9e3779b9;
     for (int round = 0; round < 4000 && bestPeak > bound; ++round) {
-      if ((round & 15) == 0 && elapsed() > std::chrono::milliseconds(150)) break;
+      if (!spend(kGreedyWork)) break;
       int64_t peak = peakOf(items, cur);
       std::vector<size_t> top;
       for (size_t i = 0; i < n; ++i)
@@ -379,7 +393,7 @@ std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, 
   }
   uint64_t state = 0x1234567;
   for (int round = 0; round < 256 && bestPeak > bound; ++round) {
-    if (elapsed() > std::chrono::milliseconds(250)) break;
+    if (!spend(kGreedyWork + kNoiseWork)) break;
     std::vector<double> key(n);
     for (size_t i = 0; i < n; ++i) {
       state = state * 6364136223846793005ull + 1442695040888963407ull;

@@ -20,6 +20,7 @@ void registerAllOps(OpRegistry &r) {
   registerMiscOps(r);
   registerTrainingOps(r);
   registerContribOps(r);
+  registerFusedOps(r);
 }
 
 } // namespace sf

@@ -304,11 +304,6 @@ Result<OpCost> costMatMulNBits(const CostContext &ctx) {
   return c;
 }
 
-/// A fused op: its standard op's cost and an activation (one operation) per output element.
-CostFn withActivation(CostFn base) {
-  return costSum({std::move(base), costPerOutput(FlopKind::Compare)});
-}
-
 /// QLinear elementwise ops: dequantise both operands (a subtract and a multiply each), the op,
 /// and requantise (a divide, an add, a rounding) per output element.
 CostFn costQLinear(FlopKind op) {
@@ -317,6 +312,10 @@ CostFn costQLinear(FlopKind op) {
 }
 
 } // namespace
+
+CostFn costWithActivation(CostFn base) {
+  return costSum({std::move(base), costPerOutput(FlopKind::Compare)});
+}
 
 void registerContribOps(OpRegistry &r) {
   const CostFn special = costPerOutput(FlopKind::Special);
@@ -398,8 +397,8 @@ void registerContribOps(OpRegistry &r) {
          .domain = kMs,
          .infer = inferLikeInput(),
          .cost = costQLinear(FlopKind::Compare)});
-  r.add({.name = "FusedConv", .domain = kMs, .infer = inferConv, .cost = withActivation(costConv)});
-  r.add({.name = "FusedGemm", .domain = kMs, .infer = inferGemm, .cost = withActivation(costGemm)});
+  r.add({.name = "FusedConv", .domain = kMs, .infer = inferConv, .cost = costWithActivation(costConv)});
+  r.add({.name = "FusedGemm", .domain = kMs, .infer = inferGemm, .cost = costWithActivation(costGemm)});
   r.add({.name = "LayerNormalization",
          .domain = kMs,
          .infer = inferLayerNorm,

@@ -701,7 +701,8 @@ Result<OpCost> costRoiAlign(const CostContext &ctx) {
 } // namespace
 
 void registerConvPoolOps(OpRegistry &r) {
-  r.add({.name = "Conv", .infer = inferConv, .refine = refineConv(false), .cost = costConv});
+  r.add({.name = "Conv", .infer = inferConv, .traits = {.takesActivation = true}, .refine = refineConv(false),
+         .cost = costConv});
   r.add({.name = "ConvInteger", .infer = inferConvInteger, .cost = costConvInteger});
   r.add({.name = "QLinearConv", .infer = inferQLinearConv, .cost = costQLinearConv});
   r.add({.name = "ConvTranspose", .infer = inferConvTranspose, .refine = refineConv(true), .cost = costConvTranspose});

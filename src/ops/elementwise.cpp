@@ -526,6 +526,9 @@ void registerElementwiseOps(OpRegistry &r) {
             "Clip"},
            {.infer = inferUnary, .traits = elementwise, .refine = same, .cost = compare});
   // clang-format on
+  for (auto [name, fn] : {std::pair{"Sigmoid", Pointwise::Sigmoid}, std::pair{"Erf", Pointwise::Erf},
+                          std::pair{"Relu", Pointwise::Relu}})
+    r.findMutable("", name)->traits.pointwise = fn;
   r.add({.name = "BitwiseNot", .infer = inferUnary, .traits = elementwise, .refine = same, .cost = other});
   // Float shape math on sizes (a resize factor, a rounded size) folds; see "float folding".
   auto unaryFloat = [&](const char *name, FloatFn fn, ExprFn efn, CostFn cost) {
@@ -566,28 +569,31 @@ void registerElementwiseOps(OpRegistry &r) {
            {.infer = inferUnaryBool, .traits = {.sameShape = true}, .refine = refineSameShape(false), .cost = compare});
   r.add({.name = "Identity",
          .infer = inferIdentity,
-         .traits = {.sameShape = true, .view = true, .movesElements = true, .keepsElements = true},
+         .traits = {.sameShape = true, .view = true, .movesElements = true, .keepsElements = true,
+                    .pointwise = Pointwise::Identity},
          .refine = same,
          .cost = costNone});
 
-  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn, FlopKind k) {
+  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn, FlopKind k, Pointwise pw) {
+    OpTraits traits = binary;
+    traits.pointwise = pw;
     r.add({.name = name,
            .infer = inferBinary(),
            .values = chain(intValues(op), floatValues(fn, exprFold(f))),
-           .traits = binary, .refine = broadcast,
+           .traits = traits, .refine = broadcast,
            .cost = costPerOutput(k)});
   };
   arithmetic(
       "Add", [](const Dimension &x, const Dimension &y) { return opt(x + y); }, FloatOp::Add,
-      [](Doubles x) { return x[0] + x[1]; }, FlopKind::Add);
+      [](Doubles x) { return x[0] + x[1]; }, FlopKind::Add, Pointwise::Add);
   arithmetic(
       "Sub", [](const Dimension &x, const Dimension &y) { return opt(x - y); }, FloatOp::Sub,
-      [](Doubles x) { return x[0] - x[1]; }, FlopKind::Add);
+      [](Doubles x) { return x[0] - x[1]; }, FlopKind::Add, Pointwise::Sub);
   arithmetic(
       "Mul", [](const Dimension &x, const Dimension &y) { return opt(x * y); }, FloatOp::Mul,
-      [](Doubles x) { return x[0] * x[1]; }, FlopKind::Mul);
+      [](Doubles x) { return x[0] * x[1]; }, FlopKind::Mul, Pointwise::Mul);
   arithmetic(
-      "Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; }, FlopKind::Div);
+      "Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; }, FlopKind::Div, Pointwise::Div);
   r.add({.name = "Mod",
          .infer = inferMod,
          .values = modValues,

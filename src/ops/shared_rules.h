@@ -19,5 +19,7 @@ Result<OpCost> costConv(const CostContext &ctx);      // conv_pool.cpp
 Result<OpCost> costLayerNorm(const CostContext &ctx); // norm.cpp
 /// LayerNorm whose shift (beta) is input `biasInput` (SkipLayerNormalization's is input 3).
 CostFn costLayerNormBiasAt(size_t biasInput); // norm.cpp
+/// A fused op: its standard op's cost and an activation (one operation) per output element.
+CostFn costWithActivation(CostFn base); // contrib.cpp
 
 } // namespace sf

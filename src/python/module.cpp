@@ -5,6 +5,7 @@
 // as their subcommands compute them. Every library error is raised as shapeflow.Error.
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/eval/eval.h"
+#include "shapeflow/eval/session.h"
 #include "shapeflow/infer/domain.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/lower/memory_plan.h"
@@ -391,9 +392,13 @@ py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
     py::gil_scoped_release release;
     Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
     inferGraph(g, diags);
+    // Prepared as `shapeflow run` prepares it: the executor's rewrites, the arena at these sizes.
+    std::map<std::string, Value> feeds;
+    for (const auto &[name, t] : tensors) feeds.emplace(name, Value(std::make_shared<const Tensor>(t)));
+    auto session = take(eval::prepareSession(std::move(g), feeds));
     eval::RunOptions o;
     o.maxMemory = maxMemory;
-    result = take(eval::run(g, tensors, o));
+    result = take(eval::run(*session->plan, feeds, o));
   }
   py::dict out;
   for (size_t i = 0; i < result.outputs.size(); ++i) out[text(result.outputNames[i])] = valueOf(result.outputs[i]);

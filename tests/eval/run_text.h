@@ -4,6 +4,7 @@
 #include "shapeflow/eval/eval.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
+#include "shapeflow/rewrite/rewrite.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +19,10 @@ struct Ran {
   Result<RunResult> result = makeError("not run");
 };
 
+/// `rewritten`: through the executor's rewrites first (rewrite::executionPasses), as `shapeflow
+/// run` runs a model.
 template <class In = Tensor>
-Ran runText(const char *text, std::map<std::string, In> inputs, RunOptions options = {}) {
+Ran runText(const char *text, std::map<std::string, In> inputs, RunOptions options = {}, bool rewritten = false) {
   Ran r;
   auto g = parseGraph(text);
   EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
@@ -27,6 +30,12 @@ Ran runText(const char *text, std::map<std::string, In> inputs, RunOptions optio
   r.graph = std::make_unique<Graph>(std::move(*g));
   Diagnostics d;
   inferGraph(*r.graph, d);
+  if (rewritten) {
+    rewrite::PassContext ctx{*r.graph, evalRegistry(), nullptr};
+    auto passes = rewrite::executionPasses();
+    auto counts = rewrite::runPasses(ctx, passes);
+    EXPECT_TRUE(counts.ok()) << (counts.ok() ? "" : counts.error().message);
+  }
   r.result = run(*r.graph, inputs, options);
   return r;
 }

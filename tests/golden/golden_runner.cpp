@@ -19,6 +19,8 @@
 #include "shapeflow/report/lower_report.h"
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/stats_report.h"
+#include "shapeflow/eval/eval.h"
+#include "shapeflow/rewrite/rewrite.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -200,10 +202,13 @@ ParsedCase parseCase(const std::vector<std::string> &lines, size_t begin, size_t
 /// What a file checks, by its folder: the facts (the default), the statistics (stats/: per
 /// node, per op type, total), or a lowering stage (lower/shapes/, lower/bounds/,
 /// lower/buffers/: the listings of `shapeflow lower --stage ...`), or the memory plan
-/// (lower/plan/: the listing of `shapeflow plan`, then the verifier's verdict on its JSON).
-enum class Checks { Facts, Backward, Contract, Stats, Shapes, Bounds, Buffers, Plan };
+/// (lower/plan/: the listing of `shapeflow plan`, then the verifier's verdict on its JSON), or
+/// a rewrite (rewrite/: the graph in the text form after the passes the file's name gives:
+/// rewrite/execution.txt the executor's, rewrite/<pass>.txt one pass).
+enum class Checks { Facts, Backward, Contract, Stats, Shapes, Bounds, Buffers, Plan, Rewrite };
 
 Checks checksOf(const std::string &file) {
+  if (startsWith(file, "rewrite/")) return Checks::Rewrite;
   if (startsWith(file, "backward/")) return Checks::Backward;
   if (startsWith(file, "contract/")) return Checks::Contract;
   if (startsWith(file, "stats/")) return Checks::Stats;
@@ -264,9 +269,26 @@ std::vector<std::string> contractLines(Graph &g) {
   return lines;
 }
 
-std::vector<std::string> actualLines(const Graph &g, const Diagnostics &diags, Checks checks) {
+/// The graph after the passes `file` names, printed; then what each pass rewrote.
+std::vector<std::string> rewriteLines(Graph &g, const std::string &file) {
+  std::string stem = fs::path(file).stem().string();
+  std::vector<rewrite::Pass> passes;
+  for (rewrite::Pass &p : rewrite::executionPasses())
+    if (stem == "execution" || p.name == stem) passes.push_back(std::move(p));
+  if (passes.empty()) return {"no pass is named '" + stem + "'"};
+  rewrite::PassContext ctx{g, eval::evalRegistry(), nullptr};
+  auto counts = rewrite::runPasses(ctx, passes);
+  if (!counts.ok()) return {"rewrite error: " + counts.error().message};
+  std::vector<std::string> out = splitLines(printGraph(g));
+  for (const rewrite::PassCount &c : *counts) out.push_back(c.name + ": " + std::to_string(c.rewrites));
+  return out;
+}
+
+std::vector<std::string> actualLines(Graph &g, const Diagnostics &diags, Checks checks, const std::string &file) {
   std::vector<std::string> out;
-  if (checks == Checks::Facts) {
+  if (checks == Checks::Rewrite) {
+    out = rewriteLines(g, file);
+  } else if (checks == Checks::Facts) {
     out = tensorLines(g);
   } else if (checks == Checks::Backward) {
     // What backward inference is for: the inputs' facts, then every tensor's.
@@ -399,7 +421,7 @@ TEST_P(GoldenTest, Check) {
     InferOptions opts;
     opts.backward = checks == Checks::Backward ? Backward::Always : Backward::Off;
     inferGraph(*g, diags, opts);
-    actual = actualLines(*g, diags, checks);
+    actual = actualLines(*g, diags, checks, c.file);
   }
 
   bool update = gUpdate;

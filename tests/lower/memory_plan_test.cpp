@@ -14,7 +14,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -312,13 +314,15 @@ TEST(MemoryPlanProperty, EveryGoldenGraph) {
   EXPECT_GT(planned, cases / 2);
 }
 
-TEST(MemoryPlanProperty, EveryDevModel) {
+/// Calls f(name, graph) for every dev model (SF_DEV_MODELS), inferred within its domain from
+/// bench/plan/domains.json; the number of models.
+size_t forEachDevModel(const std::function<void(const std::string &, Graph &)> &f) {
   const char *dir = std::getenv("SF_DEV_MODELS");
-  if (!dir || !*dir) GTEST_SKIP() << "SF_DEV_MODELS is not set (the dev corpus folder)";
+  if (!dir || !*dir) return 0;
   std::ifstream in(sourceDir() / "bench" / "plan" / "domains.json");
   nlohmann::json domains = nlohmann::json::parse(in, nullptr, false);
-  ASSERT_FALSE(domains.is_discarded());
-  size_t models = 0, planned = 0;
+  EXPECT_FALSE(domains.is_discarded());
+  size_t models = 0;
   for (const auto &entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().extension() != ".onnx") continue;
     std::string name = entry.path().stem().string();
@@ -328,13 +332,50 @@ TEST(MemoryPlanProperty, EveryDevModel) {
         dims.push_back({sym, {r[0].get<int64_t>(), r[1].get<int64_t>()}});
     Diagnostics d;
     auto g = inferred(onnx::loadModelFile(entry.path().string(), d), dims);
-    ASSERT_TRUE(g) << name;
+    EXPECT_TRUE(g) << name;
+    if (!g) continue;
     ExprScope scope = g->enter();
-    planned += checkPlans(*g, name);
+    f(name, *g);
     ++models;
   }
+  return models;
+}
+
+TEST(MemoryPlanProperty, EveryDevModel) {
+  if (!std::getenv("SF_DEV_MODELS")) GTEST_SKIP() << "SF_DEV_MODELS is not set (the dev corpus folder)";
+  size_t planned = 0;
+  size_t models = forEachDevModel([&](const std::string &name, Graph &g) { planned += checkPlans(g, name); });
   EXPECT_GT(models, 0u);
   EXPECT_GT(planned, 0u);
+}
+
+TEST(MemoryPlanProperty, TheSamePlanUnderLoad) {
+  // The planner's search is bounded by work, not time: a plan made while every core is busy is
+  // the plan made on an idle machine, byte for byte, in both orders.
+  if (!std::getenv("SF_DEV_MODELS")) GTEST_SKIP() << "SF_DEV_MODELS is not set (the dev corpus folder)";
+  size_t compared = 0;
+  forEachDevModel([&](const std::string &name, Graph &g) {
+    for (OrderPolicy order : {OrderPolicy::Model, OrderPolicy::Memory}) {
+      PlanOptions o;
+      o.order = order;
+      auto idle = planMemory(g, o);
+      if (!idle.ok()) continue;
+      std::atomic<bool> stop{false};
+      std::vector<std::thread> load;
+      for (unsigned k = 0; k < std::max(2u, std::thread::hardware_concurrency()); ++k)
+        load.emplace_back([&stop] {
+          volatile uint64_t x = 1;
+          while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+        });
+      auto busy = planMemory(g, o);
+      stop = true;
+      for (auto &t : load) t.join();
+      ASSERT_TRUE(busy.ok()) << name;
+      EXPECT_EQ(planJson(g, *idle).dump(), planJson(g, *busy).dump()) << name;
+      ++compared;
+    }
+  });
+  EXPECT_GT(compared, 0u);
 }
 
 } // namespace

@@ -60,6 +60,10 @@ public:
   static PartialShape hull(const PartialShape &a, const PartialShape &b);
   /// merge into `dst` (OpenVINO's merge_into): false when incompatible, `dst` then unspecified.
   static bool mergeInto(PartialShape &dst, const PartialShape &src);
+  /// The two are the same shape at every binding of their symbols: the same rank, and per dim
+  /// the same number or the same expression (an interval without an expression says nothing of
+  /// another one).
+  bool equalEverywhere(const PartialShape &o) const;
 
   /// `[N,3,(H - 1)//2 + 1,?,?{1..8}]`, `[]` for a scalar, `[...]` for unknown rank.
   std::string toString(const PrintNames *names = nullptr) const;

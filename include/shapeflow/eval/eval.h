@@ -128,23 +128,12 @@ public:
   }
   /// The graph the node belongs to (for inputIsConstant).
   void setGraph(const Graph &g) { graph_ = &g; }
-  /// An activation the executor offers to fold into this node's kernel (a Conv whose output only
-  /// a Relu or a SiLU reads): the kernel applies it to its output and says so with
-  /// `foldActivation()`, or ignores it (the activation then runs as usual).
-  struct Activation {
-    enum class Kind : uint8_t { None, Relu, Swish } kind = Kind::None;
-    float alpha = 0; // Swish: x * sigmoid(alpha * x)
-  };
-  void offerActivation(Activation a) { activation_ = a; }
-  const Activation &offeredActivation() const { return activation_; }
-  void foldActivation() { folded_ = true; }
   /// Input 0 and output 0 of a Conv whose elements the executor keeps in channel blocks of 16
   /// between the kernels that read them so (oneDNN's nChw16c; the executor decides which,
   /// before the run, and only for 2-D convolutions in f32 with channels a multiple of 16).
   void setBlocked(bool input0, bool output0) { blockedIn_ = input0, blockedOut_ = output0; }
   bool inputBlocked() const { return blockedIn_; }
   bool outputBlocked() const { return blockedOut_; }
-  bool foldedActivation() const { return folded_; }
   /// Input i as shared, for an output that views its bytes.
   const std::shared_ptr<const Tensor> &inputShared(size_t i) const {
     if (!hasInput(i)) throw MissingInput{i};
@@ -194,8 +183,6 @@ private:
   const Node &node_;
   std::vector<Value> inputs_;
   const Graph *graph_ = nullptr;
-  Activation activation_;
-  bool folded_ = false;
   bool blockedIn_ = false, blockedOut_ = false;
   int64_t opset_;
   std::vector<Value> outputs_;

@@ -86,4 +86,9 @@ std::vector<SymbolId> namedInputSymbols(const Graph &g);
 /// Infers every outlet's fact in place, on the graph's own symbol table.
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options = {});
 
+/// The facts node `id`'s rule (and value propagation) gives its outputs from its inputs' facts
+/// as they are, without writing them or keeping what the rule learns of the symbols: for a
+/// rewrite that adds a node to an inferred graph. The rule's error names the node.
+Result<Facts> inferNodeFacts(Graph &g, uint32_t id, const OpRegistry *registry = nullptr);
+
 } // namespace sf

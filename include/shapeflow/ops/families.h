@@ -20,5 +20,6 @@ void registerRnnOps(OpRegistry &r);         // rnn.cpp: RNN, GRU, LSTM
 void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, DFT, windows, ...
 void registerTrainingOps(OpRegistry &r);    // training.cpp: losses, text ops, preview optimizers
 void registerContribOps(OpRegistry &r);     // contrib.cpp: onnxruntime's com.microsoft ops
+void registerFusedOps(OpRegistry &r);       // fused.cpp: the ops shapeflow's rewrites emit
 
 } // namespace sf

@@ -120,7 +120,12 @@ enum class BodyRuns : uint8_t {
   PerElement, // SequenceMap: once per element of the input sequence
 };
 
-/// What lowering and memory planning need to know about an op without running it.
+/// The function an elementwise op computes, for rewrites that recognise patterns of ops (an
+/// activation after a convolution, GELU written as five ops) from their records rather than
+/// from op-type strings.
+enum class Pointwise : uint8_t { None, Identity, Add, Sub, Mul, Div, Relu, Sigmoid, Erf };
+
+/// What lowering, memory planning and rewrites need to know about an op without running it.
 struct OpTraits {
   /// Output 0 has the shape of input 0 (elementwise unary ops, activations, normalisations):
   /// its shape value is input 0's.
@@ -143,6 +148,11 @@ struct OpTraits {
   /// not Slice or Gather): bounds input 0's elements reach, output 0's reach too.
   bool keepsElements = false;
   BodyRuns bodies = BodyRuns::None;
+  /// See Pointwise.
+  Pointwise pointwise = Pointwise::None;
+  /// An activation applied to output 0 may be fused into the op (rewrite/: Conv followed by a
+  /// Relu becomes one FusedConv, ops/fused.h).
+  bool takesActivation = false;
 };
 
 struct OpDef {
@@ -157,6 +167,9 @@ struct OpDef {
   /// The kernel reads inputs that are sequences or optionals (the executor gives the others
   /// tensors only).
   bool kernelTakesSequences = false;
+  /// The kernel (a 2-D convolution's) reads input 0 and writes output 0 in oneDNN's channel
+  /// blocks where the executor asks it to (EvalContext::setBlocked).
+  bool kernelTakesBlocked = false;
 };
 
 class OpRegistry {

@@ -1,0 +1,19 @@
+// The ops shapeflow's own rewrites emit (rewrite/fuse.cpp), in a domain of their own so that no
+// model's op is taken for one: a convolution with its activation applied to its output. Each has
+// its record (rule, cost; the executor's kernel) like any other op. GELU written as five ops
+// becomes ONNX's own Gelu (opset 20), which has a record of its own already.
+#pragma once
+
+#include <string_view>
+
+namespace sf {
+
+inline constexpr std::string_view kShapeflowDomain = "ai.shapeflow";
+/// Conv's inputs and attributes, plus `activation` ("Relu", or "Swish": x * sigmoid(alpha * x))
+/// and `alpha` (Swish's, default 1).
+inline constexpr std::string_view kFusedConv = "FusedConv";
+/// ONNX's Gelu, and the opset that defines it.
+inline constexpr std::string_view kGelu = "Gelu";
+inline constexpr int kGeluOpset = 20;
+
+} // namespace sf

@@ -1,0 +1,80 @@
+// Graph rewrites: passes that turn an inferred graph into an equivalent one (the executor's
+// fusions; the simplifier's folds). A pass is a small function that finds its pattern through the
+// ops' records and traits (never by op-type strings) and replaces it with explicit nodes, each an
+// op with a record of its own (rule, cost, kernel), whose facts it infers from their inputs'.
+// Passes run in a list until none changes anything. Work that needs kernels (folding constants)
+// goes through an Evaluator the caller hands in, as kernels live in a layer above this one.
+#pragma once
+
+#include "shapeflow/ir/graph.h"
+#include "shapeflow/ir/tensor.h"
+#include "shapeflow/ops/op.h"
+#include "shapeflow/support/result.h"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sf::rewrite {
+
+/// Computes a node's outputs from constant inputs (the executor's kernels, given by the caller).
+class Evaluator {
+public:
+  virtual ~Evaluator() = default;
+  virtual Result<std::vector<TensorPtr>> evaluate(const Graph &g, const Node &n,
+                                                  const std::vector<TensorPtr> &inputs) const = 0;
+};
+
+/// What a pass works on.
+struct PassContext {
+  Graph &graph;
+  const OpRegistry &registry;
+  const Evaluator *evaluator = nullptr;
+};
+
+/// One rewrite: applied once over the graph, it returns how many places it rewrote.
+struct Pass {
+  std::string name;
+  std::function<Result<size_t>(PassContext &)> apply;
+};
+
+/// How many places each pass rewrote, over all rounds.
+struct PassCount {
+  std::string name;
+  size_t rewrites = 0;
+};
+
+/// Runs the passes in order, round after round, until a round rewrites nothing (at most
+/// `maxRounds`); then drops the removed nodes (Graph::compact). The graph must be inferred.
+Result<std::vector<PassCount>> runPasses(PassContext &ctx, std::span<const Pass> passes, int maxRounds = 8);
+
+// ---- building blocks of passes ----
+
+/// The record of a node (null for graph inputs, constants and ops without one).
+const OpDef *recordOf(const PassContext &ctx, const Node &n);
+/// Node `n`'s output 0 is read by exactly one input of one node and is not a graph output.
+const Node *onlyReader(const Graph &g, const Node &n);
+/// The one-element constant value of an outlet (a scalar or a [1] tensor).
+std::optional<double> scalarConstant(const Graph &g, OutletId o);
+
+/// Adds a node of op `domain.opType` (opset `opset`) reading `inputs`, infers its outputs from
+/// its rule, makes it stand for `replaced` (every reader and graph output of `replaced` reads
+/// its output 0 instead, which takes `replaced`'s name), and removes the nodes of `dead` (which
+/// must then have no readers). Returns the new node's id.
+Result<uint32_t> replaceWithNode(PassContext &ctx, std::string_view domain, std::string_view opType, int opset,
+                                 std::vector<OutletId> inputs, Attributes attrs, OutletId replaced,
+                                 std::span<const uint32_t> dead);
+
+// ---- the executor's fusions (fuse.cpp) ----
+
+/// Conv (an op whose record takes an activation) whose output only a Relu reads, or only
+/// x * Sigmoid(x) (SiLU), becomes one FusedConv (ops/fused.h).
+Result<size_t> fuseConvActivation(PassContext &ctx);
+/// GELU as torch exports it, x (erf(x / sqrt 2) + 1) / 2 in f32, five ops each read only by the
+/// next, becomes one Gelu (ONNX opset 20).
+Result<size_t> fuseGelu(PassContext &ctx);
+/// The passes the executor runs a graph through before it runs it.
+std::vector<Pass> executionPasses();
+
+} // namespace sf::rewrite

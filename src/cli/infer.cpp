@@ -1,0 +1,71 @@
+// `shapeflow infer`: the facts of every tensor, as a listing or JSON, and the model annotated
+// with them (--out).
+#include "common.h"
+
+#include "shapeflow/onnx/export.h"
+#include "shapeflow/onnx/mapped_file.h"
+#include "shapeflow/report/report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace sf::cli {
+namespace {
+
+/// The model's bytes through a mapping (no parse, no copy in memory), then the annotation, into
+/// a temporary file renamed over `outPath` at the end: `--out` may name the model itself.
+int writeAnnotated(const std::string &modelPath, const Graph &g, const std::string &outPath) {
+  auto file = onnx::MappedFile::open(modelPath);
+  if (!file.ok()) return fail("cannot write " + outPath + ": " + file.error().message);
+  std::string tmp = outPath + ".shapeflow-tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) return fail("cannot write " + outPath + ": cannot open " + tmp);
+  auto written = onnx::writeAnnotatedModel((*file)->bytes(), g, out, modelPath);
+  out.close();
+  std::error_code ec;
+  if (written.ok() && out) std::filesystem::rename(tmp, outPath, ec);
+  if (!written.ok() || !out || ec) {
+    std::filesystem::remove(tmp, ec);
+    return fail("cannot write " + outPath + ": " +
+                (!written.ok() ? written.error().message : std::string("I/O error")));
+  }
+  return 0;
+}
+
+struct InferArgs {
+  ModelArgs model;
+  bool json = false, noNames = false;
+  std::string outPath;
+};
+
+int runInfer(const InferArgs &a) {
+  auto m = loadAndInfer(a.model);
+  if (!m.ok()) return fail(m.error().message);
+  Inferred &r = **m;
+  Report report{a.model.path, &r.graph, &r.diags, r.stats, !a.noNames};
+  if (a.json) {
+    writeJson(report, std::cout, 1);
+    std::cout << "\n";
+  } else {
+    printText(report, std::cout);
+  }
+  if (!a.outPath.empty())
+    if (int rc = writeAnnotated(a.model.path, r.graph, a.outPath)) return rc;
+  return r.diags.hasErrors() ? 1 : 0;
+}
+
+} // namespace
+
+Command addInfer(CLI::App &app) {
+  auto args = std::make_shared<InferArgs>();
+  CLI::App *cmd = app.add_subcommand("infer", "infer and print the facts of every tensor");
+  args->model.add(cmd);
+  cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_option("--out", args->outPath, "write the .onnx model annotated with value_info");
+  cmd->add_flag("--no-names", args->noNames,
+                "print every dim expanded (no R1 = ... for repeated sizes, ? for unnamed input dims)");
+  return {cmd, [args] { return runInfer(*args); }};
+}
+
+} // namespace sf::cli

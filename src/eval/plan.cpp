@@ -1,0 +1,234 @@
+// prepare(): a graph made ready to run (eval/plan.h).
+#include "shapeflow/eval/plan.h"
+
+#include "shapeflow/eval/arena.h"
+
+#include "dnnl.h"
+
+#include <algorithm>
+
+namespace sf::eval {
+namespace {
+
+/// A 2-D convolution in f32 whose kernel can keep its input and output in channel blocks.
+bool isConv2d(const Graph &g, const Node &n, const OpDef *def) {
+  if (!def || !def->kernelTakesBlocked || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  if (!g.contains(n.inputs[0]) || !g.contains(n.inputs[1])) return false;
+  const Fact &x = g.fact(n.inputs[0]), &w = g.fact(n.inputs[1]);
+  return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 &&
+         w.shape.rankIsStatic() && w.shape.size() == 4;
+}
+
+/// An elementwise op (unary or broadcasting, the in-place trait) whose every input has its
+/// output's exact shape or one element: it computes element i of the output from element i of
+/// the inputs whatever order the elements are stored in.
+bool isLayoutFree(const Graph &g, const Node &n, const OpDef *def) {
+  if (!def || !def->traits.inPlace || !n.domain.empty() || n.outputs.size() != 1) return false;
+  const PartialShape &out = n.outputs[0].fact.shape;
+  bool full = false;
+  for (OutletId in : n.inputs) {
+    if (!in.valid()) continue;
+    if (!g.contains(in)) return false;
+    const PartialShape &s = g.fact(in).shape;
+    if (s.equalEverywhere(out)) {
+      full = true;
+      continue;
+    }
+    if (!s.isStatic()) return false;
+    for (const Dimension &d : s.dims())
+      if (d.length() != 1) return false;
+  }
+  return full;
+}
+
+/// The tensors kept in oneDNN's nChw16c (channels in blocks of 16) from the Conv that makes them
+/// (or the layout-free elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept)
+/// to the Convs and layout-free ops that read them: no reorder between two convolutions. f32,
+/// rank 4, channels a static multiple of 16, not a graph output, every reader a Conv (its input
+/// X) or a layout-free op whose output is kept so too. Per node: 1 conv, 2 layout-free, 0 other.
+std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *> &defs,
+                                 const std::vector<bool> &isOutput0, std::vector<int8_t> &role) {
+  std::vector<bool> blocked(g.nodes.size(), false);
+  role.assign(g.nodes.size(), 0);
+  for (const Node &n : g.nodes) {
+    if (n.removed) continue;
+    role[n.id] = isConv2d(g, n, defs[n.id]) ? 1 : isLayoutFree(g, n, defs[n.id]) ? 2 : 0;
+    if (!role[n.id]) continue;
+    const Fact &f = n.outputs[0].fact;
+    blocked[n.id] = !isOutput0[n.id] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
+                    f.shape.size() == 4 && f.shape[1].isStatic() && f.shape[1].length() % 16 == 0 &&
+                    f.shape[1].length() > 0;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node &n : g.nodes) {
+      if (n.removed || n.outputs.empty() || !blocked[n.id]) continue;
+      bool ok = true;
+      if (role[n.id] == 2)
+        for (OutletId in : n.inputs)
+          if (in.valid() && g.fact(in).shape.equalEverywhere(n.outputs[0].fact.shape))
+            ok = ok && in.slot == 0 && blocked[in.node];
+      for (InletId r : n.outputs[0].successors)
+        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && blocked[r.node]));
+      if (!ok) blocked[n.id] = false, changed = true;
+    }
+  }
+  return blocked;
+}
+
+/// A constant whose elements lie at an address their type cannot be read from (a view of a
+/// model file's bytes at an odd offset) as an aligned copy, made once with the plan: otherwise
+/// every kernel reading it copies it on every run. Aligned constants come back as they are.
+std::shared_ptr<const Tensor> alignedConstant(const std::shared_ptr<const Tensor> &t) {
+  if (!t || !t->hasData() || t->type() == ElementType::String) return t;
+  size_t align = std::min<size_t>(elementSize(t->type()), alignof(std::max_align_t));
+  if (align <= 1 || reinterpret_cast<uintptr_t>(t->bytes().data()) % align == 0) return t;
+  auto bytes = t->bytes();
+  auto copy = Tensor::fromBytes(t->type(), t->shape(), std::vector<std::byte>(bytes.begin(), bytes.end()));
+  if (!copy.ok()) return t;
+  return std::make_shared<const Tensor>(std::move(*copy));
+}
+
+/// A layout made for this graph: a place per output, every node once in an order that runs
+/// each after the nodes it reads, offsets aligned and inside the arena.
+Result<void> checkLayout(const Graph &g, const ArenaLayout &layout) {
+  auto other = [&](const std::string &why) {
+    return errorf("the arena layout was not made for this graph: {}", why);
+  };
+  if (layout.places.size() != g.nodes.size())
+    return other(fmt::format("{} nodes, this one has {}", layout.places.size(), g.nodes.size()));
+  std::vector<size_t> position(g.nodes.size(), SIZE_MAX);
+  for (size_t i = 0; i < layout.order.size(); ++i) {
+    uint32_t id = layout.order[i];
+    if (id >= g.nodes.size() || position[id] != SIZE_MAX || g.nodes[id].removed)
+      return other(fmt::format("its order names node {} twice, removed or out of range", id));
+    position[id] = i;
+  }
+  for (const Node &n : g.nodes) {
+    if (n.removed) continue;
+    if (position[n.id] == SIZE_MAX) return other(fmt::format("its order leaves out '{}'", n.name));
+    if (layout.places[n.id].size() != n.outputs.size())
+      return other(fmt::format("'{}' has {} outputs, the layout {}", n.name, n.outputs.size(), layout.places[n.id].size()));
+    for (OutletId in : n.inputs)
+      if (in.valid() && position[in.node] > position[n.id])
+        return other(fmt::format("it runs '{}' before '{}', which it reads", n.name, g.nodes[in.node].name));
+    for (const auto &p : layout.places[n.id])
+      if (p && (p->offset < 0 || p->bytes < 0 || p->offset % 64 != 0 || p->bytes > layout.bytes - p->offset))
+        return other(fmt::format("an output of '{}' is placed at {} ({} bytes) in an arena of {}", n.name,
+                                 p->offset, p->bytes, layout.bytes));
+  }
+  return success();
+}
+
+/// The graphs held by a node's attributes (If's branches, a Loop's body, ...).
+std::vector<const Graph *> bodiesOf(const Node &n) {
+  std::vector<const Graph *> out;
+  for (const auto &[name, attr] : n.attrs) {
+    if (const GraphPtr *p = attr.get<GraphPtr>(); p && *p) out.push_back(p->get());
+    if (const auto *ps = attr.get<std::vector<GraphPtr>>())
+      for (const auto &p : *ps)
+        if (p) out.push_back(p.get());
+  }
+  return out;
+}
+
+} // namespace
+
+Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOptions &options) {
+  ExprScope scope = g.enter();
+  auto plan = std::make_shared<ExecPlan>();
+  plan->graph_ = &g;
+  plan->registry_ = options.registry ? options.registry : &evalRegistry();
+  plan->arena_ = options.arena;
+  std::vector<uint32_t> order;
+  if (options.arena) {
+    SF_TRY(checkLayout(g, *options.arena));
+    order = options.arena->order;
+  } else {
+    SF_ASSIGN(order, g.topologicalOrder());
+  }
+  // Each node's record, its outlets' numbers, readers and readers of elements.
+  const size_t count = g.nodes.size();
+  std::vector<const OpDef *> defs(count, nullptr);
+  plan->firstOutlet_.resize(count + 1, 0);
+  for (const Node &n : g.nodes) {
+    if (!n.removed && n.kind == NodeKind::Op) defs[n.id] = plan->registry_->find(n.domain, n.opType);
+    plan->firstOutlet_[n.id + 1] = plan->firstOutlet_[n.id] + n.outputs.size();
+  }
+  auto readsShapeOnly = [&](uint32_t id) { return defs[id] && defs[id]->traits.metadataOnly; };
+  const size_t outlets = plan->firstOutlet_[count];
+  plan->readers_.assign(outlets, 0);
+  plan->dataReaders_.assign(outlets, 0);
+  plan->isOutput_.assign(outlets, false);
+  for (const Node &n : g.nodes)
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      size_t o = plan->firstOutlet_[n.id] + k;
+      plan->readers_[o] = uint32_t(n.outputs[k].successors.size());
+      for (InletId in : n.outputs[k].successors) plan->dataReaders_[o] += !readsShapeOnly(in.node);
+    }
+  for (OutletId o : g.outputs)
+    if (g.contains(o)) plan->isOutput_[plan->outlet(o)] = true;
+  // Tensors kept in channel blocks between convolutions (not while every tensor is observed in
+  // the plain layout, nor with a caller's registry, nor without oneDNN).
+  std::vector<bool> blocked(count, false);
+  std::vector<int8_t> role;
+  if (!options.observed && !options.registry && detail::dnnlAvailable()) {
+    std::vector<bool> output0(count, false);
+    for (const Node &n : g.nodes)
+      if (!n.outputs.empty()) output0[n.id] = plan->isOutput_[plan->firstOutlet_[n.id]];
+    blocked = blockedOutputs(g, defs, output0, role);
+    plan->blockedCount_ = size_t(std::count(blocked.begin(), blocked.end(), true));
+  }
+  size_t formals = 0;
+  std::vector<size_t> formalOf(count, SIZE_MAX);
+  for (OutletId o : g.inputs)
+    if (g.contains(o) && !g.nodes[o.node].isCaptured()) formalOf[o.node] = formals++;
+  for (uint32_t id : order) {
+    const Node &n = g.nodes[id];
+    if (n.removed) continue;
+    Step s;
+    s.node = id;
+    s.kind = n.kind;
+    if (n.isParameter()) {
+      if (n.isCaptured()) {
+        SF_ASSIGN(s.captured, n.attrs.getInt("captured"));
+      } else {
+        s.formal = formalOf[id];
+        s.constant = alignedConstant(n.outputs[0].fact.constant);
+      }
+      plan->steps_.push_back(std::move(s));
+      continue;
+    }
+    if (n.isConstant()) {
+      const Fact &fact = n.outputs[0].fact;
+      if (!fact.constant || !fact.constant->hasData())
+        return errorf("node '{}': the constant '{}' ({}) has no data to run with", n.name, n.outputs[0].name, fact);
+      s.constant = alignedConstant(fact.constant);
+      plan->steps_.push_back(std::move(s));
+      continue;
+    }
+    s.def = defs[id];
+    s.op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
+    if (!s.def || !s.def->kernel) return errorf("node '{}' ({}): no kernel for op '{}'", n.name, s.op, s.op);
+    // A graph that does not say which opset it imports (the text form without `opset`) gets the
+    // newest one's semantics, as the rules do.
+    s.opset = n.opsetVersion ? n.opsetVersion : kNewestOpset;
+    s.readsShapeOnly = readsShapeOnly(id);
+    s.checksRule = s.def->infer && s.def->traits.bodies == BodyRuns::None;
+    s.runsBodies = s.def->traits.bodies != BodyRuns::None || s.def->kernelTakesSequences;
+    if (!role.empty() && role[id] == 1 && n.inputs[0].valid()) {
+      s.blockedIn = blocked[n.inputs[0].node] && n.inputs[0].slot == 0;
+      s.blockedOut = blocked[id];
+    }
+    s.layoutFreeBlocked = !role.empty() && role[id] == 2 && blocked[id];
+    for (const Graph *b : bodiesOf(n))
+      if (!plan->bodies_.count(b)) {
+        SF_ASSIGN(auto bp, prepare(*b, PrepareOptions{options.registry, options.observed, nullptr}));
+        plan->bodies_.emplace(b, std::move(bp));
+      }
+    plan->steps_.push_back(std::move(s));
+  }
+  return std::shared_ptr<const ExecPlan>(std::move(plan));
+}
+
+} // namespace sf::eval

@@ -1,0 +1,121 @@
+// The executor's fusions (rewrite/rewrite.h): a convolution and its activation, GELU's five ops.
+#include "shapeflow/ops/fused.h"
+#include "shapeflow/rewrite/rewrite.h"
+
+#include <cmath>
+
+namespace sf::rewrite {
+namespace {
+
+bool computes(const PassContext &ctx, const Node *n, Pointwise fn) {
+  const OpDef *def = n ? recordOf(ctx, *n) : nullptr;
+  return def && def->traits.pointwise == fn;
+}
+
+/// The input of a two-input node that is not `o` (invalid when neither is or both are).
+OutletId otherInput(const Node &n, OutletId o) {
+  if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return OutletId{};
+  if (n.inputs[0] == o) return n.inputs[1];
+  if (n.inputs[1] == o) return n.inputs[0];
+  return OutletId{};
+}
+
+bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * want; }
+
+} // namespace
+
+Result<size_t> fuseConvActivation(PassContext &ctx) {
+  Graph &g = ctx.graph;
+  size_t fused = 0;
+  for (uint32_t id = 0; id < g.nodes.size(); ++id) {
+    const Node &conv = g.nodes[id];
+    const OpDef *def = recordOf(ctx, conv);
+    if (!def || !def->traits.takesActivation || conv.outputs.size() != 1) continue;
+    const OutletId out{id, 0};
+    bool isOutput = false;
+    for (OutletId o : g.outputs) isOutput = isOutput || o == out;
+    if (isOutput) continue;
+    const auto &readers = conv.outputs[0].successors;
+    Attributes attrs = conv.attrs;
+    OutletId replaced;
+    std::vector<uint32_t> dead;
+    if (readers.size() == 1 && readers[0].slot == 0 && computes(ctx, &g.nodes[readers[0].node], Pointwise::Relu)) {
+      attrs.set("activation", std::string("Relu"));
+      replaced = {readers[0].node, 0};
+      dead = {readers[0].node, id};
+    } else if (readers.size() == 2) {
+      // x * Sigmoid(x): the Sigmoid read only by the Mul, which reads the convolution too.
+      for (int k = 0; k < 2 && !replaced.valid(); ++k) {
+        const Node &sig = g.nodes[readers[k].node], &mul = g.nodes[readers[1 - k].node];
+        if (!computes(ctx, &sig, Pointwise::Sigmoid) || !computes(ctx, &mul, Pointwise::Mul) ||
+            onlyReader(g, sig) != &mul || otherInput(mul, out) != OutletId{sig.id, 0})
+          continue;
+        attrs.set("activation", std::string("Swish"));
+        attrs.set("alpha", 1.0);
+        replaced = {mul.id, 0};
+        dead = {mul.id, sig.id, id};
+      }
+    }
+    if (!replaced.valid()) continue;
+    std::vector<OutletId> inputs(conv.inputs.begin(), conv.inputs.end());
+    SF_TRY(replaceWithNode(ctx, kShapeflowDomain, kFusedConv, 1, std::move(inputs), std::move(attrs), replaced,
+                           dead));
+    ++fused;
+  }
+  return fused;
+}
+
+Result<size_t> fuseGelu(PassContext &ctx) {
+  Graph &g = ctx.graph;
+  size_t fused = 0;
+  for (uint32_t id = 0; id < g.nodes.size(); ++id) {
+    const Node &erf = g.nodes[id];
+    if (!computes(ctx, &erf, Pointwise::Erf) || erf.inputs.size() != 1 || !g.contains(erf.inputs[0])) continue;
+    const Node &scale = g.nodes[erf.inputs[0].node];
+    if (onlyReader(g, scale) != &erf || scale.inputs.size() != 2) continue;
+    // x / sqrt 2, or x * sqrt(1/2).
+    OutletId x;
+    for (size_t k = 0; k < 2 && !x.valid(); ++k) {
+      OutletId c = scale.inputs[1 - k];
+      if ((computes(ctx, &scale, Pointwise::Div) && k == 0 && near(scalarConstant(g, c), std::sqrt(2.0))) ||
+          (computes(ctx, &scale, Pointwise::Mul) && near(scalarConstant(g, c), std::sqrt(0.5))))
+        x = scale.inputs[k];
+    }
+    if (!x.valid() || !g.contains(x) || g.fact(x).type != ElementType::F32) continue;
+    const Node *add = onlyReader(g, erf);
+    if (!computes(ctx, add, Pointwise::Add) || !near(scalarConstant(g, otherInput(*add, {erf.id, 0})), 1.0))
+      continue;
+    const Node *mul = onlyReader(g, *add);
+    if (!computes(ctx, mul, Pointwise::Mul)) continue;
+    OutletId m = otherInput(*mul, {add->id, 0});
+    if (!m.valid()) continue;
+    std::vector<uint32_t> dead{scale.id, erf.id, add->id, mul->id};
+    OutletId result;
+    if (m == x) { // (x a) 0.5
+      const Node *half = onlyReader(g, *mul);
+      if (!computes(ctx, half, Pointwise::Mul) || !near(scalarConstant(g, otherInput(*half, {mul->id, 0})), 0.5))
+        continue;
+      result = {half->id, 0};
+      dead.push_back(half->id);
+    } else { // (x 0.5) a
+      const Node &h = g.nodes[m.node];
+      if (!computes(ctx, &h, Pointwise::Mul) || onlyReader(g, h) != mul || !near(scalarConstant(g, otherInput(h, x)), 0.5))
+        continue;
+      result = {mul->id, 0};
+      dead.push_back(h.id);
+    }
+    // The constants must not broadcast x to more dims (a [1,1] one would): Gelu keeps x's shape.
+    if (!g.fact(x).shape.equalEverywhere(g.fact(result).shape)) continue;
+    Attributes attrs;
+    attrs.set("approximate", std::string("none"));
+    SF_TRY(replaceWithNode(ctx, "", kGelu, kGeluOpset, {x}, std::move(attrs), result, dead));
+    ++fused;
+  }
+  return fused;
+}
+
+std::vector<Pass> executionPasses() {
+  return {{"fuse-conv-activation", fuseConvActivation}, {"fuse-gelu", fuseGelu}};
+}
+
+} // namespace sf::rewrite
