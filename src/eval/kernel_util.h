@@ -245,16 +245,25 @@ Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *>
 Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_t axis,
                                         const std::vector<int64_t> &sizes);
 
-Result<void> registerElementwise(OpRegistry &r);
-Result<void> registerTensorOps(OpRegistry &r);
-Result<void> registerNN(OpRegistry &r);
-Result<void> registerMore(OpRegistry &r);
-Result<void> registerResize(OpRegistry &r);
-Result<void> registerControl(OpRegistry &r);
-Result<void> registerRecurrent(OpRegistry &r);
-Result<void> registerQuant(OpRegistry &r);
-Result<void> registerSequences(OpRegistry &r);
-Result<void> registerStrings(OpRegistry &r);
+/// The kernels of each ops family, one function per file of src/eval/kernels/ (named after the
+/// family's file in src/ops/), each setting the kernels of the ops that family registers.
+Result<void> registerArrayOpsKernels(OpRegistry &r);
+Result<void> registerControlFlowKernels(OpRegistry &r);
+Result<void> registerConvPoolKernels(OpRegistry &r);
+Result<void> registerConvPoolQuantizedKernels(OpRegistry &r);
+Result<void> registerElementwiseKernels(OpRegistry &r);
+Result<void> registerElementwiseUnaryKernels(OpRegistry &r);
+Result<void> registerFusedKernels(OpRegistry &r);
+Result<void> registerIndexKernels(OpRegistry &r);
+Result<void> registerMatMulKernels(OpRegistry &r);
+Result<void> registerMiscKernels(OpRegistry &r);
+Result<void> registerNormKernels(OpRegistry &r);
+Result<void> registerReduceKernels(OpRegistry &r);
+Result<void> registerResizeKernels(OpRegistry &r);
+Result<void> registerRnnKernels(OpRegistry &r);
+Result<void> registerSequenceKernels(OpRegistry &r);
+Result<void> registerShapeOpsKernels(OpRegistry &r);
+Result<void> registerTrainingKernels(OpRegistry &r);
 
 /// Sets a kernel on a registered op (an error if the op is not registered: a typo here).
 Result<void> setKernel(OpRegistry &r, std::string_view name, KernelFn k, std::string_view domain = "");

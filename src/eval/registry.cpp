@@ -23,8 +23,12 @@ Result<void> setSequenceKernel(OpRegistry &r, std::string_view name, KernelFn k)
 } // namespace detail
 
 void registerKernels(OpRegistry &r) {
-  for (auto f : {detail::registerElementwise, detail::registerTensorOps, detail::registerNN, detail::registerMore, detail::registerResize, detail::registerControl, detail::registerRecurrent,
-                 detail::registerQuant, detail::registerSequences, detail::registerStrings})
+  for (auto f : {detail::registerArrayOpsKernels, detail::registerControlFlowKernels, detail::registerConvPoolKernels,
+                 detail::registerConvPoolQuantizedKernels, detail::registerElementwiseKernels,
+                 detail::registerElementwiseUnaryKernels, detail::registerFusedKernels, detail::registerIndexKernels,
+                 detail::registerMatMulKernels, detail::registerMiscKernels, detail::registerNormKernels,
+                 detail::registerReduceKernels, detail::registerResizeKernels, detail::registerRnnKernels,
+                 detail::registerSequenceKernels, detail::registerShapeOpsKernels, detail::registerTrainingKernels})
     if (auto ok = f(r); !ok.ok()) {
       // A kernel set on an op name the registry does not have: a mistake in this layer.
       std::fprintf(stderr, "shapeflow: internal error: %s\n", ok.error().message.c_str());

@@ -13,6 +13,7 @@
 #include "shapeflow/ops/helpers.h"
 #include "shapeflow/ops/refine.h"
 #include "shapeflow/support/pool_length.h"
+#include "shapeflow/support/window.h"
 #include "shared_rules.h"
 
 #include <numeric>
@@ -61,8 +62,6 @@ Result<Dimension> biasChannels(InferContext &ctx, size_t i, const Dimension &m, 
 }
 
 // ---- window attributes ----
-
-enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
 
 struct Window {
   size_t spatial = 0;
@@ -133,17 +132,11 @@ Result<Window> readWindow(InferContext &ctx, size_t spatial,
   SF_ASSIGN(w.dilations, intsOfSize(attrs, "dilations", spatial, 1, true));
   SF_ASSIGN(w.pads, intsOfSize(attrs, "pads", 2 * spatial, 0, false));
   SF_ASSIGN(std::string ap, attrs.getString("auto_pad", "NOTSET"));
-  if (ap == "NOTSET" || ap.empty())
-    w.autoPad = AutoPad::NotSet;
-  else if (ap == "SAME_UPPER")
-    w.autoPad = AutoPad::SameUpper;
-  else if (ap == "SAME_LOWER")
-    w.autoPad = AutoPad::SameLower;
-  else if (ap == "VALID")
-    w.autoPad = AutoPad::Valid;
-  else
+  auto autoPad = parseAutoPad(ap);
+  if (!autoPad)
     return errorf("attribute 'auto_pad' is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID",
                   ap);
+  w.autoPad = *autoPad;
   if (w.autoPad != AutoPad::NotSet) std::fill(w.pads.begin(), w.pads.end(), 0);
   SF_ASSIGN(int64_t ceil, attrs.getInt("ceil_mode", 0));
   w.ceilMode = ceil != 0;
@@ -157,7 +150,9 @@ Result<Dimension> windowDim(InferContext &ctx, const Window &w, size_t i, const 
   int64_t s = w.strides[i], d = w.dilations[i];
   int64_t pb = w.pads[i], pe = w.pads[w.spatial + i];
   std::string where = "spatial axis " + std::to_string(i) + ": ";
-  if (w.autoPad == AutoPad::SameUpper || w.autoPad == AutoPad::SameLower) {
+  if (isSamePadding(w.autoPad)) {
+    // At a known size the number the kernels compute (support/window.h).
+    if (in0.isStatic()) return Dimension(sameOutputLength(in0.length(), s));
     SF_ASSIGN(Dimension out, sameOutputDim(in0, s));
     return out.nonNegative();
   }
@@ -429,7 +424,7 @@ Result<Facts> inferConvTranspose(InferContext &ctx) {
   for (size_t i = 0; i < *spatial; ++i) {
     Dimension in = dimAt(x, 2 + i);
     int64_t s = win.strides[i];
-    if (win.autoPad == AutoPad::SameUpper || win.autoPad == AutoPad::SameLower) {
+    if (isSamePadding(win.autoPad)) {
       SF_ASSIGN(Dimension o, in * Dimension(s));
       out.push_back(o);
       continue;

@@ -1,4 +1,4 @@
-// The self-check over the golden corpus (DESIGN.md's soundness property): on every golden graph
+// The self-check over the golden corpus (the soundness property): on every golden graph
 // the executor can run, at three samples of its symbols, every tensor has the type and shape
 // the inference predicted. Slow (about a minute): labelled `slow`, left out of the sanitizer run.
 #include "shapeflow/eval/check.h"

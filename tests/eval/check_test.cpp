@@ -1,5 +1,5 @@
 // The self-check (eval/check.h): it catches a fact that is wrong, and the inference passes it on
-// every golden graph the executor can run (DESIGN.md's soundness property over the golden corpus).
+// every golden graph the executor can run (the soundness property over the golden corpus).
 #include "shapeflow/eval/check.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"

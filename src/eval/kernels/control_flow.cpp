@@ -1,9 +1,10 @@
-// Control flow: If (the branch its condition picks), Loop (trip count and condition, carried
-// values, scan outputs stacked along a new first axis) and Scan (opset 9+: scan inputs sliced
-// along their axes, forward or reverse, scan outputs stacked; opset 8: the same per element of a
-// batch axis). Bodies run through the executor,
-// so every tensor inside them is checked against its rule as in the main graph.
-#include "kernel_util.h"
+// Kernels of the control-flow ops (src/ops/control_flow.cpp): If, Loop, Scan.
+// If runs the branch its condition picks; Loop, its trip count and condition, carried values, scan
+// outputs stacked along a new first axis; Scan (opset 9+: scan inputs sliced along their axes,
+// forward or reverse, scan outputs stacked; opset 8: the same per element of a batch axis).
+// Bodies run through the executor, so every tensor inside them is checked against its rule as
+// in the main graph.
+#include "../kernel_util.h"
 
 #include <algorithm>
 
@@ -262,7 +263,7 @@ Result<void> scanKernel(EvalContext &ctx) {
 
 } // namespace
 
-Result<void> registerControl(OpRegistry &r) {
+Result<void> registerControlFlowKernels(OpRegistry &r) {
   SF_TRY(setSequenceKernel(r, "If", ifKernel));
   SF_TRY(setSequenceKernel(r, "Loop", loopKernel));
   SF_TRY(setSequenceKernel(r, "Scan", scanKernel));

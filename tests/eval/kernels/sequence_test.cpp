@@ -1,7 +1,8 @@
-// Sequences, optionals and strings in the executor (kernels_sequence.cpp, kernels_string.cpp,
-// Cast): values computed by hand, the errors a sequence op must give, and sequences carried
-// through Identity and Loop.
-#include "run_text.h"
+// Tests of the sequence and optional kernels (src/eval/kernels/sequence.cpp), and of text.
+// Text: StringNormalizer (training.cpp) and Cast to and from strings (elementwise_unary.cpp).
+// Values computed by hand, the errors a sequence op must give, and sequences carried through
+// Identity and Loop.
+#include "../run_text.h"
 
 namespace sf::eval {
 namespace {

@@ -1,32 +1,18 @@
-// More kernels, by the ONNX family they belong to: indexing (GatherElements, ScatterElements,
-// GatherND, ScatterND, Compress, NonZero, OneHot, EyeLike, Trilu), layout (Pad, DepthToSpace,
-// SpaceToDepth, CumSum, ReverseSequence), elementwise extras (PRelu, IsInf, IsNaN, Shrink,
-// BitShift, CastLike, Hardmax), normalisations (InstanceNormalization, LRN,
-// MeanVarianceNormalization) and TopK.
-#include "kernel_util.h"
+// Kernels of the indexing and data-dependent ops (src/ops/index.cpp).
+// GatherElements, ScatterElements (and Scatter), GatherND, ScatterND, Compress, NonZero, OneHot,
+// EyeLike, Trilu, DepthToSpace, SpaceToDepth, ReverseSequence, TopK, NonMaxSuppression, Unique,
+// Det.
+#include "../kernel_util.h"
+#include "strides.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
 
 namespace sf::eval::detail {
 namespace {
-
-std::vector<int64_t> stridesOf(const Shape &s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
-  return st;
-}
-
-/// Unravels a flat index into `idx` for shape `s`.
-void unravel(int64_t flat, const Shape &s, std::vector<int64_t> &idx) {
-  idx.resize(s.size());
-  for (size_t d = s.size(); d-- > 0;) {
-    idx[d] = s[d] ? flat % s[d] : 0;
-    flat = s[d] ? flat / s[d] : 0;
-  }
-}
 
 Result<int64_t> normIndex(int64_t i, int64_t len) {
   if (i < -len || i >= len) return errorf("index {} is out of range for an axis of {}", i, len);
@@ -305,76 +291,6 @@ Result<void> trilu(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
-Result<void> pad(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
-  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "constant"));
-  size_t r = a.shape().size();
-  std::vector<int64_t> pads;
-  double value = 0;
-  std::vector<int64_t> axes;
-  if (ctx.opset() < 11) {
-    SF_ASSIGN(pads, ctx.attrs().getInts(ctx.opset() < 2 ? "paddings" : "pads"));
-    SF_ASSIGN(value, ctx.attrs().getFloat("value", 0.0));
-  } else {
-    SF_ASSIGN(pads, ints(ctx.input(1)));
-    if (ctx.hasInput(2)) {
-      SF_ASSIGN(auto v, doubles(ctx.input(2)));
-      if (!v.empty()) value = v[0];
-    }
-    if (ctx.hasInput(3)) {
-      SF_ASSIGN(axes, ints(ctx.input(3)));
-    }
-  }
-  if (axes.empty())
-    for (size_t d = 0; d < r; ++d) axes.push_back(int64_t(d));
-  if (pads.size() != 2 * axes.size()) return errorf("{} pads for {} axes", pads.size(), axes.size());
-  std::vector<int64_t> lo(r, 0), hi(r, 0);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    SF_ASSIGN(size_t d, normAxis(axes[k], r));
-    lo[d] = pads[k], hi[d] = pads[k + axes.size()];
-  }
-  Shape out(r);
-  for (size_t d = 0; d < r; ++d) {
-    out[d] = a.shape()[d] + lo[d] + hi[d];
-    if (out[d] < 0) return errorf("pads make a negative dim");
-  }
-  auto st = stridesOf(a.shape());
-  return dispatch(a.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> x(a);
-    Output<T> o(ctx, a.type(), out);
-    SF_ASSIGN(T *p, o.make());
-    std::vector<int64_t> at;
-    for (int64_t k = 0; k < countOf(out); ++k) {
-      unravel(k, out, at);
-      int64_t off = 0;
-      bool inside = true;
-      for (size_t d = 0; d < r; ++d) {
-        int64_t i = at[d] - lo[d], n = a.shape()[d];
-        if (i < 0 || i >= n) {
-          if (mode == "constant" || n == 0) {
-            inside = false;
-            break;
-          }
-          if (mode == "edge") i = i < 0 ? 0 : n - 1;
-          else if (mode == "reflect") {
-            if (n == 1) i = 0;
-            else {
-              int64_t period = 2 * (n - 1);
-              i = ((i % period) + period) % period;
-              if (i >= n) i = period - i;
-            }
-          } else if (mode == "wrap") i = ((i % n) + n) % n;
-          else return errorf("mode '{}'", mode);
-        }
-        off += i * st[d];
-      }
-      p[k] = inside ? x[size_t(off)] : T(value);
-    }
-    return o.finish(0);
-  });
-}
-
 Result<void> depthSpace(EvalContext &ctx, bool toSpace) {
   const Tensor &a = ctx.input(0);
   if (a.shape().size() != 4) return errorf("input must be 4-D");
@@ -407,44 +323,6 @@ Result<void> depthSpace(EvalContext &ctx, bool toSpace) {
   return ctx.setOutput(0, std::move(t));
 }
 
-Result<void> cumSum(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
-  SF_ASSIGN(auto axv, ints(ctx.input(1)));
-  if (axv.size() != 1) return errorf("axis must have one element");
-  SF_ASSIGN(size_t axis, normAxis(axv[0], a.shape().size()));
-  SF_ASSIGN(int64_t exclusive, ctx.attrs().getInt("exclusive", 0));
-  SF_ASSIGN(int64_t reverse, ctx.attrs().getInt("reverse", 0));
-  int64_t len = a.shape()[axis], outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
-  return dispatch(a.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
-      return errorf("CumSum of bool");
-    } else {
-      Elements<T> x(a);
-      Output<T> o(ctx, a.type(), a.shape());
-      SF_ASSIGN(T *p, o.make());
-      for (int64_t u = 0; u < outer; ++u)
-        for (int64_t v = 0; v < inner; ++v) {
-          T acc = 0;
-          for (int64_t s = 0; s < len; ++s) {
-            int64_t i = reverse ? len - 1 - s : s;
-            size_t at = size_t((u * len + i) * inner + v);
-            if (exclusive) {
-              p[at] = acc;
-              acc = T(acc + x[at]);
-            } else {
-              acc = T(acc + x[at]);
-              p[at] = acc;
-            }
-          }
-        }
-      return o.finish(0);
-    }
-  }, false);
-}
-
 Result<void> reverseSequence(EvalContext &ctx) {
   const Tensor &a = ctx.input(0);
   SF_ASSIGN(auto lens, ints(ctx.input(1)));
@@ -473,205 +351,6 @@ Result<void> reverseSequence(EvalContext &ctx) {
   }
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), a.shape()));
   return ctx.setOutput(0, std::move(t));
-}
-
-Result<void> prelu(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0), &s = ctx.input(1);
-  if (a.type() != s.type()) return errorf("X is {} and slope {}", shortName(a.type()), shortName(s.type()));
-  // Before opset 7 a 1-D slope of C elements is per channel (axis 1), not NumPy-broadcast.
-  Shape slopeShape = s.shape();
-  if (ctx.opset() < 7 && slopeShape.size() == 1 && a.shape().size() >= 2 && slopeShape[0] == a.shape()[1] &&
-      slopeShape[0] != 1) {
-    slopeShape.assign(a.shape().size() - 1, 1);
-    slopeShape[0] = s.shape()[0];
-  }
-  SF_ASSIGN(Shape out, broadcastAll({a.shape(), slopeShape}));
-  std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(slopeShape, out)};
-  return dispatch(a.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> x(a), y(s);
-    Output<T> o(ctx, a.type(), out);
-    SF_ASSIGN(T *p, o.make());
-    forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
-      T v = x[size_t(f[0])];
-      p[i] = v < T(0) ? T(v * y[size_t(f[1])]) : v;
-    });
-    return o.finish(0);
-  }, false);
-}
-
-Result<void> isInfNan(EvalContext &ctx, bool inf) {
-  const Tensor &a = ctx.input(0);
-  SF_ASSIGN(int64_t pos, ctx.attrs().getInt("detect_positive", 1));
-  SF_ASSIGN(int64_t neg, ctx.attrs().getInt("detect_negative", 1));
-  SF_ASSIGN(auto v, doubles(a));
-  Output<bool> o(ctx, ElementType::Bool, a.shape());
-  SF_ASSIGN(bool *p, o.make());
-  for (size_t i = 0; i < v.size(); ++i)
-    p[i] = inf ? std::isinf(v[i]) && ((v[i] > 0 && pos) || (v[i] < 0 && neg)) : std::isnan(v[i]);
-  return o.finish(0);
-}
-
-Result<void> shrink(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
-  SF_ASSIGN(double lambd, ctx.attrs().getFloat("lambd", 0.5));
-  SF_ASSIGN(double bias, ctx.attrs().getFloat("bias", 0.0));
-  return dispatch(a.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> x(a);
-    Output<T> o(ctx, a.type(), a.shape());
-    SF_ASSIGN(T *p, o.make());
-    for (size_t i = 0; i < x.size(); ++i) {
-      double v = double(x[i]);
-      p[i] = T(v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
-    }
-    return o.finish(0);
-  }, false);
-}
-
-Result<void> bitShift(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0), &b = ctx.input(1);
-  SF_ASSIGN(std::string dir, ctx.attrs().getString("direction"));
-  SF_ASSIGN(Shape out, broadcastAll({a.shape(), b.shape()}));
-  std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(b.shape(), out)};
-  return dispatch(a.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_integral_v<T> || std::is_signed_v<T> || std::is_same_v<T, bool>) {
-      return errorf("BitShift of {}", shortName(a.type()));
-    } else {
-      Elements<T> x(a), y(b);
-      Output<T> o(ctx, a.type(), out);
-      SF_ASSIGN(T *p, o.make());
-      forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
-        T v = x[size_t(f[0])], s = y[size_t(f[1])];
-        p[i] = s >= T(sizeof(T) * 8) ? T(0) : dir == "LEFT" ? T(v << s) : T(v >> s);
-      });
-      return o.finish(0);
-    }
-  });
-}
-
-Result<void> castLike(EvalContext &ctx) {
-  SF_ASSIGN(Tensor t, castTensor(ctx, ctx.input(0), ctx.input(1).type()));
-  return ctx.setOutput(0, std::move(t));
-}
-
-Result<void> hardmax(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0);
-  bool legacy = ctx.opset() < 13;
-  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", legacy ? 1 : -1));
-  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
-  int64_t outer = 1, len = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  if (legacy) {
-    for (size_t d = axis; d < a.shape().size(); ++d) len *= a.shape()[d];
-  } else {
-    len = a.shape()[axis];
-    for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
-  }
-  return dispatchFloat(a.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> x(a);
-    Output<T> o(ctx, a.type(), a.shape());
-    SF_ASSIGN(T *p, o.make());
-    for (int64_t u = 0; u < outer; ++u)
-      for (int64_t v = 0; v < inner; ++v) {
-        int64_t best = 0;
-        for (int64_t i = 1; i < len; ++i)
-          if (x[size_t((u * len + i) * inner + v)] > x[size_t((u * len + best) * inner + v)]) best = i;
-        for (int64_t i = 0; i < len; ++i) p[(u * len + i) * inner + v] = T(i == best ? 1 : 0);
-      }
-    return o.finish(0);
-  });
-}
-
-Result<void> instanceNorm(EvalContext &ctx) {
-  const Tensor &x = ctx.input(0);
-  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
-  SF_ASSIGN(auto scale, doubles(ctx.input(1)));
-  SF_ASSIGN(auto bias, doubles(ctx.input(2)));
-  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
-  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> xs(x);
-    Output<T> o(ctx, x.type(), x.shape());
-    SF_ASSIGN(T *p, o.make());
-    for (int64_t b = 0; b < n * c; ++b) {
-      double mean = 0, var = 0;
-      for (int64_t i = 0; i < inner; ++i) mean += double(xs[size_t(b * inner + i)]);
-      mean /= double(inner);
-      for (int64_t i = 0; i < inner; ++i) {
-        double d = double(xs[size_t(b * inner + i)]) - mean;
-        var += d * d;
-      }
-      var /= double(inner);
-      double k = scale[size_t(b % c)] / std::sqrt(var + eps);
-      for (int64_t i = 0; i < inner; ++i)
-        p[b * inner + i] = T((double(xs[size_t(b * inner + i)]) - mean) * k + bias[size_t(b % c)]);
-    }
-    return o.finish(0);
-  });
-}
-
-Result<void> lrn(EvalContext &ctx) {
-  const Tensor &x = ctx.input(0);
-  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1e-4));
-  SF_ASSIGN(double beta, ctx.attrs().getFloat("beta", 0.75));
-  SF_ASSIGN(double bias, ctx.attrs().getFloat("bias", 1.0));
-  SF_ASSIGN(int64_t size, ctx.attrs().getInt("size"));
-  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
-  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> xs(x);
-    Output<T> o(ctx, x.type(), x.shape());
-    SF_ASSIGN(T *p, o.make());
-    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t i = 0; i < inner; ++i) {
-          double sq = 0;
-          for (int64_t k = std::max<int64_t>(0, ch - lo); k <= std::min(c - 1, ch + hi); ++k) {
-            double v = double(xs[size_t((b * c + k) * inner + i)]);
-            sq += v * v;
-          }
-          size_t at = size_t((b * c + ch) * inner + i);
-          p[at] = T(double(xs[at]) / std::pow(bias + alpha / double(size) * sq, beta));
-        }
-    return o.finish(0);
-  });
-}
-
-Result<void> mvn(EvalContext &ctx) {
-  const Tensor &x = ctx.input(0);
-  SF_ASSIGN(auto axes, ctx.attrs().getInts("axes", {0, 2, 3}));
-  size_t r = x.shape().size();
-  Shape kept = x.shape();
-  for (int64_t a : axes) {
-    SF_ASSIGN(size_t d, normAxis(a, r));
-    kept[d] = 1;
-  }
-  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> xs(x);
-    int64_t groups = countOf(kept), count = x.elementCount() / std::max<int64_t>(groups, 1);
-    std::vector<double> mean(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
-    std::array<std::vector<int64_t>, 1> st{broadcastStrides(kept, x.shape())};
-    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
-      mean[size_t(f[0])] += double(xs[size_t(i)]);
-    });
-    for (double &m : mean) m /= double(count);
-    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
-      double d = double(xs[size_t(i)]) - mean[size_t(f[0])];
-      sq[size_t(f[0])] += d * d;
-    });
-    Output<T> o(ctx, x.type(), x.shape());
-    SF_ASSIGN(T *p, o.make());
-    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
-      double sd = std::sqrt(sq[size_t(f[0])] / double(count));
-      p[i] = T((double(xs[size_t(i)]) - mean[size_t(f[0])]) / (sd + 1e-9));
-    });
-    return o.finish(0);
-  });
 }
 
 Result<void> topK(EvalContext &ctx) {
@@ -719,89 +398,6 @@ Result<void> topK(EvalContext &ctx) {
     SF_TRY(o.finish(0));
     return oi.finish(1);
   }, false);
-}
-
-/// -input[n, t, d...] * weight[t] per element, reduced by `reduction` (mean divides by the sum
-/// of the weights taken): NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss over the log
-/// of the softmax along axis 1.
-template <class T>
-Result<void> nllInto(EvalContext &ctx, const T *in, const Shape &inShape, const std::vector<int64_t> &target,
-                     const std::vector<double> *weight, std::optional<int64_t> ignore, const std::string &reduction,
-                     ElementType type) {
-  if (inShape.size() < 2) return errorf("input must have rank >= 2");
-  int64_t n = inShape[0], c = inShape[1], inner = 1;
-  for (size_t d = 2; d < inShape.size(); ++d) inner *= inShape[d];
-  if (int64_t(target.size()) != n * inner) return errorf("target has {} elements, expected {}", target.size(), n * inner);
-  std::vector<double> loss(size_t(n * inner));
-  double wsum = 0, total = 0;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t i = 0; i < inner; ++i) {
-      int64_t t = target[size_t(b * inner + i)];
-      double l = 0, w = 0;
-      if (!(ignore && t == *ignore)) {
-        if (t < 0 || t >= c) return errorf("target {} is not a class of {}", t, c);
-        w = weight ? (*weight)[size_t(t)] : 1.0;
-        l = -double(in[(b * c + t) * inner + i]) * w;
-      }
-      loss[size_t(b * inner + i)] = l;
-      total += l, wsum += w;
-    }
-  if (reduction == "none") {
-    Shape out{n};
-    out.insert(out.end(), inShape.begin() + 2, inShape.end());
-    Output<T> o(ctx, type, out);
-    SF_ASSIGN(T *p, o.make());
-    for (size_t i = 0; i < loss.size(); ++i) p[i] = T(loss[i]);
-    return o.finish(0);
-  }
-  if (reduction != "sum" && reduction != "mean") return errorf("reduction '{}'", reduction);
-  Output<T> o(ctx, type, {});
-  SF_ASSIGN(T *p, o.make());
-  p[0] = T(reduction == "sum" ? total : wsum == 0 ? 0.0 : total / wsum);
-  return o.finish(0);
-}
-
-Result<void> lossKernel(EvalContext &ctx, bool softmax) {
-  const Tensor &x = ctx.input(0);
-  SF_ASSIGN(auto target, ints(ctx.input(1)));
-  std::vector<double> weight;
-  if (ctx.hasInput(2)) {
-    SF_ASSIGN(weight, doubles(ctx.input(2)));
-  }
-  std::optional<int64_t> ignore;
-  if (ctx.attrs().has("ignore_index")) {
-    SF_ASSIGN(int64_t ig, ctx.attrs().getInt("ignore_index"));
-    ignore = ig;
-  }
-  SF_ASSIGN(std::string reduction, ctx.attrs().getString("reduction", "mean"));
-  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
-    Elements<T> xs(x);
-    const Shape &s = x.shape();
-    if (!softmax)
-      return nllInto<T>(ctx, xs.data(), s, target, ctx.hasInput(2) ? &weight : nullptr, ignore, reduction, x.type());
-    if (s.size() < 2) return errorf("scores must have rank >= 2");
-    int64_t n = s[0], c = s[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
-    std::vector<T> logp(size_t(x.elementCount()));
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t i = 0; i < inner; ++i) {
-        double mx = -INFINITY, sum = 0;
-        for (int64_t k = 0; k < c; ++k) mx = std::max(mx, double(xs[size_t((b * c + k) * inner + i)]));
-        for (int64_t k = 0; k < c; ++k) sum += std::exp(double(xs[size_t((b * c + k) * inner + i)]) - mx);
-        for (int64_t k = 0; k < c; ++k) {
-          size_t at = size_t((b * c + k) * inner + i);
-          logp[at] = T(double(xs[at]) - mx - std::log(sum));
-        }
-      }
-    SF_TRY(nllInto<T>(ctx, logp.data(), s, target, ctx.hasInput(2) ? &weight : nullptr, ignore, reduction, x.type()));
-    if (ctx.numOutputs() > 1) {
-      Output<T> o(ctx, x.type(), s);
-      SF_ASSIGN(T *p, o.make());
-      std::copy(logp.begin(), logp.end(), p);
-      SF_TRY(o.finish(1));
-    }
-    return success();
-  });
 }
 
 Result<void> nonMaxSuppression(EvalContext &ctx) {
@@ -932,74 +528,43 @@ Result<void> unique(EvalContext &ctx) {
   return success();
 }
 
-/// TfIdfVectorizer over integer input: n-grams of the pool (sizes min..max, items max_skip_count
-/// apart at most), counted per row and weighted by mode (TF counts, IDF weights where present,
-/// TFIDF both). Unigrams are counted once per position.
-Result<void> tfidf(EvalContext &ctx) {
+Result<void> det(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
-  if (x.isString() || !ctx.attrs().has("pool_int64s"))
-    return errorf("string pools and inputs are not supported by this kernel");
-  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode"));
-  SF_ASSIGN(int64_t minN, ctx.attrs().getInt("min_gram_length"));
-  SF_ASSIGN(int64_t maxN, ctx.attrs().getInt("max_gram_length"));
-  SF_ASSIGN(int64_t maxSkip, ctx.attrs().getInt("max_skip_count"));
-  SF_ASSIGN(auto counts, ctx.attrs().getInts("ngram_counts"));
-  SF_ASSIGN(auto indexes, ctx.attrs().getInts("ngram_indexes"));
-  SF_ASSIGN(auto pool, ctx.attrs().getInts("pool_int64s"));
-  std::vector<double> weights;
-  if (ctx.attrs().has("weights")) {
-    SF_ASSIGN(weights, ctx.attrs().getFloats("weights"));
-  }
-  if (minN < 1 || maxN < minN || size_t(maxN) > counts.size()) return errorf("gram lengths {}..{}", minN, maxN);
-  // The pool's n-grams by size, each with its global id (order in the pool).
-  std::map<std::vector<int64_t>, int64_t> ids;
-  int64_t id = 0;
-  for (size_t n = 1; n <= counts.size(); ++n) {
-    int64_t begin = counts[n - 1], end = n < counts.size() ? counts[n] : int64_t(pool.size());
-    if (begin < 0 || end > int64_t(pool.size()) || (end - begin) % int64_t(n) != 0) return errorf("ngram_counts do not split the pool");
-    for (int64_t at = begin; at < end; at += int64_t(n), ++id)
-      ids[std::vector<int64_t>(pool.begin() + at, pool.begin() + at + int64_t(n))] = id;
-  }
-  int64_t outSize = 0;
-  for (int64_t i : indexes) outSize = std::max(outSize, i + 1);
-  SF_ASSIGN(auto v, ints(x));
-  Shape xs = x.shape();
-  int64_t rows = xs.size() == 2 ? xs[0] : 1, len = xs.empty() ? 0 : xs.back();
-  Shape out = xs.size() == 2 ? Shape{rows, outSize} : Shape{outSize};
-  std::vector<double> y(static_cast<size_t>(rows * outSize), 0.0);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t start = 0; start < len; ++start)
-      for (int64_t skip = 0; skip <= maxSkip; ++skip) {
-        std::vector<int64_t> gram;
-        for (int64_t n = 1; n <= maxN; ++n) {
-          int64_t at = start + (n - 1) * (skip + 1);
-          if (at >= len) break;
-          gram.push_back(v[size_t(r * len + at)]);
-          if (n < minN || (n == 1 && skip > 0)) continue;
-          auto it = ids.find(gram);
-          if (it == ids.end() || size_t(it->second) >= indexes.size()) continue;
-          y[size_t(r * outSize + indexes[size_t(it->second)])] += 1;
-        }
+  const Shape &s = x.shape();
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2]) return errorf("input must be [..., M, M]");
+  int64_t m = s.back(), mats = countOf(Shape(s.begin(), s.end() - 2));
+  SF_ASSIGN(auto v, doubles(x));
+  std::vector<double> out(static_cast<size_t>(mats));
+  for (int64_t k = 0; k < mats; ++k) {
+    std::vector<double> a(v.begin() + k * m * m, v.begin() + (k + 1) * m * m);
+    double d = 1;
+    for (int64_t c = 0; c < m; ++c) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::abs(a[size_t(r * m + c)]) > std::abs(a[size_t(p * m + c)])) p = r;
+      if (a[size_t(p * m + c)] == 0) {
+        d = 0;
+        break;
       }
-  for (int64_t r = 0; r < rows; ++r)
-    for (size_t g = 0; g < indexes.size(); ++g) {
-      double &c = y[size_t(r * outSize + indexes[g])];
-      double wgt = g < weights.size() ? weights[g] : 1.0;
-      if (mode == "IDF") c = c > 0 ? wgt : 0;
-      else if (mode == "TFIDF") c = c * wgt;
+      if (p != c) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[size_t(p * m + j)], a[size_t(c * m + j)]);
+        d = -d;
+      }
+      d *= a[size_t(c * m + c)];
+      for (int64_t r = c + 1; r < m; ++r) {
+        double f = a[size_t(r * m + c)] / a[size_t(c * m + c)];
+        for (int64_t j = c; j < m; ++j) a[size_t(r * m + j)] -= f * a[size_t(c * m + j)];
+      }
     }
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, out, y));
+    out[size_t(k)] = d;
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), Shape(s.begin(), s.end() - 2), out));
   return ctx.setOutput(0, std::move(t));
 }
 
 } // namespace
 
-Result<void> registerMore(OpRegistry &r) {
-  SF_TRY(setKernel(r, "TfIdfVectorizer", tfidf));
-  SF_TRY(setKernel(r, "Unique", unique));
-  SF_TRY(setKernel(r, "NonMaxSuppression", nonMaxSuppression));
-  SF_TRY(setKernel(r, "NegativeLogLikelihoodLoss", [](EvalContext &c) { return lossKernel(c, false); }));
-  SF_TRY(setKernel(r, "SoftmaxCrossEntropyLoss", [](EvalContext &c) { return lossKernel(c, true); }));
+Result<void> registerIndexKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "GatherElements", gatherElements));
   SF_TRY(setKernel(r, "ScatterElements", scatterElements));
   SF_TRY(setKernel(r, "Scatter", scatterElements));
@@ -1010,22 +575,13 @@ Result<void> registerMore(OpRegistry &r) {
   SF_TRY(setKernel(r, "OneHot", oneHot));
   SF_TRY(setKernel(r, "EyeLike", eyeLike));
   SF_TRY(setKernel(r, "Trilu", trilu));
-  SF_TRY(setKernel(r, "Pad", pad));
   SF_TRY(setKernel(r, "DepthToSpace", [](EvalContext &c) { return depthSpace(c, true); }));
   SF_TRY(setKernel(r, "SpaceToDepth", [](EvalContext &c) { return depthSpace(c, false); }));
-  SF_TRY(setKernel(r, "CumSum", cumSum));
   SF_TRY(setKernel(r, "ReverseSequence", reverseSequence));
-  SF_TRY(setKernel(r, "PRelu", prelu));
-  SF_TRY(setKernel(r, "IsInf", [](EvalContext &c) { return isInfNan(c, true); }));
-  SF_TRY(setKernel(r, "IsNaN", [](EvalContext &c) { return isInfNan(c, false); }));
-  SF_TRY(setKernel(r, "Shrink", shrink));
-  SF_TRY(setKernel(r, "BitShift", bitShift));
-  SF_TRY(setKernel(r, "CastLike", castLike));
-  SF_TRY(setKernel(r, "Hardmax", hardmax));
-  SF_TRY(setKernel(r, "InstanceNormalization", instanceNorm));
-  SF_TRY(setKernel(r, "LRN", lrn));
-  SF_TRY(setKernel(r, "MeanVarianceNormalization", mvn));
   SF_TRY(setKernel(r, "TopK", topK));
+  SF_TRY(setKernel(r, "NonMaxSuppression", nonMaxSuppression));
+  SF_TRY(setKernel(r, "Unique", unique));
+  SF_TRY(setKernel(r, "Det", det));
   return success();
 }
 

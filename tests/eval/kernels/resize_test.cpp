@@ -1,9 +1,9 @@
-// Resize with antialias = 1 (opset 18) against onnxruntime 1.30's outputs: linear and cubic,
-// scales and sizes, downscaling and a mix of up and down, exclude_outside, three coordinate
-// transformations. The expected values come from scripts/ort/resize_antialias_cases.py (Debian's
+// Tests of the Resize kernel (src/eval/kernels/resize.cpp) with opset 18's antialias = 1.
+// Against onnxruntime 1.30's outputs: linear and cubic, scales and sizes, downscaling and a mix of
+// up and down, exclude_outside, three coordinate transformations. The expected values come from scripts/ort/resize_antialias_cases.py (Debian's
 // onnx 1.12 has no test data for antialias). Also: the antialiased filter equals the plain one
 // when upscaling, and nearest ignores the attribute.
-#include "run_text.h"
+#include "../run_text.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-// Sequences and optionals: SequenceConstruct, SequenceEmpty, SequenceInsert, SequenceAt,
-// SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap, Optional,
-// OptionalHasElement, OptionalGetElement. A sequence's elements are shared, never copied;
-// SplitToSequence and ConcatFromSequence cut and join with the Split and Concat code.
-#include "kernel_util.h"
-
+// Kernels of the sequence and optional ops (src/ops/sequence.cpp).
+// SequenceConstruct, SequenceEmpty, SequenceInsert, SequenceAt, SequenceErase, SequenceLength,
+// SplitToSequence, ConcatFromSequence, SequenceMap, Optional, OptionalHasElement,
+// OptionalGetElement. A sequence's elements are shared, never copied; SplitToSequence and
+// ConcatFromSequence cut and join with the Split and Concat code (array_ops.cpp).
+#include "../kernel_util.h"
 #include "shapeflow/ir/element_type.h"
 
 namespace sf::eval::detail {
@@ -203,7 +203,7 @@ Result<void> optionalGetElement(EvalContext &ctx) {
 
 } // namespace
 
-Result<void> registerSequences(OpRegistry &r) {
+Result<void> registerSequenceKernels(OpRegistry &r) {
   SF_TRY(setSequenceKernel(r, "SequenceConstruct", sequenceConstruct));
   SF_TRY(setSequenceKernel(r, "SequenceEmpty", sequenceEmpty));
   SF_TRY(setSequenceKernel(r, "SequenceInsert", sequenceInsert));

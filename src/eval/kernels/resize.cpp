@@ -1,11 +1,12 @@
-// Resize (opsets 10-19) and Upsample: nearest, n-linear and cubic interpolation, every
-// coordinate transformation mode, roi for tf_crop_and_resize with its extrapolation value,
-// exclude_outside, axes and keep_aspect_ratio_policy. Separable: one axis at a time, each output
-// index a few weighted taps of the input axis (or outside the input: the extrapolation value).
-// With opset 18's antialias = 1, linear and cubic downscaling stretch the filter by 1 / scale so
-// that every input element under the output's footprint contributes (the weights normalised to
-// 1, edge elements repeated past the ends, as in ONNX's reference).
-#include "kernel_util.h"
+// Kernels of the resampling ops (src/ops/resize.cpp): Resize (opsets 10-19), Upsample, GridSample.
+// Resize: nearest, n-linear and cubic interpolation, every coordinate transformation mode, roi for
+// tf_crop_and_resize with its extrapolation value, exclude_outside, axes and
+// keep_aspect_ratio_policy. Separable: one axis at a time, each output index a few weighted taps
+// of the input axis (or outside the input: the extrapolation value). With opset 18's antialias =
+// 1, linear and cubic downscaling stretch the filter by 1 / scale so that every input element
+// under the output's footprint contributes (the weights normalised to 1, edge elements repeated
+// past the ends, as in ONNX's reference).
+#include "../kernel_util.h"
 
 #include <algorithm>
 #include <array>
@@ -136,9 +137,8 @@ std::vector<double> resampleAxis(const std::vector<double> &data, Shape &s, size
   return out;
 }
 
-Result<void> resize(EvalContext &ctx, bool upsample) {
-  const Tensor &x = ctx.input(0);
-  size_t r = x.shape().size();
+/// Resize's and Upsample's attributes (Upsample and opsets before 11: asymmetric, floor).
+Result<Options> resizeOptions(EvalContext &ctx, bool upsample) {
   Options o;
   SF_ASSIGN(o.mode, ctx.attrs().getString("mode", "nearest"));
   bool legacy = upsample || ctx.opset() < 11;
@@ -157,7 +157,21 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     o.antialias = aa != 0 && o.mode != "nearest"; // nearest ignores it
   }
   if (o.mode != "nearest" && o.mode != "linear" && o.mode != "cubic") return errorf("mode '{}'", o.mode);
+  return o;
+}
+
+/// What a Resize is given: the axes it resizes (all by default, made non-negative), and for
+/// them scales or sizes, and roi.
+struct ResizeInputs {
   std::vector<int64_t> axes;
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  std::vector<double> roi;
+};
+
+Result<ResizeInputs> resizeInputs(EvalContext &ctx, bool upsample, size_t r) {
+  ResizeInputs in;
+  std::vector<int64_t> &axes = in.axes;
   if (ctx.attrs().has("axes")) {
     SF_ASSIGN(axes, ctx.attrs().getInts("axes"));
   }
@@ -167,31 +181,37 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     SF_ASSIGN(size_t d, normAxis(a, r));
     a = int64_t(d);
   }
-  std::vector<double> scales;
-  std::vector<int64_t> sizes;
-  std::vector<double> roi;
   if (upsample || ctx.opset() < 10) {
     if (ctx.numInputs() > 1 && ctx.hasInput(1)) {
-      SF_ASSIGN(scales, doubles(ctx.input(1)));
+      SF_ASSIGN(in.scales, doubles(ctx.input(1)));
     } else {
-      SF_ASSIGN(scales, ctx.attrs().getFloats("scales"));
+      SF_ASSIGN(in.scales, ctx.attrs().getFloats("scales"));
     }
   } else if (ctx.opset() < 11) {
-    SF_ASSIGN(scales, doubles(ctx.input(1)));
+    SF_ASSIGN(in.scales, doubles(ctx.input(1)));
   } else {
     if (ctx.hasInput(1)) {
-      SF_ASSIGN(roi, doubles(ctx.input(1)));
+      SF_ASSIGN(in.roi, doubles(ctx.input(1)));
     }
     if (ctx.hasInput(2)) {
-      SF_ASSIGN(scales, doubles(ctx.input(2)));
+      SF_ASSIGN(in.scales, doubles(ctx.input(2)));
     }
-    if (scales.empty() && ctx.hasInput(3)) {
-      SF_ASSIGN(sizes, ints(ctx.input(3)));
+    if (in.scales.empty() && ctx.hasInput(3)) {
+      SF_ASSIGN(in.sizes, ints(ctx.input(3)));
     }
-    if (scales.empty() && sizes.empty()) return errorf("neither scales nor sizes is given");
+    if (in.scales.empty() && in.sizes.empty()) return errorf("neither scales nor sizes is given");
   }
+  return in;
+}
+
+/// Each axis's plan from the scales, or from the sizes and keep_aspect_ratio_policy; roi for
+/// tf_crop_and_resize.
+Result<std::vector<AxisPlan>> axisPlans(EvalContext &ctx, const Shape &x, const Options &o, const ResizeInputs &in) {
+  const std::vector<int64_t> &axes = in.axes, &sizes = in.sizes;
+  const std::vector<double> &scales = in.scales, &roi = in.roi;
+  size_t r = x.size();
   std::vector<AxisPlan> plans(r);
-  for (size_t d = 0; d < r; ++d) plans[d] = {x.shape()[d], x.shape()[d], 1.0, 0, 1, double(x.shape()[d])};
+  for (size_t d = 0; d < r; ++d) plans[d] = {x[d], x[d], 1.0, 0, 1, double(x[d])};
   size_t count = scales.empty() ? sizes.size() : scales.size();
   if (count != axes.size()) return errorf("{} scales or sizes for {} axes", count, axes.size());
   if (!scales.empty()) {
@@ -236,6 +256,15 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
       plans[size_t(axes[k])].roiEnd = roi[k + axes.size()];
     }
   }
+  return plans;
+}
+
+Result<void> resize(EvalContext &ctx, bool upsample) {
+  const Tensor &x = ctx.input(0);
+  size_t r = x.shape().size();
+  SF_ASSIGN(Options o, resizeOptions(ctx, upsample));
+  SF_ASSIGN(ResizeInputs in, resizeInputs(ctx, upsample, r));
+  SF_ASSIGN(std::vector<AxisPlan> plans, axisPlans(ctx, x.shape(), o, in));
   Shape outShape;
   for (const AxisPlan &p : plans) outShape.push_back(p.out);
   SF_TRY(ctx.admit(x.type(), outShape));
@@ -358,82 +387,9 @@ Result<void> gridSample(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
-/// RoiAlign: each region of interest pooled to output_height x output_width by bilinear samples
-/// (avg, or max of the weighted corner values as onnxruntime computes it).
-Result<void> roiAlign(EvalContext &ctx) {
-  const Tensor &x = ctx.input(0);
-  if (x.shape().size() != 4) return errorf("X must be [N,C,H,W]");
-  SF_ASSIGN(auto rois, doubles(ctx.input(1)));
-  SF_ASSIGN(auto batchIdx, ints(ctx.input(2)));
-  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "avg"));
-  SF_ASSIGN(int64_t outH, ctx.attrs().getInt("output_height", 1));
-  SF_ASSIGN(int64_t outW, ctx.attrs().getInt("output_width", 1));
-  SF_ASSIGN(int64_t ratio, ctx.attrs().getInt("sampling_ratio", 0));
-  SF_ASSIGN(double scale, ctx.attrs().getFloat("spatial_scale", 1.0));
-  SF_ASSIGN(std::string ctm, ctx.attrs().getString("coordinate_transformation_mode",
-                                                    ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel"));
-  int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
-  int64_t num = int64_t(batchIdx.size());
-  if (int64_t(rois.size()) != num * 4) return errorf("rois has {} values for {} regions", rois.size(), num);
-  Shape out{num, c, outH, outW};
-  SF_TRY(ctx.admit(x.type(), out));
-  SF_ASSIGN(auto xs, doubles(x));
-  bool half = ctm == "half_pixel";
-  std::vector<double> y(static_cast<size_t>(countOf(out)), 0.0);
-  for (int64_t r = 0; r < num; ++r) {
-    int64_t b = batchIdx[size_t(r)];
-    if (b < 0 || b >= n) return errorf("batch index {} of {}", b, n);
-    double off = half ? 0.5 : 0.0;
-    double x1 = rois[size_t(r * 4)] * scale - off, y1 = rois[size_t(r * 4 + 1)] * scale - off;
-    double x2 = rois[size_t(r * 4 + 2)] * scale - off, y2 = rois[size_t(r * 4 + 3)] * scale - off;
-    double rw = x2 - x1, rh = y2 - y1;
-    if (!half) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
-    double bh = rh / double(outH), bw = rw / double(outW);
-    int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / double(outH)));
-    int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / double(outW)));
-    double count = double(std::max<int64_t>(gh * gw, 1));
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const double *img = &xs[size_t((b * c + ch) * h * w)];
-      for (int64_t ph = 0; ph < outH; ++ph)
-        for (int64_t pw = 0; pw < outW; ++pw) {
-          double acc = 0;
-          bool first = true;
-          for (int64_t iy = 0; iy < gh; ++iy)
-            for (int64_t ix = 0; ix < gw; ++ix) {
-              double yy = y1 + double(ph) * bh + (double(iy) + 0.5) * bh / double(gh);
-              double xx = x1 + double(pw) * bw + (double(ix) + 0.5) * bw / double(gw);
-              double v1 = 0, v2 = 0, v3 = 0, v4 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0;
-              if (!(yy < -1.0 || yy > double(h) || xx < -1.0 || xx > double(w))) {
-                yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
-                int64_t yl = int64_t(yy), xl = int64_t(xx), yhh, xh;
-                if (yl >= h - 1) yhh = yl = h - 1, yy = double(yl);
-                else yhh = yl + 1;
-                if (xl >= w - 1) xh = xl = w - 1, xx = double(xl);
-                else xh = xl + 1;
-                double ly = yy - double(yl), lx = xx - double(xl), hy = 1 - ly, hx = 1 - lx;
-                w1 = hy * hx, w2 = hy * lx, w3 = ly * hx, w4 = ly * lx;
-                v1 = img[yl * w + xl], v2 = img[yl * w + xh], v3 = img[yhh * w + xl], v4 = img[yhh * w + xh];
-              }
-              if (mode == "max") {
-                double m = std::max({w1 * v1, w2 * v2, w3 * v3, w4 * v4});
-                acc = first ? m : std::max(acc, m);
-                first = false;
-              } else {
-                acc += w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4;
-              }
-            }
-          y[size_t(((r * c + ch) * outH + ph) * outW + pw)] = mode == "max" ? acc : acc / count;
-        }
-    }
-  }
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
-  return ctx.setOutput(0, std::move(t));
-}
-
 } // namespace
 
-Result<void> registerResize(OpRegistry &r) {
-  SF_TRY(setKernel(r, "RoiAlign", roiAlign));
+Result<void> registerResizeKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "GridSample", gridSample));
   SF_TRY(setKernel(r, "Resize", [](EvalContext &c) { return resize(c, false); }));
   SF_TRY(setKernel(r, "Upsample", [](EvalContext &c) { return resize(c, true); }));

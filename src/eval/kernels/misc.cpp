@@ -1,10 +1,10 @@
-// Quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear), the window functions
-// (Hann, Hamming, Blackman), MelWeightMatrix, Det and Einsum.
-#include "kernel_util.h"
+// Kernels of the ops of src/ops/misc.cpp: quantization, window functions, DFT, STFT, mel weights.
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; HannWindow, HammingWindow,
+// BlackmanWindow; DFT, STFT, MelWeightMatrix.
+#include "../kernel_util.h"
 
-#include <cctype>
+#include <algorithm>
 #include <cmath>
-#include <map>
 #include <numbers>
 
 namespace sf::eval::detail {
@@ -119,209 +119,6 @@ Result<void> window(EvalContext &ctx, Window kind) {
   }
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(*type, {size}, w));
   return ctx.setOutput(0, std::move(t));
-}
-
-Result<void> det(EvalContext &ctx) {
-  const Tensor &x = ctx.input(0);
-  const Shape &s = x.shape();
-  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2]) return errorf("input must be [..., M, M]");
-  int64_t m = s.back(), mats = countOf(Shape(s.begin(), s.end() - 2));
-  SF_ASSIGN(auto v, doubles(x));
-  std::vector<double> out(static_cast<size_t>(mats));
-  for (int64_t k = 0; k < mats; ++k) {
-    std::vector<double> a(v.begin() + k * m * m, v.begin() + (k + 1) * m * m);
-    double d = 1;
-    for (int64_t c = 0; c < m; ++c) {
-      int64_t p = c;
-      for (int64_t r = c + 1; r < m; ++r)
-        if (std::abs(a[size_t(r * m + c)]) > std::abs(a[size_t(p * m + c)])) p = r;
-      if (a[size_t(p * m + c)] == 0) {
-        d = 0;
-        break;
-      }
-      if (p != c) {
-        for (int64_t j = 0; j < m; ++j) std::swap(a[size_t(p * m + j)], a[size_t(c * m + j)]);
-        d = -d;
-      }
-      d *= a[size_t(c * m + c)];
-      for (int64_t r = c + 1; r < m; ++r) {
-        double f = a[size_t(r * m + c)] / a[size_t(c * m + c)];
-        for (int64_t j = c; j < m; ++j) a[size_t(r * m + j)] -= f * a[size_t(c * m + j)];
-      }
-    }
-    out[size_t(k)] = d;
-  }
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), Shape(s.begin(), s.end() - 2), out));
-  return ctx.setOutput(0, std::move(t));
-}
-
-/// Einsum by direct summation over every label (the ellipsis as labels of its own).
-Result<void> einsum(EvalContext &ctx) {
-  SF_ASSIGN(std::string eq, ctx.attrs().getString("equation"));
-  std::string spaced;
-  for (char c : eq)
-    if (c != ' ') spaced += c;
-  size_t arrow = spaced.find("->");
-  std::string lhs = spaced.substr(0, arrow);
-  std::vector<std::string> terms;
-  for (size_t at = 0;;) {
-    size_t comma = lhs.find(',', at);
-    terms.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  if (terms.size() != ctx.numInputs()) return errorf("{} terms for {} inputs", terms.size(), ctx.numInputs());
-  // Labels: letters, and the ellipsis's dims as labels 0x01, 0x02, ... (right-aligned).
-  size_t ellRank = 0;
-  for (size_t k = 0; k < terms.size(); ++k) {
-    size_t letters = 0;
-    for (char c : terms[k]) letters += std::isalpha(static_cast<unsigned char>(c)) != 0;
-    if (terms[k].find("...") != std::string::npos)
-      ellRank = std::max(ellRank, ctx.input(k).shape().size() - letters);
-  }
-  auto expand = [&](const std::string &t, size_t rank) -> Result<std::string> {
-    size_t e = t.find("...");
-    if (e == std::string::npos) return t;
-    size_t letters = 0;
-    for (char c : t) letters += std::isalpha(static_cast<unsigned char>(c)) != 0;
-    size_t n = rank - letters;
-    std::string ell;
-    for (size_t i = ellRank - n; i < ellRank; ++i) ell += char(1 + i);
-    return t.substr(0, e) + ell + t.substr(e + 3);
-  };
-  std::vector<std::string> labels;
-  std::map<char, int64_t> size;
-  std::map<char, int> count;
-  for (size_t k = 0; k < terms.size(); ++k) {
-    SF_ASSIGN(std::string t, expand(terms[k], ctx.input(k).shape().size()));
-    if (t.size() != ctx.input(k).shape().size()) return errorf("term '{}' does not match input {}'s rank", terms[k], k);
-    for (size_t i = 0; i < t.size(); ++i) {
-      int64_t d = ctx.input(k).shape()[i];
-      auto it = size.find(t[i]);
-      if (it != size.end() && it->second != d && it->second != 1 && d != 1)
-        return errorf("label '{}' has sizes {} and {}", t[i], it->second, d);
-      size[t[i]] = it == size.end() ? d : std::max(it->second, d);
-      count[t[i]]++;
-    }
-    labels.push_back(t);
-  }
-  std::string out;
-  if (arrow != std::string::npos) {
-    std::string o = spaced.substr(arrow + 2);
-    size_t e = o.find("...");
-    std::string ell;
-    for (size_t i = 0; i < ellRank; ++i) ell += char(1 + i);
-    out = e == std::string::npos ? o : o.substr(0, e) + ell + o.substr(e + 3);
-  } else {
-    for (size_t i = 0; i < ellRank; ++i) out += char(1 + i);
-    for (const auto &[c, n] : count)
-      if (n == 1 && std::isalpha(static_cast<unsigned char>(c))) out += c;
-  }
-  std::string all = out;
-  for (const auto &[c, n] : size)
-    if (out.find(c) == std::string::npos) all += c;
-  Shape outShape;
-  for (char c : out) {
-    if (!size.count(c)) return errorf("output label '{}' is in no input", c);
-    outShape.push_back(size[c]);
-  }
-  std::vector<std::vector<double>> in;
-  for (size_t k = 0; k < terms.size(); ++k) {
-    SF_ASSIGN(auto v, doubles(ctx.input(k)));
-    in.push_back(std::move(v));
-  }
-  SF_TRY(ctx.admit(ctx.input(0).type(), outShape));
-  std::vector<int64_t> dims;
-  for (char c : all) dims.push_back(size[c]);
-  int64_t total = countOf(Shape(dims.begin(), dims.end()));
-  if (total > (int64_t(1) << 28)) return errorf("{} terms to sum", total);
-  std::vector<double> res(static_cast<size_t>(countOf(outShape)), 0.0);
-  std::vector<int64_t> idx(all.size(), 0);
-  std::map<char, size_t> pos;
-  for (size_t i = 0; i < all.size(); ++i) pos[all[i]] = i;
-  for (int64_t t = 0; t < total; ++t) {
-    int64_t rest = t;
-    for (size_t i = all.size(); i-- > 0;) idx[i] = rest % dims[i], rest /= dims[i];
-    double prod = 1;
-    for (size_t k = 0; k < labels.size(); ++k) {
-      int64_t off = 0;
-      const Shape &s = ctx.input(k).shape();
-      for (size_t i = 0; i < labels[k].size(); ++i) off = off * s[i] + (s[i] == 1 ? 0 : idx[pos[labels[k][i]]]);
-      prod *= in[k][size_t(off)];
-    }
-    int64_t o = 0;
-    for (size_t i = 0; i < out.size(); ++i) o = o * outShape[i] + idx[i];
-    res[size_t(o)] += prod;
-  }
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ctx.input(0).type(), outShape, res));
-  return ctx.setOutput(0, std::move(t));
-}
-
-enum class Optimizer { Adagrad, Momentum, Adam };
-
-/// The ai.onnx.preview.training optimizers: R (learning rate), T (update count), then groups of
-/// n tensors (X, G, and the optimizer's state), out: the updated X and state.
-Result<void> optimizer(EvalContext &ctx, Optimizer kind) {
-  size_t groups = kind == Optimizer::Adagrad ? 3 : kind == Optimizer::Momentum ? 3 : 4;
-  if (ctx.numInputs() < 2 || (ctx.numInputs() - 2) % groups != 0) return errorf("{} inputs", ctx.numInputs());
-  size_t n = (ctx.numInputs() - 2) / groups;
-  SF_ASSIGN(auto rv, doubles(ctx.input(0)));
-  SF_ASSIGN(auto tv, doubles(ctx.input(1)));
-  if (rv.size() != 1 || tv.size() != 1) return errorf("R and T must be scalars");
-  double R = rv[0], T = tv[0];
-  SF_ASSIGN(double norm, ctx.attrs().getFloat("norm_coefficient", 0.0));
-  for (size_t k = 0; k < n; ++k) {
-    const Tensor &xt = ctx.input(2 + k);
-    SF_ASSIGN(auto X, doubles(xt));
-    SF_ASSIGN(auto G, doubles(ctx.input(2 + n + k)));
-    SF_ASSIGN(auto S1, doubles(ctx.input(2 + 2 * n + k)));
-    std::vector<double> S2;
-    if (kind == Optimizer::Adam) {
-      SF_ASSIGN(S2, doubles(ctx.input(2 + 3 * n + k)));
-    }
-    std::vector<double> xNew(X.size()), s1New(X.size()), s2New(S2.size());
-    if (kind == Optimizer::Adagrad) {
-      SF_ASSIGN(double decay, ctx.attrs().getFloat("decay_factor", 0.0));
-      SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-6));
-      double r = R / (1 + T * decay);
-      for (size_t i = 0; i < X.size(); ++i) {
-        double g = norm * X[i] + G[i];
-        s1New[i] = S1[i] + g * g;
-        xNew[i] = X[i] - r * g / (std::sqrt(s1New[i]) + eps);
-      }
-    } else if (kind == Optimizer::Momentum) {
-      SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha"));
-      SF_ASSIGN(double beta, ctx.attrs().getFloat("beta"));
-      SF_ASSIGN(std::string mode, ctx.attrs().getString("mode"));
-      double b = T > 0 ? beta : 1;
-      for (size_t i = 0; i < X.size(); ++i) {
-        double g = norm * X[i] + G[i];
-        s1New[i] = alpha * S1[i] + b * g;
-        xNew[i] = mode == "nesterov" ? X[i] - R * (g + alpha * s1New[i]) : X[i] - R * s1New[i];
-      }
-    } else {
-      SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 0.9));
-      SF_ASSIGN(double beta, ctx.attrs().getFloat("beta", 0.999));
-      SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-6));
-      SF_ASSIGN(double post, ctx.attrs().getFloat("norm_coefficient_post", 0.0));
-      double r = T > 0 ? R * std::sqrt(1 - std::pow(beta, T)) / (1 - std::pow(alpha, T)) : R;
-      for (size_t i = 0; i < X.size(); ++i) {
-        double g = norm * X[i] + G[i];
-        s1New[i] = alpha * S1[i] + (1 - alpha) * g;
-        s2New[i] = beta * S2[i] + (1 - beta) * g * g;
-        xNew[i] = (1 - post) * (X[i] - r * s1New[i] / (std::sqrt(s2New[i]) + eps));
-      }
-    }
-    SF_ASSIGN(Tensor a, Tensor::fromDoubles(xt.type(), xt.shape(), xNew));
-    SF_TRY(ctx.setOutput(k, std::move(a)));
-    SF_ASSIGN(Tensor b, Tensor::fromDoubles(xt.type(), xt.shape(), s1New));
-    SF_TRY(ctx.setOutput(n + k, std::move(b)));
-    if (kind == Optimizer::Adam) {
-      SF_ASSIGN(Tensor c, Tensor::fromDoubles(xt.type(), xt.shape(), s2New));
-      SF_TRY(ctx.setOutput(2 * n + k, std::move(c)));
-    }
-  }
-  return success();
 }
 
 /// One DFT of `n` complex samples (re, im interleaved) to `bins` outputs.
@@ -491,22 +288,16 @@ Result<void> melWeightMatrix(EvalContext &ctx) {
 
 } // namespace
 
-Result<void> registerQuant(OpRegistry &r) {
-  SF_TRY(setKernel(r, "MelWeightMatrix", melWeightMatrix));
-  SF_TRY(setKernel(r, "DFT", dft));
-  SF_TRY(setKernel(r, "STFT", stft));
-  const char *preview = "ai.onnx.preview.training";
-  SF_TRY(setKernel(r, "Adagrad", [](EvalContext &c) { return optimizer(c, Optimizer::Adagrad); }, preview));
-  SF_TRY(setKernel(r, "Momentum", [](EvalContext &c) { return optimizer(c, Optimizer::Momentum); }, preview));
-  SF_TRY(setKernel(r, "Adam", [](EvalContext &c) { return optimizer(c, Optimizer::Adam); }, preview));
+Result<void> registerMiscKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "QuantizeLinear", quantize));
   SF_TRY(setKernel(r, "DequantizeLinear", dequantize));
   SF_TRY(setKernel(r, "DynamicQuantizeLinear", dynamicQuantize));
   SF_TRY(setKernel(r, "HannWindow", [](EvalContext &c) { return window(c, Window::Hann); }));
   SF_TRY(setKernel(r, "HammingWindow", [](EvalContext &c) { return window(c, Window::Hamming); }));
   SF_TRY(setKernel(r, "BlackmanWindow", [](EvalContext &c) { return window(c, Window::Blackman); }));
-  SF_TRY(setKernel(r, "Det", det));
-  SF_TRY(setKernel(r, "Einsum", einsum));
+  SF_TRY(setKernel(r, "DFT", dft));
+  SF_TRY(setKernel(r, "STFT", stft));
+  SF_TRY(setKernel(r, "MelWeightMatrix", melWeightMatrix));
   return success();
 }
 

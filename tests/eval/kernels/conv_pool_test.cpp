@@ -1,13 +1,14 @@
+// Tests of the window kernels (src/eval/kernels/conv_pool.cpp) and the library paths beside them.
 // Convolution, pooling, products with constant weights and the transcendental activations in f32
-// (on oneDNN where the build has it) against the same ops in f64
-// (the executor's own loops) on pseudo-random data, over a grid of geometries: spatial ranks 1-3,
-// groups (depthwise included), strides, dilations, pads, auto_pad, ceil_mode, channel counts that
-// are and are not multiples of 16, with and without bias. Two implementations that share no code
-// must agree to float precision.
-#include "run_text.h"
+// (on oneDNN where the build has it) against the same ops in f64 (the executor's own loops) on
+// pseudo-random data, over a grid of geometries: spatial ranks 1-3, groups (depthwise included),
+// strides, dilations, pads, auto_pad, ceil_mode, channel counts that are and are not multiples of
+// 16, with and without bias. Two implementations that share no code must agree to float
+// precision.
+#include "../run_text.h"
 
 #include "shapeflow/eval/eval.h"
-#include "../../src/eval/dnnl.h"
+#include "../../../src/eval/dnnl.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,0 +1,630 @@
+// Kernels of the convolutions and pools (src/ops/conv_pool.cpp), the quantized ones apart.
+// Conv, ConvTranspose, MaxPool, AveragePool, the global pools, MaxUnpool, RoiAlign. f32 convolutions
+// and pools on oneDNN where the build has it, else im2col (col2im) on sgemm; f64 in plain loops in
+// the accumulation order a reader can check.
+#include "../blas.h"
+#include "../dnnl.h"
+#include "../kernel_util.h"
+#include "conv_pool.h"
+#include "shapeflow/support/window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sf::eval::detail {
+
+Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> kernel, bool ceilMode,
+                        bool pool) {
+  Window w;
+  w.k = x.size() - 2;
+  w.in.assign(x.begin() + 2, x.end());
+  w.kernel = std::move(kernel);
+  if (w.kernel.size() != w.k) return errorf("kernel has {} dims for {} spatial dims", w.kernel.size(), w.k);
+  SF_ASSIGN(w.stride, ctx.attrs().getInts("strides", std::vector<int64_t>(w.k, 1)));
+  SF_ASSIGN(w.dilation, ctx.attrs().getInts("dilations", std::vector<int64_t>(w.k, 1)));
+  SF_ASSIGN(std::vector<int64_t> pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * w.k, 0)));
+  SF_ASSIGN(std::string autoPadText, ctx.attrs().getString("auto_pad", "NOTSET"));
+  // Text other than auto_pad's four values reads as NOTSET here (the rule refuses it).
+  AutoPad autoPad = parseAutoPad(autoPadText).value_or(AutoPad::NotSet);
+  if (w.stride.size() != w.k || w.dilation.size() != w.k || pads.size() != 2 * w.k)
+    return errorf("strides, dilations or pads do not match {} spatial dims", w.k);
+  w.padBegin.assign(pads.begin(), pads.begin() + long(w.k));
+  w.padEnd.assign(pads.begin() + long(w.k), pads.end());
+  w.out.resize(w.k);
+  for (size_t i = 0; i < w.k; ++i) {
+    if (w.stride[i] <= 0 || w.dilation[i] <= 0) return errorf("strides and dilations must be positive");
+    WindowAxis a = windowAxis(w.in[i], w.kernel[i], w.stride[i], w.dilation[i], w.padBegin[i], w.padEnd[i],
+                              autoPad, pool, ceilMode);
+    w.padBegin[i] = a.padBegin, w.padEnd[i] = a.padEnd;
+    if (a.out < 0)
+      return errorf("the window ({}) is larger than the padded input ({})", windowExtent(w.kernel[i], w.dilation[i]),
+                    w.in[i] + w.padBegin[i] + w.padEnd[i]);
+    w.out[i] = a.out;
+  }
+  return w;
+}
+
+namespace {
+
+/// The activation a FusedConv applies to its output, element by element.
+template <class T> void applyPostOp(const PostOp &post, T *p, int64_t count) {
+  if (post.kind == PostOp::Kind::Relu)
+    for (int64_t i = 0; i < count; ++i) p[i] = p[i] < T(0) ? T(0) : p[i];
+  if (post.kind == PostOp::Kind::Swish)
+    for (int64_t i = 0; i < count; ++i)
+      p[i] = T(double(p[i]) / (1.0 + std::exp(-double(post.alpha) * double(p[i]))));
+}
+
+/// A convolution's channels: n images of c channels in and m out, in `group` groups of cg input
+/// and mg output channels.
+struct ConvChannels {
+  int64_t n = 0, c = 0, m = 0, cg = 0, mg = 0, group = 1;
+};
+
+/// The taps of every output position, computed once: input offset or -1, tap-major (the
+/// positions of one tap are contiguous, as im2col reads them).
+std::vector<int64_t> tapOffsets(const Window &w) {
+  int64_t outSize = countOf(w.out), taps = countOf(w.kernel);
+  std::vector<int64_t> tapOff(static_cast<size_t>(outSize * taps));
+  forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+    forEachTap(w, pos, [&](int64_t off, int64_t t) { tapOff[size_t(t * outSize + po)] = off; });
+  });
+  return tapOff;
+}
+
+/// f32 where oneDNN does not run it: each (image, group): W_g [mg, cg*taps] times the input's
+/// columns [cg*taps, positions] (im2col, in tiles of positions so that the columns stay within
+/// 16 MB), on sgemm, then the bias (`bias` may be null). A 1x1 convolution with unit strides and
+/// no padding reads the input as its own columns.
+void convColumns(const ConvChannels &ch, const Window &w, const std::vector<int64_t> &tapOff, const float *xdata,
+                 const float *wdata, const float *bias, float *p) {
+  const int64_t n = ch.n, c = ch.c, m = ch.m, cg = ch.cg, mg = ch.mg, group = ch.group;
+  int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
+  const int64_t kdim = cg * taps;
+  bool direct = taps == 1 && outSize == inSize;
+  for (int64_t po = 0; direct && po < outSize; ++po) direct = tapOff[size_t(po)] == po;
+  const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(outSize, (int64_t(1) << 22) / std::max<int64_t>(kdim, 1)));
+  std::vector<float> col(direct ? 0 : size_t(kdim * tile));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < group; ++g) {
+      const float *wg = wdata + g * mg * kdim;
+      const float *src = xdata + (b * c + g * cg) * inSize;
+      float *dst = p + (b * m + g * mg) * outSize;
+      if (direct) {
+        sgemm(false, false, mg, outSize, kdim, 1.0f, wg, kdim, src, inSize, 0.0f, dst, outSize);
+      } else {
+        for (int64_t t0 = 0; t0 < outSize; t0 += tile) {
+          int64_t tn = std::min(tile, outSize - t0);
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t t = 0; t < taps; ++t) {
+              float *row = col.data() + (ci * taps + t) * tn;
+              const float *plane = src + ci * inSize;
+              for (int64_t j = 0; j < tn; ++j) {
+                int64_t off = tapOff[size_t(t * outSize + t0 + j)];
+                row[j] = off >= 0 ? plane[off] : 0.0f;
+              }
+            }
+          sgemm(false, false, mg, tn, kdim, 1.0f, wg, kdim, col.data(), tn, 0.0f, dst + t0, outSize);
+        }
+      }
+      if (bias)
+        for (int64_t mm = 0; mm < mg; ++mm) {
+          float bv = bias[size_t(g * mg + mm)];
+          float *row = dst + mm * outSize;
+          for (int64_t po = 0; po < outSize; ++po) row[po] += bv;
+        }
+    }
+}
+
+/// The other types: each output a sum in double over its taps, in the order a reader can check
+/// (`bias` may be null).
+template <class T>
+void convLoops(const ConvChannels &ch, const Window &w, const std::vector<int64_t> &tapOff, const T *xdata,
+               const T *wdata, const T *bias, T *p) {
+  const int64_t n = ch.n, c = ch.c, m = ch.m, cg = ch.cg, mg = ch.mg, group = ch.group;
+  int64_t inSize = countOf(w.in), outSize = countOf(w.out), taps = countOf(w.kernel);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t mm = 0; mm < mg; ++mm) {
+        int64_t oc = g * mg + mm;
+        T *dst = p + (b * m + oc) * outSize;
+        for (int64_t po = 0; po < outSize; ++po) {
+          double s = bias ? double(bias[size_t(oc)]) : 0.0;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const T *src = xdata + (b * c + g * cg + ci) * inSize;
+            const T *wk = wdata + (oc * cg + ci) * taps;
+            for (int64_t t = 0; t < taps; ++t) {
+              int64_t off = tapOff[size_t(t * outSize + po)];
+              if (off >= 0) s += double(src[off]) * double(wk[t]);
+            }
+          }
+          dst[po] = T(s);
+        }
+      }
+}
+
+} // namespace
+
+Result<void> convWith(EvalContext &ctx, PostOp post) {
+  const Tensor &x = ctx.input(0), &wt = ctx.input(1);
+  if (x.shape().size() < 3 || wt.shape().size() != x.shape().size())
+    return errorf("X is {} and W is {}", shapeText(x.shape()), shapeText(wt.shape()));
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  int64_t n = x.shape()[0], c = x.shape()[1], m = wt.shape()[0], cg = wt.shape()[1];
+  if (group <= 0 || c != cg * group || m % group != 0)
+    return errorf("X has {} channels, W {} per group of {} groups and {} outputs", c, cg, group, m);
+  std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  if (ctx.attrs().has("kernel_shape")) {
+    SF_ASSIGN(auto ks, ctx.attrs().getInts("kernel_shape"));
+    if (ks != kernel) return errorf("kernel_shape [{}] is not W's [{}]", fmt::join(ks, ","), fmt::join(kernel, ","));
+  }
+  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, false));
+  Shape out{n, m};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  const ConvChannels ch{n, c, m, cg, m / group, group};
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x), ws(wt);
+    std::optional<Elements<T>> bias;
+    if (ctx.hasInput(2)) {
+      if (ctx.input(2).elementCount() != m) return errorf("B has {} elements, not {}", ctx.input(2).elementCount(), m);
+      bias.emplace(ctx.input(2));
+    }
+    Output<T> o(ctx, x.type(), out);
+    SF_ASSIGN(T *p, o.makeForOverwrite());
+    // Where the executor keeps the input or output in channel blocks (EvalContext::setBlocked)
+    // and oneDNN does not take the case: the loops below on a plain copy of the input, the
+    // output blocked after them.
+    std::vector<float> plainX;
+    const T *xdata = xs.data();
+    if constexpr (std::is_same_v<T, float>) {
+      WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
+      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
+                   bias ? bias->data() : nullptr, p, post))
+        return o.finish(0);
+      if (ctx.inputBlocked()) {
+        if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
+        plainX.resize(size_t(n * c * countOf(w.in)));
+        reblock16(xs.data(), plainX.data(), n, c, countOf(w.in), false);
+        xdata = plainX.data();
+      }
+    }
+    if (ctx.outputBlocked() && !std::is_same_v<T, float>) return errorf("a blocked output of {}", shortName(x.type()));
+    int64_t outSize = countOf(w.out);
+    std::vector<int64_t> tapOff = tapOffsets(w);
+    if constexpr (std::is_same_v<T, float>) {
+      convColumns(ch, w, tapOff, xdata, ws.data(), bias ? bias->data() : nullptr, p);
+      applyPostOp(post, p, n * m * outSize);
+      if (ctx.outputBlocked()) {
+        if (m % 16 != 0 || w.out.size() != 2) return errorf("a blocked output of {} channels", m);
+        std::vector<float> plainY(p, p + n * m * outSize);
+        reblock16(plainY.data(), p, n, m, outSize, true);
+      }
+      return o.finish(0);
+    }
+    convLoops(ch, w, tapOff, xdata, ws.data(), bias ? bias->data() : nullptr, p);
+    applyPostOp(post, p, n * m * outSize);
+    return o.finish(0);
+  });
+}
+
+namespace {
+
+Result<void> conv(EvalContext &ctx) { return convWith(ctx, PostOp{}); }
+
+/// The taps of the window at `pos` that fall in the input or its explicit pads (not in ceil_mode's
+/// overhang past them): AveragePool's divisor with count_include_pad.
+int64_t tapsWithinPads(const Window &w, const std::vector<int64_t> &pos) {
+  int64_t denom = 1;
+  for (size_t d = 0; d < w.k; ++d) {
+    int64_t lo = pos[d] * w.stride[d] - w.padBegin[d];
+    int64_t hi = std::min(lo + (w.kernel[d] - 1) * w.dilation[d], w.in[d] + w.padEnd[d] - 1);
+    denom *= (hi - lo) / w.dilation[d] + 1;
+  }
+  return denom;
+}
+
+Result<void> pool(EvalContext &ctx, bool isMax) {
+  const Tensor &x = ctx.input(0);
+  if (x.shape().size() < 3) return errorf("X is {}", shapeText(x.shape()));
+  SF_ASSIGN(auto kernel, ctx.attrs().getInts("kernel_shape"));
+  SF_ASSIGN(int64_t ceilMode, ctx.attrs().getInt("ceil_mode", 0));
+  SF_ASSIGN(int64_t countPad, ctx.attrs().getInt("count_include_pad", 0));
+  SF_ASSIGN(int64_t storageOrder, ctx.attrs().getInt("storage_order", 0));
+  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, ceilMode != 0, true));
+  if (!isMax) w.dilation.assign(w.k, w.dilation.empty() ? 1 : w.dilation[0]), (void)0;
+  int64_t n = x.shape()[0], c = x.shape()[1];
+  Shape out{n, c};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  bool indices = isMax && ctx.numOutputs() > 1;
+  if (!isMax && !isFloat(x.type())) return errorf("AveragePool of {}", shortName(x.type()));
+  return dispatch(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), out);
+    SF_ASSIGN(T *p, o.makeForOverwrite());
+    if constexpr (std::is_same_v<T, float>) {
+      WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      PoolKind kind = isMax ? PoolKind::Max
+                      : countPad ? PoolKind::AverageIncludingPads : PoolKind::AverageExcludingPads;
+      if (!indices && dnnlPool(geo, kind, xs.data(), p)) return o.finish(0);
+    }
+    Output<int64_t> oi(ctx, ElementType::I64, out);
+    int64_t *pi = nullptr;
+    if (indices) {
+      SF_ASSIGN(pi, oi.make());
+    }
+    int64_t inSize = countOf(w.in), outSize = countOf(w.out);
+    for (int64_t bc = 0; bc < n * c; ++bc) {
+      const T *src = xs.data() + bc * inSize;
+      forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0;
+        int64_t count = 0, at = -1, padded = 0;
+        forEachTap(w, pos, [&](int64_t off, int64_t) {
+          if (off < 0) {
+            ++padded;
+            return;
+          }
+          double v = double(src[off]);
+          if (isMax) {
+            if (v > best || at < 0) best = v, at = off;
+          } else {
+            sum += v, ++count;
+          }
+        });
+        if (isMax) {
+          // A window wholly in the padding (dilated, at an edge) reads nothing: the lowest value,
+          // as onnxruntime gives.
+          p[bc * outSize + po] = at < 0 ? std::numeric_limits<T>::lowest() : T(best);
+          if (pi) {
+            int64_t flat = at;
+            if (storageOrder == 1 && w.k == 2) { // column-major within the image
+              int64_t h = at / w.in[1], ww = at % w.in[1];
+              flat = ww * w.in[0] + h;
+            }
+            pi[bc * outSize + po] = bc * inSize + flat;
+          }
+        } else {
+          int64_t denom = countPad ? tapsWithinPads(w, pos) : count;
+          (void)padded;
+          p[bc * outSize + po] = T(denom ? sum / double(denom) : 0.0);
+        }
+      });
+    }
+    SF_TRY(o.finish(0));
+    if (pi) SF_TRY(oi.finish(1));
+    return success();
+  }, false);
+}
+
+Result<void> globalPool(EvalContext &ctx, bool isMax) {
+  const Tensor &x = ctx.input(0);
+  if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
+  Shape out = x.shape();
+  for (size_t d = 2; d < out.size(); ++d) out[d] = 1;
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), out);
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t bc = 0; bc < x.shape()[0] * x.shape()[1]; ++bc) {
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = double(xs[size_t(bc * inner + i)]);
+        acc = isMax ? std::max(acc, v) : acc + v;
+      }
+      p[bc] = T(isMax ? acc : acc / double(inner));
+    }
+    return o.finish(0);
+  });
+}
+
+/// ConvTranspose's geometry: n images of c channels in `group` groups of cg, m = mg * group
+/// output channels; per spatial axis the input length, kernel, stride, dilation, the padding
+/// before the axis (lo) and the output length.
+struct Transposed {
+  size_t k = 0;
+  int64_t n = 0, c = 0, cg = 0, m = 0, mg = 0, group = 1;
+  std::vector<int64_t> in, out, lo, kernel, stride, dil;
+};
+
+/// The geometry of a ConvTranspose of X `xs` and W `ws` from the node's attributes, each axis by
+/// transposedWindowAxis (support/window.h).
+Result<Transposed> transposedOf(EvalContext &ctx, const Shape &xs, const Shape &ws) {
+  if (xs.size() < 3 || ws.size() != xs.size()) return errorf("X is {} and W is {}", shapeText(xs), shapeText(ws));
+  Transposed g;
+  size_t k = g.k = xs.size() - 2;
+  SF_ASSIGN(g.group, ctx.attrs().getInt("group", 1));
+  g.n = xs[0], g.c = xs[1], g.mg = ws[1], g.m = g.mg * g.group;
+  if (g.group <= 0 || ws[0] != g.c || g.c % g.group != 0) return errorf("X has {} channels, W {}", g.c, shapeText(ws));
+  g.cg = g.c / g.group;
+  g.kernel.assign(ws.begin() + 2, ws.end());
+  SF_ASSIGN(g.stride, ctx.attrs().getInts("strides", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(g.dil, ctx.attrs().getInts("dilations", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto outPad, ctx.attrs().getInts("output_padding", std::vector<int64_t>(k, 0)));
+  SF_ASSIGN(auto pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * k, 0)));
+  SF_ASSIGN(std::string autoPadText, ctx.attrs().getString("auto_pad", "NOTSET"));
+  // Text other than auto_pad's four values reads as NOTSET here (the rule refuses it).
+  AutoPad autoPad = parseAutoPad(autoPadText).value_or(AutoPad::NotSet);
+  if (g.stride.size() != k || g.dil.size() != k || outPad.size() != k || pads.size() != 2 * k)
+    return errorf("strides, dilations, output_padding or pads do not match {} spatial dims", k);
+  g.in.assign(xs.begin() + 2, xs.end()), g.out.resize(k), g.lo.resize(k);
+  std::vector<int64_t> outputShape;
+  if (ctx.attrs().has("output_shape")) {
+    SF_ASSIGN(outputShape, ctx.attrs().getInts("output_shape"));
+    if (outputShape.size() == k + 2) outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+    if (outputShape.size() != k) return errorf("output_shape has {} dims", outputShape.size());
+  }
+  for (size_t i = 0; i < k; ++i) {
+    std::optional<int64_t> outputLength;
+    if (!outputShape.empty()) outputLength = outputShape[i];
+    WindowAxis a = transposedWindowAxis(g.in[i], g.kernel[i], g.stride[i], g.dil[i], pads[i], pads[i + k], outPad[i],
+                                        autoPad, outputLength);
+    g.lo[i] = a.padBegin, g.out[i] = a.out;
+    if (g.out[i] < 0) return errorf("a negative output size");
+  }
+  return g;
+}
+
+/// ConvTranspose in f32: each (image, group): the columns W_g^T [mg*taps, cg] times X_g [cg,
+/// positions] on sgemm (in tiles of input positions, at most 16 MB of columns), then each column
+/// entry added to the output position its tap reaches (col2im).
+Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, ElementType type, const Shape &outShape,
+                                  const float *xv, const float *wv) {
+  const size_t k = g.k;
+  const int64_t n = g.n, c = g.c, cg = g.cg, m = g.m, mg = g.mg, group = g.group;
+  const std::vector<int64_t> &in = g.in, &out = g.out, &lo = g.lo, &kernel = g.kernel, &stride = g.stride, &dil = g.dil;
+  int64_t inSize = countOf(in), outSize = countOf(out), taps = countOf(kernel);
+  std::vector<int64_t> ip(k), kp(k);
+  std::vector<float> bias;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(auto bv, doubles(ctx.input(2)));
+    if (int64_t(bv.size()) != m) return errorf("B has {} elements, not {}", bv.size(), m);
+    bias.assign(bv.begin(), bv.end());
+  }
+  Output<float> o(ctx, type, outShape);
+  SF_ASSIGN(float *p, o.make());
+  // The output offset of input position pi through tap t, or -1 (outside).
+  std::vector<int64_t> reach(size_t(taps * inSize));
+  for (int64_t t = 0; t < taps; ++t) {
+    int64_t r2 = t;
+    for (size_t d = k; d-- > 0;) kp[d] = r2 % kernel[d], r2 /= kernel[d];
+    for (int64_t pi = 0; pi < inSize; ++pi) {
+      int64_t rest = pi, off = 0;
+      bool inside = true;
+      for (size_t d = k; d-- > 0;) ip[d] = rest % in[d], rest /= in[d];
+      for (size_t d = 0; d < k; ++d) {
+        int64_t oo = ip[d] * stride[d] + kp[d] * dil[d] - lo[d];
+        if (oo < 0 || oo >= out[d]) inside = false;
+        off = off * out[d] + oo;
+      }
+      reach[size_t(t * inSize + pi)] = inside ? off : -1;
+    }
+  }
+  const int64_t rows = mg * taps;
+  const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(inSize, (int64_t(1) << 22) / std::max<int64_t>(rows, 1)));
+  std::vector<float> cols(size_t(rows * tile));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float *xg = xv + (b * c + gi * cg) * inSize;
+      const float *wg = wv + gi * cg * rows;
+      float *yg = p + (b * m + gi * mg) * outSize;
+      for (int64_t p0 = 0; p0 < inSize; p0 += tile) {
+        int64_t pn = std::min(tile, inSize - p0);
+        sgemm(true, false, rows, pn, cg, 1.0f, wg, rows, xg + p0, inSize, 0.0f, cols.data(), pn);
+        for (int64_t mm = 0; mm < mg; ++mm)
+          for (int64_t t = 0; t < taps; ++t) {
+            const float *col = cols.data() + (mm * taps + t) * pn;
+            const int64_t *r = reach.data() + t * inSize + p0;
+            float *ym = yg + mm * outSize;
+            for (int64_t j = 0; j < pn; ++j)
+              if (r[j] >= 0) ym[r[j]] += col[j];
+          }
+      }
+      if (!bias.empty())
+        for (int64_t mm = 0; mm < mg; ++mm) {
+          float bv = bias[size_t(gi * mg + mm)];
+          float *ym = yg + mm * outSize;
+          for (int64_t q = 0; q < outSize; ++q) ym[q] += bv;
+        }
+    }
+  return o.finish(0);
+}
+
+/// ConvTranspose in the other types: every input element times every weight of its tap added,
+/// in double, to the output position the tap reaches.
+template <class T>
+Result<void> convTransposeLoops(EvalContext &ctx, const Transposed &g, ElementType type, const Shape &outShape,
+                                const T *xv, const T *wv) {
+  const size_t k = g.k;
+  const int64_t n = g.n, c = g.c, cg = g.cg, m = g.m, mg = g.mg, group = g.group;
+  const std::vector<int64_t> &in = g.in, &out = g.out, &lo = g.lo, &kernel = g.kernel, &stride = g.stride, &dil = g.dil;
+  int64_t inSize = countOf(in), outSize = countOf(out), taps = countOf(kernel);
+  std::vector<int64_t> ip(k), kp(k);
+  std::vector<double> acc(static_cast<size_t>(n * m * outSize), 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t gi = 0; gi < group; ++gi)
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        int64_t ch = gi * cg + ci;
+        for (int64_t pi = 0; pi < inSize; ++pi) {
+          int64_t rest = pi;
+          for (size_t d = k; d-- > 0;) ip[d] = rest % in[d], rest /= in[d];
+          double xvv = double(xv[size_t((b * c + ch) * inSize + pi)]);
+          for (int64_t t = 0; t < taps; ++t) {
+            int64_t r2 = t, off = 0;
+            bool inside = true;
+            for (size_t d = k; d-- > 0;) kp[d] = r2 % kernel[d], r2 /= kernel[d];
+            for (size_t d = 0; d < k; ++d) {
+              int64_t o = ip[d] * stride[d] + kp[d] * dil[d] - lo[d];
+              if (o < 0 || o >= out[d]) inside = false;
+              off = off * out[d] + o;
+            }
+            if (!inside) continue;
+            for (int64_t mm = 0; mm < mg; ++mm)
+              acc[size_t((b * m + gi * mg + mm) * outSize + off)] +=
+                  xvv * double(wv[size_t((ch * mg + mm) * taps + t)]);
+          }
+        }
+      }
+  std::vector<double> bias;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(bias, doubles(ctx.input(2)));
+    if (int64_t(bias.size()) != m) return errorf("B has {} elements, not {}", bias.size(), m);
+  }
+  Output<T> o(ctx, type, outShape);
+  SF_ASSIGN(T *p, o.make());
+  for (int64_t i = 0; i < n * m * outSize; ++i)
+    p[i] = T(acc[size_t(i)] + (bias.empty() ? 0.0 : bias[size_t((i / outSize) % m)]));
+  return o.finish(0);
+}
+
+Result<void> convTranspose(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &wt = ctx.input(1);
+  SF_ASSIGN(Transposed g, transposedOf(ctx, x.shape(), wt.shape()));
+  Shape outShape{g.n, g.m};
+  outShape.insert(outShape.end(), g.out.begin(), g.out.end());
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xv(x), wv(wt);
+    if constexpr (std::is_same_v<T, float>)
+      return convTransposeColumns(ctx, g, x.type(), outShape, xv.data(), wv.data());
+    else
+      return convTransposeLoops<T>(ctx, g, x.type(), outShape, xv.data(), wv.data());
+  });
+}
+
+/// MaxUnpool: X's values placed at their MaxPool indices in a zero tensor of the unpooled size
+/// (or output_shape).
+Result<void> maxUnpool(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto idx, ints(ctx.input(1)));
+  const Shape &xs = x.shape();
+  if (xs.size() < 3) return errorf("X is {}", shapeText(xs));
+  size_t k = xs.size() - 2;
+  SF_ASSIGN(auto kernel, ctx.attrs().getInts("kernel_shape"));
+  SF_ASSIGN(auto strides, ctx.attrs().getInts("strides", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * k, 0)));
+  if (kernel.size() != k || strides.size() != k || pads.size() != 2 * k) return errorf("attributes do not match {} spatial dims", k);
+  // The indices address the unpooled shape the attributes give; output_shape, when larger,
+  // pads it with zeros at the end of each dim.
+  Shape inferred = xs;
+  for (size_t d = 0; d < k; ++d) inferred[2 + d] = (xs[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + k];
+  Shape out = inferred;
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(auto os, ints(ctx.input(2)));
+    if (os.size() != xs.size()) return errorf("output_shape has {} dims", os.size());
+    out.assign(os.begin(), os.end());
+    for (size_t d = 0; d < out.size(); ++d)
+      if (out[d] < inferred[d]) return errorf("output_shape {} is smaller than {}", shapeText(out), shapeText(inferred));
+  }
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto v, doubles(x));
+  int64_t total = countOf(inferred);
+  std::vector<double> flat(static_cast<size_t>(total), 0.0), y(static_cast<size_t>(countOf(out)), 0.0);
+  for (size_t i = 0; i < v.size() && i < idx.size(); ++i) {
+    if (idx[i] < 0 || idx[i] >= total) return errorf("index {} is outside the output of {} elements", idx[i], total);
+    flat[size_t(idx[i])] = v[i];
+  }
+  std::vector<int64_t> at(inferred.size());
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, o = 0;
+    for (size_t d = inferred.size(); d-- > 0;) at[d] = rest % inferred[d], rest /= inferred[d];
+    for (size_t d = 0; d < out.size(); ++d) o = o * out[d] + at[d];
+    y[size_t(o)] = flat[size_t(i)];
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// RoiAlign: each region of interest pooled to output_height x output_width by bilinear samples
+/// (avg, or max of the weighted corner values as onnxruntime computes it).
+Result<void> roiAlign(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  if (x.shape().size() != 4) return errorf("X must be [N,C,H,W]");
+  SF_ASSIGN(auto rois, doubles(ctx.input(1)));
+  SF_ASSIGN(auto batchIdx, ints(ctx.input(2)));
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "avg"));
+  SF_ASSIGN(int64_t outH, ctx.attrs().getInt("output_height", 1));
+  SF_ASSIGN(int64_t outW, ctx.attrs().getInt("output_width", 1));
+  SF_ASSIGN(int64_t ratio, ctx.attrs().getInt("sampling_ratio", 0));
+  SF_ASSIGN(double scale, ctx.attrs().getFloat("spatial_scale", 1.0));
+  SF_ASSIGN(std::string ctm, ctx.attrs().getString("coordinate_transformation_mode",
+                                                    ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel"));
+  int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  int64_t num = int64_t(batchIdx.size());
+  if (int64_t(rois.size()) != num * 4) return errorf("rois has {} values for {} regions", rois.size(), num);
+  Shape out{num, c, outH, outW};
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto xs, doubles(x));
+  bool half = ctm == "half_pixel";
+  std::vector<double> y(static_cast<size_t>(countOf(out)), 0.0);
+  for (int64_t r = 0; r < num; ++r) {
+    int64_t b = batchIdx[size_t(r)];
+    if (b < 0 || b >= n) return errorf("batch index {} of {}", b, n);
+    double off = half ? 0.5 : 0.0;
+    double x1 = rois[size_t(r * 4)] * scale - off, y1 = rois[size_t(r * 4 + 1)] * scale - off;
+    double x2 = rois[size_t(r * 4 + 2)] * scale - off, y2 = rois[size_t(r * 4 + 3)] * scale - off;
+    double rw = x2 - x1, rh = y2 - y1;
+    if (!half) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+    double bh = rh / double(outH), bw = rw / double(outW);
+    int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / double(outH)));
+    int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / double(outW)));
+    double count = double(std::max<int64_t>(gh * gw, 1));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const double *img = &xs[size_t((b * c + ch) * h * w)];
+      for (int64_t ph = 0; ph < outH; ++ph)
+        for (int64_t pw = 0; pw < outW; ++pw) {
+          double acc = 0;
+          bool first = true;
+          for (int64_t iy = 0; iy < gh; ++iy)
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              double yy = y1 + double(ph) * bh + (double(iy) + 0.5) * bh / double(gh);
+              double xx = x1 + double(pw) * bw + (double(ix) + 0.5) * bw / double(gw);
+              double v1 = 0, v2 = 0, v3 = 0, v4 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0;
+              if (!(yy < -1.0 || yy > double(h) || xx < -1.0 || xx > double(w))) {
+                yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
+                int64_t yl = int64_t(yy), xl = int64_t(xx), yhh, xh;
+                if (yl >= h - 1) yhh = yl = h - 1, yy = double(yl);
+                else yhh = yl + 1;
+                if (xl >= w - 1) xh = xl = w - 1, xx = double(xl);
+                else xh = xl + 1;
+                double ly = yy - double(yl), lx = xx - double(xl), hy = 1 - ly, hx = 1 - lx;
+                w1 = hy * hx, w2 = hy * lx, w3 = ly * hx, w4 = ly * lx;
+                v1 = img[yl * w + xl], v2 = img[yl * w + xh], v3 = img[yhh * w + xl], v4 = img[yhh * w + xh];
+              }
+              if (mode == "max") {
+                double m = std::max({w1 * v1, w2 * v2, w3 * v3, w4 * v4});
+                acc = first ? m : std::max(acc, m);
+                first = false;
+              } else {
+                acc += w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4;
+              }
+            }
+          y[size_t(((r * c + ch) * outH + ph) * outW + pw)] = mode == "max" ? acc : acc / count;
+        }
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+} // namespace
+
+Result<void> registerConvPoolKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "Conv", conv));
+  r.findMutable("", "Conv")->kernelTakesBlocked = true;
+  SF_TRY(setKernel(r, "ConvTranspose", convTranspose));
+  SF_TRY(setKernel(r, "MaxPool", [](EvalContext &c) { return pool(c, true); }));
+  SF_TRY(setKernel(r, "AveragePool", [](EvalContext &c) { return pool(c, false); }));
+  SF_TRY(setKernel(r, "GlobalMaxPool", [](EvalContext &c) { return globalPool(c, true); }));
+  SF_TRY(setKernel(r, "GlobalAveragePool", [](EvalContext &c) { return globalPool(c, false); }));
+  SF_TRY(setKernel(r, "MaxUnpool", maxUnpool));
+  SF_TRY(setKernel(r, "RoiAlign", roiAlign));
+  return success();
+}
+
+} // namespace sf::eval::detail

@@ -1,0 +1,26 @@
+// Kernels of the ops shapeflow's rewrites emit (src/ops/fused.cpp): FusedConv, Conv and activation.
+#include "../kernel_util.h"
+#include "conv_pool.h"
+#include "shapeflow/ops/fused.h"
+
+namespace sf::eval::detail {
+namespace {
+
+/// FusedConv (ops/fused.h): Conv and its activation.
+Result<void> fusedConv(EvalContext &ctx) {
+  SF_ASSIGN(std::string activation, ctx.attrs().getString("activation", ""));
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
+  if (activation == "Relu") return convWith(ctx, {PostOp::Kind::Relu, 0.0f});
+  if (activation == "Swish") return convWith(ctx, {PostOp::Kind::Swish, float(alpha)});
+  return errorf("activation '{}'", activation);
+}
+
+} // namespace
+
+Result<void> registerFusedKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, kFusedConv, fusedConv, kShapeflowDomain));
+  r.findMutable(kShapeflowDomain, kFusedConv)->kernelTakesBlocked = true;
+  return success();
+}
+
+} // namespace sf::eval::detail

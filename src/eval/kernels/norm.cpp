@@ -1,0 +1,344 @@
+// Kernels of the normalisations and the softmax family (src/ops/norm.cpp).
+// BatchNormalization (inference, and training with its running statistics),
+// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, Softmax,
+// LogSoftmax, Hardmax.
+#include "../kernel_util.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace sf::eval::detail {
+namespace {
+
+Result<void> batchNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(int64_t training, ctx.attrs().getInt("training_mode", 0));
+  if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
+  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  if (training) {
+    // The batch's own statistics normalise it; the running ones move toward them by momentum.
+    SF_ASSIGN(double momentum, ctx.attrs().getFloat("momentum", 0.9));
+    SF_ASSIGN(auto xv, doubles(x));
+    SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+    SF_ASSIGN(auto bias, doubles(ctx.input(2)));
+    SF_ASSIGN(auto runMean, doubles(ctx.input(3)));
+    SF_ASSIGN(auto runVar, doubles(ctx.input(4)));
+    std::vector<double> y(xv.size()), mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
+    double count = double(n * inner);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) mean[size_t(ch)] += xv[size_t((b * c + ch) * inner + i)] / count;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          double d = xv[size_t((b * c + ch) * inner + i)] - mean[size_t(ch)];
+          var[size_t(ch)] += d * d / count;
+        }
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          size_t at = size_t((b * c + ch) * inner + i);
+          y[at] = (xv[at] - mean[size_t(ch)]) / std::sqrt(var[size_t(ch)] + eps) * scale[size_t(ch)] + bias[size_t(ch)];
+        }
+    SF_ASSIGN(Tensor yt, Tensor::fromDoubles(x.type(), x.shape(), y));
+    SF_TRY(ctx.setOutput(0, std::move(yt)));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      runMean[size_t(ch)] = runMean[size_t(ch)] * momentum + mean[size_t(ch)] * (1 - momentum);
+      runVar[size_t(ch)] = runVar[size_t(ch)] * momentum + var[size_t(ch)] * (1 - momentum);
+    }
+    if (ctx.numOutputs() > 1) {
+      SF_ASSIGN(Tensor m, Tensor::fromDoubles(ctx.input(3).type(), ctx.input(3).shape(), runMean));
+      SF_TRY(ctx.setOutput(1, std::move(m)));
+    }
+    if (ctx.numOutputs() > 2) {
+      SF_ASSIGN(Tensor v, Tensor::fromDoubles(ctx.input(4).type(), ctx.input(4).shape(), runVar));
+      SF_TRY(ctx.setOutput(2, std::move(v)));
+    }
+    return success();
+  }
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+    SF_ASSIGN(auto bias, doubles(ctx.input(2)));
+    SF_ASSIGN(auto mean, doubles(ctx.input(3)));
+    SF_ASSIGN(auto var, doubles(ctx.input(4)));
+    if (int64_t(scale.size()) != c || int64_t(bias.size()) != c || int64_t(mean.size()) != c || int64_t(var.size()) != c)
+      return errorf("scale, B, mean and var must have {} elements", c);
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        double k = scale[size_t(ch)] / std::sqrt(var[size_t(ch)] + eps);
+        double sh = bias[size_t(ch)] - mean[size_t(ch)] * k;
+        for (int64_t i = 0; i < inner; ++i) {
+          size_t at = size_t((b * c + ch) * inner + i);
+          p[at] = T(double(xs[at]) * k + sh);
+        }
+      }
+    return o.finish(0);
+  });
+}
+
+Result<void> instanceNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  SF_ASSIGN(auto bias, doubles(ctx.input(2)));
+  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t b = 0; b < n * c; ++b) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += double(xs[size_t(b * inner + i)]);
+      mean /= double(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        double d = double(xs[size_t(b * inner + i)]) - mean;
+        var += d * d;
+      }
+      var /= double(inner);
+      double k = scale[size_t(b % c)] / std::sqrt(var + eps);
+      for (int64_t i = 0; i < inner; ++i)
+        p[b * inner + i] = T((double(xs[size_t(b * inner + i)]) - mean) * k + bias[size_t(b % c)]);
+    }
+    return o.finish(0);
+  });
+}
+
+Result<void> layerNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, x.shape().size()));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (size_t d = axis; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  Shape statShape = x.shape();
+  for (size_t d = axis; d < statShape.size(); ++d) statShape[d] = 1;
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Shape normShape(x.shape().begin() + long(axis), x.shape().end());
+    std::vector<double> scale, bias;
+    SF_ASSIGN(scale, doubles(ctx.input(1)));
+    if (ctx.hasInput(2)) {
+      SF_ASSIGN(bias, doubles(ctx.input(2)));
+    }
+    // Scale and B broadcast to the normalised shape, once (not per element).
+    auto expand = [&](const std::vector<double> &v, const Shape &s) {
+      std::vector<double> full(static_cast<size_t>(inner));
+      auto st = broadcastStrides(s, normShape);
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t off = 0, rest = i;
+        for (size_t d = normShape.size(); d-- > 0;) {
+          off += (rest % normShape[d]) * st[d];
+          rest /= normShape[d];
+        }
+        full[size_t(i)] = v[size_t(off)];
+      }
+      return full;
+    };
+    for (size_t k : {size_t(1), size_t(2)}) {
+      if (!ctx.hasInput(k)) continue;
+      auto b = broadcastAll({ctx.input(k).shape(), normShape});
+      if (!b.ok() || *b != normShape)
+        return errorf("{} of shape {} does not broadcast to the normalised shape {}", k == 1 ? "Scale" : "B",
+                      shapeText(ctx.input(k).shape()), shapeText(normShape));
+    }
+    scale = expand(scale, ctx.input(1).shape());
+    if (!bias.empty()) bias = expand(bias, ctx.input(2).shape());
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    Output<float> om(ctx, ElementType::F32, statShape), oi(ctx, ElementType::F32, statShape);
+    float *pm = nullptr, *pi = nullptr;
+    if (ctx.numOutputs() > 1) {
+      SF_ASSIGN(pm, om.make());
+    }
+    if (ctx.numOutputs() > 2) {
+      SF_ASSIGN(pi, oi.make());
+    }
+    for (int64_t r = 0; r < outer; ++r) {
+      double mean = 0, sq = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += double(xs[size_t(r * inner + i)]);
+      mean /= double(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        double d = double(xs[size_t(r * inner + i)]) - mean;
+        sq += d * d;
+      }
+      double inv = 1 / std::sqrt(sq / double(inner) + eps);
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = (double(xs[size_t(r * inner + i)]) - mean) * inv * scale[size_t(i)];
+        if (!bias.empty()) v += bias[size_t(i)];
+        p[r * inner + i] = T(v);
+      }
+      if (pm) pm[r] = float(mean);
+      if (pi) pi[r] = float(inv);
+    }
+    SF_TRY(o.finish(0));
+    if (pm) SF_TRY(om.finish(1));
+    if (pi) SF_TRY(oi.finish(2));
+    return success();
+  });
+}
+
+Result<void> lrn(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1e-4));
+  SF_ASSIGN(double beta, ctx.attrs().getFloat("beta", 0.75));
+  SF_ASSIGN(double bias, ctx.attrs().getFloat("bias", 1.0));
+  SF_ASSIGN(int64_t size, ctx.attrs().getInt("size"));
+  int64_t n = x.shape()[0], c = x.shape()[1], inner = x.elementCount() / std::max<int64_t>(n * c, 1);
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sq = 0;
+          for (int64_t k = std::max<int64_t>(0, ch - lo); k <= std::min(c - 1, ch + hi); ++k) {
+            double v = double(xs[size_t((b * c + k) * inner + i)]);
+            sq += v * v;
+          }
+          size_t at = size_t((b * c + ch) * inner + i);
+          p[at] = T(double(xs[at]) / std::pow(bias + alpha / double(size) * sq, beta));
+        }
+    return o.finish(0);
+  });
+}
+
+Result<void> mvn(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto axes, ctx.attrs().getInts("axes", {0, 2, 3}));
+  size_t r = x.shape().size();
+  Shape kept = x.shape();
+  for (int64_t a : axes) {
+    SF_ASSIGN(size_t d, normAxis(a, r));
+    kept[d] = 1;
+  }
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    int64_t groups = countOf(kept), count = x.elementCount() / std::max<int64_t>(groups, 1);
+    std::vector<double> mean(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
+    std::array<std::vector<int64_t>, 1> st{broadcastStrides(kept, x.shape())};
+    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      mean[size_t(f[0])] += double(xs[size_t(i)]);
+    });
+    for (double &m : mean) m /= double(count);
+    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      double d = double(xs[size_t(i)]) - mean[size_t(f[0])];
+      sq[size_t(f[0])] += d * d;
+    });
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.make());
+    forEachBroadcast<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1> &f) {
+      double sd = std::sqrt(sq[size_t(f[0])] / double(count));
+      p[i] = T((double(xs[size_t(i)]) - mean[size_t(f[0])]) / (sd + 1e-9));
+    });
+    return o.finish(0);
+  });
+}
+
+Result<void> softmax(EvalContext &ctx, bool log) {
+  const Tensor &x = ctx.input(0);
+  bool legacy = ctx.opset() < 13;
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", legacy ? 1 : -1));
+  size_t r = x.shape().size();
+  if (r == 0) return errorf("Softmax of a scalar");
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, r));
+  // Before opset 13 the input is seen as a matrix [outer, inner] at the axis; since 13 the
+  // softmax runs along the one axis.
+  int64_t outer = 1, len = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  if (legacy) {
+    for (size_t d = axis; d < r; ++d) len *= x.shape()[d];
+  } else {
+    len = x.shape()[axis];
+    for (size_t d = axis + 1; d < r; ++d) inner *= x.shape()[d];
+  }
+  return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> xs(x);
+    Output<T> o(ctx, x.type(), x.shape());
+    SF_ASSIGN(T *p, o.makeForOverwrite());
+    if (inner == 1 && !log) {
+      // Along contiguous rows (the last axis): each exponential once, kept for the division.
+      std::vector<double> e(static_cast<size_t>(len));
+      for (int64_t a = 0; a < outer; ++a) {
+        const T *row = xs.data() + a * len;
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, double(row[i]));
+        for (int64_t i = 0; i < len; ++i) sum += e[size_t(i)] = std::exp(double(row[i]) - mx);
+        for (int64_t i = 0; i < len; ++i) p[a * len + i] = T(e[size_t(i)] / sum);
+      }
+      return o.finish(0);
+    }
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t b = 0; b < inner; ++b) {
+        auto idx = [&](int64_t i) { return size_t((a * len + i) * inner + b); };
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, double(xs[idx(i)]));
+        double sum = 0;
+        for (int64_t i = 0; i < len; ++i) sum += std::exp(double(xs[idx(i)]) - mx);
+        for (int64_t i = 0; i < len; ++i) {
+          double v = double(xs[idx(i)]) - mx;
+          p[idx(i)] = T(log ? v - std::log(sum) : std::exp(v) / sum);
+        }
+      }
+    return o.finish(0);
+  });
+}
+
+Result<void> hardmax(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  bool legacy = ctx.opset() < 13;
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", legacy ? 1 : -1));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  int64_t outer = 1, len = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
+  if (legacy) {
+    for (size_t d = axis; d < a.shape().size(); ++d) len *= a.shape()[d];
+  } else {
+    len = a.shape()[axis];
+    for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  }
+  return dispatchFloat(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a);
+    Output<T> o(ctx, a.type(), a.shape());
+    SF_ASSIGN(T *p, o.make());
+    for (int64_t u = 0; u < outer; ++u)
+      for (int64_t v = 0; v < inner; ++v) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < len; ++i)
+          if (x[size_t((u * len + i) * inner + v)] > x[size_t((u * len + best) * inner + v)]) best = i;
+        for (int64_t i = 0; i < len; ++i) p[(u * len + i) * inner + v] = T(i == best ? 1 : 0);
+      }
+    return o.finish(0);
+  });
+}
+
+} // namespace
+
+Result<void> registerNormKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "BatchNormalization", batchNorm));
+  SF_TRY(setKernel(r, "InstanceNormalization", instanceNorm));
+  SF_TRY(setKernel(r, "LayerNormalization", layerNorm));
+  SF_TRY(setKernel(r, "LRN", lrn));
+  SF_TRY(setKernel(r, "MeanVarianceNormalization", mvn));
+  SF_TRY(setKernel(r, "Softmax", [](EvalContext &c) { return softmax(c, false); }));
+  SF_TRY(setKernel(r, "LogSoftmax", [](EvalContext &c) { return softmax(c, true); }));
+  SF_TRY(setKernel(r, "Hardmax", hardmax));
+  return success();
+}
+
+} // namespace sf::eval::detail

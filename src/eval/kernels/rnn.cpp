@@ -1,0 +1,269 @@
+// Kernels of the recurrent ops (src/ops/rnn.cpp): RNN, GRU and LSTM.
+// GRU with linear_before_reset either way, LSTM with peepholes and input_forget; forward, reverse
+// or bidirectional, with sequence_lens, clip, the activation lists and their alpha/beta, and both
+// layouts (opset 14's layout = 1: batch first).
+#include "../kernel_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <optional>
+
+namespace sf::eval::detail {
+namespace {
+
+using Act = std::function<double(double)>;
+
+Result<Act> activation(const std::string &name, double alpha, double beta) {
+  std::string n = name;
+  for (char &c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "sigmoid") return Act([](double x) { return 1 / (1 + std::exp(-x)); });
+  if (n == "tanh") return Act([](double x) { return std::tanh(x); });
+  if (n == "relu") return Act([](double x) { return std::max(0.0, x); });
+  if (n == "affine") return Act([=](double x) { return alpha * x + beta; });
+  if (n == "leakyrelu") return Act([=](double x) { return x >= 0 ? x : alpha * x; });
+  if (n == "thresholdedrelu") return Act([=](double x) { return x > alpha ? x : 0.0; });
+  if (n == "scaledtanh") return Act([=](double x) { return alpha * std::tanh(beta * x); });
+  if (n == "hardsigmoid") return Act([=](double x) { return std::max(0.0, std::min(1.0, alpha * x + beta)); });
+  if (n == "elu") return Act([=](double x) { return x >= 0 ? x : alpha * (std::exp(x) - 1); });
+  if (n == "softsign") return Act([](double x) { return x / (1 + std::abs(x)); });
+  if (n == "softplus") return Act([](double x) { return std::log1p(std::exp(x)); });
+  return errorf("activation '{}' is not supported", name);
+}
+
+/// Default alpha of the activations that take one when the list gives none.
+double defaultAlpha(const std::string &n) {
+  if (n == "LeakyRelu") return 0.01;
+  if (n == "ThresholdedRelu" || n == "Elu" || n == "ScaledTanh") return 1.0;
+  if (n == "HardSigmoid") return 0.2;
+  return 1.0;
+}
+double defaultBeta(const std::string &n) { return n == "HardSigmoid" ? 0.5 : n == "ScaledTanh" ? 1.0 : 0.0; }
+
+enum class Kind { RNN, GRU, LSTM };
+
+/// A recurrent node's attributes, sizes and inputs as doubles (the initial states laid out
+/// [dirs, batch, hidden] whatever the layout; those the node does not have are zeros).
+struct Recurrence {
+  Kind kind = Kind::RNN;
+  std::string direction;
+  int64_t layout = 0, lbr = 0, inputForget = 0;
+  std::optional<double> clip;
+  int64_t gates = 1, dirs = 1, seq = 0, batch = 0, in = 0, hidden = 0;
+  std::vector<double> x, w, rw, bias, h0, c0, peep;
+  std::vector<int64_t> lens;
+};
+
+Result<Recurrence> recurrenceOf(EvalContext &ctx, Kind kind) {
+  const Tensor &xT = ctx.input(0), &wT = ctx.input(1), &rT = ctx.input(2);
+  Recurrence rc;
+  rc.kind = kind;
+  SF_ASSIGN(rc.hidden, ctx.attrs().getInt("hidden_size"));
+  SF_ASSIGN(rc.direction, ctx.attrs().getString("direction", "forward"));
+  SF_ASSIGN(rc.layout, ctx.attrs().getInt("layout", 0));
+  SF_ASSIGN(rc.lbr, ctx.attrs().getInt("linear_before_reset", 0));
+  SF_ASSIGN(rc.inputForget, ctx.attrs().getInt("input_forget", 0));
+  if (ctx.attrs().has("clip")) {
+    SF_ASSIGN(double c, ctx.attrs().getFloat("clip"));
+    rc.clip = c;
+  }
+  const int64_t hidden = rc.hidden, layout = rc.layout;
+  int64_t gates = rc.gates = kind == Kind::RNN ? 1 : kind == Kind::GRU ? 3 : 4;
+  int64_t dirs = rc.dirs = rc.direction == "bidirectional" ? 2 : 1;
+  const Shape &xs = xT.shape();
+  if (xs.size() != 3) return errorf("X must be 3-D");
+  int64_t seq = rc.seq = layout ? xs[1] : xs[0], batch = rc.batch = layout ? xs[0] : xs[1], in = rc.in = xs[2];
+  if (wT.shape() != Shape{dirs, gates * hidden, in} || rT.shape() != Shape{dirs, gates * hidden, hidden})
+    return errorf("W is {} and R is {}; expected [{}, {}, {}] and [{}, {}, {}]", shapeText(wT.shape()),
+                  shapeText(rT.shape()), dirs, gates * hidden, in, dirs, gates * hidden, hidden);
+  SF_ASSIGN(rc.x, doubles(xT));
+  SF_ASSIGN(rc.w, doubles(wT));
+  SF_ASSIGN(rc.rw, doubles(rT));
+  rc.bias.assign(size_t(dirs * 2 * gates * hidden), 0.0), rc.h0.assign(size_t(dirs * batch * hidden), 0.0);
+  rc.c0 = rc.h0, rc.peep.assign(size_t(dirs * 3 * hidden), 0.0);
+  rc.lens.assign(size_t(batch), seq);
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(rc.bias, doubles(ctx.input(3)));
+  }
+  if (ctx.hasInput(4)) {
+    SF_ASSIGN(rc.lens, ints(ctx.input(4)));
+  }
+  // initial_h, initial_c: [dirs, batch, hidden], or [batch, dirs, hidden] with layout 1.
+  auto readState = [&](size_t i, std::vector<double> &dst) -> Result<void> {
+    if (!ctx.hasInput(i)) return success();
+    SF_ASSIGN(auto v, doubles(ctx.input(i)));
+    if (v.size() != dst.size()) return errorf("input {} has {} elements, expected {}", i, v.size(), dst.size());
+    for (int64_t d = 0; d < dirs; ++d)
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t k = 0; k < hidden; ++k)
+          dst[size_t((d * batch + b) * hidden + k)] = v[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)];
+    return success();
+  };
+  SF_TRY(readState(5, rc.h0));
+  if (kind == Kind::LSTM) {
+    SF_TRY(readState(6, rc.c0));
+    if (ctx.hasInput(7)) {
+      SF_ASSIGN(rc.peep, doubles(ctx.input(7)));
+    }
+  }
+  if (rc.bias.size() != size_t(dirs * 2 * gates * hidden)) return errorf("B has {} elements", rc.bias.size());
+  return rc;
+}
+
+/// Activations per direction: RNN 1, GRU 2, LSTM 3.
+size_t activationsPerDirection(Kind kind) { return kind == Kind::RNN ? 1 : kind == Kind::GRU ? 2 : 3; }
+
+/// The activations of every direction, from the activations list and its alphas and betas
+/// (each taken in turn by the activations that use one), or ONNX's defaults.
+Result<std::vector<Act>> activationsOf(EvalContext &ctx, Kind kind, int64_t dirs) {
+  size_t perDir = activationsPerDirection(kind);
+  std::vector<std::string> names;
+  if (ctx.attrs().has("activations")) {
+    SF_ASSIGN(names, ctx.attrs().getStrings("activations"));
+  }
+  std::vector<double> alphas, betas;
+  if (ctx.attrs().has("activation_alpha")) {
+    SF_ASSIGN(alphas, ctx.attrs().getFloats("activation_alpha"));
+  }
+  if (ctx.attrs().has("activation_beta")) {
+    SF_ASSIGN(betas, ctx.attrs().getFloats("activation_beta"));
+  }
+  if (names.empty()) {
+    for (int64_t d = 0; d < dirs; ++d) {
+      if (kind == Kind::RNN) names.push_back("Tanh");
+      else if (kind == Kind::GRU) names.insert(names.end(), {"Sigmoid", "Tanh"});
+      else names.insert(names.end(), {"Sigmoid", "Tanh", "Tanh"});
+    }
+  }
+  if (names.size() == perDir && dirs == 2) names.insert(names.end(), names.begin(), names.end());
+  if (names.size() != perDir * size_t(dirs)) return errorf("{} activations for {} directions", names.size(), dirs);
+  std::vector<Act> acts;
+  size_t ai = 0, bi = 0;
+  for (const std::string &n : names) {
+    bool usesAlpha = n == "Affine" || n == "LeakyRelu" || n == "ThresholdedRelu" || n == "ScaledTanh" ||
+                     n == "HardSigmoid" || n == "Elu";
+    bool usesBeta = n == "Affine" || n == "ScaledTanh" || n == "HardSigmoid";
+    double a = usesAlpha ? (ai < alphas.size() ? alphas[ai++] : defaultAlpha(n)) : 0;
+    double b = usesBeta ? (bi < betas.size() ? betas[bi++] : defaultBeta(n)) : 0;
+    SF_ASSIGN(Act f, activation(n, a, b));
+    acts.push_back(f);
+  }
+  return acts;
+}
+
+/// One step of one sequence: the new hidden state `h` (and LSTM's cell state `c`) from the gates'
+/// input and recurrent parts `gx` and `gh`, with the direction's activations `f`, recurrent
+/// weights `R`, their bias `Rb` and peepholes `P`.
+void cellStep(const Recurrence &rc, const Act *f, const double *R, const double *Rb, const double *P,
+              const std::vector<double> &gx, const std::vector<double> &gh, std::vector<double> &h,
+              std::vector<double> &c) {
+  const int64_t hidden = rc.hidden;
+  const std::optional<double> &clip = rc.clip;
+  auto clamp = [&](double v) { return clip ? std::clamp(v, -*clip, *clip) : v; };
+  std::vector<double> hn(static_cast<size_t>(hidden));
+  if (rc.kind == Kind::RNN) {
+    for (int64_t k = 0; k < hidden; ++k) hn[size_t(k)] = f[0](clamp(gx[size_t(k)] + gh[size_t(k)]));
+  } else if (rc.kind == Kind::GRU) {
+    // Gates z, r, h. Without linear_before_reset the reset gate scales the hidden state
+    // before R's h rows; with it, it scales their product.
+    std::vector<double> z(static_cast<size_t>(hidden)), rg(static_cast<size_t>(hidden));
+    for (int64_t k = 0; k < hidden; ++k) {
+      z[size_t(k)] = f[0](clamp(gx[size_t(k)] + gh[size_t(k)]));
+      rg[size_t(k)] = f[0](clamp(gx[size_t(hidden + k)] + gh[size_t(hidden + k)]));
+    }
+    for (int64_t k = 0; k < hidden; ++k) {
+      double pre;
+      if (rc.lbr) {
+        pre = gx[size_t(2 * hidden + k)] + rg[size_t(k)] * gh[size_t(2 * hidden + k)];
+      } else {
+        double acc = Rb[2 * hidden + k];
+        for (int64_t j = 0; j < hidden; ++j)
+          acc += R[(2 * hidden + k) * hidden + j] * rg[size_t(j)] * h[size_t(j)];
+        pre = gx[size_t(2 * hidden + k)] + acc;
+      }
+      double cand = f[1](clamp(pre));
+      hn[size_t(k)] = (1 - z[size_t(k)]) * cand + z[size_t(k)] * h[size_t(k)];
+    }
+  } else {
+    std::vector<double> cn(static_cast<size_t>(hidden));
+    for (int64_t k = 0; k < hidden; ++k) {
+      double i = f[0](clamp(gx[size_t(k)] + gh[size_t(k)] + P[k] * c[size_t(k)]));
+      double fg = f[0](clamp(gx[size_t(2 * hidden + k)] + gh[size_t(2 * hidden + k)] + P[2 * hidden + k] * c[size_t(k)]));
+      if (rc.inputForget) fg = 1 - i;
+      double g = f[1](clamp(gx[size_t(3 * hidden + k)] + gh[size_t(3 * hidden + k)]));
+      cn[size_t(k)] = fg * c[size_t(k)] + i * g;
+      double o = f[0](clamp(gx[size_t(hidden + k)] + gh[size_t(hidden + k)] + P[hidden + k] * cn[size_t(k)]));
+      hn[size_t(k)] = o * f[2](cn[size_t(k)]);
+    }
+    c = cn;
+  }
+  h = hn;
+}
+
+Result<void> recurrent(EvalContext &ctx, Kind kind) {
+  SF_ASSIGN(Recurrence rc, recurrenceOf(ctx, kind));
+  SF_ASSIGN(std::vector<Act> acts, activationsOf(ctx, kind, rc.dirs));
+  const int64_t gates = rc.gates, dirs = rc.dirs, seq = rc.seq, batch = rc.batch, in = rc.in, hidden = rc.hidden;
+  const int64_t layout = rc.layout;
+  size_t perDir = activationsPerDirection(kind);
+  std::vector<double> y(size_t(seq * dirs * batch * hidden), 0.0), hOut(static_cast<size_t>(dirs * batch * hidden)),
+      cOut(hOut.size());
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool reverse = rc.direction == "reverse" || d == 1;
+    const double *W = &rc.w[size_t(d * gates * hidden * in)], *R = &rc.rw[size_t(d * gates * hidden * hidden)];
+    const double *Wb = &rc.bias[size_t(d * 2 * gates * hidden)], *Rb = Wb + gates * hidden;
+    const double *P = &rc.peep[size_t(d * 3 * hidden)];
+    const Act *f = &acts[size_t(d) * perDir];
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<double> h(&rc.h0[size_t((d * batch + b) * hidden)], &rc.h0[size_t((d * batch + b) * hidden)] + hidden);
+      std::vector<double> c(&rc.c0[size_t((d * batch + b) * hidden)], &rc.c0[size_t((d * batch + b) * hidden)] + hidden);
+      int64_t len = std::clamp<int64_t>(rc.lens[size_t(b)], 0, seq);
+      std::vector<double> gx(static_cast<size_t>(gates * hidden)), gh(static_cast<size_t>(gates * hidden));
+      for (int64_t s = 0; s < len; ++s) {
+        int64_t t = reverse ? len - 1 - s : s;
+        const double *xt = &rc.x[size_t(layout ? (b * seq + t) * in : (t * batch + b) * in)];
+        for (int64_t g = 0; g < gates * hidden; ++g) {
+          double a = Wb[g], r = Rb[g];
+          for (int64_t k = 0; k < in; ++k) a += W[g * in + k] * xt[k];
+          for (int64_t k = 0; k < hidden; ++k) r += R[g * hidden + k] * h[size_t(k)];
+          gx[size_t(g)] = a, gh[size_t(g)] = r;
+        }
+        cellStep(rc, f, R, Rb, P, gx, gh, h, c);
+        for (int64_t k = 0; k < hidden; ++k)
+          y[size_t(layout ? ((b * seq + t) * dirs + d) * hidden + k : ((t * dirs + d) * batch + b) * hidden + k)] = h[size_t(k)];
+      }
+      for (int64_t k = 0; k < hidden; ++k) {
+        hOut[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)] = h[size_t(k)];
+        cOut[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)] = c[size_t(k)];
+      }
+    }
+  }
+  const ElementType type = ctx.input(0).type();
+  Shape yShape = layout ? Shape{batch, seq, dirs, hidden} : Shape{seq, dirs, batch, hidden};
+  Shape hShape = layout ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
+  if (ctx.numOutputs() > 0) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(type, yShape, y));
+    SF_TRY(ctx.setOutput(0, std::move(t)));
+  }
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(type, hShape, hOut));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (kind == Kind::LSTM && ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(type, hShape, cOut));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  return success();
+}
+
+} // namespace
+
+Result<void> registerRnnKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "RNN", [](EvalContext &c) { return recurrent(c, Kind::RNN); }));
+  SF_TRY(setKernel(r, "GRU", [](EvalContext &c) { return recurrent(c, Kind::GRU); }));
+  SF_TRY(setKernel(r, "LSTM", [](EvalContext &c) { return recurrent(c, Kind::LSTM); }));
+  return success();
+}
+
+} // namespace sf::eval::detail
