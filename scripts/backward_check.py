@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""How much of the graph inputs' facts backward inference recovers (issue 16's measure).
+"""How much of the graph inputs' facts backward inference recovers .
 
 For every model: strip the graph inputs' shapes (rank unknown), every value_info and the graph
 outputs' shapes (with --types, the inputs' and outputs' element types too), run

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks `shapeflow lower --stage bounds` against onnxruntime on the dev corpus (issue 13).
+"""Checks `shapeflow lower --stage bounds` against onnxruntime on the dev corpus.
 
 usage: bounds_check.py [--models a,b] [--shapeflow PATH] [--models-dir DIR] [--sizes FILE]
                        [--cache DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which input sizes a model accepts: shapeflow's verdict against onnxruntime's (issue: the input
+"""Which input sizes a model accepts: shapeflow's verdict against onnxruntime's (the input
 contract). For every model, the sizes that matter (every symbol at its smallest admissible size
 and one above, at its largest bound, all equal, extreme aspect ratios each way between every two
 symbols) and random input sizes (small, odd, large, unequal H and W, and sizes that contradict a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end benchmark of `shapeflow infer` (the 100k-node issue), side by side with ONNX.
+"""End-to-end benchmark of `shapeflow infer` on large graphs, side by side with ONNX.
 
 For each graph (the scale benchmark's synthetic transformers of 10k and 100k nodes, written by
 build/bench/scale/scale_bench, and any models given with --models):

@@ -1,4 +1,4 @@
-// End-to-end benchmark (the 100k-node issue): each phase of `shapeflow infer` on a model file,
+// End-to-end benchmark (graphs of 100,000 nodes): each phase of `shapeflow infer` on a model file,
 // timed in one process beside ONNX's own protobuf parse + InferShapes of the same file:
 //
 //   walk     map the file and walk every protobuf field of the graph (nodes, attributes, value

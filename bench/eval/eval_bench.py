@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Evaluation speed (issue "evaluation speed"): the median time of one run of each model,
+"""Evaluation speed: the median time of one run of each model,
 shapeflow's executor (`shapeflow run --repeat R --threads T`) against onnxruntime (one intra-op
 thread, graph optimisations off and on: scripts/ort/run_npy.js --repeat R), on the same random
 inputs (the first size set of scripts/precision_sizes.json), in the same run, as ratios.

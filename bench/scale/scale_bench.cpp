@@ -1,4 +1,4 @@
-// Scale benchmark (issue: "fast on graphs of 100,000 nodes"). Builds synthetic transformer
+// Scale benchmark: fast on graphs of 100,000 nodes. Builds synthetic transformer
 // graphs (per block: a hand-rolled LayerNorm, Q/K/V projections, a Shape -> Gather -> Unsqueeze
 // -> Concat -> Reshape head split, attention with Softmax, merge, output projection, residual),
 // with symbolic batch B and sequence S, writes each as .onnx, then times in one process:

@@ -3,7 +3,7 @@
 //            after loading), and
 //   stats  = inferGraph + computeStats + the statistics as JSON text (`shapeflow stats --json`),
 // on fresh loads each time; prints both (and the statistics' two parts: counting, and the JSON),
-// the load time, and stats / infer with and without the load. The goal (issue 12): stats at most
+// the load time, and stats / infer with and without the load. The goal: stats at most
 // twice infer.
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/infer/infer.h"

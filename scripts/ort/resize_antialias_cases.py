@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Expected outputs of Resize with antialias = 1 (opset 18), from onnxruntime, for
-tests/eval/resize_antialias_test.cpp. Debian's onnx (1.12) has neither test data nor a reference
+tests/eval/kernels/resize_test.cpp. Debian's onnx (1.12) has neither test data nor a reference
 implementation for antialias, so onnxruntime is the oracle: each case is a one-node model run
 with scripts/ort/run_npy.js on an input whose element i is ((i * 37) % 101) / 100, and the
 output printed as a C++ initializer to paste into the test.

@@ -1,4 +1,4 @@
-// Broadcasting rules of seed 001 on partial shapes (see broadcast.h for the dynamic cases).
+// Broadcasting rules on partial shapes (see broadcast.h for the dynamic cases).
 #include "shapeflow/dim/broadcast.h"
 
 #include "shapeflow/dim/symbol_table.h"

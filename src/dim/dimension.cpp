@@ -1,4 +1,4 @@
-// Dimension: interval semantics of seed 000 plus symbolic expressions.
+// Dimension: interval semantics plus symbolic expressions.
 #include "shapeflow/dim/dimension.h"
 
 #include "shapeflow/dim/broadcast.h"

@@ -1,4 +1,4 @@
-// PartialShape and Shape: relations of seed 000 lifted from dims to shapes, and printing.
+// PartialShape and Shape: relations lifted from dims to shapes, and printing.
 #include "shapeflow/dim/partial_shape.h"
 
 namespace sf {

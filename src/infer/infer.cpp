@@ -35,7 +35,7 @@ InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, 
 
 /// A graph input's unknown or interval dims become anonymous symbols with the same range, so
 /// each has an identity: `Shape(x)[0]` fed back into a Reshape target is the same dim as x's own
-/// dim 0 and cancels exactly (seed 000: "an interval {1, 8} is an anonymous symbol ranged
+/// dim 0 and cancels exactly ("an interval {1, 8} is an anonymous symbol ranged
 /// [1, 8]").
 PartialShape identifyAnonymous(const PartialShape &s, SymbolTable &symbols) {
   if (!s.rankIsStatic()) return s;
@@ -497,7 +497,7 @@ InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options)
       if (g.contains(in) && incomplete(g.fact(in))) solve = true;
   if (!solve) return forward(diags);
 
-  // Backward inference (seed 004): forward, then every backward rule from the outputs to the
+  // Backward inference : forward, then every backward rule from the outputs to the
   // inputs; where that tells more of a graph input (its rank, type, a static dim), forward again
   // from the inputs as refined, on the symbol table as it was before, until nothing more comes.
   const SymbolTable table = g.symbols;

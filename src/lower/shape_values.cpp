@@ -190,7 +190,7 @@ private:
     bool sameShape = def && def->traits.sameShape;
     for (const Outlet &o : n.outputs) {
       // An op whose output has its input's shape (elementwise, activations) reuses the input's
-      // value, whether or not its dims are known (seed 002's SimpleLayer).
+      // value, whether or not its dims are known (a layer that keeps its input's shape).
       if (sameShape && &o == &n.outputs[0] && !op.inputShapes.empty() && op.inputShapes[0] &&
           !o.fact.shape.isStatic() && o.fact.shape.rank() == g.fact(n.inputs[0]).shape.rank()) {
         op.outputShapes.push_back(op.inputShapes[0]);

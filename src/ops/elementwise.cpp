@@ -510,7 +510,7 @@ ValueFn chain(ValueFn a, ValueFn b) {
 } // namespace
 
 void registerElementwiseOps(OpRegistry &r) {
-  // Costs: one operation per output element (seed 003), of the kind the op mostly does
+  // Costs: one operation per output element , of the kind the op mostly does
   // (docs/COSTS.md).
   const OpTraits elementwise{.sameShape = true, .inPlace = true};
   const OpTraits binary{.inPlace = true};

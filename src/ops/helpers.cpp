@@ -147,7 +147,7 @@ Result<void> broadcastOnto(InferContext &ctx, PartialShape &target, size_t ic, c
   return success();
 }
 
-/// The shape of numpy's matmul of `a` and `b` (seed 003): K merged, batch dims broadcast,
+/// The shape of numpy's matmul of `a` and `b` : K merged, batch dims broadcast,
 /// a vector operand promoted to a matrix and its dim removed again.
 Result<PartialShape> matmulShape(InferContext &ctx, const Fact &a, const Fact &b, size_t ia,
                                  size_t ib) {

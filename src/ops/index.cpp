@@ -591,7 +591,7 @@ void registerIndexOps(OpRegistry &r) {
   // TopK, NonZero, Unique: a compare per input element (a selection's floor; sorting adds a
   // factor that depends on the data).
   r.add({.name = "TopK", .infer = inferTopK, .cost = costPerInput(FlopKind::Compare)});
-  // Output sizes that follow the data: the kernel tells them (seed 002's mode 1).
+  // Output sizes that follow the data: the kernel tells them (mode 1).
   const OpTraits dataDependent{.dataDependent = true};
   r.add({.name = "NonZero",
          .infer = inferNonZero,

@@ -1,4 +1,4 @@
-// Matrix products: MatMul (numpy semantics, seed 003: batched with broadcast batch dims and the
+// Matrix products: MatMul (numpy semantics: batched with broadcast batch dims and the
 // vector cases), MatMulInteger and QLinearMatMul (same shapes, other output types), Gemm
 // (transA/transB, C unidirectionally broadcast to (M, N)) and Einsum (equation parsing with
 // ellipsis and the implicit output). The contracted dims must agree: they are merged through the

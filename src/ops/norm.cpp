@@ -1,7 +1,7 @@
-// Normalisations and the softmax family: BatchNormalization (seed 003: X (N, C, D...), the
+// Normalisations and the softmax family: BatchNormalization (X (N, C, D...), the
 // statistics (C); training outputs), InstanceNormalization, LayerNormalization (Mean and
 // InvStdDev of shape d[:axis] + 1s), GroupNormalization, LRN, MeanVarianceNormalization,
-// LpNormalization, Softmax / LogSoftmax / Hardmax (seed 000: the axis is checked against the
+// LpNormalization, Softmax / LogSoftmax / Hardmax (the axis is checked against the
 // rank when the rank is known, and passes when it is not). Every output has X's shape; the
 // rules' work is validation: per-channel inputs must have C elements, merged with X's channel
 // dim so that what one input says about C, every tensor knows.
@@ -191,7 +191,7 @@ Result<Facts> inferLpNorm(InferContext &ctx) {
   return factsOf(sameAsInput(ctx, x));
 }
 
-/// Softmax, LogSoftmax, Hardmax: the output has the input's shape (seed 000). Before opset 13
+/// Softmax, LogSoftmax, Hardmax: the output has the input's shape . Before opset 13
 /// the default axis is 1 and the input is coerced to 2-D around it; before opset 11 the axis
 /// may equal the rank (all of the input in the first factor) and ONNX does not check it.
 Result<Facts> inferSoftmax(InferContext &ctx) {

@@ -1,4 +1,4 @@
-// Value conformance of the executor (issue 15): every ONNX backend node test (Debian's
+// Value conformance of the executor: every ONNX backend node test (Debian's
 // libonnx-testdata: model.onnx with test_data_set_N/{input,output}_K.pb) run by `eval::run` on
 // its inputs and its outputs compared with the expected ones: same element type and shape, and
 // |actual - expected| <= atol + rtol * |expected| element-wise for floats (rtol 1e-3, atol 1e-7,

@@ -1,4 +1,4 @@
-// Property (issue 12): the symbolic counts of a model, evaluated at a binding of its input
+// Property: the symbolic counts of a model, evaluated at a binding of its input
 // symbols, equal the counts of the concrete run at that binding, node by node and in total.
 // Checked on every case of the golden files that infers without errors, and on the models of
 // the dev corpus when SF_DEV_MODELS names its folder (.ci/run does, after exporting it).

@@ -1,4 +1,4 @@
-// Tests of the sliding-window rules (src/ops/conv_pool.cpp): Conv (seed 003's formula, groups,
+// Tests of the sliding-window rules (src/ops/conv_pool.cpp): Conv (the sliding-window formula, groups,
 // dilations, strides, pads, auto_pad, symbolic and interval inputs, the window-fits requirement
 // recorded on symbols), ConvInteger, QLinearConv, ConvTranspose, DeformConv, the pools with
 // ceil_mode, the global pools, MaxRoiPool, RoiAlign, MaxUnpool; plus ONNX's backend node tests

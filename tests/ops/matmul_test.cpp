@@ -1,4 +1,4 @@
-// Tests of the matrix product rules (src/ops/matmul.cpp): MatMul in every case of seed 003
+// Tests of the matrix product rules (src/ops/matmul.cpp): MatMul in every case
 // (matrix, batched with broadcast batch dims, vector-vector, matrix-vector, vector-matrix),
 // MatMulInteger, QLinearMatMul, Gemm (transA/transB, unidirectional C), Einsum (explicit and
 // implicit output, ellipsis, diagonals); plus ONNX's backend node tests for these ops.
@@ -13,7 +13,7 @@ std::string matmul(const char *a, const char *b) {
   return t.run();
 }
 
-TEST(MatmulMatMul, Seed003Cases) {
+TEST(MatmulMatMul, EveryShapeRuleCase) {
   EXPECT_EQ(matmul("f32[3,4]", "f32[4,5]"), "f32[3,5]");           // (M,K) x (K,N)
   EXPECT_EQ(matmul("f32[2,7,3,4]", "f32[2,7,4,5]"), "f32[2,7,3,5]"); // batched
   EXPECT_EQ(matmul("f32[4]", "f32[4]"), "f32[]");                   // vector-vector

@@ -1,7 +1,7 @@
-// Tests of the normalisation rules (src/ops/norm.cpp): BatchNormalization (seed 003, training
+// Tests of the normalisation rules (src/ops/norm.cpp): BatchNormalization (training
 // outputs, legacy opsets), InstanceNormalization, LayerNormalization (Mean/InvStdDev shapes),
 // GroupNormalization (opset 18 and 21 scale shapes), LRN, MeanVarianceNormalization,
-// LpNormalization and the softmax family (seed 000's axis validation); plus ONNX's backend node
+// LpNormalization and the softmax family (the axis validation); plus ONNX's backend node
 // tests for these ops.
 #include "op_test_util.h"
 
@@ -14,7 +14,7 @@ OpTester &batchNorm(OpTester &t, const char *x, const char *c) {
   return t.input(x).input(c).input(c).input(c).input(c);
 }
 
-TEST(NormBatchNorm, Seed003) {
+TEST(NormBatchNorm, StatisticsOfShapeC) {
   OpTester t("BatchNormalization", 15);
   batchNorm(t, "f32[N,64,H,W]", "f32[64]");
   EXPECT_EQ(t.run(), "f32[N,64,H,W]");
@@ -225,7 +225,7 @@ std::string softmax(const char *op, int opset, const char *x, std::optional<int6
   return t.run();
 }
 
-TEST(NormSoftmax, Seed000Examples) {
+TEST(NormSoftmax, AxisExamples) {
   // Static input shape.
   EXPECT_EQ(softmax("Softmax", 13, "f32[1,1000]", 1), "f32[1,1000]");
   // Static input shape, wrong axis.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hand-made models of tests/regress/ (impossible or unusual models from issue 11) with
+"""Writes the hand-made models of tests/regress/ (impossible or unusual models) with
 ONNX's helper; expected.txt lists what shapeflow must say about each.
 usage: /usr/bin/python3 tests/regress/make_cases.py [DIR]"""
 import os, sys

@@ -17,7 +17,7 @@ TEST(Diagnostic, FormatTable) {
     Diagnostic d;
     std::string expected;
   } cases[] = {
-      // DESIGN.md's example, verbatim.
+      // The design notes' example, verbatim.
       {{Severity::Error, "concat_3", "Concat",
         "input 1 has rank 3, expected 4 (f32[N,2,3,?{1..5}] vs f32[?{1..5},?{1..5},?{1..5}])"},
        "node 'concat_3' (Concat): input 1 has rank 3, expected 4 (f32[N,2,3,?{1..5}] vs "

@@ -1,4 +1,4 @@
-// A roofline estimate (what Polaris' simulator does with seed 003's statistics): the time an op
+// A roofline estimate (a simulator's use of the statistics): the time an op
 // takes on a device is the longer of its arithmetic at the device's peak rate and its memory
 // traffic at the device's bandwidth; the op is compute- or memory-bound by which one that is.
 // Times are expressions too (nanoseconds, rounded down).

@@ -1,4 +1,4 @@
-// Per-node and whole-model performance statistics (seed 003) from an inferred graph: every count
+// Per-node and whole-model performance statistics  from an inferred graph: every count
 // an expression of the input symbols with its bounds (a Dimension), so that one run answers how
 // cost grows with a size and what the worst case is. Op-specific arithmetic comes from each op's
 // cost function (ops/cost.h); elements, bytes, parameters and memory traffic from the facts.

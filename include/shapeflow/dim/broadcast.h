@@ -1,4 +1,4 @@
-// Broadcasting (seed 001): none, numpy, PDPD and bidirectional, on partial shapes with
+// Broadcasting : none, numpy, PDPD and bidirectional, on partial shapes with
 // intervals and symbols. Rules for the dynamic cases (each is a test):
 //   equal dims (same expression)        -> that dim
 //   1 against d                          -> d

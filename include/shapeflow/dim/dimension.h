@@ -1,6 +1,5 @@
-// Dimension: one axis of a tensor shape. It is at once an interval (seed 000's semantics: static,
-// {min, max}, dynamic) and, where known, a symbolic expression of named input dims (seed 004's
-// TDim). `expr` is null for an anonymous interval without identity; otherwise the interval is
+// Dimension: one axis of a tensor shape. It is at once an interval (OpenVINO's semantics: static,
+// {min, max}, dynamic) and, where known, a symbolic expression of named input dims (tract's // TDim). `expr` is null for an anonymous interval without identity; otherwise the interval is
 // always within the expression's bounds. The value API is pure; recording that two symbols are
 // equal is SymbolTable's job.
 #pragma once
@@ -64,7 +63,7 @@ public:
   bool operator==(const Dimension &o) const { return expr_ == o.expr_ && range_ == o.range_; }
   bool operator!=(const Dimension &o) const { return !(*this == o); }
 
-  // ---- seed 000 relations ----
+  // ---- relations (OpenVINO's) ----
   /// Intersection; nullopt when empty. Symbolic: keeps the more informative expression
   /// (constant > named > anonymous); equal-but-different expressions are for the caller to record.
   static std::optional<Dimension> merge(const Dimension &a, const Dimension &b);

@@ -49,7 +49,7 @@ public:
   /// Element count as a dimension (symbolic product where possible).
   Result<Dimension> elementCount() const;
 
-  // ---- seed 000 relations ----
+  // ---- relations (OpenVINO's) ----
   bool compatible(const PartialShape &o) const;
   bool sameScheme(const PartialShape &o) const;
   bool relaxes(const PartialShape &o) const;

@@ -1,4 +1,4 @@
-// Forward propagation (seed 000): walks a graph in topological order from its Parameters,
+// Forward propagation : walks a graph in topological order from its Parameters,
 // validates and infers every node with its op's rule, records what rules learn about symbols,
 // and collects every independent error in one pass. Downstream of a failed node facts stay loose.
 //

@@ -1,5 +1,4 @@
-// Fact: what is known about one outlet (one tensor) before running the graph (seed 004's
-// TypedFact/InferenceFact in one type): the element type (possibly unknown), the shape (rank
+// Fact: what is known about one outlet (one tensor) before running the graph (tract's // TypedFact/InferenceFact in one type): the element type (possibly unknown), the shape (rank
 // possibly unknown), and optionally its contents:
 //  - `constant`: the full tensor, when the outlet is a constant;
 //  - `value`: for integer shape-like tensors (rank 0 or 1, few elements; of higher rank only
@@ -85,7 +84,7 @@ std::optional<std::vector<Dimension>> dimValues(const Fact &f, size_t budget = k
 /// only when equal.
 Result<Fact> hull(const Fact &a, const Fact &b);
 
-/// Both facts at once (seed 000's merge, on facts): types must agree or one be unknown; shapes
+/// Both facts at once (OpenVINO's merge, on facts): types must agree or one be unknown; shapes
 /// merge with PartialShape::merge; values merge element by element; constants must be equal.
 /// The error names both facts: `cannot merge f32[N,3] with i64[2]: element types differ`.
 Result<Fact> merge(const Fact &a, const Fact &b);

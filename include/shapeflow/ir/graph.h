@@ -1,4 +1,4 @@
-// The graph IR (seed 004): nodes with numbered outputs (outlets); a wire is an OutletId
+// The graph IR : nodes with numbered outputs (outlets); a wire is an OutletId
 // (producing node, output slot) read by any number of inlets (consuming node, input slot).
 // Every outlet carries its Fact and, redundantly, its successors (the inlets that read it),
 // which the editing API keeps consistent with the nodes' inputs.

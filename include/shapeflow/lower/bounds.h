@@ -1,4 +1,4 @@
-// Seed 002, second pass: an upper bound for every tensor, so that memory can be allocated
+// Lowering, second pass: an upper bound for every tensor, so that memory can be allocated
 // statically. A dim's bound is the top of its range: from the symbols' ranges (`--dim`, declared
 // intervals) through its expression, and for a size that depends on the data from its bounded
 // symbol. Where tensors have none, the report does not stop at the first: it names a minimal set

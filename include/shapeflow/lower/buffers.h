@@ -1,11 +1,11 @@
-// Seed 002, last pass: bufferization. Every tensor and every shape value of the lowered program
+// Lowering, last pass: bufferization. Every tensor and every shape value of the lowered program
 // (lower/shape_values.h) gets a buffer with a size (an expression of the symbols, and its upper
 // bound) and a lifetime in an execution order (the graph's): allocated at the step that first
 // writes it, freed after the last step that reads it. Graph inputs and outputs (and their shape
 // values) belong to the caller; constants live outside the arena; Reshape, Flatten, Squeeze,
 // Unsqueeze and Identity are views of their input; an elementwise op writes over an input that
 // dies there and has its output's type and size. A body's buffers are planned inside the step
-// of the op that runs it. The plan is what a static memory planner places (issue 14).
+// of the op that runs it. The plan is what a static memory planner places.
 #pragma once
 
 #include "shapeflow/lower/shape_values.h"

@@ -1,4 +1,4 @@
-// Seed 002's last step: alloc/dealloc pairs replaced by static offsets in one arena (issue 14).
+// Lowering's last step: alloc/dealloc pairs replaced by static offsets in one arena.
 // Built on the buffer plan (lower/buffers.h): one slot per buffer that owns memory (views and
 // in-place outputs share their source's slot), each live from the step that writes it to the
 // step that last reads it (graph outputs to the end).

@@ -1,4 +1,4 @@
-// Seed 002, first pass: shapes as explicit values. Every tensor whose shape is not static gets a
+// Lowering, first pass: shapes as explicit values. Every tensor whose shape is not static gets a
 // shape value, a small integer tensor holding its dims at run time, made in one of four ways:
 //  - Actual: a graph input's shape, read from the tensor (`ActualShapeOf`);
 //  - Reuse: the shape is equal, by inference, to one that already has a value (an elementwise

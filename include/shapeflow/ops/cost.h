@@ -1,11 +1,11 @@
-// Per-op performance statistics (seed 003): what one node computes, as counts that are
+// Per-op performance statistics : what one node computes, as counts that are
 // expressions of the input symbols (Dimensions: an expression where known, always bounds).
 // Each op's record has a `cost` slot (op.h), filled where the op is registered; the conventions
 // every cost function follows are in docs/COSTS.md:
 //  - one MAC is one multiply-accumulate (a*b + c) of the op's main product (MatMul, Conv,
 //    attention, recurrent cells, ...); `macs` counts them;
 //  - `flops` counts every other arithmetic operation, by kind; an elementwise op is one
-//    operation per output element (seed 003), a bias add one add per output element;
+//    operation per output element , a bias add one add per output element;
 //  - data movement (Reshape, Transpose, Concat, Gather, ...) has no arithmetic: its traffic is
 //    in the bytes the statistics layer (src/cost) computes from the facts, not here.
 #pragma once
@@ -81,7 +81,7 @@ Result<Dimension> productOf(const PartialShape &s, size_t from, size_t to);
 
 /// No arithmetic (data movement, views, shape queries).
 Result<OpCost> costNone(const CostContext &);
-/// `n` operations of kind `k` per element of output 0 (seed 003's elementwise convention).
+/// `n` operations of kind `k` per element of output 0 (the elementwise convention).
 CostFn costPerOutput(FlopKind k, int64_t n = 1);
 /// `n` operations of kind `k` per element of input `index` (reductions, scans over the input).
 CostFn costPerInput(FlopKind k, int64_t n = 1, size_t index = 0);

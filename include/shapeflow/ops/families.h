@@ -1,4 +1,4 @@
-// One registration function per op family (DESIGN.md): registerAllOps() calls each explicitly.
+// One registration function per op family: registerAllOps() calls each explicitly.
 #pragma once
 
 namespace sf {

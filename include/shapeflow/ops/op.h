@@ -1,4 +1,4 @@
-// The op record: everything shapeflow knows how to do with one op, in one place (DESIGN.md "An
+// The op record: everything shapeflow knows how to do with one op, in one place (docs/ARCHITECTURE.md "An
 // op"). Each family file registers its ops explicitly from registerAllOps(), filling each op's
 // record where it is registered, so that reading the registration of `Reshape` tells everything
 // that runs for it:
@@ -15,8 +15,8 @@
 //  - `values`: value propagation, run after the forward rule succeeds: what is known of the
 //    outputs' contents (shape-tensor elements, folded float shape math, moved small integers).
 //  - `traits`: what later stages (lowering, memory planning) need to know without running it.
-//  - `refine`: the backward rule (seed 004's InferenceOp), `cost`: per-op statistics (seed 003),
-//    `kernel`: the reference implementation (seed 004's EvalOp). Empty where not provided.
+//  - `refine`: the backward rule (tract's InferenceOp), `cost`: per-op statistics ,
+//    `kernel`: the reference implementation (tract's EvalOp). Empty where not provided.
 #pragma once
 
 #include "shapeflow/dim/broadcast.h"
@@ -137,7 +137,7 @@ struct OpTraits {
   /// Unsqueeze, Identity): no copy, no buffer of its own.
   bool view = false;
   /// The size of some output depends on input data (NonZero, Unique, NonMaxSuppression, ...):
-  /// the kernel computes it (seed 002's mode 1).
+  /// the kernel computes it (mode 1).
   bool dataDependent = false;
   /// Reads only its inputs' shapes, never their elements (Shape, Size).
   bool metadataOnly = false;

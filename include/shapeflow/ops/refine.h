@@ -1,4 +1,4 @@
-// Backward rules (seed 004's InferenceOp: facts flow from an op's outputs and weights to its
+// Backward rules (tract's InferenceOp: facts flow from an op's outputs and weights to its
 // inputs). A record's `refine` slot reads what is known of a node's inputs and outputs and says
 // what follows for its inputs: a Conv's weight fixes its input's rank and channels, a Concat's
 // output the rank and other dims of every input, a Transpose's output its input's dims in the

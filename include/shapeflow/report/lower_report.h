@@ -1,5 +1,5 @@
 // What `shapeflow lower` shows: each stage of lowering (report of lower/*.h) as readable text in
-// the spirit of seed 002's listings, and as JSON (README "Lowering").
+// the spirit of a compiler's listings, and as JSON (README "Lowering").
 #pragma once
 
 #include "shapeflow/lower/bounds.h"

@@ -1,4 +1,4 @@
-// Names that make a report readable (issue "output a person can read"):
+// Names that make a report readable:
 //  - derived sizes: a long subexpression repeated across dims (a detection model's resized
 //    height `floor(H * min(800 * (1 / min(H, W)), 1333 * (1 / max(H, W))))` inside dozens of
 //    dims) is named once, `R1 = floor(...)`, and the dims print `(R1 - 1)//32 + 1`; a dim still

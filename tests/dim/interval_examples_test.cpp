@@ -1,5 +1,5 @@
-// Seed 000 (nGraph "Propagating shapes for nGraph Function"): every example about dimensions and
-// shapes, verbatim, with the seed's expected result. Each test quotes the seed line it checks.
+// OpenVINO's "Propagating shapes for nGraph Function" examples: every example about dimensions and
+// shapes, verbatim, with the source's expected result. Each test quotes the source line it checks.
 // The op-level parts (Softmax axis validation, Concat as an op) belong to tests/ops; here the Concat
 // examples are restated as the dimension arithmetic they rest on.
 #include "test_util.h"
@@ -12,7 +12,7 @@ namespace {
 // =============================================================================================
 
 // "1. Shape with undefined rank:  ngraph::PartialShape::dynamic();"
-TEST(Seed000Shapes, UndefinedRank) {
+TEST(PartialShapeExamples, UndefinedRank) {
   PartialShape p = PartialShape::dynamic();
   EXPECT_FALSE(p.rankIsStatic());
   EXPECT_TRUE(p.rank().isDynamic());
@@ -28,7 +28,7 @@ TEST(Seed000Shapes, UndefinedRank) {
 
 // "ngraph::PartialShape({1, 3, Dimension::dynamic(), Dimension::dynamic()});  // rank == 4, two
 //  static dimensions and two fully dynamic dimension"
-TEST(Seed000Shapes, RankFourTwoStaticTwoDynamic) {
+TEST(PartialShapeExamples, RankFourTwoStaticTwoDynamic) {
   PartialShape p({1, 3, Dimension::dynamic(), Dimension::dynamic()});
   ASSERT_TRUE(p.rankIsStatic());
   EXPECT_EQ(p.rank(), Rank(4));
@@ -46,7 +46,7 @@ TEST(Seed000Shapes, RankFourTwoStaticTwoDynamic) {
 
 // "ngraph::PartialShape({Dimension::dynamic(), Dimension::dynamic()});  // rank == 2, all
 //  dimensions are fully dynamic"
-TEST(Seed000Shapes, RankTwoAllDynamic) {
+TEST(PartialShapeExamples, RankTwoAllDynamic) {
   PartialShape p({Dimension::dynamic(), Dimension::dynamic()});
   EXPECT_EQ(p.rank(), Rank(2));
   for (size_t i = 0; i < p.size(); ++i) {
@@ -58,7 +58,7 @@ TEST(Seed000Shapes, RankTwoAllDynamic) {
 }
 
 // "ngraph::PartialShape::dynamic(5); // rank == 5, all the dimensions are fully dynamic"
-TEST(Seed000Shapes, DynamicOfRankFive) {
+TEST(PartialShapeExamples, DynamicOfRankFive) {
   PartialShape p = PartialShape::dynamic(5);
   ASSERT_TRUE(p.rankIsStatic());
   EXPECT_EQ(p.rank(), Rank(5));
@@ -71,7 +71,7 @@ TEST(Seed000Shapes, DynamicOfRankFive) {
 
 // "ngraph::PartialShape({{1, 8}, 3, 400, 400}); // rank == 4, first dimension is dynamic and can be
 //  any number from 1 to 8 inclusive, all the other dimensions are static"
-TEST(Seed000Shapes, IntervalOneToEight) {
+TEST(PartialShapeExamples, IntervalOneToEight) {
   PartialShape p({{1, 8}, 3, 400, 400});
   EXPECT_EQ(p.rank(), Rank(4));
   EXPECT_TRUE(p[0].isDynamic());
@@ -88,7 +88,7 @@ TEST(Seed000Shapes, IntervalOneToEight) {
 
 // "ngraph::PartialShape({{2, -1}, 3, 400, 400}); // rank == 4, first dimension is dynamic and can
 //  be any number larger or equal 2, all the other dimensions are static"
-TEST(Seed000Shapes, IntervalAtLeastTwo) {
+TEST(PartialShapeExamples, IntervalAtLeastTwo) {
   PartialShape p({{2, -1}, 3, 400, 400});
   EXPECT_TRUE(p[0].isDynamic());
   EXPECT_EQ(p[0].minLength(), 2);
@@ -103,7 +103,7 @@ TEST(Seed000Shapes, IntervalAtLeastTwo) {
 
 // "ngraph::PartialShape({{-1, 8}, 3, 400, 400}); // rank == 4, first dimension is dynamic and will
 //  not be larger than 8, all the other dimensions are static"
-TEST(Seed000Shapes, IntervalAtMostEight) {
+TEST(PartialShapeExamples, IntervalAtMostEight) {
   PartialShape p({{-1, 8}, 3, 400, 400});
   EXPECT_TRUE(p[0].isDynamic());
   EXPECT_EQ(p[0].minLength(), 0);
@@ -116,7 +116,7 @@ TEST(Seed000Shapes, IntervalAtMostEight) {
 // "4. Shape with defined rank and fully defined dimensions:
 //    ngraph::PartialShape({1, 3, 400, 400});  // rank == 4
 //    ngraph::Shape({1, 3, 400, 400});  // rank == 4"
-TEST(Seed000Shapes, FullyStatic) {
+TEST(PartialShapeExamples, FullyStatic) {
   PartialShape p({1, 3, 400, 400});
   EXPECT_EQ(p.rank(), Rank(4));
   EXPECT_TRUE(p.isStatic());
@@ -131,7 +131,7 @@ TEST(Seed000Shapes, FullyStatic) {
 }
 
 // "ngraph::PartialShape({5});  // rank == 1, one-dimensional tensor with five values in it"
-TEST(Seed000Shapes, OneDimensionalFive) {
+TEST(PartialShapeExamples, OneDimensionalFive) {
   PartialShape p({5});
   EXPECT_EQ(p.rank(), Rank(1));
   ASSERT_EQ(p.size(), 1u);
@@ -143,7 +143,7 @@ TEST(Seed000Shapes, OneDimensionalFive) {
 }
 
 // "ngraph::PartialShape({});  // rank == 0, scalar -- zero-dimensional tensor with single value"
-TEST(Seed000Shapes, Scalar) {
+TEST(PartialShapeExamples, Scalar) {
   PartialShape p({});
   ASSERT_TRUE(p.rankIsStatic());
   EXPECT_EQ(p.rank(), Rank(0));
@@ -158,7 +158,7 @@ TEST(Seed000Shapes, Scalar) {
 }
 
 // "ngraph::PartialShape({1});  // rank == 1, one-dimensional tensor with single value in it"
-TEST(Seed000Shapes, OneDimensionalOne) {
+TEST(PartialShapeExamples, OneDimensionalOne) {
   PartialShape p({1});
   EXPECT_EQ(p.rank(), Rank(1));
   EXPECT_EQ(p[0], Dimension(1));
@@ -168,7 +168,7 @@ TEST(Seed000Shapes, OneDimensionalOne) {
 
 // "ngraph::PartialShape({1, 3, 0, 0});  // rank == 4, four-dimensional tensor with no value in it
 //  empty tensor"
-TEST(Seed000Shapes, EmptyTensor) {
+TEST(PartialShapeExamples, EmptyTensor) {
   PartialShape p({1, 3, 0, 0});
   EXPECT_EQ(p.rank(), Rank(4));
   EXPECT_TRUE(p.isStatic());
@@ -189,7 +189,7 @@ TEST(Seed000Shapes, EmptyTensor) {
 //    ngraph::Dimension(-1);  // special value for Dimension
 //    ngraph::Dimension{0, MAX_INT};"
 // MAX_INT is the open upper end of the interval: kInf (int64 max) here.
-TEST(Seed000Dimension, ThreeWaysToSayDynamic) {
+TEST(DimensionExamples, ThreeWaysToSayDynamic) {
   Dimension a = Dimension::dynamic();
   Dimension b = Dimension(-1);
   Dimension c = Dimension{0, kInf};
@@ -212,7 +212,7 @@ TEST(Seed000Dimension, ThreeWaysToSayDynamic) {
 //    ngraph::Dimension{10, 1}; // range values would be flipped, such a dimension is equal to
 //                              // previous example
 //    ngraph::Dimension{0, MAX_INT};"
-TEST(Seed000Dimension, IntervalAndFlippedInterval) {
+TEST(DimensionExamples, IntervalAndFlippedInterval) {
   Dimension a{1, 10};
   Dimension b{10, 1};
   EXPECT_EQ(a, b);
@@ -228,7 +228,7 @@ TEST(Seed000Dimension, IntervalAndFlippedInterval) {
 // "3. static ngraph::Dimension
 //    ngraph::Dimension{3};
 //    ngraph::Dimension{3, 3};"
-TEST(Seed000Dimension, StaticTwoWays) {
+TEST(DimensionExamples, StaticTwoWays) {
   Dimension a{3};
   Dimension b{3, 3};
   EXPECT_EQ(a, b);
@@ -243,9 +243,9 @@ TEST(Seed000Dimension, StaticTwoWays) {
 
 // "> NOTE: Dimension(-1) is equal to Dimension::Dynamic(). There is no way to create static
 //  Dimension with value -1"
-// The seed allows other negative dims "due to historical reasons, but there is no point in it";
+// The source allows other negative dims "due to historical reasons, but there is no point in it";
 // shapeflow's Dimension(int64_t) reads any negative value as dynamic (dimension.h).
-TEST(Seed000Dimension, NoStaticMinusOne) {
+TEST(DimensionExamples, NoStaticMinusOne) {
   EXPECT_FALSE(Dimension(-1).isStatic());
   EXPECT_EQ(Dimension(-1), Dimension::dynamic());
   EXPECT_FALSE(Dimension(int64_t(-1)).isStatic());
@@ -267,13 +267,13 @@ TEST(Seed000Dimension, NoStaticMinusOne) {
 }
 
 // =============================================================================================
-// Concat examples (seed "Concat example"), as the dimension arithmetic they rest on: the output
+// Concat examples (source "Concat example"), as the dimension arithmetic they rest on: the output
 // axis dim is the sum of the inputs' axis dims (Dimension::operator+), every other output dim is
 // the merge -- intersection -- of the inputs' dims (Dimension::merge). The op rule itself is tested
 // with the ops.
 // =============================================================================================
 
-/// The seed's Concat shape rule written with the dim API only (the op's own rule lives in ops).
+/// The source's Concat shape rule written with the dim API only (the op's own rule lives in ops).
 Result<PartialShape> concatShape(const std::vector<PartialShape> &inputs, int64_t axis) {
   PartialShape out = PartialShape::dynamic();
   Dimension axisDim(0);
@@ -302,7 +302,7 @@ Result<PartialShape> concatShape(const std::vector<PartialShape> &inputs, int64_
 //     1st input shape: [1, 2, 3, 4]
 //     2nd input shape: [1, 5, 3, 4]
 //     output shape:    [1, 7, 3, 4]"
-TEST(Seed000Concat, StaticInputShapes) {
+TEST(ConcatIntervalExamples, StaticInputShapes) {
   EXPECT_EQ(GET(Dimension(2) + Dimension(5)), Dimension(7));
   EXPECT_EQ(GET(concatShape({PartialShape{1, 2, 3, 4}, PartialShape{1, 5, 3, 4}}, 1)),
             (PartialShape{1, 7, 3, 4}));
@@ -313,7 +313,7 @@ TEST(Seed000Concat, StaticInputShapes) {
 //     1st input shape: [1,        2, 3, 4]
 //     2nd input shape: [1, {10, 15}, 3, 4]
 //     output shape:    [1, {12, 17}, 3, 4]"
-TEST(Seed000Concat, DynamicAxisDimension) {
+TEST(ConcatIntervalExamples, DynamicAxisDimension) {
   Dimension sum = GET(Dimension(2) + Dimension(10, 15));
   EXPECT_EQ(sum.interval(), (Interval{12, 17}));
   EXPECT_EQ(sum, Dimension(12, 17));
@@ -328,10 +328,10 @@ TEST(Seed000Concat, DynamicAxisDimension) {
 //     output shape:    [1, 7, 3, 4]
 //     Validation passes as 4th dimension range of 1st input shape intersects with 4th dimension
 //     range of 2nd input shape."
-// (The seed repeats this example verbatim twice, and its last sentence is truncated: "4th
+// (The source repeats this example verbatim twice, and its last sentence is truncated: "4th
 // dimension of output shape is set to the Output". From the expected output it is the
 // intersection, 4.)
-TEST(Seed000Concat, DynamicNonAxisDimension) {
+TEST(ConcatIntervalExamples, DynamicNonAxisDimension) {
   EXPECT_TRUE(Dimension(1, 5).compatible(Dimension(4)));
   EXPECT_EQ(Dimension::merge(Dimension(1, 5), Dimension(4)), Dimension(4));
   EXPECT_EQ(Dimension::merge(Dimension(4), Dimension(1, 5)), Dimension(4));
@@ -347,8 +347,8 @@ TEST(Seed000Concat, DynamicNonAxisDimension) {
 //     ... As `axis` dimension of 1st input is equal to 2, sum of input `axis` dimensions wouldn't
 //     be less than 2. That is why we set minimum of `axis` dimension of output shape to 2.
 //     Maximum of `axis` dimension of output shape is unknown so we set it to dynamic."
-// (The seed's text has a stray ".Ð¡" before "be less than 2"; axis -3 of a rank-4 input is 1.)
-TEST(Seed000Concat, DynamicInputRank) {
+// (The source's text has a stray ".Ð¡" before "be less than 2"; axis -3 of a rank-4 input is 1.)
+TEST(ConcatIntervalExamples, DynamicInputRank) {
   Dimension sum = GET(Dimension(2) + Dimension::dynamic());
   EXPECT_EQ(sum.minLength(), 2);
   EXPECT_EQ(sum.maxLength(), kInf);
@@ -364,7 +364,7 @@ TEST(Seed000Concat, DynamicInputRank) {
 //     1st input shape: [     1,      2,      3, {1, 5}]
 //     2nd input shape: [{1, 5}, {1, 5}, {1, 5}]
 //     Validation fail -- rank of both inputs are static and they are different."
-TEST(Seed000Concat, StaticRanksDiffer) {
+TEST(ConcatIntervalExamples, StaticRanksDiffer) {
   PartialShape a{1, 2, 3, {1, 5}};
   PartialShape b{{1, 5}, {1, 5}, {1, 5}};
   EXPECT_FALSE(a.rank().compatible(b.rank()));
@@ -386,7 +386,7 @@ TEST(Seed000Concat, StaticRanksDiffer) {
 // different rules: dim 0 is {0,1} merged with {1,2} = 1; dim 1 (the axis) is the SUM
 // {2,3} + {3,4} = {5,7}; dim 2 is the INTERSECTION {4,7} merged with {5,10} = {5,7}. (Had dim 2
 // been summed too it would be {9,17}; had the axis been intersected it would be 3.)
-TEST(Seed000Concat, DynamicInputShapes) {
+TEST(ConcatIntervalExamples, DynamicInputShapes) {
   EXPECT_EQ(Dimension::merge(Dimension(0, 1), Dimension(1, 2)), Dimension(1));
   EXPECT_EQ(GET(Dimension(2, 3) + Dimension(3, 4)), Dimension(5, 7));
   EXPECT_EQ(Dimension::merge(Dimension(4, 7), Dimension(5, 10)), Dimension(5, 7));
@@ -398,7 +398,7 @@ TEST(Seed000Concat, DynamicInputShapes) {
 
 // The failing side of "Validation passes as 4th dimension range of 1st input shape intersects with
 // 4th dimension range of 2nd input shape": ranges that do not intersect fail.
-TEST(Seed000Concat, DisjointNonAxisDimsFail) {
+TEST(ConcatIntervalExamples, DisjointNonAxisDimsFail) {
   EXPECT_FALSE(Dimension(1, 5).compatible(Dimension(6, 8)));
   EXPECT_FALSE(Dimension::merge(Dimension(1, 5), Dimension(6, 8)).has_value());
   EXPECT_FALSE(Dimension::merge(Dimension(6, 8), Dimension(1, 5)).has_value());
@@ -407,8 +407,8 @@ TEST(Seed000Concat, DisjointNonAxisDimsFail) {
 
 // Softmax examples ("leaves shape of incoming data unchanged", axis validation against the rank,
 // "Validation passed as rank is unknown") are op-level and are tested with the ops. Their shapes
-// print as the seed writes them:
-TEST(Seed000Softmax, ShapesPrintAsInTheSeed) {
+// print as the source writes them:
+TEST(SoftmaxExamples, ShapesPrintAsQuoted) {
   EXPECT_EQ(PartialShape({1, 1000}).toString(), "[1,1000]");
   EXPECT_EQ(PartialShape({{1, 8}, -1, -1, -1}).toString(), "[?{1..8},?,?,?]");
   EXPECT_EQ(PartialShape::dynamic(4).toString(), "[?,?,?,?]");

@@ -1,4 +1,4 @@
-// Seed 001 (broadcast rules for elementwise operations): every numpy, PDPD and bidirectional
+// Broadcast rules for elementwise operations (OpenVINO's): every numpy, PDPD and bidirectional
 // example verbatim through broadcastShapes, including the failing ones, whose errors must name the
 // clashing dims; then the dynamic rules documented in include/shapeflow/dim/broadcast.h, one test
 // each.
@@ -13,7 +13,7 @@ PartialShape S(std::initializer_list<int64_t> dims) { return PartialShape(Shape(
 const PartialShape kScalar = PartialShape{};
 
 struct Example {
-  const char *seed; // the seed's line
+  const char *quote; // the line quoted
   PartialShape a, b;
   BroadcastSpec spec;
   std::optional<PartialShape> expected; // nullopt: "broadcast won't happen"
@@ -22,7 +22,7 @@ struct Example {
 };
 
 void check(const Example &e) {
-  SCOPED_TRACE(e.seed);
+  SCOPED_TRACE(e.quote);
   auto r = broadcastShapes(e.a, e.b, e.spec);
   if (e.expected) {
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -39,7 +39,7 @@ const BroadcastSpec kBidi{BroadcastKind::Bidirectional, -1};
 BroadcastSpec pdpd(int64_t axis = -1) { return {BroadcastKind::Pdpd, axis}; }
 
 // "Numpy examples"
-TEST(Seed001Numpy, Examples) {
+TEST(NumpyBroadcast, Examples) {
   const Example examples[] = {
       {"A: Shape(,) -> scalar B: Shape(,) -> scalar Result: Shape(,) -> scalar", kScalar, kScalar,
        kNumpy, kScalar},
@@ -67,7 +67,7 @@ TEST(Seed001Numpy, Examples) {
 }
 
 // Numpy broadcasting is symmetric: every example holds with A and B swapped.
-TEST(Seed001Numpy, ExamplesSwapped) {
+TEST(NumpyBroadcast, ExamplesSwapped) {
   const std::pair<PartialShape, PartialShape> pairs[] = {
       {S({2, 3}), S({1})},          {S({3}), S({2, 3})},       {S({2, 3, 5}), kScalar},
       {S({2, 1, 5}), S({1, 4, 5})}, {S({6, 5}), S({2, 1, 5})}, {S({2, 1, 5}), S({4, 1})},
@@ -82,26 +82,26 @@ TEST(Seed001Numpy, ExamplesSwapped) {
 }
 
 // Numpy is the default spec.
-TEST(Seed001Numpy, IsTheDefault) {
+TEST(NumpyBroadcast, IsTheDefault) {
   EXPECT_EQ(GET(broadcastShapes(S({2, 1, 5}), S({4, 1}))), S({2, 4, 5}));
   EXPECT_EQ(BroadcastSpec{}.kind, BroadcastKind::Numpy);
   EXPECT_EQ(BroadcastSpec{}.axis, -1);
 }
 
 // "PDPD examples"
-TEST(Seed001Pdpd, Examples) {
+TEST(PdpdBroadcast, Examples) {
   const PartialShape a = S({2, 3, 4, 5});
   const Example examples[] = {
-      {"A: Shape(2, 3, 4, 5) B: Shape(   3, 4   ) with axis = 1 Result: Shape(2, 3, 4, 5)", a,
+      {"A: Shape(2, 3, 4, 5) B: Shape(   3, 4) with axis = 1 Result: Shape(2, 3, 4, 5)", a,
        S({3, 4}), pdpd(1), a},
-      {"A: Shape(2, 3, 4, 5) B: Shape(   3, 1   ) with axis = 1 Result: Shape(2, 3, 4, 5)", a,
+      {"A: Shape(2, 3, 4, 5) B: Shape(   3, 1) with axis = 1 Result: Shape(2, 3, 4, 5)", a,
        S({3, 1}), pdpd(1), a},
       {"A: Shape(2, 3, 4, 5) B: Shape(      4, 5) with axis=-1(default) [...] Result: Shape(2, 3, "
        "4, 5)",
        a, S({4, 5}), pdpd(-1), a},
       {"A: Shape(2, 3, 4, 5) B: Shape(      4, 5) with [...] axis=2 Result: Shape(2, 3, 4, 5)", a,
        S({4, 5}), pdpd(2), a},
-      {"A: Shape(2, 3, 4, 5) B: Shape(1, 3      ) with axis = 0 Result: Shape(2, 3, 4, 5)", a,
+      {"A: Shape(2, 3, 4, 5) B: Shape(1, 3) with axis = 0 Result: Shape(2, 3, 4, 5)", a,
        S({1, 3}), pdpd(0), a},
       {"A: Shape(2, 3, 4, 5) B: Shape(,) Result: Shape(2, 3, 4, 5)", a, kScalar, pdpd(), a},
       {"A: Shape(2, 3, 4, 5) B: Shape(         5) with axis=-1(default) [...] Result: Shape(2, 3, "
@@ -118,7 +118,7 @@ TEST(Seed001Pdpd, Examples) {
 }
 
 // The default spec's axis is -1, which for PDPD means rank(A) - rank(B).
-TEST(Seed001Pdpd, DefaultAxisIsMinusOne) {
+TEST(PdpdBroadcast, DefaultAxisIsMinusOne) {
   BroadcastSpec spec;
   spec.kind = BroadcastKind::Pdpd;
   EXPECT_EQ(spec.axis, -1);
@@ -130,7 +130,7 @@ TEST(Seed001Pdpd, DefaultAxisIsMinusOne) {
 
 // "5. The trailing dimensions of size 1 for input B will be ignored for the consideration of
 //  subsequence, such as shape(B) = (3, 1) => (3)."
-TEST(Seed001Pdpd, TrailingOnesOfBAreIgnored) {
+TEST(PdpdBroadcast, TrailingOnesOfBAreIgnored) {
   const PartialShape a = S({2, 3, 4, 5});
   EXPECT_EQ(GET(broadcastShapes(a, S({3, 1}), pdpd(1))), a); // 1 vs 4 is not compared
   EXPECT_EQ(GET(broadcastShapes(a, S({3, 1, 1}), pdpd(1))), a);
@@ -147,7 +147,7 @@ TEST(Seed001Pdpd, TrailingOnesOfBAreIgnored) {
 // at axis 1 (OpenVINO checks only the trimmed length against A).
 // Regression (was a bug, fixed): broadcastShapes([2,3], [3,1], PDPD axis=1) fails with "axis 1 is out of range": the range
 // check uses rank(B) before the trailing 1s are dropped.
-TEST(Seed001Pdpd, TrailingOnesMayPassTheEndOfA) {
+TEST(PdpdBroadcast, TrailingOnesMayPassTheEndOfA) {
   EXPECT_EQ(GET(broadcastShapes(S({2, 3}), S({3, 1}), pdpd(1))), S({2, 3}));
   EXPECT_EQ(GET(broadcastShapes(S({2, 3, 4, 5}), S({5, 1, 1}), pdpd(3))), S({2, 3, 4, 5}));
   EXPECT_FALSE(broadcastShapes(S({2, 3}), S({3, 2}), pdpd(1)).ok()); // a non-1 may not
@@ -155,7 +155,7 @@ TEST(Seed001Pdpd, TrailingOnesMayPassTheEndOfA) {
 
 // "1. First input tensor A is of any rank, second input B has rank smaller or equal to the first
 //  input."  "4. ... Except (-1) for default value, no other negative values are allowed for axis."
-TEST(Seed001Pdpd, RankAndAxisRestrictions) {
+TEST(PdpdBroadcast, RankAndAxisRestrictions) {
   EXPECT_FALSE(broadcastShapes(S({4, 5}), S({3, 4, 5}), pdpd()).ok());
   EXPECT_FALSE(broadcastShapes(S({2, 3, 4, 5}), S({4, 5}), pdpd(-2)).ok());
   EXPECT_FALSE(broadcastShapes(S({2, 3, 4, 5}), S({4, 5}), pdpd(3)).ok()); // runs off A's end
@@ -164,7 +164,7 @@ TEST(Seed001Pdpd, RankAndAxisRestrictions) {
 }
 
 // "Bidirectional examples"
-TEST(Seed001Bidirectional, Examples) {
+TEST(BidirectionalBroadcast, Examples) {
   const Example examples[] = {
       {"A: Shape(5) B: Shape(1) Result: Shape(5)", S({5}), S({1}), kBidi, S({5})},
       {"A: Shape(2, 3) B: Shape(   3) Result: Shape(2, 3)", S({2, 3}), S({3}), kBidi, S({2, 3})},
@@ -181,14 +181,14 @@ TEST(Seed001Bidirectional, Examples) {
 }
 
 // "3. Two corresponding dimension must have the same value, or one of them is equal to 1."
-TEST(Seed001Bidirectional, MismatchFails) {
+TEST(BidirectionalBroadcast, MismatchFails) {
   Example e{"rule 3", S({3, 2}), S({3, 4}), kBidi, std::nullopt, "2", "4"};
   check(e);
 }
 
 // "None broadcast: 1. Input tensors dimensions must match. 2. No implicit broadcast rule is
 //  applied."
-TEST(Seed001None, RequiresEqualShapes) {
+TEST(NoBroadcast, RequiresEqualShapes) {
   const BroadcastSpec none{BroadcastKind::None, -1};
   EXPECT_EQ(GET(broadcastShapes(S({2, 3}), S({2, 3}), none)), S({2, 3}));
   EXPECT_EQ(GET(broadcastShapes(kScalar, kScalar, none)), kScalar);

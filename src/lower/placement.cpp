@@ -1,0 +1,213 @@
+// The placement search of the static memory plan (lower/placement.h).
+#include "placement.h"
+
+#include "shapeflow/lower/memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace sf::lower {
+
+int64_t alignUp(int64_t v, int64_t align) { return (v + align - 1) / align * align; }
+
+std::vector<std::vector<size_t>> conflictsOf(const std::vector<Item> &items) {
+  std::vector<size_t> byFirst(items.size());
+  std::iota(byFirst.begin(), byFirst.end(), 0);
+  std::sort(byFirst.begin(), byFirst.end(),
+            [&](size_t a, size_t b) { return items[a].first < items[b].first; });
+  std::vector<std::vector<size_t>> out(items.size());
+  for (size_t a = 0; a < byFirst.size(); ++a)
+    for (size_t b = a + 1; b < byFirst.size(); ++b) {
+      size_t i = byFirst[a], j = byFirst[b];
+      if (items[j].first > items[i].last) break;
+      out[i].push_back(j);
+      out[j].push_back(i);
+    }
+  return out;
+}
+
+namespace {
+
+/// Places slots in the given order, each into the smallest gap that holds it among the already
+/// placed slots live at the same time (else on top of them); offsets at the reference.
+std::vector<int64_t> placeInOrder(const std::vector<Item> &items, const std::vector<size_t> &order,
+                                  int64_t align, const std::vector<std::vector<size_t>> &conflicts) {
+  std::vector<int64_t> offset(items.size(), -1);
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  for (size_t i : order) {
+    busy.clear();
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0) busy.push_back({offset[j], offset[j] + items[j].size});
+    std::sort(busy.begin(), busy.end());
+    int64_t best = -1, bestGap = -1, cursor = 0;
+    for (const auto &[b, e] : busy) {
+      int64_t start = alignUp(cursor, align);
+      if (b > start && b - start >= items[i].size && (bestGap < 0 || b - start < bestGap)) {
+        best = start;
+        bestGap = b - start;
+      }
+      cursor = std::max(cursor, e);
+    }
+    offset[i] = best >= 0 ? best : alignUp(cursor, align);
+  }
+  return offset;
+}
+
+int64_t peakOf(const std::vector<Item> &items, const std::vector<int64_t> &offset) {
+  int64_t peak = 0;
+  for (size_t i = 0; i < items.size(); ++i)
+    peak = std::max(peak, offset[i] + items[i].size);
+  return peak;
+}
+
+} // namespace
+
+/// The work (placements times the slots and pairs each looks at) the searches after the first
+/// orders may spend, whatever the machine's load: about 150 ms and 100 ms more on the 2-core
+/// development machine (10 ns a unit) for the largest dev models (retinanet's 742 slots).
+inline constexpr uint64_t kGreedyWork = 15'000'000;
+inline constexpr uint64_t kNoiseWork = 9'000'000;
+
+namespace {
+
+/// The orders the search starts from: TFLite's greedy by size and by breadth, and orders by
+/// lifetime and area. Each is fast; none is best on every graph.
+std::vector<std::vector<size_t>> startingOrders(const std::vector<Item> &items, size_t steps) {
+  const size_t n = items.size();
+  std::vector<size_t> base(n);
+  std::iota(base.begin(), base.end(), 0);
+  auto life = [&](size_t i) { return items[i].last - items[i].first + 1; };
+  std::vector<std::vector<size_t>> orders;
+  auto sorted = [&](auto less) {
+    std::vector<size_t> o = base;
+    std::stable_sort(o.begin(), o.end(), less);
+    orders.push_back(std::move(o));
+  };
+  // By size, ties: the longer-lived first, then the shorter-lived first.
+  sorted([&](size_t a, size_t b) {
+    if (items[a].size != items[b].size) return items[a].size > items[b].size;
+    return life(a) > life(b);
+  });
+  sorted([&](size_t a, size_t b) {
+    if (items[a].size != items[b].size) return items[a].size > items[b].size;
+    return items[a].first < items[b].first;
+  });
+  // By lifetime, then size; by area (size times lifetime).
+  sorted([&](size_t a, size_t b) {
+    if (life(a) != life(b)) return life(a) > life(b);
+    return items[a].size > items[b].size;
+  });
+  sorted([&](size_t a, size_t b) {
+    double x = double(items[a].size) * double(life(a)), y = double(items[b].size) * double(life(b));
+    if (x != y) return x > y;
+    return items[a].first < items[b].first;
+  });
+  // By breadth: the steps with the most live bytes first, each one's slots by size.
+  std::vector<int64_t> live(steps + 1, 0);
+  for (const Item &it : items)
+    for (size_t t = it.first; t <= it.last && t < live.size(); ++t) live[t] += it.size;
+  std::vector<size_t> stepOrder(live.size());
+  std::iota(stepOrder.begin(), stepOrder.end(), 0);
+  std::stable_sort(stepOrder.begin(), stepOrder.end(), [&](size_t a, size_t b) { return live[a] > live[b]; });
+  std::vector<bool> taken(n, false);
+  std::vector<size_t> o;
+  for (size_t t : stepOrder) {
+    std::vector<size_t> here;
+    for (size_t i = 0; i < n; ++i)
+      if (!taken[i] && items[i].first <= t && t <= items[i].last) here.push_back(i);
+    std::stable_sort(here.begin(), here.end(), [&](size_t a, size_t b) { return items[a].size > items[b].size; });
+    for (size_t i : here) taken[i] = true, o.push_back(i);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!taken[i]) o.push_back(i);
+  orders.push_back(std::move(o));
+  return orders;
+}
+
+/// The search: the best placement so far, and the work spent. The search is bounded by work,
+/// not time, so that the same model and options give the same plan on any machine however
+/// loaded: a placement costs a look at every slot and at each pair of slots alive together.
+struct Search {
+  const std::vector<Item> &items;
+  int64_t align;
+  std::vector<std::vector<size_t>> conflicts;
+  std::vector<int64_t> best;
+  std::vector<size_t> bestOrder;
+  int64_t bestPeak = -1, bound = 0;
+  uint64_t perPlacement = 0, work = 0;
+
+  Search(const std::vector<Item> &i, int64_t a) : items(i), align(a), conflicts(conflictsOf(i)) {
+    perPlacement = items.size();
+    for (const auto &c : conflicts) perPlacement += c.size();
+  }
+  bool spend(uint64_t budget) {
+    if (work > budget) return false;
+    work += perPlacement;
+    return true;
+  }
+  /// Places in `order`; keeps the placement when it is the best so far. Its offsets and peak.
+  std::pair<std::vector<int64_t>, int64_t> tryOrder(const std::vector<size_t> &order) {
+    auto off = placeInOrder(items, order, align, conflicts);
+    int64_t p = peakOf(items, off);
+    if (bestPeak < 0 || p < bestPeak) bestPeak = p, best = off, bestOrder = order;
+    return {std::move(off), p};
+  }
+  /// Iterated greedy: a slot that ends at the peak goes earlier in the order, and the order is
+  /// kept when the peak does not rise (so that the search drifts across equal plans).
+  void iterate() {
+    std::vector<size_t> order = bestOrder;
+    std::vector<int64_t> cur = best;
+    uint64_t pick = 0x9e3779b9;
+    for (int round = 0; round < 4000 && bestPeak > bound; ++round) {
+      if (!spend(kGreedyWork)) break;
+      int64_t peak = peakOf(items, cur);
+      std::vector<size_t> top;
+      for (size_t i = 0; i < items.size(); ++i)
+        if (cur[i] + items[i].size == peak) top.push_back(i);
+      pick = pick * 6364136223846793005ull + 1442695040888963407ull;
+      size_t b = top[(pick >> 33) % top.size()];
+      size_t pos = size_t(std::find(order.begin(), order.end(), b) - order.begin());
+      if (pos == 0) continue;
+      std::vector<size_t> next = order;
+      next.erase(next.begin() + long(pos));
+      next.insert(next.begin() + long((pick >> 13) % pos), b); // somewhere earlier
+      auto [off, p] = tryOrder(next);
+      if (p <= peak) order = std::move(next), cur = std::move(off);
+    }
+  }
+  /// More orders by size with reproducible noise, which breaks ties and near-ties differently
+  /// each time.
+  void perturb() {
+    uint64_t state = 0x1234567;
+    std::vector<size_t> base(items.size());
+    std::iota(base.begin(), base.end(), 0);
+    for (int round = 0; round < 256 && bestPeak > bound; ++round) {
+      if (!spend(kGreedyWork + kNoiseWork)) break;
+      std::vector<double> key(items.size());
+      for (size_t i = 0; i < items.size(); ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        double noise = double(state >> 11) / double(1ull << 53); // [0, 1)
+        key[i] = double(items[i].size) * (1.0 + 0.25 * noise * double(round % 4 + 1) / 4.0);
+      }
+      std::vector<size_t> o = base;
+      std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
+      tryOrder(o);
+    }
+  }
+};
+
+} // namespace
+
+std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps) {
+  Search search(items, align);
+  for (const auto &o : startingOrders(items, steps)) search.tryOrder(o);
+  // Above the live-bytes lower bound, the searches.
+  std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
+  for (const Item &it : items) lives.push_back({alignUp(it.size, align), {it.first, it.last}});
+  search.bound = liveLowerBound(lives, steps + 1);
+  search.iterate();
+  search.perturb();
+  return search.best;
+}
+
+} // namespace sf::lower

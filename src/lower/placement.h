@@ -1,0 +1,27 @@
+// The placement search of the static memory plan (lower/memory_plan.h): slots with sizes (at
+// the reference binding) and lifetimes (op positions) placed at offsets in one arena by several
+// greedy orders and an iterated greedy search, bounded by work so that the same slots give the
+// same offsets on any machine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sf::lower {
+
+int64_t alignUp(int64_t v, int64_t align);
+
+/// A slot to place: size at the reference, lifetime in op positions.
+struct Item {
+  int64_t size = 0;
+  size_t first = 0, last = 0;
+};
+
+/// For each slot, the slots live at a common step with it.
+std::vector<std::vector<size_t>> conflictsOf(const std::vector<Item> &items);
+
+/// The best offsets found for `items` (aligned to `align`) over `steps` op positions.
+std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps);
+
+} // namespace sf::lower
