@@ -10,9 +10,11 @@ const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
 
 const DTYPES = { '<f4': 'float32', '<f8': 'float64', '<i8': 'int64', '<i4': 'int32', '|b1': 'bool',
-                 '|u1': 'uint8', '|i1': 'int8', '<i2': 'int16', '<u2': 'uint16' };
+                 '|u1': 'uint8', '|i1': 'int8', '<i2': 'int16', '<u2': 'uint16', '<f2': 'float16',
+                 '<u4': 'uint32', '<u8': 'uint64' };
 const ARRAYS = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array,
-                 bool: Uint8Array, uint8: Uint8Array, int8: Int8Array, int16: Int16Array, uint16: Uint16Array };
+                 bool: Uint8Array, uint8: Uint8Array, int8: Int8Array, int16: Int16Array, uint16: Uint16Array,
+                 float16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array };
 
 function readNpy(file) {
   const b = fs.readFileSync(file);
