@@ -1,5 +1,6 @@
-// Internal: what the reader (wire.cpp) and the value decoders (wire_decode.cpp) share: the
-// storage behind a ModelView, and which TensorProto field carries the values of each type.
+// Internal: what the reader (wire.cpp, wire_values.cpp) and the value decoders (wire_decode.cpp)
+// share: the storage behind a ModelView, and which TensorProto field carries the values of each
+// type.
 #pragma once
 
 #include "shapeflow/onnx/mapped_file.h"
