@@ -1,440 +1,242 @@
-// The ONNX importer: ModelView (wire level) -> Graph (IR).
-//
-// Names resolve through a chain of scopes: a subgraph (If/Loop/Scan body) that reads a name of an
-// enclosing graph gets a Parameter marked "captured" (its value: the outer name) and the node
-// that owns the subgraph gets the outer value as an extra input after its declared ones, so the
-// dependency is visible to topological ordering in the outer graph.
+// The ONNX importer: ModelView (wire level) -> Graph (IR): graphs, their names and nodes,
+// local functions, subgraphs (the importer's state in importer.h; types, tensors, attributes
+// and Constant values in import_values.cpp); and the loaders of model files.
 #include "shapeflow/onnx/import.h"
+
+#include "importer.h"
 
 #include "shapeflow/ir/text.h"
 #include "shapeflow/onnx/sniff.h"
 
 #include <algorithm>
 #include <array>
-#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
-#include <unordered_map>
-#include <unordered_set>
 
-namespace sf::onnx {
-namespace {
+namespace sf::onnx::import_detail {
 
-using OpsetMap = std::map<std::string, int64_t, std::less<>>;
-
-std::string str(std::string_view s) { return std::string(s); }
-
-std::string normDomain(std::string_view d) { return str(canonicalDomain(d)); }
-
-ElementType toElementType(int32_t t) {
-  auto e = elementTypeFromOnnx(t);
-  return e ? *e : ElementType::Undefined;
+std::string Importer::functionKey(std::string_view domain, std::string_view name,
+                                  std::string_view overload) {
+  return normDomain(domain) + '\0' + str(name) + '\0' + str(overload);
 }
 
-struct Importer;
-
-Result<TensorPtr> share(Result<Tensor> t) {
-  if (!t.ok()) return t.takeError();
-  return TensorPtr(std::make_shared<const Tensor>(std::move(*t)));
+const FunctionView *Importer::functionFor(const NodeView &n) {
+  if (model.functions.empty()) return nullptr;
+  if (functionIndex.empty())
+    for (const auto &f : model.functions)
+      functionIndex.emplace(functionKey(f.domain, f.name, f.overload), &f);
+  auto it = functionIndex.find(functionKey(n.domain, n.opType, n.overload));
+  return it == functionIndex.end() ? nullptr : it->second;
 }
 
-/// One graph being imported, with its name scope and a link to the enclosing one. Names are
-/// views: of the model's bytes, of the importer's arena (expanded function calls), or of
-/// `captured` (a deque: its strings do not move).
-struct Scope {
-  Graph *graph = nullptr;
-  Scope *parent = nullptr;
-  absl::flat_hash_map<std::string_view, OutletId> names;
-  std::deque<std::string> captured; // outer names this graph reads, in order of first use
-
-  /// The outlet for `name` in this graph, capturing it from an enclosing scope if needed.
-  std::optional<OutletId> resolve(std::string_view name) {
-    auto it = names.find(name);
-    if (it != names.end()) return it->second;
-    if (!parent || !parent->lookupOnly(name)) return std::nullopt;
-    // Capture: a Parameter inside, the outer value an extra input of the owning node.
-    Fact f = parent->factOf(name);
-    // The owner's input index is patched once all of the owner's subgraphs are read
-    // (Importer::patchCaptures).
-    auto p = graph->addCapturedParameter(std::string(name), f, 0);
-    if (!p.ok()) return std::nullopt;
-    names[captured.emplace_back(name)] = *p;
-    return *p;
+Result<const std::vector<NodeView> *> Importer::expandCalls(const std::vector<NodeView> &nodes,
+                                                           std::vector<NodeView> &storage) {
+  if (model.functions.empty()) return &nodes;
+  // Count first, so that a small file cannot make the importer build a huge graph.
+  bool any = false;
+  size_t total = 0;
+  for (const auto &n : nodes) {
+    any = any || functionFor(n);
+    SF_ASSIGN(size_t c, expandedCount(n, 0));
+    total = std::min(total + c, kMaxExpandedNodes + 1);
   }
-  bool lookupOnly(std::string_view name) const {
-    if (names.count(name)) return true;
-    return parent && parent->lookupOnly(name);
+  if (!any) return &nodes;
+  if (total > kMaxExpandedNodes)
+    return makeError("more than " + std::to_string(kMaxExpandedNodes) +
+                     " nodes after expanding local functions");
+  for (size_t i = 0; i < nodes.size(); ++i) SF_TRY(expandInto(nodes[i], i, storage, 0));
+  return &storage;
+}
+
+Result<size_t> Importer::expandedCount(const NodeView &n, int level) {
+  const FunctionView *f = functionFor(n);
+  if (!f) return size_t(1);
+  if (level >= 32)
+    return makeError("node '" + str(n.name) + "' (" + str(n.opType) +
+                     "): local functions call each other more than 32 deep");
+  auto it = countMemo.find(f);
+  if (it != countMemo.end()) return it->second;
+  size_t total = 0;
+  for (const NodeView &b : f->nodes) {
+    SF_ASSIGN(size_t c, expandedCount(b, level + 1));
+    total = std::min(total + c, kMaxExpandedNodes + 1);
   }
-  Fact factOf(std::string_view name) const {
-    auto it = names.find(name);
-    if (it != names.end()) {
-      const Outlet &o = graph->outlet(it->second);
-      return o.fact.isUnknown() && o.declared ? *o.declared : o.fact;
-    }
-    return parent ? parent->factOf(name) : Fact{};
-  }
-};
+  countMemo[f] = total;
+  return total;
+}
 
-struct Importer {
-  Importer(const ModelView &m, Diagnostics &d, const ImportOptions &o)
-      : model(m), diags(d), options(o) {}
-  const ModelView &model;
-  Diagnostics &diags;
-  const ImportOptions &options;
-  OpsetMap opsets;
-  SymbolTable *symbols = nullptr; // the main graph's table: one namespace for every subgraph
-  int depth = 0;
-
-  // ---- model-local functions (FunctionProto): calls are expanded into the calling graph ----
-  std::deque<std::string> arena; // owns the names made for expanded nodes (views point here)
-  size_t expandedNodes = 0;
-  // Functions calling functions several times can multiply a small file into a huge graph.
-  static constexpr size_t kMaxExpandedNodes = 2'000'000;
-  uint64_t callCounter = 0;
-
-  std::string_view own(std::string s) { return arena.emplace_back(std::move(s)); }
-
-  /// Local functions by (domain, name, overload), built on first use.
-  std::unordered_map<std::string, const FunctionView *> functionIndex;
-
-  static std::string functionKey(std::string_view domain, std::string_view name,
-                                 std::string_view overload) {
-    return normDomain(domain) + '\0' + str(name) + '\0' + str(overload);
-  }
-
-  const FunctionView *functionFor(const NodeView &n) {
-    if (model.functions.empty()) return nullptr;
-    if (functionIndex.empty())
-      for (const auto &f : model.functions)
-        functionIndex.emplace(functionKey(f.domain, f.name, f.overload), &f);
-    auto it = functionIndex.find(functionKey(n.domain, n.opType, n.overload));
-    return it == functionIndex.end() ? nullptr : it->second;
-  }
-
-  /// The graph's nodes with every call of a local function replaced by the function's body
-  /// (recursively): formal inputs and outputs renamed to the call's, the body's own names
-  /// prefixed with the call's name, attribute references (`ref_attr_name`) bound to the call's
-  /// attributes or the function's defaults. A graph without calls comes back as is.
-  Result<const std::vector<NodeView> *> expandCalls(const std::vector<NodeView> &nodes,
-                                                   std::vector<NodeView> &storage) {
-    if (model.functions.empty()) return &nodes;
-    // Count first, so that a small file cannot make the importer build a huge graph.
-    bool any = false;
-    size_t total = 0;
-    for (const auto &n : nodes) {
-      any = any || functionFor(n);
-      SF_ASSIGN(size_t c, expandedCount(n, 0));
-      total = std::min(total + c, kMaxExpandedNodes + 1);
-    }
-    if (!any) return &nodes;
-    if (total > kMaxExpandedNodes)
+Result<void> Importer::expandInto(const NodeView &n, size_t index, std::vector<NodeView> &out,
+                                  int level) {
+  const FunctionView *f = functionFor(n);
+  if (!f) {
+    if (++expandedNodes > kMaxExpandedNodes)
       return makeError("more than " + std::to_string(kMaxExpandedNodes) +
                        " nodes after expanding local functions");
-    for (size_t i = 0; i < nodes.size(); ++i) SF_TRY(expandInto(nodes[i], i, storage, 0));
-    return &storage;
+    out.push_back(n);
+    return success();
   }
-
-  std::unordered_map<const FunctionView *, size_t> countMemo;
-
-  /// How many nodes `n` becomes once expanded (saturating past the cap).
-  Result<size_t> expandedCount(const NodeView &n, int level) {
-    const FunctionView *f = functionFor(n);
-    if (!f) return size_t(1);
-    if (level >= 32)
-      return makeError("node '" + str(n.name) + "' (" + str(n.opType) +
-                       "): local functions call each other more than 32 deep");
-    auto it = countMemo.find(f);
-    if (it != countMemo.end()) return it->second;
-    size_t total = 0;
-    for (const NodeView &b : f->nodes) {
-      SF_ASSIGN(size_t c, expandedCount(b, level + 1));
-      total = std::min(total + c, kMaxExpandedNodes + 1);
-    }
-    countMemo[f] = total;
-    return total;
-  }
-
-  Result<void> expandInto(const NodeView &n, size_t index, std::vector<NodeView> &out, int level) {
-    const FunctionView *f = functionFor(n);
-    if (!f) {
-      if (++expandedNodes > kMaxExpandedNodes)
-        return makeError("more than " + std::to_string(kMaxExpandedNodes) +
-                         " nodes after expanding local functions");
-      out.push_back(n);
-      return success();
-    }
-    std::string callName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
-    if (level >= 32)
-      return makeError("node '" + callName + "' (" + str(n.opType) +
-                       "): local functions call each other more than 32 deep");
-    std::string prefix = callName + "/" + std::to_string(callCounter++) + "/";
-    std::unordered_map<std::string_view, std::string_view> rename;
-    for (size_t i = 0; i < f->inputs.size(); ++i)
-      rename[f->inputs[i]] = i < n.inputs.size() ? n.inputs[i] : std::string_view();
-    for (size_t i = 0; i < f->outputs.size(); ++i)
-      rename[f->outputs[i]] = i < n.outputs.size() ? n.outputs[i] : own(prefix + str(f->outputs[i]));
-    auto map = [&](std::string_view name) -> std::string_view {
-      if (name.empty()) return name;
-      auto it = rename.find(name);
-      if (it != rename.end()) return it->second;
-      std::string_view fresh = own(prefix + str(name));
-      rename[name] = fresh;
-      return fresh;
-    };
-    size_t bodyIndex = 0;
-    for (const NodeView &b : f->nodes) {
-      NodeView c = b;
-      c.name = own(prefix + (b.name.empty() ? str(b.opType) + "_" + std::to_string(bodyIndex) : str(b.name)));
-      ++bodyIndex;
-      for (auto &i : c.inputs) i = map(i);
-      for (auto &o : c.outputs) o = map(o);
-      c.attributes.clear();
-      for (const AttributeView &a : b.attributes) {
-        if (a.refAttrName.empty()) {
-          c.attributes.push_back(a);
-          continue;
-        }
-        const AttributeView *bound = nullptr;
-        for (const auto &ca : n.attributes)
-          if (ca.name == a.refAttrName) bound = &ca;
-        if (!bound)
-          for (const auto &d : f->attributeDefaults)
-            if (d.name == a.refAttrName) bound = &d;
-        if (!bound) continue; // unset and without a default: the op's own default applies
-        AttributeView v = *bound;
-        v.name = a.name;
-        v.refAttrName = {};
-        c.attributes.push_back(std::move(v));
+  std::string callName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
+  if (level >= 32)
+    return makeError("node '" + callName + "' (" + str(n.opType) +
+                     "): local functions call each other more than 32 deep");
+  std::string prefix = callName + "/" + std::to_string(callCounter++) + "/";
+  std::unordered_map<std::string_view, std::string_view> rename;
+  for (size_t i = 0; i < f->inputs.size(); ++i)
+    rename[f->inputs[i]] = i < n.inputs.size() ? n.inputs[i] : std::string_view();
+  for (size_t i = 0; i < f->outputs.size(); ++i)
+    rename[f->outputs[i]] = i < n.outputs.size() ? n.outputs[i] : own(prefix + str(f->outputs[i]));
+  auto map = [&](std::string_view name) -> std::string_view {
+    if (name.empty()) return name;
+    auto it = rename.find(name);
+    if (it != rename.end()) return it->second;
+    std::string_view fresh = own(prefix + str(name));
+    rename[name] = fresh;
+    return fresh;
+  };
+  size_t bodyIndex = 0;
+  for (const NodeView &b : f->nodes) {
+    NodeView c = b;
+    c.name = own(prefix + (b.name.empty() ? str(b.opType) + "_" + std::to_string(bodyIndex) : str(b.name)));
+    ++bodyIndex;
+    for (auto &i : c.inputs) i = map(i);
+    for (auto &o : c.outputs) o = map(o);
+    c.attributes.clear();
+    for (const AttributeView &a : b.attributes) {
+      if (a.refAttrName.empty()) {
+        c.attributes.push_back(a);
+        continue;
       }
-      SF_TRY(expandInto(c, bodyIndex, out, level + 1));
+      const AttributeView *bound = nullptr;
+      for (const auto &ca : n.attributes)
+        if (ca.name == a.refAttrName) bound = &ca;
+      if (!bound)
+        for (const auto &d : f->attributeDefaults)
+          if (d.name == a.refAttrName) bound = &d;
+      if (!bound) continue; // unset and without a default: the op's own default applies
+      AttributeView v = *bound;
+      v.name = a.name;
+      v.refAttrName = {};
+      c.attributes.push_back(std::move(v));
+    }
+    SF_TRY(expandInto(c, bodyIndex, out, level + 1));
+  }
+  return success();
+}
+
+Result<GraphPtr> Importer::importSubgraph(const GraphView &gv, Scope &outer) {
+  if (++depth > 64) return makeError("subgraphs nested deeper than 64");
+  auto g = std::make_shared<Graph>();
+  Scope inner;
+  inner.graph = g.get();
+  inner.parent = &outer;
+  auto r = importInto(gv, *g, inner);
+  --depth;
+  if (!r.ok()) return r.takeError();
+  // The owning node will read these outer names: make sure the outer scope has them (it may
+  // itself capture them from further out).
+  for (const auto &name : inner.captured) outer.resolve(name);
+  lastCaptured.assign(inner.captured.begin(), inner.captured.end());
+  return g;
+}
+
+void Importer::patchCaptures(Attributes &attrs, const std::vector<std::string> &captured,
+                             size_t declared) {
+  auto patch = [&](Graph &body) {
+    for (const OutletId &in : body.inputs) {
+      Node &p = body.nodes[in.node];
+      if (!p.isCaptured()) continue;
+      auto it = std::find(captured.begin(), captured.end(), p.outputs[0].name);
+      if (it != captured.end())
+        p.attrs.set("captured", Attribute(int64_t(declared + (it - captured.begin()))));
+    }
+  };
+  for (auto &item : attrs) {
+    Attribute &a = item.second;
+    if (auto *g = a.get<GraphPtr>()) patch(**g);
+    if (auto *gs = a.get<std::vector<GraphPtr>>())
+      for (auto &g : *gs) patch(*g);
+  }
+}
+
+Result<bool> Importer::connectLocal(Graph &g, uint32_t id, std::span<const std::string_view> inputs,
+                                    const Scope &scope) {
+  SmallVec<OutletId, 4> sources;
+  for (std::string_view name : inputs) {
+    if (name.empty()) {
+      sources.push_back(OutletId::invalid());
+      continue;
+    }
+    auto it = scope.names.find(name);
+    if (it == scope.names.end()) return false;
+    sources.push_back(it->second);
+  }
+  Node &node = g.nodes[id];
+  if (node.isConstant() && node.inputs.empty() && inputs.empty()) return true;
+  node.inputs.reserve(inputs.size());
+  for (OutletId src : sources) SF_TRY(g.addInput(id, src));
+  return true;
+}
+
+namespace {
+
+/// One graph's import (Importer::importInto): its nodes as read, the types declared for their
+/// outputs, and the nodes still to connect after the first pass.
+struct GraphImport {
+  Importer &imp;
+  const GraphView &gv;
+  Graph &g;
+  Scope &scope;
+
+  std::vector<NodeView> decoded, expanded;
+  const std::vector<NodeView> *nodes = &gv.nodes;
+  bool streaming = false;
+  std::optional<NodeDecoder> decoder;
+  size_t count = 0;
+
+  struct Pending {
+    uint32_t id;
+    const NodeView *view;
+  };
+  std::vector<Pending> pending;
+  std::unordered_map<uint32_t, std::vector<std::string>> capturedInputs;
+  absl::flat_hash_map<std::string_view, const ValueInfoView *> declared;
+  size_t connected = 0; // pending[0, connected) are connected already
+  // The name tables outgrow the cache on large graphs: the slots a few nodes ahead are
+  // prefetched (their names are read in order from the file) while this node is built.
+  static constexpr size_t kAhead = 4;
+  std::array<NodeView, kAhead + 1> ring; // streaming: node i is in ring[i % (kAhead + 1)]
+  std::deque<NodeView> kept;             // streaming: copies of the nodes left for pass two
+
+  GraphImport(Importer &imp, const GraphView &gv, Graph &g, Scope &scope)
+      : imp(imp), gv(gv), g(g), scope(scope) {}
+
+  /// The whole import, in order: nodes read, inputs and initializers, nodes, connections, outputs.
+  Result<void> run() {
+    g.name = str(gv.name);
+    SF_TRY(readNodes());
+    SF_TRY(addInputs());
+    // Nodes: create them all, then connect by name (files are not always in topological order).
+    declared.reserve(gv.valueInfo.size() + gv.outputs.size());
+    for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
+    for (const auto &vi : gv.outputs) declared[vi.name] = &vi;
+    pending.reserve(count);
+    SF_TRY(addNodes());
+    SF_TRY(connectRest());
+    for (const auto &out : gv.outputs) {
+      auto o = scope.resolve(out.name);
+      if (!o)
+        return makeError("graph '" + g.name + "': output '" + str(out.name) + "' is not produced by any node");
+      g.outputs.push_back(*o);
     }
     return success();
   }
 
-  int64_t opsetOf(std::string_view domain) const {
-    auto it = opsets.find(normDomain(domain));
-    return it == opsets.end() ? 0 : it->second;
-  }
-
-  /// A declared type as a fact. Graph inputs mint named symbols for their dim_params; elsewhere
-  /// (value_info, outputs) a dim_param names a symbol only if an input already did, since
-  /// exporters fill value_info with names of their own (`Addonnx::Gather_522_dim_0`).
-  /// `what` names the tensor in the warning a negative declared dim gets (`input 'x'`).
-  Fact factFromType(const TypeView &t, bool mintNames = false, std::string_view what = {}) {
-    Fact f;
-    if (t.kind == TypeView::Sequence || t.kind == TypeView::Optional) {
-      if (t.inner) return factFromType(*t.inner, mintNames, what);
-      return f;
-    }
-    if (t.kind != TypeView::Tensor && t.kind != TypeView::SparseTensor) return f;
-    f.type = toElementType(t.elemType);
-    if (!t.hasShape) return f;
-    std::vector<Dimension> dims;
-    for (const DimView &d : t.dims) {
-      if (d.hasValue && d.value < 0 && !what.empty())
-        diags.warning(
-            "", "",
-            fmt::format("{}: dimension {} is declared {}, a negative size; read as unknown", what,
-                        dims.size(), d.value));
-      if (d.hasValue && d.value >= 0) dims.push_back(Dimension(d.value));
-      else if (!d.param.empty() && (mintNames || symbols->find(str(d.param))))
-        dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
-      else dims.push_back(Dimension::symbol(symbols->fresh()));
-    }
-    f.shape = PartialShape(std::move(dims));
-    return f;
-  }
-
-  Result<std::shared_ptr<const Tensor>> tensorFrom(const TensorView &t) {
-    SF_ASSIGN(int64_t count, elementCount(t));
-    ElementType type = toElementType(t.dataType);
-    if (type == ElementType::Undefined)
-      return makeError("tensor '" + str(t.name) + "' has unsupported element type " +
-                       dataTypeName(t.dataType));
-    Shape shape(t.dims.begin(), t.dims.end());
-    if (type == ElementType::String) {
-      std::vector<std::string> v;
-      if (size_t(count) <= options.decodeBudget)
-        for (auto s : t.stringData) v.push_back(str(s));
-      if (int64_t(v.size()) == count) return share(Tensor::fromStrings(shape, v));
-      return share(Tensor::withoutData(type, shape));
-    }
-    if (size_t(count) <= options.decodeBudget) {
-      if (isInteger(type) || type == ElementType::Bool) {
-        SF_ASSIGN(auto v, decodeInts(t, model, options.decodeBudget));
-        return share(Tensor::fromInt64s(shape, v, type));
-      }
-      if (isFloat(type)) {
-        SF_ASSIGN(auto v, decodeFloats(t, model, options.decodeBudget));
-        return share(Tensor::fromDoubles(type, shape, v));
-      }
-    }
-    // Large: a view of the file's bytes when they are in raw layout, else type and shape only.
-    if (t.hasRawData || t.isExternal) {
-      auto bytes = tensorBytes(t, model);
-      if (bytes.ok())
-        return share(Tensor::view(
-            type, shape,
-            std::span<const std::byte>(reinterpret_cast<const std::byte *>(bytes->data()), bytes->size()),
-            std::shared_ptr<const void>(model.storage)));
-    }
-    if (options.decodeLarge && (isInteger(type) || type == ElementType::Bool)) {
-      SF_ASSIGN(auto v, decodeInts(t, model, size_t(count)));
-      return share(Tensor::fromInt64s(shape, v, type));
-    }
-    if (options.decodeLarge && isFloat(type)) {
-      SF_ASSIGN(auto v, decodeFloats(t, model, size_t(count)));
-      return share(Tensor::fromDoubles(type, shape, v));
-    }
-    return share(Tensor::withoutData(type, shape));
-  }
-
-  Result<Attribute> attributeFrom(const AttributeView &a, Scope &scope) {
-    switch (AttributeType(a.type)) {
-    case AttributeType::Float: return Attribute(double(a.f));
-    case AttributeType::Int: return Attribute(a.i);
-    case AttributeType::String: return Attribute(str(a.s));
-    case AttributeType::Floats: return Attribute(std::vector<double>(a.extra().floats.begin(), a.extra().floats.end()));
-    case AttributeType::Ints: return Attribute(a.ints);
-    case AttributeType::Strings: {
-      std::vector<std::string> v;
-      for (auto s : a.extra().strings) v.push_back(str(s));
-      return Attribute(v);
-    }
-    case AttributeType::Tensor: {
-      if (!a.extra().t) return makeError("attribute '" + str(a.name) + "' has no tensor");
-      SF_ASSIGN(auto t, tensorFrom(*a.extra().t));
-      return Attribute(t);
-    }
-    case AttributeType::Tensors: {
-      std::vector<TensorPtr> v;
-      for (const auto &t : a.extra().tensors) {
-        SF_ASSIGN(auto x, tensorFrom(t));
-        v.push_back(x);
-      }
-      return Attribute(v);
-    }
-    case AttributeType::Graph: {
-      if (!a.extra().g) return makeError("attribute '" + str(a.name) + "' has no graph");
-      SF_ASSIGN(auto g, importSubgraph(*a.extra().g, scope));
-      return Attribute(g);
-    }
-    case AttributeType::Graphs: {
-      std::vector<GraphPtr> v;
-      for (const auto &g : a.extra().graphs) {
-        SF_ASSIGN(auto x, importSubgraph(*g, scope));
-        v.push_back(x);
-      }
-      return Attribute(v);
-    }
-    case AttributeType::TypeProto: {
-      // The fact it declares (a sequence's or optional's element): Optional's `type` is the one
-      // standard use.
-      if (!a.extra().tp) return errorf("attribute '{}' has no type", a.name);
-      return Attribute(TypePtr(std::make_shared<const Fact>(factFromType(*a.extra().tp))));
-    }
-    case AttributeType::TypeProtos: {
-      std::vector<Fact> v;
-      for (const auto &t : a.extra().typeProtos)
-        v.push_back(factFromType(t));
-      return Attribute(std::move(v));
-    }
-    default:
-      return makeError("attribute '" + str(a.name) + "' of type " + std::to_string(a.type) +
-                       " is not supported");
-    }
-  }
-
-  Result<GraphPtr> importSubgraph(const GraphView &gv, Scope &outer) {
-    if (++depth > 64) return makeError("subgraphs nested deeper than 64");
-    auto g = std::make_shared<Graph>();
-    Scope inner;
-    inner.graph = g.get();
-    inner.parent = &outer;
-    auto r = importInto(gv, *g, inner);
-    --depth;
-    if (!r.ok()) return r.takeError();
-    // The owning node will read these outer names: make sure the outer scope has them (it may
-    // itself capture them from further out).
-    for (const auto &name : inner.captured) outer.resolve(name);
-    lastCaptured.assign(inner.captured.begin(), inner.captured.end());
-    return g;
-  }
-  std::vector<std::string> lastCaptured;
-
-  /// Each captured Parameter in the node's subgraphs names the owner's extra input it reads:
-  /// declared inputs first, then `captured` in order.
-  static void patchCaptures(Attributes &attrs, const std::vector<std::string> &captured,
-                            size_t declared) {
-    auto patch = [&](Graph &body) {
-      for (const OutletId &in : body.inputs) {
-        Node &p = body.nodes[in.node];
-        if (!p.isCaptured()) continue;
-        auto it = std::find(captured.begin(), captured.end(), p.outputs[0].name);
-        if (it != captured.end())
-          p.attrs.set("captured", Attribute(int64_t(declared + (it - captured.begin()))));
-      }
-    };
-    for (auto &item : attrs) {
-      Attribute &a = item.second;
-      if (auto *g = a.get<GraphPtr>()) patch(**g);
-      if (auto *gs = a.get<std::vector<GraphPtr>>())
-        for (auto &g : *gs) patch(*g);
-    }
-  }
-
-  /// A Constant node's value from whichever value_* attribute it has.
-  Result<std::shared_ptr<const Tensor>> constantValue(const NodeView &n) {
-    for (const auto &a : n.attributes) {
-      std::string name = str(a.name);
-      if (name == "value" && a.extra().t) return tensorFrom(*a.extra().t);
-      if (name == "value_float") return share(Tensor::fromDoubles(ElementType::F32, {}, {double(a.f)}));
-      if (name == "value_int") return share(Tensor::fromInt64s(Shape{}, std::vector<int64_t>{a.i}));
-      if (name == "value_floats")
-        return share(Tensor::fromDoubles(ElementType::F32, {int64_t(a.extra().floats.size())},
-                                         std::vector<double>(a.extra().floats.begin(), a.extra().floats.end())));
-      if (name == "value_ints")
-        return share(Tensor::fromInt64s(Shape{int64_t(a.ints.size())}, a.ints));
-      if (name == "value_string") return share(Tensor::fromStrings({}, {str(a.s)}));
-      if (name == "value_strings") {
-        std::vector<std::string> v;
-        for (auto s : a.extra().strings) v.push_back(str(s));
-        return share(Tensor::fromStrings({int64_t(v.size())}, v));
-      }
-      if (name == "sparse_value") return makeError("sparse Constant values are not supported");
-    }
-    return makeError("Constant has no value attribute");
-  }
-
-  /// Connects node `id` to `inputs` if every name is produced in this graph already (false, and
-  /// nothing changed, otherwise). An unproduced name or one from an enclosing graph is left to
-  /// the second pass, which reports or captures it.
-  static Result<bool> connectLocal(Graph &g, uint32_t id, std::span<const std::string_view> inputs,
-                                   const Scope &scope) {
-    SmallVec<OutletId, 4> sources;
-    for (std::string_view name : inputs) {
-      if (name.empty()) {
-        sources.push_back(OutletId::invalid());
-        continue;
-      }
-      auto it = scope.names.find(name);
-      if (it == scope.names.end()) return false;
-      sources.push_back(it->second);
-    }
-    Node &node = g.nodes[id];
-    if (node.isConstant() && node.inputs.empty() && inputs.empty()) return true;
-    node.inputs.reserve(inputs.size());
-    for (OutletId src : sources) SF_TRY(g.addInput(id, src));
-    return true;
-  }
-
-  Result<void> importInto(const GraphView &gv, Graph &g, Scope &scope) {
-    g.name = str(gv.name);
+  /// The nodes to build (decoded, calls expanded) and room for them in the graph and the scope.
+  Result<void> readNodes() {
     // Calls of local functions expanded first, so that the node count is known: room for every
     // node up front (growing the vector moves every node each time it doubles).
     //
@@ -442,24 +244,26 @@ struct Importer {
     // loadModelFile) are decoded one at a time, a few ahead of the one being built, into a ring
     // of reused views: the graph's views never exist all at once. With local functions to
     // expand, all of them are decoded first instead.
-    std::vector<NodeView> decoded, expanded;
-    const std::vector<NodeView> *nodes = &gv.nodes;
-    bool streaming = !gv.encodedNodes.empty() && model.functions.empty();
-    std::optional<NodeDecoder> decoder;
+    streaming = !gv.encodedNodes.empty() && imp.model.functions.empty();
     if (!gv.encodedNodes.empty()) {
-      decoder.emplace(model);
+      decoder.emplace(imp.model);
       if (!streaming) {
         SF_ASSIGN(decoded, decoder->decodeAll());
         nodes = &decoded;
       }
     }
     if (!streaming) {
-      SF_ASSIGN(nodes, expandCalls(*nodes, expanded));
+      SF_ASSIGN(nodes, imp.expandCalls(*nodes, expanded));
     }
-    const size_t count = streaming ? gv.encodedNodes.size() : nodes->size();
+    count = streaming ? gv.encodedNodes.size() : nodes->size();
     g.reserve(g.nodes.size() + gv.inputs.size() + gv.initializers.size() + count);
     scope.names.reserve(scope.names.size() + gv.inputs.size() + gv.initializers.size() +
                         2 * count);
+    return success();
+  }
+
+  /// The graph inputs as Parameters and the initializers as Constants, named in the scope.
+  Result<void> addInputs() {
     absl::flat_hash_set<std::string_view> initNames;
     initNames.reserve(gv.initializers.size());
     for (const auto &t : gv.initializers) initNames.insert(t.name);
@@ -470,11 +274,11 @@ struct Importer {
       if (scope.names.count(in.name))
         return makeError("graph '" + g.name + "': input '" + name + "' is declared twice");
       SF_ASSIGN(OutletId o,
-                g.addParameter(name, factFromType(in.type, true, fmt::format("input '{}'", name))));
+                g.addParameter(name, imp.factFromType(in.type, true, fmt::format("input '{}'", name))));
       scope.names[in.name] = o;
     }
     for (const auto &t : gv.initializers) {
-      auto tensor = tensorFrom(t);
+      auto tensor = imp.tensorFrom(t);
       if (!tensor.ok())
         return makeError("graph '" + g.name + "': initializer '" + str(t.name) + "': " + tensor.error().message);
       if (scope.names.count(t.name))
@@ -484,27 +288,15 @@ struct Importer {
       g.nodes[o.node].attrs.set("initializer", Attribute(int64_t(1)));
       scope.names[t.name] = o;
     }
-    // Nodes: create them all, then connect by name (files are not always in topological order).
-    struct Pending {
-      uint32_t id;
-      const NodeView *view;
-    };
-    std::vector<Pending> pending;
-    std::unordered_map<uint32_t, std::vector<std::string>> capturedInputs;
-    absl::flat_hash_map<std::string_view, const ValueInfoView *> declared;
-    declared.reserve(gv.valueInfo.size() + gv.outputs.size());
-    for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
-    for (const auto &vi : gv.outputs) declared[vi.name] = &vi;
-    pending.reserve(count);
-    size_t connected = 0; // pending[0, connected) are connected already
-    // The name tables outgrow the cache on large graphs: the slots a few nodes ahead are
-    // prefetched (their names are read in order from the file) while this node is built.
-    constexpr size_t kAhead = 4;
-    std::array<NodeView, kAhead + 1> ring; // streaming: node i is in ring[i % (kAhead + 1)]
-    std::deque<NodeView> kept;             // streaming: copies of the nodes left for pass two
-    auto nodeAt = [&](size_t i) -> const NodeView & {
-      return streaming ? ring[i % ring.size()] : (*nodes)[i];
-    };
+    return success();
+  }
+
+  /// Node `i` of the graph (streaming: from the ring, decoded kAhead nodes before it is built).
+  const NodeView &nodeAt(size_t i) const { return streaming ? ring[i % ring.size()] : (*nodes)[i]; }
+
+  /// Pass one: every node built and its outputs named, connected at once where its inputs are
+  /// produced before it.
+  Result<void> addNodes() {
     if (streaming)
       for (size_t i = 0; i < std::min(kAhead, count); ++i) SF_TRY(decoder->decode(i, ring[i]));
     for (size_t index = 0; index < count; ++index) {
@@ -516,54 +308,9 @@ struct Importer {
       std::string nodeName = n.name.empty() ? str(n.opType) + "_" + std::to_string(index) : str(n.name);
       uint32_t id;
       if (n.opType == "Constant" && normDomain(n.domain).empty()) {
-        auto v = constantValue(n);
-        if (!v.ok())
-          return makeError("node '" + nodeName + "' (Constant): " + v.error().message);
-        if (n.outputs.size() != 1)
-          return makeError("node '" + nodeName + "' (Constant): expected one output");
-        auto o = g.appendConstant(str(n.outputs[0]), *v);
-        if (!o.ok()) return makeError("node '" + nodeName + "' (Constant): " + o.error().message);
-        g.nodes[o->node].name = nodeName;
-        id = o->node;
+        SF_ASSIGN(id, addConstant(n, nodeName));
       } else {
-        Attributes attrs;
-        std::vector<std::string> captured;
-        for (const auto &a : n.attributes) {
-          lastCaptured.clear();
-          auto attr = attributeFrom(a, scope);
-          if (!attr.ok())
-            return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + attr.error().message);
-          for (const auto &c : lastCaptured)
-            if (std::find(captured.begin(), captured.end(), c) == captured.end()) captured.push_back(c);
-          attrs.set(str(a.name), std::move(*attr));
-        }
-        // The names are checked here (in the scope) rather than by the graph's index.
-        for (size_t i = 0; i < n.outputs.size(); ++i)
-          for (size_t j = 0; j < i; ++j)
-            if (!n.outputs[i].empty() && n.outputs[i] == n.outputs[j])
-              return makeError("node '" + nodeName + "' (" + str(n.opType) + "): node '" +
-                               nodeName + "' names two outputs '" + str(n.outputs[i]) + "'");
-        patchCaptures(attrs, captured, n.inputs.size());
-        auto added = g.appendNode(str(n.opType), nodeName, n.outputs, std::move(attrs));
-        if (!added.ok())
-          return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + added.error().message);
-        id = *added;
-        Node &node = g.nodes[id];
-        node.domain = normDomain(n.domain);
-        node.opsetVersion = opsetOf(n.domain);
-        for (size_t i = 0; i < n.outputs.size(); ++i) {
-          auto d = declared.find(n.outputs[i]);
-          if (d == declared.end()) continue;
-          // A value_info without a type still marks the name as declared (the annotated model
-          // does not list it twice); its fact is unknown.
-          static const auto kUntyped = std::make_shared<const Fact>();
-          node.outputs[i].declared =
-              d->second->hasType ? std::make_shared<const Fact>(factFromType(
-                                       d->second->type, false, fmt::format("the type of '{}'", d->first)))
-                                 : kUntyped;
-        }
-        // Captured outer values, as extra inputs (resolved below with the declared ones).
-        if (!captured.empty()) capturedInputs[id] = std::move(captured);
+        SF_ASSIGN(id, addOp(n, nodeName));
       }
       for (size_t i = 0; i < n.outputs.size(); ++i) {
         std::string_view out = n.outputs[i];
@@ -579,12 +326,75 @@ struct Importer {
       // node that reads a later name or captures an outer one, the rest wait for the second pass,
       // which connects them in file order (so readers are listed in the same order either way).
       if (connected + 1 == pending.size() && !capturedInputs.count(id)) {
-        SF_ASSIGN(bool done, connectLocal(g, id, n.inputs, scope));
+        SF_ASSIGN(bool done, Importer::connectLocal(g, id, n.inputs, scope));
         if (done) ++connected;
       }
       // Its ring slot is reused for a node further on: pass two reads a copy.
       if (streaming && connected < pending.size()) pending.back().view = &kept.emplace_back(n);
     }
+    return success();
+  }
+
+  /// A Constant node (its value from its attributes); its id.
+  Result<uint32_t> addConstant(const NodeView &n, const std::string &nodeName) {
+    auto v = imp.constantValue(n);
+    if (!v.ok())
+      return makeError("node '" + nodeName + "' (Constant): " + v.error().message);
+    if (n.outputs.size() != 1)
+      return makeError("node '" + nodeName + "' (Constant): expected one output");
+    auto o = g.appendConstant(str(n.outputs[0]), *v);
+    if (!o.ok()) return makeError("node '" + nodeName + "' (Constant): " + o.error().message);
+    g.nodes[o->node].name = nodeName;
+    return o->node;
+  }
+
+  /// Any other node: its attributes (subgraphs imported, their captures noted), its outputs'
+  /// declared types; its id.
+  Result<uint32_t> addOp(const NodeView &n, const std::string &nodeName) {
+    Attributes attrs;
+    std::vector<std::string> captured;
+    for (const auto &a : n.attributes) {
+      imp.lastCaptured.clear();
+      auto attr = imp.attributeFrom(a, scope);
+      if (!attr.ok())
+        return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + attr.error().message);
+      for (const auto &c : imp.lastCaptured)
+        if (std::find(captured.begin(), captured.end(), c) == captured.end()) captured.push_back(c);
+      attrs.set(str(a.name), std::move(*attr));
+    }
+    // The names are checked here (in the scope) rather than by the graph's index.
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (!n.outputs[i].empty() && n.outputs[i] == n.outputs[j])
+          return makeError("node '" + nodeName + "' (" + str(n.opType) + "): node '" +
+                           nodeName + "' names two outputs '" + str(n.outputs[i]) + "'");
+    Importer::patchCaptures(attrs, captured, n.inputs.size());
+    auto added = g.appendNode(str(n.opType), nodeName, n.outputs, std::move(attrs));
+    if (!added.ok())
+      return makeError("node '" + nodeName + "' (" + str(n.opType) + "): " + added.error().message);
+    uint32_t id = *added;
+    Node &node = g.nodes[id];
+    node.domain = normDomain(n.domain);
+    node.opsetVersion = imp.opsetOf(n.domain);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      auto d = declared.find(n.outputs[i]);
+      if (d == declared.end()) continue;
+      // A value_info without a type still marks the name as declared (the annotated model
+      // does not list it twice); its fact is unknown.
+      static const auto kUntyped = std::make_shared<const Fact>();
+      node.outputs[i].declared =
+          d->second->hasType ? std::make_shared<const Fact>(imp.factFromType(
+                                   d->second->type, false, fmt::format("the type of '{}'", d->first)))
+                             : kUntyped;
+    }
+    // Captured outer values, as extra inputs (resolved below with the declared ones).
+    if (!captured.empty()) capturedInputs[id] = std::move(captured);
+    return id;
+  }
+
+  /// Pass two: the nodes pass one left unconnected, in file order, reading names of enclosing
+  /// graphs (captured) or produced later.
+  Result<void> connectRest() {
     for (size_t k = connected; k < pending.size(); ++k) {
       const Pending &p = pending[k];
       if (k + kAhead < pending.size())
@@ -611,17 +421,24 @@ struct Importer {
       if (auto c = capturedInputs.find(p.id); c != capturedInputs.end())
         for (const auto &name : c->second) SF_TRY(connect(name));
     }
-    for (const auto &out : gv.outputs) {
-      auto o = scope.resolve(out.name);
-      if (!o)
-        return makeError("graph '" + g.name + "': output '" + str(out.name) + "' is not produced by any node");
-      g.outputs.push_back(*o);
-    }
     return success();
   }
 };
 
 } // namespace
+
+Result<void> Importer::importInto(const GraphView &gv, Graph &g, Scope &scope) {
+  GraphImport work(*this, gv, g, scope);
+  return work.run();
+}
+
+} // namespace sf::onnx::import_detail
+
+namespace sf::onnx {
+
+using import_detail::Importer;
+using import_detail::normDomain;
+using import_detail::Scope;
 
 Result<Graph> importModel(const ModelView &model, Diagnostics &diags, const ImportOptions &options) {
   Graph g;
