@@ -1,5 +1,6 @@
 // The executor (eval/eval.h): topological walk, tensor lifetimes, the memory budget, and the
-// check of every kernel's outputs against the op's shape rule at the actual inputs.
+// check of every kernel's outputs against the op's shape rule at the actual inputs. What a kernel
+// allocates is in context.cpp, the arena's places in placer.cpp.
 #include "shapeflow/eval/eval.h"
 
 #include "shapeflow/eval/arena.h"
@@ -8,6 +9,7 @@
 #include "blas.h"
 #include "dnnl.h"
 #include "kernel_util.h"
+#include "placer.h"
 
 #include "shapeflow/support/checked.h"
 #include "shapeflow/support/format.h"
@@ -22,106 +24,6 @@
 #include <unordered_map>
 
 namespace sf {
-
-namespace {
-
-/// The elements of an output of this shape (an error past 2^63).
-Result<int64_t> outputElements(const Shape &shape) {
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    auto c = d < 0 ? std::nullopt : checkedMul(count, d);
-    if (!c) return errorf("an output of shape [{}] has more than 2^63 elements", fmt::join(shape, ","));
-    count = *c;
-  }
-  return count;
-}
-
-} // namespace
-
-Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
-  SF_ASSIGN(int64_t count, outputElements(shape));
-  auto bytes = checkedMul(count, int64_t(elementSize(t)));
-  if (!bytes || *liveBytes_ + *bytes > maxBytes_)
-    return errorf("an output of {}[{}] ({} bytes) does not fit the memory budget ({} of {} bytes "
-                  "in use; --max-memory)",
-                  shortName(t), fmt::join(shape, ","), bytes ? std::to_string(*bytes) : "> 2^63",
-                  *liveBytes_, maxBytes_);
-  *liveBytes_ += *bytes;
-  allocated_ += *bytes;
-  return *bytes;
-}
-
-Result<OutputBytes> EvalContext::allocate(ElementType t, const Shape &shape) {
-  SF_ASSIGN(auto p, allocateForOverwrite(t, shape));
-  size_t n = size_t(outputElements(shape).value()) * elementSize(t);
-  std::memset(p.get(), 0, n);
-  return OutputBytes(std::move(p), n);
-}
-
-Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementType t, const Shape &shape,
-                                                                       bool inPlace) {
-  SF_ASSIGN(int64_t bytes, reserve(t, shape));
-  if (placer_ && bytes > 0)
-    if (auto placed = placer_->place(bytes, inPlace)) return placed;
-  constexpr size_t kAlign = 64;
-  size_t rounded = (size_t(bytes) + kAlign - 1) / kAlign * kAlign; // within the budget's checks
-  auto *p = static_cast<std::byte *>(std::aligned_alloc(kAlign, std::max(rounded, kAlign)));
-  if (!p) return errorf("out of memory for an output of {} bytes", bytes);
-  return std::shared_ptr<std::byte[]>(p, [](std::byte *q) { std::free(q); });
-}
-
-Result<void> EvalContext::admit(ElementType t, const Shape &shape) const {
-  SF_ASSIGN(int64_t count, outputElements(shape));
-  auto bytes = checkedMul(count, int64_t(std::max<size_t>(elementSize(t), 8)));
-  if (!bytes || *liveBytes_ + *bytes > maxBytes_)
-    return errorf("an output of {}[{}] does not fit the memory budget ({} of {} bytes in use; "
-                  "--max-memory)",
-                  shortName(t), fmt::join(shape, ","), *liveBytes_, maxBytes_);
-  return success();
-}
-
-Result<void> EvalContext::setOutput(size_t i, Tensor t) {
-  return setOutput(i, Value(std::make_shared<const Tensor>(std::move(t))));
-}
-
-Result<void> EvalContext::setOutput(size_t i, Value v) {
-  if (i >= outputs_.size())
-    return errorf("the kernel set output {} of an op with {} outputs", i, outputs_.size());
-  outputs_[i] = std::move(v);
-  return success();
-}
-
-Value Value::sequence(ElementType elementType, std::vector<std::shared_ptr<const Tensor>> elements) {
-  Value v;
-  v.kind_ = Kind::Sequence;
-  v.elementType_ = elementType;
-  v.elements_ = std::make_shared<const std::vector<std::shared_ptr<const Tensor>>>(std::move(elements));
-  return v;
-}
-
-Value Value::none(ElementType elementType) {
-  Value v;
-  v.kind_ = Kind::None;
-  v.elementType_ = elementType;
-  return v;
-}
-
-const std::vector<std::shared_ptr<const Tensor>> &Value::elements() const {
-  static const std::vector<std::shared_ptr<const Tensor>> empty;
-  return elements_ ? *elements_ : empty;
-}
-
-ElementType Value::elementType() const { return tensor_ ? tensor_->type() : elementType_; }
-
-std::string Value::describe() const {
-  switch (kind_) {
-  case Kind::Absent: return "absent";
-  case Kind::None: return "none";
-  case Kind::Tensor: return fmt::format("{}[{}]", shortName(tensor_->type()), fmt::join(tensor_->shape(), ","));
-  case Kind::Sequence: break;
-  }
-  return fmt::format("seq({})[{} elements]", shortName(elementType_), elements().size());
-}
 
 namespace eval {
 namespace {
@@ -219,107 +121,8 @@ Fact actualFact(const Value &v) {
 
 namespace {
 
-/// The run's arena (eval/arena.h) and which of its bytes hold tensors still alive: a place is
-/// given only where no live tensor's bytes are, except an input dying at the node for a kernel
-/// that writes in place. The account is the executor's own (values it still holds), not the
-/// plan's: a plan that disagrees with the run costs heap memory, not a wrong result.
-struct Arena {
-  const ArenaLayout &layout;
-  std::shared_ptr<std::byte[]> memory;
-  struct Live {
-    int64_t begin, end;
-    OutletId of;
-  };
-  std::vector<Live> live;
-  ArenaUse use;
-
-  /// The bytes' offset in the arena (none: they are not in it).
-  std::optional<int64_t> offsetOf(const std::byte *p) const {
-    const std::byte *base = memory.get();
-    if (!p || p < base || p >= base + layout.bytes) return std::nullopt;
-    return int64_t(p - base);
-  }
-  void hold(OutletId o, const Value &v) {
-    auto add = [&](const Tensor &t) {
-      if (auto at = offsetOf(t.bytes().data()))
-        live.push_back({*at, *at + int64_t(t.bytes().size()), o});
-    };
-    if (v.isTensor()) add(*v.tensor());
-    for (const auto &e : v.elements()) add(*e);
-  }
-  void drop(OutletId o) {
-    std::erase_if(live, [&](const Live &l) { return l.of == o; });
-  }
-
-  /// The arena of `bytes`: the last one this thread used when nothing holds it any more.
-  static std::shared_ptr<std::byte[]> acquire(int64_t bytes) {
-    thread_local std::shared_ptr<std::byte[]> kept;
-    thread_local int64_t keptBytes = 0;
-    if (kept && kept.use_count() == 1 && keptBytes >= bytes) return kept;
-    kept.reset();
-    constexpr size_t kAlign = 64;
-    size_t rounded = (size_t(std::max<int64_t>(bytes, 1)) + kAlign - 1) / kAlign * kAlign;
-    auto *p = static_cast<std::byte *>(std::aligned_alloc(kAlign, rounded));
-    if (!p) return nullptr;
-    kept = std::shared_ptr<std::byte[]>(p, [](std::byte *q) { std::free(q); });
-    keptBytes = bytes;
-    return kept;
-  }
-};
-
-/// One node's places: its outputs' planned offsets, each given once.
-class NodePlacer : public Placer {
-public:
-  NodePlacer(Arena &arena, const Graph &g, const Node &n, std::vector<OutletId> dying)
-      : arena_(arena), g_(g), node_(n), places_(arena.layout.places[n.id]), given_(places_.size(), false),
-        dying_(std::move(dying)) {}
-  /// It gave these bytes to this node's kernel.
-  bool gave(const std::byte *p) const { return std::find(gave_.begin(), gave_.end(), p) != gave_.end(); }
-
-  std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace) override {
-    for (size_t k = 0; k < places_.size(); ++k) {
-      const auto &p = places_[k];
-      if (!p || given_[k] || p->bytes < bytes || (p->inPlace && !inPlace)) continue;
-      int64_t begin = p->offset, end = p->offset + bytes;
-      bool over = false; // a dying input's bytes
-      for (const Arena::Live &l : arena_.live) {
-        if (l.end <= begin || end <= l.begin) continue;
-        // Over a dying input only from its first byte and within it: element i then lands on
-        // the input's element i, which the kernel has read.
-        bool overwritable = p->inPlace && l.begin == begin && end <= l.end &&
-                            std::find(dying_.begin(), dying_.end(), l.of) != dying_.end();
-        if (!overwritable) {
-          if (arena_.use.refused.size() < 5)
-            arena_.use.refused.push_back(fmt::format(
-                "output {} of node '{}' ({}) over '{}', still alive", k, node_.name, node_.opType,
-                g_.outlet(l.of).name));
-          ++arena_.use.conflicts;
-          return nullptr;
-        }
-        over = true;
-      }
-      given_[k] = true;
-      gave_.push_back(arena_.memory.get() + begin);
-      // Alive from now (the node's other allocations must not overlap it); the executor puts
-      // what the kernel made in its place once it returns.
-      arena_.live.push_back({begin, end, OutletId{node_.id, uint32_t(k)}});
-      ++arena_.use.placed;
-      if (over) ++arena_.use.inPlace;
-      return std::shared_ptr<std::byte[]>(arena_.memory, arena_.memory.get() + begin);
-    }
-    return nullptr;
-  }
-
-private:
-private:
-  std::vector<const std::byte *> gave_;
-  Arena &arena_;
-  const Graph &g_;
-  const Node &node_;
-  const std::vector<std::optional<Placement>> &places_;
-  std::vector<bool> given_;
-  std::vector<OutletId> dying_;
-};
+using detail::Arena;
+using detail::NodePlacer;
 
 /// One run: the options, the bytes alive and the budget, shared by the bodies it runs.
 struct Runner {
@@ -386,7 +189,19 @@ struct Frame {
   }
 
   Result<void> input(const Step &s, const std::vector<Value> &formals, const std::vector<Value> *owner);
+  /// Runs one op: its kernel (with the rule's check), its outputs kept, its inputs released.
   Result<void> op(const Step &s, int depth);
+  /// The node's input values (absent: empty), refusing a sequence where the kernel takes tensors.
+  Result<std::vector<Value>> inputsOf(const Step &s, const Node &n);
+  /// The inputs dying at this node: it is the last left to read their elements (a Shape after it
+  /// sees no data).
+  std::vector<OutletId> dyingInputs(const Step &s, const Node &n) const;
+  /// The kernel, checked against the op's rule at the actual inputs (mode 2) and timed when
+  /// profiling.
+  Result<void> runKernel(const Step &s, const Node &n, const std::vector<Value> &ins, EvalContext &ctx);
+  /// The kernel's outputs kept where something reads them (observed first), each held in the
+  /// arena where it landed there.
+  Result<void> keepOutputs(const Step &s, const Node &n, EvalContext &ctx, std::optional<NodePlacer> &placer);
   /// An output the plan gives its own place that shares an input's bytes (a branch returning an
   /// outer tensor): copied there, as the plan frees the input here.
   Result<void> ownPlace(EvalContext &ctx, NodePlacer &placer, OutletId o);
@@ -426,9 +241,34 @@ Result<void> Frame::ownPlace(EvalContext &ctx, NodePlacer &placer, OutletId o) {
   return success();
 }
 
-Result<void> Frame::op(const Step &s, int depth) {
-  const RunOptions &options = runner.options;
-  const Node &n = plan.graph().nodes[s.node];
+/// Milliseconds since `t`.
+double msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// The input values as an error names them.
+std::string inputsText(const std::vector<Value> &ins) {
+  std::string facts;
+  for (size_t i = 0; i < ins.size(); ++i)
+    facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
+  return facts;
+}
+
+/// A layout-free op on blocked inputs: their shapes must be its output's (as the facts say),
+/// or the elements would be paired wrongly.
+Result<void> sameBlockedShapes(const Node &n, const std::string &op, const std::vector<Value> &ins) {
+  const Shape *full = nullptr;
+  for (const Value &in : ins) {
+    if (!in.isTensor() || in->elementCount() == 1) continue;
+    if (!full) full = &in->shape();
+    else if (in->shape() != *full)
+      return errorf("node '{}' ({}): inputs of shapes {} and {} kept in channel blocks (the facts said they "
+                    "are equal)", n.name, op, shapeText(*full), shapeText(in->shape()));
+  }
+  return success();
+}
+
+Result<std::vector<Value>> Frame::inputsOf(const Step &s, const Node &n) {
   const std::string &op = s.op;
   std::vector<Value> ins;
   ins.reserve(n.inputs.size());
@@ -438,34 +278,31 @@ Result<void> Frame::op(const Step &s, int depth) {
       return errorf("node '{}' ({}): input {} is {}, and {} takes tensors", n.name, op, ins.size() - 1,
                     ins.back().describe(), op);
   }
+  return ins;
+}
+
+std::vector<OutletId> Frame::dyingInputs(const Step &s, const Node &n) const {
+  std::vector<OutletId> dying;
+  if (!s.readsShapeOnly)
+    for (OutletId o : n.inputs)
+      if (o.valid() && !isOutput(o) &&
+          size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == dataReaders[plan.outlet(o)])
+        dying.push_back(o);
+  return dying;
+}
+
+Result<void> Frame::op(const Step &s, int depth) {
+  const Node &n = plan.graph().nodes[s.node];
+  SF_ASSIGN(std::vector<Value> ins, inputsOf(s, n));
   EvalContext ctx(n, ins, s.opset, &runner.live, runner.budget);
   ctx.setGraph(plan.graph());
   if (s.blockedIn || s.blockedOut) ctx.setBlocked(s.blockedIn, s.blockedOut);
-  // A layout-free op on blocked inputs: their shapes must be its output's (as the facts say),
-  // or the elements would be paired wrongly.
-  if (s.layoutFreeBlocked) {
-    const Shape *full = nullptr;
-    for (const Value &in : ins) {
-      if (!in.isTensor() || in->elementCount() == 1) continue;
-      if (!full) full = &in->shape();
-      else if (in->shape() != *full)
-        return errorf("node '{}' ({}): inputs of shapes {} and {} kept in channel blocks (the facts said they "
-                      "are equal)", n.name, op, shapeText(*full), shapeText(in->shape()));
-    }
-  }
+  if (s.layoutFreeBlocked) SF_TRY(sameBlockedShapes(n, s.op, ins));
   // Its outputs at their places in the arena; an input whose last reader this is may be
   // written over by a kernel that works in place.
   std::optional<NodePlacer> placer;
   if (arena) {
-    // Dying here: this node is the last left to read their elements (a Shape after it sees no
-    // data).
-    std::vector<OutletId> dying;
-    if (!s.readsShapeOnly)
-      for (OutletId o : n.inputs)
-        if (o.valid() && !isOutput(o) &&
-            size_t(std::count(n.inputs.begin(), n.inputs.end(), o)) == dataReaders[plan.outlet(o)])
-          dying.push_back(o);
-    placer.emplace(*arena, plan.graph(), n, std::move(dying));
+    placer.emplace(*arena, plan.graph(), n, dyingInputs(s, n));
     ctx.setPlacer(&*placer);
   }
   if (s.runsBodies)
@@ -474,15 +311,25 @@ Result<void> Frame::op(const Step &s, int depth) {
       if (!bp) return errorf("subgraph '{}' was not prepared with its node", body.name);
       return runner.execute(*bp, f, &ins, depth + 1);
     });
-  auto msSince = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-  };
-  auto inputsText = [&] {
-    std::string facts;
-    for (size_t i = 0; i < ins.size(); ++i)
-      facts += fmt::format("{}{}", i ? ", " : "", ins[i] ? ins[i].describe() : std::string("none"));
-    return facts;
-  };
+  SF_TRY(runKernel(s, n, ins, ctx));
+  const uint32_t id = s.node;
+  // The places given to the kernel stop counting as alive; what it made is held below.
+  if (arena)
+    for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
+  SF_TRY(keepOutputs(s, n, ctx, placer));
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (dataReaders[plan.outlet(id) + k] == 0) shed({id, uint32_t(k)});
+  nodeBytes[id] = ctx.allocated();
+  if (alive[id] == 0) runner.live -= nodeBytes[id], nodeBytes[id] = 0;
+  runner.peak = std::max(runner.peak, runner.live);
+  ++runner.nodesRun;
+  releaseInputs(n, s.readsShapeOnly);
+  return success();
+}
+
+Result<void> Frame::runKernel(const Step &s, const Node &n, const std::vector<Value> &ins, EvalContext &ctx) {
+  const RunOptions &options = runner.options;
+  const std::string &op = s.op;
   // Mode 2: the op's rule at the actual inputs, before the kernel: inputs it rejects never
   // reach the kernel (an error naming them, as inference words it), and the kernel's outputs
   // must agree with what it expects (below).
@@ -494,7 +341,7 @@ Result<void> Frame::op(const Step &s, int depth) {
     ActualInferContext ictx(n, std::move(facts));
     expected = s.def->infer(ictx);
     if (!expected->ok())
-      return errorf("node '{}' ({}): {} (inputs {})", n.name, op, expected->error().message, inputsText());
+      return errorf("node '{}' ({}): {} (inputs {})", n.name, op, expected->error().message, inputsText(ins));
   }
   double ruleMs = options.profile ? msSince(checkStarted) : 0;
   auto started = std::chrono::steady_clock::now();
@@ -514,16 +361,20 @@ Result<void> Frame::op(const Step &s, int depth) {
   }
   if (!r.ok()) {
     runner.live -= ctx.allocated();
-    return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, inputsText());
+    return errorf("node '{}' ({}): {} (inputs {})", n.name, op, r.error().message, inputsText(ins));
   }
   if (expected)
     if (auto a = agree(**expected, ctx.outputs()); !a.ok())
       return errorf("node '{}' ({}): the kernel and the shape rule disagree: {}", n.name, op, a.error().message);
   if (timing) timing->checkMs += ruleMs + msSince(started);
+  return success();
+}
+
+Result<void> Frame::keepOutputs(const Step &s, const Node &n, EvalContext &ctx,
+                                std::optional<NodePlacer> &placer) {
+  const RunOptions &options = runner.options;
+  const std::string &op = s.op;
   const uint32_t id = s.node;
-  // The places given to the kernel stop counting as alive; what it made is held below.
-  if (arena)
-    for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const OutletId o{id, uint32_t(k)};
     const auto &t = ctx.outputs()[k];
@@ -545,13 +396,6 @@ Result<void> Frame::op(const Step &s, int depth) {
     for (const Tensor *e : tensorsOf(value(o))) inArena = inArena || arena->offsetOf(e->bytes().data());
     if (place && place->bytes > 0 && !inArena) ++arena->use.elsewhere;
   }
-  for (size_t k = 0; k < n.outputs.size(); ++k)
-    if (dataReaders[plan.outlet(id) + k] == 0) shed({id, uint32_t(k)});
-  nodeBytes[id] = ctx.allocated();
-  if (alive[id] == 0) runner.live -= nodeBytes[id], nodeBytes[id] = 0;
-  runner.peak = std::max(runner.peak, runner.live);
-  ++runner.nodesRun;
-  releaseInputs(n, s.readsShapeOnly);
   return success();
 }
 
