@@ -1,5 +1,6 @@
 // One axis of a convolution's or pool's window: auto_pad, the padding it gives, the output length.
-// Shared by the window rules (src/ops/conv_pool.cpp) and kernels (src/eval/kernels/conv_pool*.cpp).
+// Shared by the window rules (src/ops/conv_pool_window.cpp) and kernels
+// (src/eval/kernels/conv_pool*.cpp).
 #pragma once
 
 #include "shapeflow/support/pool_length.h"
