@@ -51,81 +51,96 @@ std::optional<int64_t> multipleOf(Expr e, Expr x) {
   return c;
 }
 
-} // namespace
-
-ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &o) {
+/// One naming of a graph's derived sizes: the names taken, the dims a report prints (`roots`)
+/// and the names chosen so far (placeholders until they are numbered).
+struct Namer {
+  const Graph &g;
+  const NamingOptions &o;
   ReportNames out;
   PrintNames &names = out.print;
   std::set<std::string> taken;
-  for (const auto &[name, range] : g.symbols.namedSymbols()) taken.insert(name);
-  auto fresh = [&](std::string base) {
+  std::vector<Expr> roots;
+  std::unordered_map<Expr, size_t> plainLength;
+  PrintNames plain;
+  const std::string placeholder = "R00"; // as long as the names it stands for
+
+  Namer(const Graph &graph, const NamingOptions &options) : g(graph), o(options) {
+    for (const auto &[name, range] : g.symbols.namedSymbols()) taken.insert(name);
+  }
+
+  /// `base`, or `base_2`, `base_3` ... if it is taken; taken from now on.
+  std::string fresh(std::string base) {
     std::string name = base;
     for (int k = 2; taken.count(name); ++k) name = base + "_" + std::to_string(k);
     taken.insert(name);
     return name;
-  };
+  }
 
-  // Anonymous input dims: `x_d2`.
-  for (OutletId in : g.inputs) {
-    const Outlet &o2 = g.outlet(in);
-    if (!o2.fact.shape.rankIsStatic()) continue;
-    for (size_t i = 0; i < o2.fact.shape.size(); ++i) {
-      const Dimension &d = o2.fact.shape[i];
-      if (!d.expr() || !isSymbol(d.expr()) || !symbolInfo(d.expr()->sym).name.empty()) continue;
-      SymbolId s = d.expr()->sym;
-      if (names.symbols.count(s)) continue;
-      std::string name = fresh(o2.name + "_d" + std::to_string(i));
-      names.symbols[s] = name;
-      out.inputDims.push_back({name, s});
+  /// Anonymous input dims: `x_d2`.
+  void nameInputDims() {
+    for (OutletId in : g.inputs) {
+      const Outlet &o2 = g.outlet(in);
+      if (!o2.fact.shape.rankIsStatic()) continue;
+      for (size_t i = 0; i < o2.fact.shape.size(); ++i) {
+        const Dimension &d = o2.fact.shape[i];
+        if (!d.expr() || !isSymbol(d.expr()) || !symbolInfo(d.expr()->sym).name.empty()) continue;
+        SymbolId s = d.expr()->sym;
+        if (names.symbols.count(s)) continue;
+        std::string name = fresh(o2.name + "_d" + std::to_string(i));
+        names.symbols[s] = name;
+        out.inputDims.push_back({name, s});
+      }
     }
   }
 
-  // The dims a report prints, each expression once, in the order they first appear.
-  std::vector<Expr> roots;
-  std::unordered_set<Expr> seen;
-  auto addDim = [&](const Dimension &d) {
-    Expr e = d.expr();
-    if (d.isStatic() || !e || isLeaf(e) || !names.namesAnonymousOf(e)) return;
-    if (seen.insert(e).second) roots.push_back(e);
-  };
-  for (const Node &n : g.nodes) {
-    if (n.removed) continue;
-    for (const Outlet &out2 : n.outputs) {
-      if (out2.fact.shape.rankIsStatic())
-        for (const Dimension &d : out2.fact.shape.dims()) addDim(d);
-      if (out2.fact.value)
-        for (const Dimension &d : *out2.fact.value) addDim(d);
+  /// The dims a report prints, each expression once, in the order they first appear.
+  void collectRoots() {
+    std::unordered_set<Expr> seen;
+    auto addDim = [&](const Dimension &d) {
+      Expr e = d.expr();
+      if (d.isStatic() || !e || isLeaf(e) || !names.namesAnonymousOf(e)) return;
+      if (seen.insert(e).second) roots.push_back(e);
+    };
+    for (const Node &n : g.nodes) {
+      if (n.removed) continue;
+      for (const Outlet &out2 : n.outputs) {
+        if (out2.fact.shape.rankIsStatic())
+          for (const Dimension &d : out2.fact.shape.dims()) addDim(d);
+        if (out2.fact.value)
+          for (const Dimension &d : *out2.fact.value) addDim(d);
+      }
     }
   }
-  if (roots.empty()) return out;
 
-  auto nameable = [&](Expr e) { return !e->isFloat && !isLeaf(e) && names.namesAnonymousOf(e); };
-  std::unordered_map<Expr, size_t> plainLength;
-  PrintNames plain;
-  plain.symbols = names.symbols;
-  auto lengthOf = [&](Expr e) {
+  /// A subexpression a name may stand for.
+  bool nameable(Expr e) const { return !e->isFloat && !isLeaf(e) && names.namesAnonymousOf(e); }
+
+  /// The length of `e` printed without names for derived sizes.
+  size_t lengthOf(Expr e) {
     auto [it, isNew] = plainLength.try_emplace(e, 0);
     if (isNew) it->second = toString(e, plain).size();
     return it->second;
-  };
-
-  // Long subexpressions that two or more dims share.
-  std::unordered_map<Expr, size_t> uses;
-  std::vector<Expr> order; // first appearance
-  for (Expr r : roots) {
-    for (Expr e : subexpressions(r))
-      if (nameable(e) && uses[e]++ == 0) order.push_back(e);
   }
-  // Smallest first, so that a part already named shortens what contains it: `floor(H * ...)`
-  // becomes R1, and `floor(H * ...) - 1` then prints as the short `R1 - 1`, not a name.
-  const std::string placeholder = "R00"; // as long as the names it stands for
-  std::stable_sort(order.begin(), order.end(), [](Expr a, Expr b) { return a->size < b->size; });
-  for (Expr e : order)
-    if (uses[e] >= 2 && lengthOf(e) >= o.minLength && toString(e, names).size() >= o.minLength)
-      names.exprs[e] = placeholder;
 
-  // A name printed in one place only stands for nothing shared: inline it again.
-  auto prune = [&] {
+  /// Long subexpressions that two or more dims share.
+  void nameShared() {
+    plain.symbols = names.symbols;
+    std::unordered_map<Expr, size_t> uses;
+    std::vector<Expr> order; // first appearance
+    for (Expr r : roots) {
+      for (Expr e : subexpressions(r))
+        if (nameable(e) && uses[e]++ == 0) order.push_back(e);
+    }
+    // Smallest first, so that a part already named shortens what contains it: `floor(H * ...)`
+    // becomes R1, and `floor(H * ...) - 1` then prints as the short `R1 - 1`, not a name.
+    std::stable_sort(order.begin(), order.end(), [](Expr a, Expr b) { return a->size < b->size; });
+    for (Expr e : order)
+      if (uses[e] >= 2 && lengthOf(e) >= o.minLength && toString(e, names).size() >= o.minLength)
+        names.exprs[e] = placeholder;
+  }
+
+  /// A name printed in one place only stands for nothing shared: inline it again.
+  void prune() {
     for (bool changed = true; changed;) {
       changed = false;
       std::unordered_map<Expr, std::set<size_t>> where;
@@ -152,11 +167,10 @@ ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &o) {
         }
       }
     }
-  };
-  prune();
+  }
 
-  // Dims (then definitions) still too long: name their longest part, until they fit.
-  auto shorten = [&](Expr item, bool isDefinition) {
+  /// A dim (or a definition) still too long: its longest part named, until it fits.
+  void shorten(Expr item, bool isDefinition) {
     auto text = [&] { return isDefinition ? definitionText(item, names) : toString(item, names); };
     std::vector<Expr> added;
     for (int round = 0; round < 8 && text().size() > o.maxLength; ++round) {
@@ -177,60 +191,85 @@ ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &o) {
     // the dim itself is named and its definition holds the length, once.
     for (Expr e : added) names.exprs.erase(e);
     if (!isDefinition) names.exprs[item] = placeholder;
-  };
-  for (Expr r : roots)
-    if (!names.exprs.count(r)) shorten(r, false);
-  for (size_t guard = 0; guard < 4; ++guard) {
-    std::vector<Expr> defs;
-    for (const auto &[e, n] : names.exprs) defs.push_back(e);
-    std::sort(defs.begin(), defs.end(), [](Expr a, Expr b) { return compareExpr(a, b) < 0; });
-    size_t before = names.exprs.size();
-    for (Expr d : defs) shorten(d, true);
-    if (names.exprs.size() == before) break;
   }
 
-  // Numbers in the order a reader meets the names: in the dims, then inside definitions.
-  std::vector<Expr> numbered;
-  std::unordered_set<Expr> done;
-  auto meet = [&](Expr e, Expr root) {
-    std::vector<Expr> used;
-    if (e != root && names.exprs.count(e)) used.push_back(e);
-    else directNames(e, names, root, used);
-    for (Expr u : used)
-      if (done.insert(u).second) numbered.push_back(u);
-  };
-  for (Expr r : roots) meet(r, nullptr);
-  for (size_t i = 0; i < numbered.size(); ++i) meet(numbered[i], numbered[i]);
-  std::vector<Expr> unseen; // names no dim shows (cannot happen after pruning)
-  for (const auto &[e, n] : names.exprs)
-    if (!done.count(e)) unseen.push_back(e);
-  std::sort(unseen.begin(), unseen.end(), [](Expr a, Expr b) { return compareExpr(a, b) < 0; });
-  numbered.insert(numbered.end(), unseen.begin(), unseen.end());
-  for (size_t i = 0; i < numbered.size(); ++i) names.exprs[numbered[i]] = fresh("R" + std::to_string(i + 1));
+  /// Dims (then definitions) still too long: name their longest part, until they fit.
+  void shortenAll() {
+    for (Expr r : roots)
+      if (!names.exprs.count(r)) shorten(r, false);
+    for (size_t guard = 0; guard < 4; ++guard) {
+      std::vector<Expr> defs;
+      for (const auto &[e, n] : names.exprs) defs.push_back(e);
+      std::sort(defs.begin(), defs.end(), [](Expr a, Expr b) { return compareExpr(a, b) < 0; });
+      size_t before = names.exprs.size();
+      for (Expr d : defs) shorten(d, true);
+      if (names.exprs.size() == before) break;
+    }
+  }
 
-  // Definitions, each after the ones it uses.
-  std::unordered_set<Expr> placed;
-  std::function<void(Expr)> place = [&](Expr e) {
-    if (placed.count(e)) return;
-    placed.insert(e);
-    std::vector<Expr> used;
-    directNames(e, names, e, used);
-    for (Expr u : used) place(u);
-    out.definitions.push_back({names.exprs[e], e, definitionText(e, names)});
-  };
-  for (Expr e : numbered) place(e);
-  // A sum that is a multiple of another named sum is defined as that: `R2 = 4*R1`.
-  for (auto &def : out.definitions) {
-    if (def.expr->kind != ExprKind::Add) continue;
-    for (const auto &other : out.definitions) {
-      if (&other == &def) break;
-      if (auto c = multipleOf(def.expr, other.expr)) {
-        def.text = std::to_string(*c) + "*" + other.name;
-        break;
+  /// Numbers in the order a reader meets the names: in the dims, then inside definitions; the
+  /// named expressions in that order.
+  std::vector<Expr> number() {
+    std::vector<Expr> numbered;
+    std::unordered_set<Expr> done;
+    auto meet = [&](Expr e, Expr root) {
+      std::vector<Expr> used;
+      if (e != root && names.exprs.count(e)) used.push_back(e);
+      else directNames(e, names, root, used);
+      for (Expr u : used)
+        if (done.insert(u).second) numbered.push_back(u);
+    };
+    for (Expr r : roots) meet(r, nullptr);
+    for (size_t i = 0; i < numbered.size(); ++i) meet(numbered[i], numbered[i]);
+    std::vector<Expr> unseen; // names no dim shows (cannot happen after pruning)
+    for (const auto &[e, n] : names.exprs)
+      if (!done.count(e)) unseen.push_back(e);
+    std::sort(unseen.begin(), unseen.end(), [](Expr a, Expr b) { return compareExpr(a, b) < 0; });
+    numbered.insert(numbered.end(), unseen.begin(), unseen.end());
+    for (size_t i = 0; i < numbered.size(); ++i) names.exprs[numbered[i]] = fresh("R" + std::to_string(i + 1));
+    return numbered;
+  }
+
+  /// Definitions, each after the ones it uses; a sum that is a multiple of another named sum is
+  /// defined as that.
+  void define(const std::vector<Expr> &numbered) {
+    std::unordered_set<Expr> placed;
+    std::function<void(Expr)> place = [&](Expr e) {
+      if (placed.count(e)) return;
+      placed.insert(e);
+      std::vector<Expr> used;
+      directNames(e, names, e, used);
+      for (Expr u : used) place(u);
+      out.definitions.push_back({names.exprs[e], e, definitionText(e, names)});
+    };
+    for (Expr e : numbered) place(e);
+    // A sum that is a multiple of another named sum is defined as that: `R2 = 4*R1`.
+    for (auto &def : out.definitions) {
+      if (def.expr->kind != ExprKind::Add) continue;
+      for (const auto &other : out.definitions) {
+        if (&other == &def) break;
+        if (auto c = multipleOf(def.expr, other.expr)) {
+          def.text = std::to_string(*c) + "*" + other.name;
+          break;
+        }
       }
     }
   }
-  return out;
+};
+
+} // namespace
+
+ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &o) {
+  Namer namer(g, o);
+  namer.nameInputDims();
+  namer.collectRoots();
+  if (namer.roots.empty()) return std::move(namer.out);
+  namer.nameShared();
+  namer.prune();
+  namer.shortenAll();
+  std::vector<Expr> numbered = namer.number();
+  namer.define(numbered);
+  return std::move(namer.out);
 }
 
 } // namespace sf
