@@ -1,6 +1,7 @@
 // The static memory plan (lower/memory_plan.h).
 #include "shapeflow/lower/memory_plan.h"
 
+#include "memory_order.h"
 #include "placement.h"
 #include "plan_binding.h"
 
@@ -172,11 +173,46 @@ public:
 
   /// The slots of one graph's plan, placed (`main`: the top graph, whose inputs and outputs may
   /// be the caller's; `depth`: how deep in subgraphs).
-  Result<Placed> place(const BufferPlan &plan, bool main, int depth) {
-    if (depth > 64) return makeError("subgraphs nested deeper than 64");
-    // Op positions of steps: a step that is not an op takes the next op's position.
-    std::vector<size_t> pos(plan.steps.size(), 0);
-    size_t ops = 0;
+  Result<Placed> place(const BufferPlan &plan, bool main, int depth);
+
+private:
+  friend struct Placing;
+  const PlanOptions &options_;
+  Binding &binding_;
+  Abstraction &abstraction_;
+};
+
+/// One graph's placement (Planner::place): the op positions of its steps, which buffers own a
+/// slot, and the slots as they are placed.
+struct Placing {
+  Planner &planner;
+  const PlanOptions &options_;
+  Binding &binding_;
+  Abstraction &abstraction_;
+  const BufferPlan &plan;
+  std::vector<size_t> pos; // per step: its op position
+  size_t ops = 0, last = 0;
+  Placed out;
+  std::vector<std::optional<size_t>> slotOf; // per buffer: the slot it owns
+  size_t owners = 0;                         // slots that own memory (the first ones)
+  std::vector<Item> items;                   // the owners at the reference
+
+  Placing(Planner &p, const BufferPlan &bp)
+      : planner(p), options_(p.options_), binding_(p.binding_), abstraction_(p.abstraction_),
+        plan(bp) {}
+
+  /// A size as the plan holds it: an expression of named symbols, else (a size that depends on
+  /// the data with no name, or that has no expression) its upper bound, which every run fits.
+  Dimension sized(const Dimension &bytes) {
+    if (bytes.isStatic() || (bytes.expr() && !bytes.expr()->hasAnonymous))
+      return abstraction_.apply(bytes);
+    if (bytes.hasUpperBound()) return Dimension(bytes.maxLength());
+    return bytes; // no bound: the binding reports it
+  }
+
+  /// Op positions of steps: a step that is not an op takes the next op's position.
+  void positions() {
+    pos.assign(plan.steps.size(), 0);
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (plan.steps[i].kind == StepKind::Op) ++ops;
     {
@@ -186,11 +222,13 @@ public:
         if (plan.steps[i].kind == StepKind::Op) ++seen;
       }
     }
-    const size_t last = ops ? ops - 1 : 0;
-    Placed out;
-    // Which buffers own memory here, and each group's lifetime (views and in-place outputs
-    // share their root's slot).
-    std::vector<std::optional<size_t>> slotOf(plan.buffers.size());
+    last = ops ? ops - 1 : 0;
+  }
+
+  /// Which buffers own memory here, and each group's lifetime (views and in-place outputs
+  /// share their root's slot): a slot for each owner.
+  Result<void> ownerSlots(bool main) {
+    slotOf.assign(plan.buffers.size(), std::nullopt);
     std::vector<size_t> firstStep(plan.buffers.size(), 0), lastStep(plan.buffers.size(), 0);
     std::vector<bool> output(plan.buffers.size(), false);
     for (size_t b = 0; b < plan.buffers.size(); ++b) {
@@ -219,9 +257,13 @@ public:
       slotOf[b] = out.slots.size();
       out.slots.push_back(std::move(s));
     }
-    // A slot holds every tensor that shares it: a view's or an in-place output's size is its
-    // root's where the model is valid, but the expressions may differ elsewhere in the domain
-    // (a broadcast the model only runs with equal dims), so the slot takes the largest.
+    return success();
+  }
+
+  /// A slot holds every tensor that shares it: a view's or an in-place output's size is its
+  /// root's where the model is valid, but the expressions may differ elsewhere in the domain
+  /// (a broadcast the model only runs with equal dims), so the slot takes the largest.
+  Result<void> widenShared() {
     for (size_t b = 0; b < plan.buffers.size(); ++b) {
       const Buffer &buf = plan.buffers[b];
       if (!buf.aliasOf || buf.shapeValue || !slotOf[*buf.aliasOf]) continue;
@@ -232,10 +274,14 @@ public:
       SF_ASSIGN(Dimension aligned, alignUp(bytes, options_.align));
       SF_ASSIGN(root.size, Dimension::max(root.size, aligned));
     }
-    // Bodies: each one's arena, live during its op's step.
+    return success();
+  }
+
+  /// Bodies: each one's arena, live during its op's step.
+  Result<void> bodySlots(int depth) {
     for (size_t i = 0; i < plan.steps.size(); ++i)
       for (const auto &[name, body] : plan.steps[i].bodies) {
-        SF_ASSIGN(Placed inner, place(body, false, depth + 1));
+        SF_ASSIGN(Placed inner, planner.place(body, false, depth + 1));
         out.shapeBytes += inner.shapeBytes;
         if (inner.peak.isStatic() && inner.peak.length() == 0) continue;
         Slot s;
@@ -247,9 +293,13 @@ public:
         s.body = true;
         out.slots.push_back(std::move(s));
       }
-    size_t owners = out.slots.size();
-    // The placement, at the reference.
-    std::vector<Item> items(owners);
+    owners = out.slots.size();
+    return success();
+  }
+
+  /// The owners' sizes and lifetimes at the reference, for the placement.
+  Result<void> referenceItems() {
+    items.resize(owners);
     for (size_t i = 0; i < owners; ++i) {
       SF_ASSIGN(items[i].size, binding_.at(out.slots[i].size, "tensor " + out.slots[i].tensor));
       // A size that is 0 at the reference but not everywhere still takes room there, so that the
@@ -261,6 +311,12 @@ public:
       items[i].first = out.slots[i].first;
       items[i].last = out.slots[i].last;
     }
+    return success();
+  }
+
+  /// The placement at the reference, then each owner's offset as an expression (above the
+  /// slots it conflicts with that lie below it), then the peak.
+  Result<void> offsets() {
     std::vector<int64_t> at = placeGreedy(items, options_.align, ops);
     // Offsets as expressions: above the slots it conflicts with that lie below it.
     std::vector<size_t> byOffset(owners);
@@ -310,9 +366,13 @@ public:
       ends.push_back(e);
     }
     SF_ASSIGN(out.peak, maxOf(ends));
-    // The lower bound: the bytes live at each step, the largest. Only the steps where a maximal
-    // set of slots is live need a sum: where a slot ends after another began since the last such
-    // step (the maximal cliques of an interval graph).
+    return success();
+  }
+
+  /// The lower bound: the bytes live at each step, the largest. Only the steps where a maximal
+  /// set of slots is live need a sum: where a slot ends after another began since the last such
+  /// step (the maximal cliques of an interval graph).
+  Result<void> lowerBound() {
     std::vector<bool> ends_(ops + 1, false), starts(ops + 1, false);
     for (size_t i = 0; i < owners; ++i) {
       ends_[items[i].last] = true;
@@ -331,7 +391,11 @@ public:
       live.push_back(v);
     }
     SF_ASSIGN(out.lowerBound, maxOf(live));
-    // Tensors that share a slot: listed with their own size and lifetime, at their root's offset.
+    return success();
+  }
+
+  /// Tensors that share a slot: listed with their own size and lifetime, at their root's offset.
+  Result<void> sharingSlots() {
     for (size_t b = 0; b < plan.buffers.size(); ++b) {
       const Buffer &buf = plan.buffers[b];
       if (!buf.aliasOf || buf.shapeValue || !slotOf[*buf.aliasOf]) continue;
@@ -347,118 +411,22 @@ public:
       s.reuse = buf.reuse;
       out.slots.push_back(std::move(s));
     }
-    return out;
+    return success();
   }
-
-private:
-  /// A size as the plan holds it: an expression of named symbols, else (a size that depends on
-  /// the data with no name, or that has no expression) its upper bound, which every run fits.
-  Dimension sized(const Dimension &bytes) {
-    if (bytes.isStatic() || (bytes.expr() && !bytes.expr()->hasAnonymous))
-      return abstraction_.apply(bytes);
-    if (bytes.hasUpperBound()) return Dimension(bytes.maxLength());
-    return bytes; // no bound: the binding reports it
-  }
-
-  const PlanOptions &options_;
-  Binding &binding_;
-  Abstraction &abstraction_;
 };
 
-/// Bytes an op step allocates and frees (at the reference), for the memory-aware order.
-struct NodeBytes {
-  int64_t out = 0;
-};
-
-/// An execution order that lowers the live bytes: list scheduling that runs next, among the
-/// nodes whose inputs are ready, the one that adds the fewest live bytes (its outputs' bytes
-/// minus the bytes of the inputs it is the last reader of), ties in the model's order.
-Result<std::vector<uint32_t>> memoryOrder(const Graph &g, Binding &binding) {
-  size_t n = g.nodes.size();
-  std::vector<int64_t> bytes(n, 0); // per node: its outputs' bytes
-  std::vector<size_t> pending(n, 0);
-  std::vector<std::vector<uint32_t>> users(n);
-  std::unordered_map<const Fact *, int64_t> remaining; // readers left per tensor
-  for (const Node &nd : g.nodes) {
-    if (nd.removed) continue;
-    for (const Outlet &o : nd.outputs) {
-      size_t size = o.fact.type == ElementType::Undefined ? 0 : elementSize(o.fact.type);
-      auto count = o.fact.shape.elementCount();
-      int64_t v = 0;
-      if (count.ok() && size) {
-        auto b = *count * Dimension(int64_t(size));
-        if (b.ok()) {
-          auto at = binding.at(*b, o.name);
-          if (at.ok()) v = *at;
-        }
-      }
-      bytes[nd.id] += v;
-    }
-    std::set<uint32_t> producers;
-    for (OutletId in : nd.inputs)
-      if (g.contains(in)) {
-        producers.insert(in.node);
-        ++remaining[&g.fact(in)];
-      }
-    pending[nd.id] = producers.size();
-    for (uint32_t p : producers)
-      users[p].push_back(nd.id);
-  }
-  auto freed = [&](const Node &nd) {
-    int64_t f = 0;
-    std::set<const Fact *> seen;
-    for (OutletId in : nd.inputs) {
-      if (!g.contains(in)) continue;
-      const Fact *fact = &g.fact(in);
-      if (!seen.insert(fact).second) continue;
-      const Node &p = g.nodes[in.node];
-      if (p.isParameter() || p.isConstant()) continue;
-      int64_t uses = 0;
-      for (OutletId again : nd.inputs)
-        uses += g.contains(again) && &g.fact(again) == fact;
-      if (remaining[fact] == uses) {
-        size_t size = fact->type == ElementType::Undefined ? 0 : elementSize(fact->type);
-        auto count = fact->shape.elementCount();
-        if (count.ok() && size) {
-          auto b = *count * Dimension(int64_t(size));
-          if (b.ok())
-            if (auto at = binding.at(*b, "a tensor"); at.ok()) f += *at;
-        }
-      }
-    }
-    return f;
-  };
-  std::set<uint32_t> ready;
-  for (const Node &nd : g.nodes)
-    if (!nd.removed && pending[nd.id] == 0) ready.insert(nd.id);
-  std::vector<uint32_t> order;
-  while (!ready.empty()) {
-    uint32_t best = *ready.begin();
-    int64_t bestScore = 0;
-    bool first = true;
-    for (uint32_t id : ready) {
-      const Node &nd = g.nodes[id];
-      // Parameters and constants first: they cost nothing.
-      int64_t score = nd.isParameter() || nd.isConstant() ? INT64_MIN : bytes[id] - freed(nd);
-      if (first || score < bestScore) {
-        best = id;
-        bestScore = score;
-        first = false;
-      }
-    }
-    ready.erase(best);
-    order.push_back(best);
-    const Node &nd = g.nodes[best];
-    for (OutletId in : nd.inputs)
-      if (g.contains(in)) --remaining[&g.fact(in)];
-    for (uint32_t u : users[best])
-      if (--pending[u] == 0) ready.insert(u);
-  }
-  size_t live = 0;
-  for (const Node &nd : g.nodes)
-    live += !nd.removed;
-  if (order.size() != live) return makeError("the graph has a cycle: no order runs every node");
-  return order;
+Result<Placed> Planner::place(const BufferPlan &plan, bool main, int depth) {
+  if (depth > 64) return makeError("subgraphs nested deeper than 64");
+  Placing p(*this, plan);
+  p.positions();
+  SF_TRY(p.ownerSlots(main));
+  SF_TRY(p.widenShared());
+  SF_TRY(p.bodySlots(depth));
+  SF_TRY(p.referenceItems());
+  SF_TRY(p.offsets());
+  SF_TRY(p.lowerBound());
+  SF_TRY(p.sharingSlots());
+  return std::move(p.out);
 }
 
 struct Planned {

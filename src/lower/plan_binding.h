@@ -5,6 +5,7 @@
 
 #include "shapeflow/dim/dimension.h"
 #include "shapeflow/dim/expr.h"
+#include "shapeflow/ir/graph.h"
 
 #include <map>
 #include <optional>
