@@ -3,7 +3,9 @@ dev corpus does not have (channel shuffle, dense concatenation, shifted windows 
 and roll, SSD, Faster/Mask/Keypoint R-CNN post-processing (loops pasting results), LSTM/GRU/Transformer over a dynamic length,
 pixel shuffle, im2col, non-dyadic interpolation, a YOLO-style detect head with meshgrid grids,
 a GPT-2-style decoder with past keys, a causal-mask slice and `[:, -S:]`), exported by torch.onnx at opsets 11-17 with
-random weights. Needs python3-torch, python3-torchvision (Debian).
+random weights, and a decoder in onnxruntime-genai's builder style (make_builder_decoder.py:
+GroupQueryAttention, MatMulNBits, SkipSimplifiedLayerNormalization). Needs python3-torch,
+python3-torchvision, python3-onnx (Debian).
   /usr/bin/python3 scripts/make_extra_models.py dev_models/extra
   scripts/precision.py --models-dir dev_models/extra --sizes scripts/precision_sizes_extra.json"""
 import os, sys, torch, torchvision
@@ -124,3 +126,10 @@ class GPT(nn.Module):
 ids = torch.randint(0, 100, (2, 5)); pk = torch.randn(2, 2, 4, 3, 16)
 export("gpt_past", GPT(), (ids, torch.ones(2, 8, dtype=torch.long), pk, pk), ["ids", "mask", "past_k", "past_v"],
        {"ids": {0: "B", 1: "S"}, "mask": {0: "B", 1: "L"}, "past_k": {1: "B", 3: "P"}, "past_v": {1: "B", 3: "P"}}, 14)
+# A decoder as onnxruntime-genai's model builder writes it (contrib ops, 4-bit weights): not a
+# torch export, written with onnx's helpers.
+if not os.path.exists(os.path.join(out, "builder_decoder.onnx")):
+    import subprocess
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_builder_decoder.py"),
+                    os.path.join(out, "builder_decoder.onnx")], check=True)
+    print("ok builder_decoder", flush=True)

@@ -248,6 +248,7 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
 /// The kernels of each ops family, one function per file of src/eval/kernels/ (named after the
 /// family's file in src/ops/), each setting the kernels of the ops that family registers.
 Result<void> registerArrayOpsKernels(OpRegistry &r);
+Result<void> registerAttentionKernels(OpRegistry &r);
 Result<void> registerControlFlowKernels(OpRegistry &r);
 Result<void> registerConvPoolKernels(OpRegistry &r);
 Result<void> registerConvPoolQuantizedKernels(OpRegistry &r);

@@ -21,6 +21,7 @@ void registerAllOps(OpRegistry &r) {
   registerTrainingOps(r);
   registerContribOps(r);
   registerFusedOps(r);
+  registerAttentionOps(r);
 }
 
 } // namespace sf

@@ -200,6 +200,125 @@ Result<Facts> inferMultiHeadAttention(InferContext &ctx) {
   return errorf("query {} must be [B, S, D] or [B, S, heads, 3, head]", q);
 }
 
+/// A rank-`rank` input's shape, or an error naming it.
+Result<std::vector<Dimension>> dimsOfRank(const Fact &f, size_t i, const char *name, size_t rank) {
+  if (!f.shape.rankIsStatic()) return std::vector<Dimension>(rank, Dimension());
+  if (f.shape.size() != rank) return errorf("input {} ({}) {} must have rank {}", i, name, f, rank);
+  return f.shape.dims();
+}
+
+/// GroupQueryAttention (com.microsoft): query [B, S, N*H] (or Q, K and V packed, [B, S,
+/// (N + 2*Nk)*H], without key and value), key and value [B, S, Nk*H], the cache past_key and
+/// past_value [B, Nk, P, H], total_sequence_length T (a scalar). Output [B, S, N*H]; present_key
+/// and present_value [B, Nk, max(T, P), H] (T without a past); output_qk [B, N, S, T].
+Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
+  const Fact &q = ctx.input(0);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(int64_t kvHeads, ctx.attrs().getInt("kv_num_heads"));
+  if (heads <= 0 || kvHeads <= 0)
+    return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
+  if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
+  SF_ASSIGN(auto qd, dimsOfRank(q, 0, "query", 3));
+  Dimension batch = qd[0], seq = qd[1], head, hidden;
+  const bool packed = !ctx.hasInput(1);
+  if (packed) {
+    if (ctx.hasInput(2)) return makeError("value is given without key");
+    SF_ASSIGN(head, splitInto(qd[2], heads + 2 * kvHeads, "the packed query, key and value's hidden size"));
+    SF_ASSIGN(hidden, head * Dimension(heads));
+  } else {
+    if (!ctx.hasInput(2)) return makeError("key is given without value");
+    SF_ASSIGN(head, splitInto(qd[2], heads, "the query's hidden size"));
+    hidden = qd[2];
+    SF_ASSIGN(auto kd, dimsOfRank(ctx.input(1), 1, "key", 3));
+    SF_ASSIGN(auto vd, dimsOfRank(ctx.input(2), 2, "value", 3));
+    SF_ASSIGN(batch, ctx.mergeDims(batch, kd[0]));
+    SF_ASSIGN(batch, ctx.mergeDims(batch, vd[0]));
+    SF_ASSIGN(Dimension kvHidden, head * Dimension(kvHeads));
+    SF_ASSIGN(kvHidden, ctx.mergeDims(kvHidden, kd[2]));
+    SF_TRY(ctx.mergeDims(kvHidden, vd[2]));
+    SF_TRY(ctx.mergeDims(kd[1], vd[1]));
+    // The new keys are the new queries' positions (or none: a cache shared with another layer).
+    if (!ctx.hasInput(3)) {
+      SF_ASSIGN(seq, ctx.mergeDims(seq, kd[1]));
+    }
+  }
+  std::optional<Dimension> past;
+  ElementType cacheType = q.type;
+  if (ctx.hasInput(3) != ctx.hasInput(4)) return makeError("past_key and past_value must be given together");
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(auto pk, dimsOfRank(ctx.input(3), 3, "past_key", 4));
+    SF_ASSIGN(auto pv, dimsOfRank(ctx.input(4), 4, "past_value", 4));
+    for (size_t d = 0; d < 4; ++d) {
+      SF_ASSIGN(pk[d], ctx.mergeDims(pk[d], pv[d]));
+    }
+    SF_ASSIGN(batch, ctx.mergeDims(batch, pk[0]));
+    SF_TRY(ctx.mergeDims(pk[1], Dimension(kvHeads)));
+    if (ctx.input(3).type == q.type || ctx.input(3).type == ElementType::Undefined) {
+      SF_ASSIGN(head, ctx.mergeDims(head, pk[3]));
+    }
+    past = pk[2];
+    if (ctx.input(3).type != ElementType::Undefined) cacheType = ctx.input(3).type;
+  }
+  // total_sequence_length: the keys attended to, past and new.
+  std::optional<Dimension> total;
+  if (ctx.hasInput(6)) {
+    SF_TRY(expectOneElement(ctx, ctx.input(6), "input 6 (total_sequence_length)", OneValue{0, 1}));
+    total = scalarDim(ctx.input(6));
+  }
+  Dimension present;
+  if (total && past) {
+    SF_ASSIGN(present, Dimension::max(*total, *past));
+  } else if (total) {
+    present = *total;
+  } else {
+    present = ctx.freshDim("present", Interval{past ? past->minLength() : 1, kInf});
+  }
+  Facts out{makeFact(q.type, PartialShape({batch, seq, hidden}))};
+  if (ctx.numOutputs() > 1) out.push_back(makeFact(cacheType, PartialShape({batch, Dimension(kvHeads), present, head})));
+  if (ctx.numOutputs() > 2) out.push_back(makeFact(cacheType, PartialShape({batch, Dimension(kvHeads), present, head})));
+  if (ctx.numOutputs() > 3) {
+    Dimension keys = total ? *total : ctx.freshDim("total", Interval{1, kInf});
+    out.push_back(makeFact(q.type, PartialShape({batch, Dimension(heads), seq, keys})));
+  }
+  return out;
+}
+
+/// GatherBlockQuantized (com.microsoft): Gather of block-quantized data along gather_axis,
+/// dequantized into the scales' type: data [..., d_g, ...] and indices I give
+/// data.shape[:g] + I + data.shape[g+1:]; uint8 data with bits < 8 packs 8/bits values in each
+/// byte of its last axis, which the output unpacks.
+Result<Facts> inferGatherBlockQuantized(InferContext &ctx) {
+  const Fact &data = ctx.input(0), &indices = ctx.input(1), &scales = ctx.input(2);
+  SF_ASSIGN(int64_t gatherAxis, ctx.attrs().getInt("gather_axis", 0));
+  SF_ASSIGN(int64_t quantizeAxis, ctx.attrs().getInt("quantize_axis", 1));
+  SF_ASSIGN(int64_t bits, ctx.attrs().getInt("bits", 4));
+  SF_ASSIGN(int64_t block, ctx.attrs().getInt("block_size", 128));
+  if (block < 16 || (block & (block - 1)) != 0) return errorf("block_size {} must be a power of 2 and at least 16", block);
+  if (indices.type != ElementType::Undefined && indices.type != ElementType::I32 && indices.type != ElementType::I64)
+    return errorf("input 1 (indices) {} must be int32 or int64", indices);
+  const bool bytes = data.type == ElementType::U8;
+  if (bytes && bits != 2 && bits != 4 && bits != 8) return errorf("bits {} of uint8 data must be 2, 4 or 8", bits);
+  if (!data.shape.rankIsStatic() || !indices.shape.rankIsStatic())
+    return factsOf(makeFact(scales.type, PartialShape::dynamic()));
+  const int64_t r = int64_t(data.shape.size());
+  if (r < 1) return errorf("input 0 (data) {} must have rank 1 or more", data);
+  SF_ASSIGN(int64_t g, normalizeAxis(gatherAxis, r));
+  SF_ASSIGN(int64_t qa, normalizeAxis(quantizeAxis, r));
+  if (bytes && (g != 0 || qa != r - 1))
+    return errorf("uint8 data gathers along axis 0 and is quantized along its last axis (gather_axis {}, quantize_axis {})",
+                  gatherAxis, quantizeAxis);
+  if (scales.shape.rankIsStatic() && int64_t(scales.shape.size()) != r)
+    return errorf("input 2 (scales) {} must have data's rank {}", scales, r);
+  std::vector<Dimension> out;
+  for (int64_t d = 0; d < g; ++d) out.push_back(data.shape[size_t(d)]);
+  for (const Dimension &d : indices.shape.dims()) out.push_back(d);
+  for (int64_t d = g + 1; d < r; ++d) out.push_back(data.shape[size_t(d)]);
+  if (bytes && bits < 8) {
+    SF_ASSIGN(out.back(), out.back() * Dimension(8 / bits));
+  }
+  return factsOf(makeFact(scales.type, PartialShape(std::move(out))));
+}
+
 /// BiasSplitGelu(X [N, HW, D], bias [D]) -> [N, HW, D/2].
 Result<Facts> inferBiasSplitGelu(InferContext &ctx) {
   const Fact &x = ctx.input(0);
@@ -290,6 +409,24 @@ Result<OpCost> costMultiHeadAttention(const CostContext &ctx) {
   return c;
 }
 
+/// GroupQueryAttention: each query position against the present keys (output_qk's last dim, or
+/// present_key's positions), the query's hidden size for the scores and again for the values.
+Result<OpCost> costGroupQueryAttention(const CostContext &ctx) {
+  OpCost c;
+  const PartialShape &y = ctx.output(0).shape;
+  int64_t heads = ctx.attrs().getInt("num_heads", 1).valueOr(1);
+  std::optional<Dimension> keys;
+  if (ctx.numOutputs() > 1 && ctx.output(1).shape.rankIsStatic() && ctx.output(1).shape.size() == 4)
+    keys = ctx.output(1).shape[2];
+  if (!y.rankIsStatic() || y.size() != 3 || !keys) {
+    SF_TRY(c.addMacs(Dimension::dynamic()));
+    return c;
+  }
+  SF_ASSIGN(Dimension queries, times(y[0], y[1]));
+  SF_TRY(attentionCost(c, queries, *keys, y[2], y[2], heads));
+  return c;
+}
+
 /// MatMulNBits: A [..., K] times the dequantised [K, N]: one MAC per output element and per K,
 /// and the dequantisation (a subtract and a multiply) of every weight.
 Result<OpCost> costMatMulNBits(const CostContext &ctx) {
@@ -362,6 +499,15 @@ void registerContribOps(OpRegistry &r) {
          .infer = inferEmbedLayerNorm,
          .cost = costSum({costPerOutput(FlopKind::Add, 5), costPerOutput(FlopKind::Mul, 3)})});
   r.add({.name = "Attention", .domain = kMs, .infer = inferAttention, .cost = costAttention});
+  // Gathers each index's row and dequantizes it (a subtract and a multiply per element).
+  r.add({.name = "GatherBlockQuantized",
+         .domain = kMs,
+         .infer = inferGatherBlockQuantized,
+         .cost = costPerOutput(FlopKind::Mul, 2)});
+  r.add({.name = "GroupQueryAttention",
+         .domain = kMs,
+         .infer = inferGroupQueryAttention,
+         .cost = costGroupQueryAttention});
   r.add({.name = "MultiHeadAttention",
          .domain = kMs,
          .infer = inferMultiHeadAttention,

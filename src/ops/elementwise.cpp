@@ -520,7 +520,7 @@ void registerElementwiseOps(OpRegistry &r) {
   // clang-format off
   r.addAll({"Sigmoid", "Tanh", "Exp", "Log", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
             "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign", "Elu", "Selu",
-            "Celu", "Mish", "Gelu"},
+            "Celu", "Mish", "Gelu", "Swish"},
            {.infer = inferUnary, .traits = elementwise, .refine = same, .cost = special});
   r.addAll({"Relu", "Sign", "HardSigmoid", "HardSwish", "LeakyRelu", "ThresholdedRelu", "Shrink",
             "Clip"},

@@ -143,6 +143,25 @@ Result<Facts> inferLayerNorm(InferContext &ctx) {
 
 namespace {
 
+/// RMSNormalization (opset 23): Y like X in scale's type (onnxruntime requires the two equal),
+/// scale broadcast onto X; the normalised axes from `axis` on.
+Result<Facts> inferRmsNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(int64_t stash, ctx.attrs().getInt("stash_type", 1));
+  auto stashType = elementTypeFromOnnx(stash);
+  if (!stashType || !isFloat(*stashType)) return errorf("attribute 'stash_type' is {}, not a float type", stash);
+  const Fact &scale = ctx.input(1);
+  if (scale.type != kUnknownType && x.type != kUnknownType && scale.type != x.type)
+    return errorf("X is {} and scale {}: the types must agree", x, scale);
+  PartialShape xs = x.shape;
+  if (xs.rankIsStatic()) {
+    SF_TRY(normalizeAxis(axis, int64_t(xs.size())));
+  }
+  SF_TRY(broadcastOnto(ctx, xs, 1, "scale"));
+  return factsOf(makeFact(scale.type != kUnknownType ? scale.type : x.type, ctx.symbols().resolve(xs)));
+}
+
 Result<Facts> inferGroupNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   SF_TRY(expectMinRank(x, 0, "X", 2));
@@ -325,6 +344,7 @@ void registerNormOps(OpRegistry &r) {
          .cost = costSum({costPerOutput(FlopKind::Mul), costPerOutput(FlopKind::Add)})});
   r.add({.name = "InstanceNormalization", .infer = inferInstanceNorm, .refine = refineBatchNorm(), .cost = costInstanceNorm});
   r.add({.name = "LayerNormalization", .infer = inferLayerNorm, .refine = refineSameShape(), .cost = costLayerNorm});
+  r.add({.name = "RMSNormalization", .infer = inferRmsNorm, .refine = refineSameShape(), .cost = costLayerNorm});
   r.add({.name = "GroupNormalization", .infer = inferGroupNorm, .refine = refineSameShape(), .cost = costGroupNorm});
   r.add({.name = "LRN", .infer = inferLrn, .refine = refineSameShape(), .cost = costLrn});
   r.add({.name = "MeanVarianceNormalization", .infer = inferMvn, .refine = refineSameShape(), .cost = costMvn});

@@ -90,6 +90,62 @@ Result<Facts> inferStringNormalizer(InferContext &ctx) {
   return factsOf(makeFact(ElementType::String, s));
 }
 
+/// The input of a text op must hold strings.
+Result<void> expectStrings(const Fact &x, const char *what) {
+  if (x.type != ElementType::Undefined && x.type != ElementType::String)
+    return errorf("{} must be a string tensor, got {}", what, x);
+  return success();
+}
+
+/// StringConcat (20): the two string tensors broadcast, element by element joined.
+Result<Facts> inferStringConcat(InferContext &ctx) {
+  SF_TRY(expectStrings(ctx.input(0), "input 0 (X)"));
+  SF_TRY(expectStrings(ctx.input(1), "input 1 (Y)"));
+  SF_ASSIGN(PartialShape s, ctx.broadcast(ctx.input(0).shape, ctx.input(1).shape));
+  return factsOf(makeFact(ElementType::String, std::move(s)));
+}
+
+/// RegexFullMatch (20): whether each string matches the pattern, a bool of X's shape.
+Result<Facts> inferRegexFullMatch(InferContext &ctx) {
+  SF_TRY(expectStrings(ctx.input(0), "input 0 (X)"));
+  SF_ASSIGN(std::string pattern, ctx.attrs().getString("pattern"));
+  (void)pattern;
+  return factsOf(makeFact(ElementType::Bool, ctx.input(0).shape));
+}
+
+/// StringSplit (20): Y is X's shape and one more axis, as long as the most substrings of any
+/// element (at most maxsplit + 1; 0 when every string is empty and the split is on
+/// whitespace); Z, of X's shape, counts each element's substrings.
+Result<Facts> inferStringSplit(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  SF_TRY(expectStrings(x, "input 0 (X)"));
+  SF_ASSIGN(int64_t maxsplit, ctx.attrs().getInt("maxsplit", -1));
+  int64_t hi = maxsplit >= 0 && maxsplit < (int64_t(1) << 40) ? maxsplit + 1 : kInf;
+  PartialShape y = x.shape;
+  if (y.rankIsStatic()) {
+    std::vector<Dimension> dims = y.dims();
+    dims.push_back(ctx.freshDim("substrings", Interval{0, hi}));
+    y = PartialShape(std::move(dims));
+  }
+  return Facts{makeFact(ElementType::String, std::move(y)), makeFact(ElementType::I64, x.shape)};
+}
+
+/// ImageDecoder (20): a 1-D uint8 stream of an encoded image to [H, W, C] uint8, C 3 (RGB,
+/// BGR) or 1 (Grayscale); H and W are in the bytes.
+Result<Facts> inferImageDecoder(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  if (x.type != ElementType::Undefined && x.type != ElementType::U8)
+    return errorf("input 0 (encoded_stream) must be uint8, got {}", x);
+  if (x.shape.rankIsStatic() && x.shape.size() != 1)
+    return errorf("input 0 (encoded_stream) {} must be 1-D", x);
+  SF_ASSIGN(std::string format, ctx.attrs().getString("pixel_format", "RGB"));
+  if (format != "RGB" && format != "BGR" && format != "Grayscale")
+    return errorf("attribute 'pixel_format' is '{}'; RGB, BGR or Grayscale expected", format);
+  Dimension c(format == "Grayscale" ? 1 : 3);
+  return factsOf(makeFact(ElementType::U8, PartialShape({ctx.freshDim("height", Interval{1, kInf}),
+                                                         ctx.freshDim("width", Interval{1, kInf}), c})));
+}
+
 /// TfIdfVectorizer: [C] -> [K] and [N, C] -> [N, K], K = max(ngram_indexes) + 1.
 Result<Facts> inferTfIdfVectorizer(InferContext &ctx) {
   const Fact &x = ctx.input(0);
@@ -157,6 +213,10 @@ void registerTrainingOps(OpRegistry &r) {
   r.add({.name = "StringNormalizer",
          .infer = inferStringNormalizer,
          .cost = costPerInput(FlopKind::Other)});
+  r.add({.name = "StringConcat", .infer = inferStringConcat, .cost = costPerOutput(FlopKind::Other)});
+  r.add({.name = "RegexFullMatch", .infer = inferRegexFullMatch, .cost = costPerInput(FlopKind::Other)});
+  r.add({.name = "StringSplit", .infer = inferStringSplit, .cost = costPerInput(FlopKind::Other)});
+  r.add({.name = "ImageDecoder", .infer = inferImageDecoder, .cost = costPerInput(FlopKind::Other)});
   r.add({.name = "TfIdfVectorizer",
          .infer = inferTfIdfVectorizer,
          .cost = costPerInput(FlopKind::Other)});

@@ -21,5 +21,6 @@ void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, D
 void registerTrainingOps(OpRegistry &r);    // training.cpp: losses, text ops, preview optimizers
 void registerContribOps(OpRegistry &r);     // contrib.cpp: onnxruntime's com.microsoft ops
 void registerFusedOps(OpRegistry &r);       // fused.cpp: the ops shapeflow's rewrites emit
+void registerAttentionOps(OpRegistry &r);   // attention.cpp: Attention, RotaryEmbedding, TensorScatter
 
 } // namespace sf

@@ -95,7 +95,7 @@ public:
 
 /// The newest opset of the default domain whose rules shapeflow implements; a model importing a
 /// newer one is inferred with these (the driver says so).
-inline constexpr int64_t kNewestOpset = 21;
+inline constexpr int64_t kNewestOpset = 24;
 
 /// The forward rule.
 using InferFn = std::function<Result<Facts>(InferContext &)>;

@@ -612,9 +612,123 @@ Result<void> roiAlign(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// LpPool (and GlobalLpPool, the window the whole map): (sum over the window's taps in the input
+/// of |x|^p)^(1/p); taps in the padding add nothing.
+Result<void> lpPool(EvalContext &ctx, bool global) {
+  const Tensor &x = ctx.input(0);
+  if (x.shape().size() < 3) return errorf("X is {}", shapeText(x.shape()));
+  SF_ASSIGN(int64_t p, ctx.attrs().getInt("p", 2));
+  if (p <= 0) return errorf("p is {}, not positive", p);
+  std::vector<int64_t> kernel(x.shape().begin() + 2, x.shape().end());
+  Window w;
+  if (global) {
+    w.k = kernel.size();
+    w.in = w.kernel = kernel;
+    w.stride.assign(w.k, 1), w.dilation.assign(w.k, 1), w.padBegin.assign(w.k, 0), w.padEnd.assign(w.k, 0);
+    w.out.assign(w.k, 1);
+  } else {
+    SF_ASSIGN(kernel, ctx.attrs().getInts("kernel_shape"));
+    SF_ASSIGN(int64_t ceilMode, ctx.attrs().getInt("ceil_mode", 0));
+    SF_ASSIGN(w, windowOf(ctx, x.shape(), kernel, ceilMode != 0, true));
+  }
+  const int64_t n = x.shape()[0], c = x.shape()[1], inSize = countOf(w.in), outSize = countOf(w.out);
+  Shape out{n, c};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto xv, doubles(x));
+  std::vector<double> y(size_t(n * c * outSize));
+  for (int64_t bc = 0; bc < n * c; ++bc)
+    forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+      double sum = 0;
+      forEachTap(w, pos, [&](int64_t off, int64_t) {
+        if (off >= 0) sum += std::pow(std::abs(xv[size_t(bc * inSize + off)]), double(p));
+      });
+      y[size_t(bc * outSize + po)] = std::pow(sum, 1.0 / double(p));
+    });
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// One value of X's plane at (h, w) by bilinear interpolation, 0 outside (DeformConv's sampling).
+double bilinearAt(const double *plane, int64_t H, int64_t W, double h, double w) {
+  if (h <= -1 || h >= double(H) || w <= -1 || w >= double(W)) return 0;
+  const int64_t h0 = int64_t(std::floor(h)), w0 = int64_t(std::floor(w));
+  const double dh = h - double(h0), dw = w - double(w0);
+  auto at = [&](int64_t i, int64_t j) { return i < 0 || i >= H || j < 0 || j >= W ? 0.0 : plane[i * W + j]; };
+  return (1 - dh) * ((1 - dw) * at(h0, w0) + dw * at(h0, w0 + 1)) + dh * ((1 - dw) * at(h0 + 1, w0) + dw * at(h0 + 1, w0 + 1));
+}
+
+/// DeformConv (2-D): each kernel tap of each output position samples X at its place moved by the
+/// offsets (per offset group, bilinearly, 0 outside), scaled by the mask when given; then the
+/// weights as in Conv, per group, and the bias.
+Result<void> deformConv(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &wt = ctx.input(1), &off = ctx.input(2);
+  if (x.shape().size() != 4 || wt.shape().size() != 4) return errorf("only 2-D DeformConv: X {} and W {}", shapeText(x.shape()), shapeText(wt.shape()));
+  SF_ASSIGN(int64_t group, ctx.attrs().getInt("group", 1));
+  SF_ASSIGN(int64_t offGroups, ctx.attrs().getInt("offset_group", 1));
+  const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const int64_t M = wt.shape()[0], Cg = wt.shape()[1], kh = wt.shape()[2], kw = wt.shape()[3];
+  if (group <= 0 || offGroups <= 0 || C != Cg * group || M % group != 0 || C % offGroups != 0)
+    return errorf("X has {} channels, W {} per group of {} groups and {} outputs, {} offset groups", C, Cg, group, M, offGroups);
+  SF_ASSIGN(Window w, windowOf(ctx, x.shape(), {kh, kw}, false));
+  const int64_t oh = w.out[0], ow = w.out[1], taps = kh * kw;
+  if (off.shape() != Shape{N, offGroups * taps * 2, oh, ow})
+    return errorf("offset {} is not ({}, {}, {}, {})", shapeText(off.shape()), N, offGroups * taps * 2, oh, ow);
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto wv, doubles(wt));
+  SF_ASSIGN(auto ov, doubles(off));
+  std::vector<double> bias(size_t(M), 0.0), mask;
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(bias, doubles(ctx.input(3)));
+    if (int64_t(bias.size()) != M) return errorf("B has {} elements, not {}", bias.size(), M);
+  }
+  if (ctx.hasInput(4)) {
+    if (ctx.input(4).shape() != Shape{N, offGroups * taps, oh, ow})
+      return errorf("mask {} is not ({}, {}, {}, {})", shapeText(ctx.input(4).shape()), N, offGroups * taps, oh, ow);
+    SF_ASSIGN(mask, doubles(ctx.input(4)));
+  }
+  Shape out{N, M, oh, ow};
+  SF_TRY(ctx.admit(x.type(), out));
+  // The sampled columns: per (image, channel, tap, position).
+  std::vector<double> col(size_t(C * taps * oh * ow)), y(size_t(N * M * oh * ow));
+  const int64_t perGroup = C / offGroups, mg = M / group;
+  for (int64_t b = 0; b < N; ++b) {
+    for (int64_t ch = 0; ch < C; ++ch) {
+      const int64_t g = ch / perGroup;
+      const double *plane = &xv[size_t((b * C + ch) * H * W)];
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            const int64_t at = i * ow + j, o = (b * offGroups + g) * taps + t;
+            double dy = ov[size_t((o * 2) * oh * ow + at)], dx = ov[size_t((o * 2 + 1) * oh * ow + at)];
+            double h = double(i * w.stride[0] - w.padBegin[0] + (t / kw) * w.dilation[0]) + dy;
+            double ww = double(j * w.stride[1] - w.padBegin[1] + (t % kw) * w.dilation[1]) + dx;
+            double v = bilinearAt(plane, H, W, h, ww);
+            if (!mask.empty()) v *= mask[size_t(o * oh * ow + at)];
+            col[size_t((ch * taps + t) * oh * ow + at)] = v;
+          }
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t g = m / mg;
+      for (int64_t at = 0; at < oh * ow; ++at) {
+        double s = bias[size_t(m)];
+        for (int64_t ci = 0; ci < Cg; ++ci)
+          for (int64_t t = 0; t < taps; ++t)
+            s += wv[size_t((m * Cg + ci) * taps + t)] * col[size_t(((g * Cg + ci) * taps + t) * oh * ow + at)];
+        y[size_t((b * M + m) * oh * ow + at)] = s;
+      }
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerConvPoolKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "LpPool", [](EvalContext &c) { return lpPool(c, false); }));
+  SF_TRY(setKernel(r, "GlobalLpPool", [](EvalContext &c) { return lpPool(c, true); }));
+  SF_TRY(setKernel(r, "DeformConv", deformConv));
   SF_TRY(setKernel(r, "Conv", conv));
   r.findMutable("", "Conv")->kernelTakesBlocked = true;
   SF_TRY(setKernel(r, "ConvTranspose", convTranspose));

@@ -12,7 +12,7 @@
 namespace sf::eval::detail {
 namespace {
 
-enum class Bin { Add, Sub, Mul, Div, Pow, Max, Min, Mod, FMod, Equal, Less, Greater, LessEq, GreaterEq, And, Or, Xor };
+enum class Bin { Add, Sub, Mul, Div, Pow, Max, Min, Mod, FMod, BitAnd, BitOr, BitXor, Equal, Less, Greater, LessEq, GreaterEq, And, Or, Xor };
 
 bool isCompare(Bin b) { return b >= Bin::Equal && b <= Bin::GreaterEq; }
 bool isLogic(Bin b) { return b >= Bin::And; }
@@ -62,6 +62,14 @@ template <class T> T apply(Bin op, T a, T b, bool &divByZero) {
       return T(a % b);
     } else {
       return std::fmod(a, b);
+    }
+  case Bin::BitAnd:
+  case Bin::BitOr:
+  case Bin::BitXor:
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return op == Bin::BitAnd ? T(a & b) : op == Bin::BitOr ? T(a | b) : T(a ^ b);
+    } else {
+      return T(0); // not defined on floats or bool: binaryKernel refuses them first
     }
   default: return T(0);
   }
@@ -223,6 +231,8 @@ KernelFn binaryKernel(Bin op) {
       SF_ASSIGN(int64_t fmod, ctx.attrs().getInt("fmod", 0));
       if (fmod) o = Bin::FMod;
     }
+    if ((o == Bin::BitAnd || o == Bin::BitOr || o == Bin::BitXor) && !isInteger(ctx.input(0).type()))
+      return errorf("a bitwise op of {}", shortName(ctx.input(0).type()));
     if (o == Bin::Pow && ctx.input(0).type() != ctx.input(1).type()) {
       // Pow's exponent may have another type: computed in double, the base's type out.
       const Tensor &a = ctx.input(0), &b = ctx.input(1);
@@ -399,7 +409,8 @@ Result<void> registerElementwiseKernels(OpRegistry &r) {
       {"Add", Bin::Add},     {"Sub", Bin::Sub},         {"Mul", Bin::Mul},         {"Div", Bin::Div},
       {"Pow", Bin::Pow},     {"Mod", Bin::Mod},         {"Equal", Bin::Equal},     {"Less", Bin::Less},
       {"Greater", Bin::Greater}, {"LessOrEqual", Bin::LessEq}, {"GreaterOrEqual", Bin::GreaterEq},
-      {"And", Bin::And},     {"Or", Bin::Or},           {"Xor", Bin::Xor}};
+      {"And", Bin::And},     {"Or", Bin::Or},           {"Xor", Bin::Xor},
+      {"BitwiseAnd", Bin::BitAnd}, {"BitwiseOr", Bin::BitOr}, {"BitwiseXor", Bin::BitXor}};
   for (const auto &[name, op] : bins) SF_TRY(setKernel(r, name, binaryKernel(op)));
   SF_TRY(setKernel(r, "Max", variadic(Bin::Max, false)));
   SF_TRY(setKernel(r, "Min", variadic(Bin::Min, false)));

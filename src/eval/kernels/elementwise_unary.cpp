@@ -93,6 +93,24 @@ Result<void> notKernel(EvalContext &ctx) {
   return o.finish(0);
 }
 
+/// BitwiseNot: every bit of an integer flipped.
+Result<void> bitwiseNot(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  if (!isInteger(a.type())) return errorf("BitwiseNot of {}", shortName(a.type()));
+  return dispatch(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      Elements<T> x(a);
+      Output<T> o(ctx, a.type(), a.shape());
+      SF_ASSIGN(T *p, o.makeForOverwrite(true));
+      for (size_t i = 0; i < x.size(); ++i) p[i] = T(~x[i]);
+      return o.finish(0);
+    } else {
+      return errorf("BitwiseNot of {}", shortName(a.type()));
+    }
+  });
+}
+
 Result<void> clip(EvalContext &ctx) {
   const Tensor &a = ctx.input(0);
   double lo = -INFINITY, hi = INFINITY;
@@ -278,6 +296,7 @@ Result<void> shrink(EvalContext &ctx) {
 
 Result<void> registerElementwiseUnaryKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Not", notKernel));
+  SF_TRY(setKernel(r, "BitwiseNot", bitwiseNot));
   SF_TRY(setKernel(r, "Clip", clip));
   SF_TRY(setKernel(r, "Cast", cast));
   auto sign = [](auto x) { return decltype(x)((x > 0) - (x < 0)); };
@@ -334,6 +353,9 @@ Result<void> registerElementwiseUnaryKernels(OpRegistry &r) {
   })));
   SF_TRY(setKernel(r, "HardSigmoid", unaryAttr({{"alpha", 0.2}, {"beta", 0.5}}, [](double x, const std::vector<double> &a) {
     return std::max(0.0, std::min(1.0, a[0] * x + a[1]));
+  })));
+  SF_TRY(setKernel(r, "Swish", unaryAttr({{"alpha", 1.0}}, [](double x, const std::vector<double> &a) {
+    return x / (1.0 + std::exp(-a[0] * x));
   })));
   SF_TRY(setKernel(r, "Gelu", [](EvalContext &ctx) -> Result<void> {
     auto approx = ctx.attrs().getString("approximate", "none");

@@ -10,12 +10,53 @@
 namespace sf::eval::detail {
 namespace {
 
-/// Per-axis (or per-tensor) parameter `p` broadcast to element `i` of `shape` along `axis`.
-double perAxis(const std::vector<double> &p, const Shape &shape, size_t axis, int64_t i) {
+/// Where a quantization parameter (scale or zero point) applies: one for the tensor, one per
+/// index along `axis` (1-D), or with `block` > 0 (opset 21) one per `block` consecutive indices
+/// along `axis` (the parameter has X's rank, the axis's size divided by `block` rounded up).
+struct QuantLayout {
+  size_t axis = 0;
+  int64_t block = 0;
+};
+
+/// Parameter `p` (of shape `ps`) of element `i` of X (of shape `xs`).
+double paramAt(const std::vector<double> &p, const Shape &ps, const Shape &xs, const QuantLayout &l, int64_t i) {
   if (p.size() == 1) return p[0];
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-  return p[size_t((i / inner) % shape[axis])];
+  if (l.block <= 0) {
+    int64_t inner = 1;
+    for (size_t d = l.axis + 1; d < xs.size(); ++d) inner *= xs[d];
+    return p[size_t((i / inner) % xs[l.axis])];
+  }
+  int64_t at = 0, stride = 1;
+  for (size_t d = xs.size(); d-- > 0;) {
+    int64_t c = i % xs[d];
+    i /= xs[d];
+    if (d == l.axis) c /= l.block;
+    at += c * stride;
+    stride *= ps[d];
+  }
+  return p[size_t(at)];
+}
+
+/// The layout of the parameters of a Q/DQ node on X, checked against their shapes.
+Result<QuantLayout> quantLayout(EvalContext &ctx, const Shape &x, const Shape &scale) {
+  QuantLayout l;
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 1));
+  SF_ASSIGN(l.block, ctx.attrs().getInt("block_size", 0));
+  if (countOf(scale) == 1 && scale.size() <= 1) return l;
+  SF_ASSIGN(l.axis, normAxis(axisAttr, x.size()));
+  if (l.block <= 0) {
+    if (scale.size() != 1 || scale[0] != x[l.axis])
+      return errorf("a scale of shape {} for X {} along axis {}", shapeText(scale), shapeText(x), axisAttr);
+    return l;
+  }
+  if (scale.size() != x.size()) return errorf("blocked scale {} for X {}: the ranks differ", shapeText(scale), shapeText(x));
+  for (size_t d = 0; d < x.size(); ++d) {
+    int64_t want = d == l.axis ? (x[d] + l.block - 1) / l.block : x[d];
+    if (scale[d] != want)
+      return errorf("blocked scale {} for X {} in blocks of {} along axis {}: axis {} must be {}", shapeText(scale),
+                    shapeText(x), l.block, axisAttr, d, want);
+  }
+  return l;
 }
 
 Result<std::pair<double, double>> rangeOf(ElementType t) {
@@ -33,24 +74,29 @@ Result<void> quantize(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
   SF_ASSIGN(auto xs, doubles(x));
   SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  const Shape &ps = ctx.input(1).shape();
   std::vector<double> zp{0};
+  SF_ASSIGN(int64_t dtype, ctx.attrs().getInt("output_dtype", 0));
   ElementType out = ElementType::U8;
+  if (dtype != 0) {
+    auto t = elementTypeFromOnnx(dtype);
+    if (!t) return errorf("attribute 'output_dtype' {} is not an element type", dtype);
+    out = *t;
+  }
   if (ctx.hasInput(2)) {
     SF_ASSIGN(zp, doubles(ctx.input(2)));
+    if (dtype != 0 && ctx.input(2).type() != out)
+      return errorf("output_dtype {} and the zero point's type {} differ", shortName(out), shortName(ctx.input(2).type()));
     out = ctx.input(2).type();
   }
-  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 1));
-  size_t axis = 0;
-  if (scale.size() > 1) {
-    SF_ASSIGN(axis, normAxis(axisAttr, x.shape().size()));
-  }
+  SF_ASSIGN(QuantLayout layout, quantLayout(ctx, x.shape(), ps));
   SF_ASSIGN(auto range, rangeOf(out));
   std::vector<double> y(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
     // x / scale in the input's precision (f32 inputs divide in float, as runtimes do).
-    double s = perAxis(scale, x.shape(), axis, int64_t(i));
+    double s = paramAt(scale, ps, x.shape(), layout, int64_t(i));
     double ratio = x.type() == ElementType::F32 ? double(float(xs[i]) / float(s)) : xs[i] / s;
-    double q = std::nearbyint(ratio) + perAxis(zp, x.shape(), axis, int64_t(i));
+    double q = std::nearbyint(ratio) + paramAt(zp, ps, x.shape(), layout, int64_t(i));
     y[i] = std::clamp(q, range.first, range.second);
   }
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, x.shape(), y));
@@ -61,18 +107,15 @@ Result<void> dequantize(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
   SF_ASSIGN(auto xs, doubles(x));
   SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  const Shape &ps = ctx.input(1).shape();
   std::vector<double> zp{0};
   if (ctx.hasInput(2)) {
     SF_ASSIGN(zp, doubles(ctx.input(2)));
   }
-  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 1));
-  size_t axis = 0;
-  if (scale.size() > 1) {
-    SF_ASSIGN(axis, normAxis(axisAttr, x.shape().size()));
-  }
+  SF_ASSIGN(QuantLayout layout, quantLayout(ctx, x.shape(), ps));
   std::vector<double> y(xs.size());
   for (size_t i = 0; i < xs.size(); ++i)
-    y[i] = (xs[i] - perAxis(zp, x.shape(), axis, int64_t(i))) * perAxis(scale, x.shape(), axis, int64_t(i));
+    y[i] = (xs[i] - paramAt(zp, ps, x.shape(), layout, int64_t(i))) * paramAt(scale, ps, x.shape(), layout, int64_t(i));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(ctx.input(1).type(), x.shape(), y));
   return ctx.setOutput(0, std::move(t));
 }

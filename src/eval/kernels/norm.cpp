@@ -327,9 +327,80 @@ Result<void> hardmax(EvalContext &ctx) {
   });
 }
 
+/// RMSNormalization: Y = X / sqrt(mean(X^2) + epsilon) * scale, the mean over the axes from
+/// `axis` on, in double (the stash type's float or better), scale broadcast onto X.
+Result<void> rmsNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &scale = ctx.input(1);
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  const int64_t r = int64_t(x.shape().size());
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return errorf("axis out of range for X {}", shapeText(x.shape()));
+  SF_ASSIGN(Shape bs, broadcastAll({scale.shape(), x.shape()}));
+  if (bs != x.shape()) return errorf("scale {} does not broadcast to X {}", shapeText(scale.shape()), shapeText(x.shape()));
+  int64_t inner = 1;
+  for (int64_t d = axis; d < r; ++d) inner *= x.shape()[size_t(d)];
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto sv, doubles(scale));
+  auto st = broadcastStrides(scale.shape(), x.shape());
+  const int64_t rows = inner ? x.elementCount() / inner : 0;
+  std::vector<double> y(xv.size());
+  std::vector<int64_t> idx(size_t(r), 0);
+  for (int64_t row = 0; row < rows; ++row) {
+    double ms = 0;
+    for (int64_t i = 0; i < inner; ++i) ms += xv[size_t(row * inner + i)] * xv[size_t(row * inner + i)];
+    const double inv = 1.0 / std::sqrt(ms / double(inner) + eps);
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t flat = row * inner + i, s = 0;
+      for (int64_t d = r - 1, rest = flat; d >= 0; --d) s += (rest % x.shape()[size_t(d)]) * st[size_t(d)], rest /= x.shape()[size_t(d)];
+      y[size_t(flat)] = xv[size_t(flat)] * inv * sv[size_t(s)];
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(scale.type(), x.shape(), y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// GroupNormalization: per image and group of channels, (x - mean) / sqrt(var + epsilon), then
+/// scale and bias: per group before opset 21, per channel from 21.
+Result<void> groupNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &scale = ctx.input(1), &bias = ctx.input(2);
+  SF_ASSIGN(int64_t groups, ctx.attrs().getInt("num_groups"));
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
+  const int64_t N = x.shape()[0], C = x.shape()[1];
+  if (groups <= 0 || C % groups != 0) return errorf("{} channels in {} groups", C, groups);
+  const bool perChannel = ctx.opset() >= 21;
+  const int64_t want = perChannel ? C : groups;
+  if (scale.elementCount() != want || bias.elementCount() != want)
+    return errorf("scale and bias of {} and {} elements, not {}", scale.elementCount(), bias.elementCount(), want);
+  const int64_t inner = C ? x.elementCount() / std::max<int64_t>(N * C, 1) : 0, perGroup = (C / groups) * inner;
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto sv, doubles(scale));
+  SF_ASSIGN(auto bv, doubles(bias));
+  std::vector<double> y(xv.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t base = (n * groups + g) * perGroup;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < perGroup; ++i) mean += xv[size_t(base + i)];
+      mean /= double(std::max<int64_t>(perGroup, 1));
+      for (int64_t i = 0; i < perGroup; ++i) var += (xv[size_t(base + i)] - mean) * (xv[size_t(base + i)] - mean);
+      var /= double(std::max<int64_t>(perGroup, 1));
+      const double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t i = 0; i < perGroup; ++i) {
+        const int64_t ch = g * (C / groups) + i / inner, k = perChannel ? ch : g;
+        y[size_t(base + i)] = (xv[size_t(base + i)] - mean) * inv * sv[size_t(k)] + bv[size_t(k)];
+      }
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), x.shape(), y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerNormKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "RMSNormalization", rmsNorm));
+  SF_TRY(setKernel(r, "GroupNormalization", groupNorm));
   SF_TRY(setKernel(r, "BatchNormalization", batchNorm));
   SF_TRY(setKernel(r, "InstanceNormalization", instanceNorm));
   SF_TRY(setKernel(r, "LayerNormalization", layerNorm));

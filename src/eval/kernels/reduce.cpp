@@ -123,7 +123,16 @@ KernelFn reduce(Red kind, int64_t inputSince) {
     return dispatch(x.type(), [&](auto tag) -> Result<void> {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool>) {
-        return errorf("reduction of bool");
+        // ReduceMax and ReduceMin of bool (opset 20): any and all (an empty reduction gives
+        // their identities, false and true).
+        if (kind != Red::Max && kind != Red::Min) return errorf("reduction of bool");
+        Elements<bool> xs(x);
+        int64_t n = countOf(kept);
+        std::vector<double> acc = reduceBroadcast(kind, xs, x.shape(), kept, n);
+        Output<bool> o(ctx, x.type(), out);
+        SF_ASSIGN(bool *p, o.make());
+        for (int64_t i = 0; i < n; ++i) p[i] = acc[size_t(i)] > 0.5;
+        return o.finish(0);
       } else {
         Elements<T> xs(x);
         int64_t n = countOf(kept);

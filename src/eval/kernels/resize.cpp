@@ -7,6 +7,7 @@
 // under the output's footprint contributes (the weights normalised to 1, edge elements repeated
 // past the ends, as in ONNX's reference).
 #include "../kernel_util.h"
+#include "strides.h"
 
 #include <algorithm>
 #include <array>
@@ -387,9 +388,156 @@ Result<void> gridSample(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// Col2Im: the columns (N, C * prod(block), L) summed back into images (N, C, image...), each
+/// column element at its block position's place (strides, pads, dilations as a convolution's).
+Result<void> col2Im(EvalContext &ctx) {
+  const Tensor &in = ctx.input(0);
+  SF_ASSIGN(auto image, ints(ctx.input(1)));
+  SF_ASSIGN(auto block, ints(ctx.input(2)));
+  const size_t k = image.size();
+  if (k < 1 || block.size() != k || in.shape().size() != 3)
+    return errorf("input {} with image_shape of {} and block_shape of {} values", shapeText(in.shape()), k, block.size());
+  SF_ASSIGN(auto strides, ctx.attrs().getInts("strides", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto dilations, ctx.attrs().getInts("dilations", std::vector<int64_t>(k, 1)));
+  SF_ASSIGN(auto pads, ctx.attrs().getInts("pads", std::vector<int64_t>(2 * k, 0)));
+  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
+    return errorf("strides, dilations and pads for {} spatial axes", k);
+  int64_t taps = 1, positions = 1;
+  std::vector<int64_t> blocks(k);
+  for (size_t d = 0; d < k; ++d) {
+    if (block[d] <= 0 || image[d] < 0 || strides[d] <= 0 || dilations[d] <= 0) return errorf("a block, image size, stride or dilation out of range");
+    taps *= block[d];
+    blocks[d] = (image[d] + pads[d] + pads[k + d] - dilations[d] * (block[d] - 1) - 1) / strides[d] + 1;
+    positions *= blocks[d];
+  }
+  const int64_t N = in.shape()[0];
+  if (in.shape()[1] % taps != 0 || in.shape()[2] != positions)
+    return errorf("input {} does not hold {} taps at {} block positions", shapeText(in.shape()), taps, positions);
+  const int64_t C = in.shape()[1] / taps;
+  Shape out{N, C};
+  out.insert(out.end(), image.begin(), image.end());
+  SF_TRY(ctx.admit(in.type(), out));
+  SF_ASSIGN(auto v, doubles(in));
+  int64_t imageSize = 1;
+  for (int64_t s : image) imageSize *= s;
+  std::vector<double> y(size_t(N * C * imageSize), 0.0);
+  std::vector<int64_t> tap(k), pos(k);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t r = t, d = int64_t(k) - 1; d >= 0; --d) tap[size_t(d)] = r % block[size_t(d)], r /= block[size_t(d)];
+        for (int64_t l = 0; l < positions; ++l) {
+          for (int64_t r = l, d = int64_t(k) - 1; d >= 0; --d) pos[size_t(d)] = r % blocks[size_t(d)], r /= blocks[size_t(d)];
+          int64_t at = 0;
+          bool inside = true;
+          for (size_t d = 0; d < k; ++d) {
+            int64_t i = pos[d] * strides[d] - pads[d] + tap[d] * dilations[d];
+            inside = inside && i >= 0 && i < image[d];
+            at = at * image[d] + i;
+          }
+          if (inside) y[size_t((n * C + c) * imageSize + at)] += v[size_t(((n * C + c) * taps + t) * positions + l)];
+        }
+      }
+  SF_ASSIGN(Tensor o, Tensor::fromDoubles(in.type(), out, y));
+  return ctx.setOutput(0, std::move(o));
+}
+
+/// CenterCropPad: each listed axis cropped or zero-padded to its target length about its centre
+/// (a pad's odd element and a crop's odd element on the right: the start is the lower half).
+Result<void> centerCropPad(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto target, ints(ctx.input(1)));
+  const int64_t r = int64_t(x.shape().size());
+  std::vector<int64_t> axes;
+  if (ctx.attrs().has("axes")) {
+    SF_ASSIGN(axes, ctx.attrs().getInts("axes"));
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  if (axes.size() != target.size()) return errorf("shape has {} values for {} axes", target.size(), axes.size());
+  Shape out = x.shape();
+  std::vector<int64_t> shift(size_t(r), 0); // input index = output index + shift
+  for (size_t j = 0; j < axes.size(); ++j) {
+    int64_t a = axes[j] < 0 ? axes[j] + r : axes[j];
+    if (a < 0 || a >= r || target[j] < 0) return errorf("axis {} or length {} out of range", axes[j], target[j]);
+    const int64_t in = x.shape()[size_t(a)], want = target[j];
+    shift[size_t(a)] = in >= want ? (in - want) / 2 : -((want - in) / 2);
+    out[size_t(a)] = want;
+  }
+  SF_TRY(ctx.admit(x.type(), out));
+  const size_t elem = elementSize(x.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(x.type(), out));
+  const int64_t total = countOf(out);
+  std::vector<int64_t> idx(size_t(r), 0);
+  auto inStrides = stridesOf(x.shape());
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t src = 0;
+    bool inside = true;
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t i = idx[size_t(d)] + shift[size_t(d)];
+      inside = inside && i >= 0 && i < x.shape()[size_t(d)];
+      src += i * inStrides[size_t(d)];
+    }
+    if (inside) copyBytes(bytes.data() + size_t(o) * elem, x.bytes().data() + size_t(src) * elem, elem);
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++idx[size_t(d)] < out[size_t(d)]) break;
+      idx[size_t(d)] = 0;
+    }
+  }
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(x.type(), out));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// AffineGrid: for theta (N, 2, 3) and size (N, C, H, W), or (N, 3, 4) and (N, C, D, H, W), the
+/// sampling grid (N, H, W, 2) or (N, D, H, W, 3): theta times each output position's normalised
+/// coordinates (x first), in [-1, 1] at the corners' centres (align_corners) or the corners.
+Result<void> affineGrid(EvalContext &ctx) {
+  const Tensor &theta = ctx.input(0);
+  SF_ASSIGN(auto size, ints(ctx.input(1)));
+  SF_ASSIGN(int64_t align, ctx.attrs().getInt("align_corners", 0));
+  const int64_t dims = int64_t(size.size()) - 2; // 2 or 3 spatial axes
+  if ((dims != 2 && dims != 3) || theta.shape() != Shape{size[0], dims, dims + 1})
+    return errorf("theta {} for size [{}]", shapeText(theta.shape()), fmt::join(size, ","));
+  for (int64_t s : size)
+    if (s < 0) return errorf("size [{}] has a negative length", fmt::join(size, ","));
+  const int64_t N = size[0];
+  std::vector<int64_t> lengths(size.begin() + 2, size.end()); // (D,) H, W
+  Shape out{N};
+  out.insert(out.end(), lengths.begin(), lengths.end());
+  out.push_back(dims);
+  SF_TRY(ctx.admit(theta.type(), out));
+  SF_ASSIGN(auto tv, doubles(theta));
+  auto coord = [&](int64_t i, int64_t len) {
+    if (len <= 1) return 0.0;
+    return align ? -1.0 + 2.0 * double(i) / double(len - 1) : (2.0 * double(i) + 1.0) / double(len) - 1.0;
+  };
+  int64_t points = 1;
+  for (int64_t l : lengths) points *= l;
+  std::vector<double> y(size_t(N * points * dims));
+  std::vector<int64_t> idx(size_t(dims), 0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t p = 0; p < points; ++p) {
+      for (int64_t r = p, d = dims - 1; d >= 0; --d) idx[size_t(d)] = r % lengths[size_t(d)], r /= lengths[size_t(d)];
+      // (x, y[, z]): x along the last axis.
+      std::vector<double> base;
+      for (int64_t d = dims - 1; d >= 0; --d) base.push_back(coord(idx[size_t(d)], lengths[size_t(d)]));
+      base.push_back(1.0);
+      for (int64_t row = 0; row < dims; ++row) {
+        double s = 0;
+        for (int64_t c = 0; c <= dims; ++c) s += tv[size_t((n * dims + row) * (dims + 1) + c)] * base[size_t(c)];
+        y[size_t((n * points + p) * dims + row)] = s;
+      }
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(theta.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 } // namespace
 
 Result<void> registerResizeKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "Col2Im", col2Im));
+  SF_TRY(setKernel(r, "CenterCropPad", centerCropPad));
+  SF_TRY(setKernel(r, "AffineGrid", affineGrid));
   SF_TRY(setKernel(r, "GridSample", gridSample));
   SF_TRY(setKernel(r, "Resize", [](EvalContext &c) { return resize(c, false); }));
   SF_TRY(setKernel(r, "Upsample", [](EvalContext &c) { return resize(c, true); }));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 
 namespace sf::eval::detail {
@@ -195,6 +196,100 @@ Result<void> stringNormalizer(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// StringConcat: X and Y broadcast, each pair of strings joined.
+Result<void> stringConcat(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &y = ctx.input(1);
+  if (!x.isString() || !y.isString()) return errorf("X and Y must hold strings");
+  SF_ASSIGN(Shape out, broadcastAll({x.shape(), y.shape()}));
+  std::vector<std::string> values(size_t(countOf(out)));
+  forEachBroadcast<2>(out, {broadcastStrides(x.shape(), out), broadcastStrides(y.shape(), out)},
+                      [&](int64_t i, const std::array<int64_t, 2> &at) {
+                        values[size_t(i)] = x.strings()[size_t(at[0])] + y.strings()[size_t(at[1])];
+                      });
+  SF_ASSIGN(Tensor t, Tensor::fromStrings(out, std::move(values)));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// RegexFullMatch: whether the whole of each string matches `pattern` (read as an ECMAScript
+/// regular expression: onnxruntime reads RE2's syntax, the same for the common forms).
+Result<void> regexFullMatch(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  if (!x.isString()) return errorf("X is {}, not str", shortName(x.type()));
+  SF_ASSIGN(std::string pattern, ctx.attrs().getString("pattern"));
+  std::regex re;
+  try {
+    re = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error &e) {
+    return errorf("pattern '{}' is not a regular expression ({})", pattern, e.what());
+  }
+  Output<bool> out(ctx, ElementType::Bool, x.shape());
+  SF_ASSIGN(bool *o, out.makeForOverwrite());
+  for (size_t i = 0; i < x.strings().size(); ++i) o[i] = std::regex_match(x.strings()[i], re);
+  return out.finish(0);
+}
+
+/// One string split: on `delimiter`, or when it is empty on runs of whitespace (none at the
+/// ends); at most `maxsplit` splits when it is not negative (the rest is the last piece).
+std::vector<std::string> splitString(const std::string &s, const std::string &delimiter, int64_t maxsplit) {
+  std::vector<std::string> parts;
+  auto room = [&] { return maxsplit < 0 || int64_t(parts.size()) < maxsplit; };
+  if (delimiter.empty()) {
+    size_t i = 0;
+    auto space = [&](size_t k) { return std::isspace(static_cast<unsigned char>(s[k])) != 0; };
+    while (i < s.size()) {
+      while (i < s.size() && space(i)) ++i;
+      if (i == s.size()) break;
+      if (!room()) {
+        size_t end = s.size();
+        while (end > i && space(end - 1)) --end;
+        parts.push_back(s.substr(i, end - i));
+        break;
+      }
+      size_t j = i;
+      while (j < s.size() && !space(j)) ++j;
+      parts.push_back(s.substr(i, j - i));
+      i = j;
+    }
+    return parts;
+  }
+  size_t start = 0;
+  while (room()) {
+    size_t at = s.find(delimiter, start);
+    if (at == std::string::npos) break;
+    parts.push_back(s.substr(start, at - start));
+    start = at + delimiter.size();
+  }
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+/// StringSplit: Y (X's shape and the most substrings of any element, padded with empty
+/// strings) and Z (the count of each).
+Result<void> stringSplit(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  if (!x.isString()) return errorf("X is {}, not str", shortName(x.type()));
+  SF_ASSIGN(std::string delimiter, ctx.attrs().getString("delimiter", ""));
+  SF_ASSIGN(int64_t maxsplit, ctx.attrs().getInt("maxsplit", -1));
+  std::vector<std::vector<std::string>> parts;
+  size_t most = 0;
+  for (const std::string &s : x.strings()) {
+    parts.push_back(splitString(s, delimiter, maxsplit));
+    most = std::max(most, parts.back().size());
+  }
+  Shape yShape = x.shape();
+  yShape.push_back(int64_t(most));
+  std::vector<std::string> y(parts.size() * most);
+  Output<int64_t> z(ctx, ElementType::I64, x.shape());
+  SF_ASSIGN(int64_t *counts, z.makeForOverwrite());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    counts[i] = int64_t(parts[i].size());
+    for (size_t k = 0; k < parts[i].size(); ++k) y[i * most + k] = std::move(parts[i][k]);
+  }
+  SF_ASSIGN(Tensor yt, Tensor::fromStrings(yShape, std::move(y)));
+  SF_TRY(ctx.setOutput(0, std::move(yt)));
+  return ctx.numOutputs() > 1 ? z.finish(1) : success();
+}
+
 enum class Optimizer { Adagrad, Momentum, Adam };
 
 /// The ai.onnx.preview.training optimizers: R (learning rate), T (update count), then groups of
@@ -269,6 +364,9 @@ Result<void> registerTrainingKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "SoftmaxCrossEntropyLoss", [](EvalContext &c) { return lossKernel(c, true); }));
   SF_TRY(setKernel(r, "TfIdfVectorizer", tfidf));
   SF_TRY(setKernel(r, "StringNormalizer", stringNormalizer));
+  SF_TRY(setKernel(r, "StringConcat", stringConcat));
+  SF_TRY(setKernel(r, "RegexFullMatch", regexFullMatch));
+  SF_TRY(setKernel(r, "StringSplit", stringSplit));
   const char *preview = "ai.onnx.preview.training";
   SF_TRY(setKernel(r, "Adagrad", [](EvalContext &c) { return optimizer(c, Optimizer::Adagrad); }, preview));
   SF_TRY(setKernel(r, "Momentum", [](EvalContext &c) { return optimizer(c, Optimizer::Momentum); }, preview));

@@ -1,0 +1,264 @@
+// Kernels of the attention family (src/ops/attention.cpp): Attention (opsets 23, 24),
+// RotaryEmbedding (23), TensorScatter (24), computed in double, as onnxruntime 1.30 computes
+// them where it departs from the specification (positions a boolean mask, the causal rule or
+// nonpad_kv_seqlen leave out take the lowest finite value, not -inf, so a row with every key left
+// out averages V; the softcap comes before the mask).
+#include "../kernel_util.h"
+#include "shapeflow/ops/attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace sf::eval::detail {
+namespace {
+
+/// The offset of element `at` (an index of `to`'s rank) in a tensor of shape `from` that
+/// broadcasts to `to` (numpy's rules: `from` aligned right, its 1s repeated).
+int64_t broadcastOffset(const Shape &from, const Shape &to, const std::vector<int64_t> &at) {
+  int64_t off = 0;
+  const size_t shift = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i) off = off * from[i] + (from[i] == 1 ? 0 : at[shift + i]);
+  return off;
+}
+
+/// A (B, H, S, D) view of Q, K or V given as 4-D or as 3-D (B, S, H*D).
+struct Heads {
+  const std::vector<double> *v;
+  int64_t heads, seq, size;
+  bool flat; // 3-D
+  double at(int64_t b, int64_t h, int64_t s, int64_t d) const {
+    return flat ? (*v)[size_t(((b * seq + s) * heads + h) * size + d)] : (*v)[size_t(((b * heads + h) * seq + s) * size + d)];
+  }
+};
+
+/// past (B, H, P, D) then new (B, H, S, D) along the positions: a present cache.
+std::vector<double> present(const std::vector<double> *past, const Heads &now, int64_t batch, int64_t pastLen) {
+  const int64_t total = pastLen + now.seq;
+  std::vector<double> out(size_t(batch * now.heads * total * now.size));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < now.heads; ++h)
+      for (int64_t t = 0; t < total; ++t)
+        for (int64_t d = 0; d < now.size; ++d)
+          out[size_t(((b * now.heads + h) * total + t) * now.size + d)] =
+              t < pastLen ? (*past)[size_t(((b * now.heads + h) * pastLen + t) * now.size + d)] : now.at(b, h, t - pastLen, d);
+  return out;
+}
+
+struct AttentionOptions {
+  bool causal = false;
+  double scale = 1, softcap = 0;
+  int64_t mode = 0;
+};
+
+Result<void> attention(EvalContext &ctx) {
+  const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  SF_ASSIGN(int64_t qHeads, ctx.attrs().getInt("q_num_heads", 0));
+  SF_ASSIGN(int64_t kvHeads, ctx.attrs().getInt("kv_num_heads", 0));
+  const bool hasPast = ctx.hasInput(4) || ctx.hasInput(5);
+  SF_ASSIGN(AttentionGeometry g,
+            attentionGeometry(q.shape(), k.shape(), v.shape(), hasPast ? &ctx.input(4).shape() : nullptr,
+                              hasPast ? &ctx.input(5).shape() : nullptr, qHeads, kvHeads));
+  AttentionOptions o;
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("is_causal", 0));
+  o.causal = causal != 0;
+  SF_ASSIGN(o.scale, ctx.attrs().getFloat("scale", 1.0 / std::sqrt(double(g.head))));
+  SF_ASSIGN(o.softcap, ctx.attrs().getFloat("softcap", 0.0));
+  SF_ASSIGN(o.mode, ctx.attrs().getInt("qk_matmul_output_mode", 0));
+  const int64_t B = g.batch, Hq = g.qHeads, Hkv = g.kvHeads, Sq = g.queries, T = g.total(), P = g.past;
+  SF_ASSIGN(auto qv, doubles(q));
+  SF_ASSIGN(auto kv, doubles(k));
+  SF_ASSIGN(auto vv, doubles(v));
+  const bool flat = g.rank == 3;
+  Heads Q{&qv, Hq, Sq, g.head, flat}, K{&kv, Hkv, g.keys, g.head, flat}, V{&vv, Hkv, g.keys, g.vHead, flat};
+  std::vector<double> pk, pv;
+  if (hasPast) {
+    SF_ASSIGN(pk, doubles(ctx.input(4)));
+    SF_ASSIGN(pv, doubles(ctx.input(5)));
+  }
+  const std::vector<double> keys = present(hasPast ? &pk : nullptr, K, B, P);
+  const std::vector<double> values = present(hasPast ? &pv : nullptr, V, B, P);
+  // The mask, broadcast to (B, Hq, Sq, T): added (a float mask) or leaving positions out (a
+  // boolean one, false).
+  const double lowest = std::numeric_limits<float>::lowest();
+  std::vector<double> mask;
+  Shape maskShape;
+  bool boolMask = false;
+  if (ctx.hasInput(3)) {
+    const Tensor &m = ctx.input(3);
+    maskShape = m.shape();
+    if (maskShape.size() > 4 || maskShape.empty() || maskShape.back() != T)
+      return errorf("attn_mask {} does not cover the {} keys", shapeText(maskShape), T);
+    boolMask = m.type() == ElementType::Bool;
+    SF_ASSIGN(mask, doubles(m));
+  }
+  std::vector<int64_t> nonpad;
+  if (ctx.opset() >= 24 && ctx.hasInput(6)) {
+    SF_ASSIGN(nonpad, ints(ctx.input(6)));
+    if (int64_t(nonpad.size()) != B) return errorf("nonpad_kv_seqlen has {} values for a batch of {}", nonpad.size(), B);
+    for (int64_t n : nonpad)
+      if (n < 0 || n > T) return errorf("nonpad_kv_seqlen {} is outside 0..{}", n, T);
+  }
+  std::vector<double> y(static_cast<size_t>(B * Hq * Sq * g.vHead)), scores(static_cast<size_t>(B * Hq * Sq * T));
+  std::vector<double> row(static_cast<size_t>(T));
+  const int64_t group = Hq / Hkv;
+  const Shape full{B, Hq, Sq, T};
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h) {
+      const int64_t kh = h / group;
+      for (int64_t i = 0; i < Sq; ++i) {
+        double *qk = &scores[size_t(((b * Hq + h) * Sq + i) * T)];
+        for (int64_t j = 0; j < T; ++j) {
+          double s = 0;
+          for (int64_t d = 0; d < g.head; ++d) s += Q.at(b, h, i, d) * keys[size_t(((b * Hkv + kh) * T + j) * g.head + d)];
+          s *= o.scale;
+          if (o.mode == 0) qk[j] = s;
+          if (o.softcap > 0) s = o.softcap * std::tanh(s / o.softcap);
+          if (o.mode == 1) qk[j] = s;
+          if (!mask.empty()) {
+            double m = mask[size_t(broadcastOffset(maskShape, full, {b, h, i, j}))];
+            s = boolMask ? (m != 0 ? s : lowest) : s + m;
+          }
+          if (o.causal && j > i + P) s = lowest;
+          if (!nonpad.empty() && j >= nonpad[size_t(b)]) s = lowest;
+          if (o.mode == 2) qk[j] = s;
+          row[size_t(j)] = s;
+        }
+        double top = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (double s : row) top = std::max(top, s);
+        for (double &s : row) sum += (s = std::exp(s - top));
+        for (double &s : row) s /= sum;
+        if (o.mode == 3)
+          for (int64_t j = 0; j < T; ++j) qk[j] = row[size_t(j)];
+        for (int64_t d = 0; d < g.vHead; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < T; ++j) acc += row[size_t(j)] * values[size_t(((b * Hkv + kh) * T + j) * g.vHead + d)];
+          // 3-D inputs give a 3-D output (B, Sq, Hq*Dv).
+          size_t at = flat ? size_t(((b * Sq + i) * Hq + h) * g.vHead + d) : size_t(((b * Hq + h) * Sq + i) * g.vHead + d);
+          y[at] = acc;
+        }
+      }
+    }
+  Shape yShape = flat ? Shape{B, Sq, Hq * g.vHead} : Shape{B, Hq, Sq, g.vHead};
+  SF_ASSIGN(Tensor yt, Tensor::fromDoubles(q.type(), yShape, y));
+  SF_TRY(ctx.setOutput(0, std::move(yt)));
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(k.type(), {B, Hkv, T, g.head}, keys));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(v.type(), {B, Hkv, T, g.vHead}, values));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  if (ctx.numOutputs() > 3) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), full, scores));
+    SF_TRY(ctx.setOutput(3, std::move(t)));
+  }
+  return success();
+}
+
+/// RotaryEmbedding: per (batch, position, head) the first R features rotated in pairs (x[i],
+/// x[i + R/2]) or, interleaved, (x[2i], x[2i + 1]) by the angle whose cosine and sine the caches
+/// hold for the position; the other features copied.
+Result<void> rotaryEmbedding(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &cosCache = ctx.input(1), &sinCache = ctx.input(2);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads", 0));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("rotary_embedding_dim", 0));
+  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("interleaved", 0));
+  const Shape &s = x.shape();
+  if (s.size() != 3 && s.size() != 4) return errorf("X {} is not of rank 3 or 4", shapeText(s));
+  const bool flat = s.size() == 3;
+  if (flat && (heads <= 0 || s[2] % heads != 0)) return errorf("X {} with num_heads {}", shapeText(s), heads);
+  const int64_t B = s[0], H = flat ? heads : s[1], S = flat ? s[1] : s[2], D = flat ? s[2] / heads : s[3];
+  const int64_t R = rotary > 0 ? rotary : D, half = R / 2;
+  if (R > D || R % 2 != 0) return errorf("a rotated size of {} in heads of {}", R, D);
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto cv, doubles(cosCache));
+  SF_ASSIGN(auto sv, doubles(sinCache));
+  std::vector<int64_t> positions;
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(positions, ints(ctx.input(3)));
+    if (int64_t(positions.size()) != B * S) return errorf("position_ids has {} values, not {}", positions.size(), B * S);
+  }
+  const Shape &cs = cosCache.shape();
+  // The caches' rows are the rotated half, or the head's half of which the first columns are read.
+  if (cs != sinCache.shape() || cs.empty() || (cs.back() != half && cs.back() != D / 2))
+    return errorf("cos_cache {} and sin_cache {} for {} rotated features", shapeText(cs), shapeText(sinCache.shape()), R);
+  const int64_t width = cs.back();
+  if (positions.empty() && (cs.size() != 3 || cs[0] != B || cs[1] != S))
+    return errorf("cos_cache {} without position_ids must be ({}, {}, {})", shapeText(cs), B, S, width);
+  std::vector<double> out = xv;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t p = 0; p < S; ++p) {
+      int64_t row = b * S + p;
+      if (!positions.empty()) {
+        row = positions[size_t(b * S + p)];
+        if (row < 0 || row >= cs[0]) return errorf("position {} is outside the cache of {}", row, cs[0]);
+      }
+      const double *c = &cv[size_t(row * width)], *n = &sv[size_t(row * width)];
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t base = flat ? (b * S + p) * H * D + h * D : ((b * H + h) * S + p) * D;
+        for (int64_t i = 0; i < half; ++i) {
+          const int64_t a = base + (interleaved ? 2 * i : i), z = base + (interleaved ? 2 * i + 1 : i + half);
+          const double x1 = xv[size_t(a)], x2 = xv[size_t(z)];
+          out[size_t(a)] = c[i] * x1 - n[i] * x2;
+          out[size_t(z)] = n[i] * x1 + c[i] * x2;
+        }
+      }
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, out));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// TensorScatter: past_cache with update written along `axis` at each batch entry's write index
+/// (linear: it must fit; circular: positions wrap around the cache).
+Result<void> tensorScatter(EvalContext &ctx) {
+  const Tensor &past = ctx.input(0), &update = ctx.input(1);
+  const Shape &ps = past.shape(), &us = update.shape();
+  SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -2));
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "linear"));
+  const int64_t r = int64_t(ps.size());
+  if (int64_t(us.size()) != r || r < 2) return errorf("past_cache {} and update {}", shapeText(ps), shapeText(us));
+  if (axis < 0) axis += r;
+  if (axis <= 0 || axis >= r) return errorf("axis {} of a rank-{} cache", axis, r);
+  for (int64_t i = 0; i < r; ++i)
+    if (i != axis && ps[size_t(i)] != us[size_t(i)])
+      return errorf("past_cache {} and update {} differ at axis {}", shapeText(ps), shapeText(us), i);
+  const int64_t capacity = ps[size_t(axis)], seq = us[size_t(axis)];
+  if (seq > capacity) return errorf("update's {} positions do not fit a cache of {}", seq, capacity);
+  std::vector<int64_t> at(size_t(ps[0]), 0);
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(at, ints(ctx.input(2)));
+    if (int64_t(at.size()) != ps[0]) return errorf("write_indices has {} values for a batch of {}", at.size(), ps[0]);
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 1; i < axis; ++i) outer *= ps[size_t(i)];
+  for (int64_t i = axis + 1; i < r; ++i) inner *= ps[size_t(i)];
+  const size_t elem = elementSize(past.type());
+  SF_ASSIGN(auto bytes, ctx.allocate(past.type(), ps));
+  copyBytes(bytes.data(), past.bytes().data(), past.bytes().size());
+  for (int64_t b = 0; b < ps[0]; ++b) {
+    if (at[size_t(b)] < 0) return errorf("write index {} is negative", at[size_t(b)]);
+    if (mode != "circular" && at[size_t(b)] + seq > capacity)
+      return errorf("writing {} positions at {} passes the cache's {}", seq, at[size_t(b)], capacity);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t s = 0; s < seq; ++s) {
+        int64_t pos = at[size_t(b)] + s;
+        if (mode == "circular") pos %= capacity;
+        const int64_t src = ((b * outer + o) * seq + s) * inner, dst = ((b * outer + o) * capacity + pos) * inner;
+        copyBytes(bytes.data() + size_t(dst) * elem, update.bytes().data() + size_t(src) * elem, size_t(inner) * elem);
+      }
+  }
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(past.type(), ps));
+  return ctx.setOutput(0, std::move(t));
+}
+
+} // namespace
+
+Result<void> registerAttentionKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "Attention", attention));
+  SF_TRY(setKernel(r, "RotaryEmbedding", rotaryEmbedding));
+  SF_TRY(setKernel(r, "TensorScatter", tensorScatter));
+  return success();
+}
+
+} // namespace sf::eval::detail
