@@ -30,6 +30,14 @@ constexpr TypeInfo kTypes[] = {
     {ElementType::C64, 8, "complex64", "c64"},
     {ElementType::C128, 16, "complex128", "c128"},
     {ElementType::BF16, 2, "bfloat16", "bf16"},
+    {ElementType::F8E4M3FN, 1, "float8e4m3fn", "f8e4m3fn"},
+    {ElementType::F8E4M3FNUZ, 1, "float8e4m3fnuz", "f8e4m3fnuz"},
+    {ElementType::F8E5M2, 1, "float8e5m2", "f8e5m2"},
+    {ElementType::F8E5M2FNUZ, 1, "float8e5m2fnuz", "f8e5m2fnuz"},
+    {ElementType::U4, 1, "uint4", "u4"},
+    {ElementType::I4, 1, "int4", "i4"},
+    {ElementType::F4E2M1, 1, "float4e2m1", "f4e2m1"},
+    {ElementType::F8E8M0, 1, "float8e8m0", "f8e8m0"},
 };
 static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == kMaxElementType + 1);
 
@@ -61,6 +69,33 @@ bool isFloat(ElementType t) {
          t == ElementType::F64;
 }
 
+bool isNarrowFloat(ElementType t) {
+  switch (t) {
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E4M3FNUZ:
+  case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ:
+  case ElementType::F4E2M1:
+  case ElementType::F8E8M0:
+    return true;
+  default:
+    return false;
+  }
+}
+
+NarrowFloat narrowFormat(ElementType t) {
+  switch (t) {
+  case ElementType::F8E4M3FNUZ: return NarrowFloat::E4M3FNUZ;
+  case ElementType::F8E5M2: return NarrowFloat::E5M2;
+  case ElementType::F8E5M2FNUZ: return NarrowFloat::E5M2FNUZ;
+  case ElementType::F8E8M0: return NarrowFloat::E8M0;
+  case ElementType::F4E2M1: return NarrowFloat::E2M1;
+  default: return NarrowFloat::E4M3FN;
+  }
+}
+
+bool isInt4(ElementType t) { return t == ElementType::I4 || t == ElementType::U4; }
+
 bool isInteger(ElementType t) {
   switch (t) {
   case ElementType::I8:
@@ -84,8 +119,10 @@ bool isSigned(ElementType t) {
   case ElementType::I32:
   case ElementType::I64:
     return true;
+  case ElementType::I4:
+    return true;
   default:
-    return isFloat(t) || isComplex(t);
+    return isFloat(t) || isComplex(t) || (isNarrowFloat(t) && t != ElementType::F8E8M0);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "shapeflow/ir/tensor.h"
 
 #include "format_util.h"
+#include "shapeflow/support/narrow_float.h"
 
 #include <bit>
 #include <charconv>
@@ -16,6 +17,12 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+/// The integer types, int4 and uint4 among them (a byte each in memory).
+bool intLike(ElementType t) { return isInteger(t) || isInt4(t); }
+/// The float types, the narrow ones among them (a byte each in memory).
+bool floatLike(ElementType t) { return isFloat(t) || isNarrowFloat(t); }
+
+
 template <class T> T load(const std::byte *p) {
   T v;
   std::memcpy(&v, p, sizeof v);
@@ -26,8 +33,10 @@ template <class T> void store(std::byte *p, T v) { std::memcpy(p, &v, sizeof v);
 /// Integer element i of an integer or bool tensor; nullopt for a u64 beyond int64.
 std::optional<int64_t> intAt(ElementType t, const std::byte *d, int64_t i) {
   switch (t) {
-  case ElementType::I8: return load<int8_t>(d + i);
-  case ElementType::U8: return load<uint8_t>(d + i);
+  case ElementType::I8:
+  case ElementType::I4: return load<int8_t>(d + i);
+  case ElementType::U8:
+  case ElementType::U4: return load<uint8_t>(d + i);
   case ElementType::Bool: return load<uint8_t>(d + i) != 0;
   case ElementType::I16: return load<int16_t>(d + 2 * i);
   case ElementType::U16: return load<uint16_t>(d + 2 * i);
@@ -50,7 +59,9 @@ double floatAt(ElementType t, const std::byte *d, int64_t i) {
   case ElementType::F32: return load<float>(d + 4 * i);
   case ElementType::F64: return load<double>(d + 8 * i);
   case ElementType::U64: return double(load<uint64_t>(d + 8 * i));
-  default: return double(*intAt(t, d, i));
+  default:
+    if (isNarrowFloat(t)) return narrowToDouble(narrowFormat(t), load<uint8_t>(d + i));
+    return double(*intAt(t, d, i));
   }
 }
 
@@ -63,6 +74,8 @@ template <class T> bool fitsInt(int64_t v) {
 bool storeInt(ElementType t, std::byte *d, int64_t i, int64_t v) {
   switch (t) {
   case ElementType::I8: return fitsInt<int8_t>(v) && (store(d + i, int8_t(v)), true);
+  case ElementType::I4: return v >= -8 && v <= 7 && (store(d + i, int8_t(v)), true);
+  case ElementType::U4: return v >= 0 && v <= 15 && (store(d + i, uint8_t(v)), true);
   case ElementType::U8: return v >= 0 && fitsInt<uint8_t>(v) && (store(d + i, uint8_t(v)), true);
   case ElementType::Bool: return (v == 0 || v == 1) && (store(d + i, uint8_t(v)), true);
   case ElementType::I16: return fitsInt<int16_t>(v) && (store(d + 2 * i, int16_t(v)), true);
@@ -85,7 +98,11 @@ void storeFloat(ElementType t, std::byte *d, int64_t i, double v) {
   case ElementType::F64: store(d + 8 * i, v); break;
   case ElementType::C64: store(d + 4 * i, float(v)); break; // i counts floats here
   case ElementType::C128: store(d + 8 * i, v); break;
-  default: break;
+  default:
+    // The nearest value; infinities and what is beyond the largest value as the type's own
+    // infinity or NaN (Cast and QuantizeLinear saturate by their attribute, not here).
+    if (isNarrowFloat(t)) store(d + i, doubleToNarrow(narrowFormat(t), v, false));
+    break;
   }
 }
 
@@ -149,7 +166,7 @@ Result<Tensor> Tensor::withoutData(ElementType t, Shape shape) {
 
 Result<Tensor> Tensor::fromInt64s(Shape shape, const std::vector<int64_t> &values,
                                   ElementType t) {
-  if (!isInteger(t) && t != ElementType::Bool)
+  if (!intLike(t) && t != ElementType::Bool)
     return makeError(std::string("fromInt64s needs an integer or bool type, not ") + shortName(t));
   SF_ASSIGN(Tensor probe, make(t, shape));
   if (int64_t(values.size()) != probe.count_) return countError(probe, values.size(), "values");
@@ -165,7 +182,7 @@ Tensor Tensor::fromInt64s(const std::vector<int64_t> &values) {
 }
 
 Result<Tensor> Tensor::fromDoubles(ElementType t, Shape shape, const std::vector<double> &values) {
-  if (isInteger(t) || t == ElementType::Bool) {
+  if (intLike(t) || t == ElementType::Bool) {
     std::vector<int64_t> ints;
     ints.reserve(values.size());
     for (double v : values) {
@@ -177,7 +194,7 @@ Result<Tensor> Tensor::fromDoubles(ElementType t, Shape shape, const std::vector
     }
     return fromInt64s(std::move(shape), ints, t);
   }
-  if (!isFloat(t) && !isComplex(t))
+  if (!floatLike(t) && !isComplex(t))
     return makeError(std::string("fromDoubles needs a numeric type, not ") + shortName(t));
   SF_ASSIGN(Tensor probe, make(t, shape));
   size_t per = isComplex(t) ? 2 : 1;
@@ -215,7 +232,7 @@ Result<Tensor> Tensor::fromText(ElementType t, Shape shape,
       auto r = std::from_chars(b, e, v);
       if (r.ec != std::errc() || r.ptr != e) return bad();
       store(bytes.data() + 8 * i, v);
-    } else if (isInteger(t)) {
+    } else if (intLike(t)) {
       int64_t v;
       auto r = std::from_chars(b, e, v);
       if (r.ec != std::errc() || r.ptr != e) return bad();
@@ -267,7 +284,7 @@ Result<void> checkReadable(const Tensor &t, size_t maxElements) {
 } // namespace
 
 Result<std::vector<int64_t>> Tensor::toInt64s(size_t maxElements) const {
-  if (!isInteger(type_) && type_ != ElementType::Bool)
+  if (!intLike(type_) && type_ != ElementType::Bool)
     return makeError(std::string("cannot read a ") + shortName(type_) + " tensor as integers");
   SF_TRY(checkReadable(*this, maxElements));
   std::vector<int64_t> out(static_cast<size_t>(count_));
@@ -281,7 +298,7 @@ Result<std::vector<int64_t>> Tensor::toInt64s(size_t maxElements) const {
 }
 
 Result<std::vector<double>> Tensor::toDoubles(size_t maxElements) const {
-  if (!isFloat(type_) && !isInteger(type_) && type_ != ElementType::Bool)
+  if (!floatLike(type_) && !intLike(type_) && type_ != ElementType::Bool)
     return makeError(std::string("cannot read a ") + shortName(type_) + " tensor as numbers");
   SF_TRY(checkReadable(*this, maxElements));
   std::vector<double> out(static_cast<size_t>(count_));
@@ -299,6 +316,12 @@ std::string Tensor::elementText(int64_t i) const {
   case ElementType::F32:
   case ElementType::F16:
   case ElementType::BF16: return detail::formatFloat(float(floatAt(type_, data_, i)));
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E4M3FNUZ:
+  case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ:
+  case ElementType::F4E2M1:
+  case ElementType::F8E8M0: return detail::formatDouble(floatAt(type_, data_, i));
   case ElementType::C64:
     return detail::formatFloat(load<float>(data_ + 8 * i)) + ", " +
            detail::formatFloat(load<float>(data_ + 8 * i + 4));

@@ -58,18 +58,21 @@ Result<std::shared_ptr<const Tensor>> Importer::tensorFrom(const TensorView &t) 
     if (int64_t(v.size()) == count) return share(Tensor::fromStrings(shape, v));
     return share(Tensor::withoutData(type, shape));
   }
+  const bool ints = isInteger(type) || isInt4(type) || type == ElementType::Bool;
+  const bool floats = isFloat(type) || isNarrowFloat(type);
   if (size_t(count) <= options.decodeBudget) {
-    if (isInteger(type) || type == ElementType::Bool) {
+    if (ints) {
       SF_ASSIGN(auto v, decodeInts(t, model, options.decodeBudget));
       return share(Tensor::fromInt64s(shape, v, type));
     }
-    if (isFloat(type)) {
+    if (floats) {
       SF_ASSIGN(auto v, decodeFloats(t, model, options.decodeBudget));
       return share(Tensor::fromDoubles(type, shape, v));
     }
   }
-  // Large: a view of the file's bytes when they are in raw layout, else type and shape only.
-  if (t.hasRawData || t.isExternal) {
+  // Large: a view of the file's bytes when they are in raw layout (4-bit types are packed in
+  // the file, a byte each in memory), else type and shape only.
+  if ((t.hasRawData || t.isExternal) && int64_t(elementSize(type)) * 8 == dataTypeBits(t.dataType)) {
     auto bytes = tensorBytes(t, model);
     if (bytes.ok())
       return share(Tensor::view(
@@ -77,11 +80,11 @@ Result<std::shared_ptr<const Tensor>> Importer::tensorFrom(const TensorView &t) 
           std::span<const std::byte>(reinterpret_cast<const std::byte *>(bytes->data()), bytes->size()),
           std::shared_ptr<const void>(model.storage)));
   }
-  if (options.decodeLarge && (isInteger(type) || type == ElementType::Bool)) {
+  if (options.decodeLarge && ints) {
     SF_ASSIGN(auto v, decodeInts(t, model, size_t(count)));
     return share(Tensor::fromInt64s(shape, v, type));
   }
-  if (options.decodeLarge && isFloat(type)) {
+  if (options.decodeLarge && floats) {
     SF_ASSIGN(auto v, decodeFloats(t, model, size_t(count)));
     return share(Tensor::fromDoubles(type, shape, v));
   }

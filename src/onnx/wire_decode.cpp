@@ -5,6 +5,7 @@
 
 #include "shapeflow/support/checked.h"
 #include "shapeflow/support/float16.h"
+#include "shapeflow/support/narrow_float.h"
 #include "wire_internal.h"
 #include "wire_reader.h"
 
@@ -189,46 +190,17 @@ Result<void> forEachEntry(const TensorView &t, uint32_t field, int64_t expected,
 
 // ---- Small floats ----
 
-double minifloat(uint32_t bits, int expBits, int mantBits, int bias) {
-  uint32_t mant = bits & ((1u << mantBits) - 1);
-  uint32_t exp = (bits >> mantBits) & ((1u << expBits) - 1);
-  bool negative = (bits >> (expBits + mantBits)) & 1;
-  double v = exp == 0 ? std::ldexp(static_cast<double>(mant), 1 - bias - mantBits)
-                      : std::ldexp(static_cast<double>(mant | (1u << mantBits)),
-                                   static_cast<int>(exp) - bias - mantBits);
-  return negative ? -v : v;
-}
-
 double smallFloat(int32_t dataType, uint32_t bits) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  constexpr double kInfD = std::numeric_limits<double>::infinity();
   switch (static_cast<DataType>(dataType)) {
-  case DataType::Float16:
-    return halfToFloat(uint16_t(bits));
-  case DataType::BFloat16:
-    return bfloat16ToFloat(uint16_t(bits));
-  case DataType::Float8E4M3FN:
-    bits &= 0xff;
-    if ((bits & 0x7f) == 0x7f) return kNaN;
-    return minifloat(bits, 4, 3, 7);
-  case DataType::Float8E4M3FNUZ:
-    bits &= 0xff;
-    if (bits == 0x80) return kNaN;
-    return minifloat(bits, 4, 3, 8);
-  case DataType::Float8E5M2:
-    bits &= 0xff;
-    if (((bits >> 2) & 0x1f) == 0x1f) return (bits & 3) ? kNaN : (bits & 0x80 ? -kInfD : kInfD);
-    return minifloat(bits, 5, 2, 15);
-  case DataType::Float8E5M2FNUZ:
-    bits &= 0xff;
-    if (bits == 0x80) return kNaN;
-    return minifloat(bits, 5, 2, 16);
-  case DataType::Float8E8M0:
-    bits &= 0xff;
-    if (bits == 0xff) return kNaN;
-    return std::ldexp(1.0, static_cast<int>(bits) - 127);
-  case DataType::Float4E2M1: return minifloat(bits & 0xf, 2, 1, 1);
-  default: return kNaN;
+  case DataType::Float16: return halfToFloat(uint16_t(bits));
+  case DataType::BFloat16: return bfloat16ToFloat(uint16_t(bits));
+  case DataType::Float8E4M3FN: return narrowToDouble(NarrowFloat::E4M3FN, bits);
+  case DataType::Float8E4M3FNUZ: return narrowToDouble(NarrowFloat::E4M3FNUZ, bits);
+  case DataType::Float8E5M2: return narrowToDouble(NarrowFloat::E5M2, bits);
+  case DataType::Float8E5M2FNUZ: return narrowToDouble(NarrowFloat::E5M2FNUZ, bits);
+  case DataType::Float8E8M0: return narrowToDouble(NarrowFloat::E8M0, bits);
+  case DataType::Float4E2M1: return narrowToDouble(NarrowFloat::E2M1, bits);
+  default: return std::numeric_limits<double>::quiet_NaN();
   }
 }
 

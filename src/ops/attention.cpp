@@ -156,11 +156,18 @@ Result<void> checkMask(InferContext &ctx, const AttentionShape &a, size_t index)
   if (!m.shape.rankIsStatic()) return success();
   const size_t r = m.shape.size();
   if (r < 2 || r > 4) return errorf("attn_mask must be of rank 2 to 4, not {}", m);
-  if (a.total.expr() || a.total.isStatic()) SF_TRY(sameDims(ctx, m.shape[r - 1], a.total));
-  SF_TRY(sameDims(ctx, m.shape[r - 2], a.queries));
-  const Dimension *against[] = {&a.qHeads, &a.batch};
-  for (size_t i = 2; i < r; ++i) {
-    const Dimension &d = m.shape[r - 1 - i], &to = *against[i - 2];
+  // The keys: all of them, or from opset 24 the first ones (the rest are masked out).
+  const Dimension &keys = m.shape[r - 1];
+  if (ctx.opset() >= 24 && !(keys.isStatic() && a.total.isStatic() && keys.length() == a.total.length())) {
+    if (keys.isStatic() && a.total.isStatic() && keys.length() > a.total.length())
+      return errorf("attn_mask {} covers {} keys, more than the {} attended to", m, keys, a.total);
+    ctx.symbols().require(Condition::AtMost, keys, a.total);
+  } else if (a.total.expr() || a.total.isStatic()) {
+    SF_TRY(sameDims(ctx, keys, a.total));
+  }
+  const Dimension *against[] = {&a.queries, &a.qHeads, &a.batch};
+  for (size_t i = 1; i < r; ++i) {
+    const Dimension &d = m.shape[r - 1 - i], &to = *against[i - 1];
     if (d.isStatic() && d.length() != 1 && to.isStatic() && d.length() != to.length())
       return errorf("attn_mask {} does not broadcast to {} at axis {}", m, to, r - 1 - i);
     ctx.symbols().require(Condition::Broadcast, d, to);

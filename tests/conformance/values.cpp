@@ -68,7 +68,7 @@ std::optional<std::string> compare(const Tensor &a, const Tensor &e) {
   }
   auto x = a.toDoubles(size_t(a.elementCount())), y = e.toDoubles(size_t(e.elementCount()));
   if (!x.ok() || !y.ok()) return std::string(": cannot read elements");
-  bool exact = !isFloat(a.type());
+  bool exact = !isFloat(a.type()) && !isNarrowFloat(a.type());
   double largest = 0;
   for (double v : *y)
     if (std::isfinite(v)) largest = std::max(largest, std::abs(v));

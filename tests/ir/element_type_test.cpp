@@ -58,7 +58,9 @@ TEST(ElementType, UnknownNames) {
   EXPECT_FALSE(parseElementType("float"));
   EXPECT_FALSE(parseElementType(""));
   EXPECT_FALSE(parseElementType("F32"));
-  EXPECT_FALSE(elementTypeFromOnnx(17));
+  EXPECT_EQ(elementTypeFromOnnx(17), ElementType::F8E4M3FN);
+  EXPECT_EQ(elementTypeFromOnnx(24), ElementType::F8E8M0);
+  EXPECT_FALSE(elementTypeFromOnnx(25)); // uint2 (opset 25)
   EXPECT_FALSE(elementTypeFromOnnx(-1));
   EXPECT_EQ(elementSize(ElementType(200)), 0u);
   EXPECT_STREQ(shortName(ElementType(200)), "?");

@@ -86,7 +86,8 @@ Result<void> attention(EvalContext &ctx) {
   if (ctx.hasInput(3)) {
     const Tensor &m = ctx.input(3);
     maskShape = m.shape();
-    if (maskShape.size() > 4 || maskShape.empty() || maskShape.back() != T)
+    // From opset 24 a mask may cover the first keys only: the rest are masked out.
+    if (maskShape.size() > 4 || maskShape.empty() || maskShape.back() > T || (maskShape.back() < T && ctx.opset() < 24))
       return errorf("attn_mask {} does not cover the {} keys", shapeText(maskShape), T);
     boolMask = m.type() == ElementType::Bool;
     SF_ASSIGN(mask, doubles(m));
@@ -101,7 +102,7 @@ Result<void> attention(EvalContext &ctx) {
   std::vector<double> y(static_cast<size_t>(B * Hq * Sq * g.vHead)), scores(static_cast<size_t>(B * Hq * Sq * T));
   std::vector<double> row(static_cast<size_t>(T));
   const int64_t group = Hq / Hkv;
-  const Shape full{B, Hq, Sq, T};
+  const Shape maskFull{B, Hq, Sq, maskShape.empty() ? T : maskShape.back()};
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
       const int64_t kh = h / group;
@@ -114,8 +115,10 @@ Result<void> attention(EvalContext &ctx) {
           if (o.mode == 0) qk[j] = s;
           if (o.softcap > 0) s = o.softcap * std::tanh(s / o.softcap);
           if (o.mode == 1) qk[j] = s;
-          if (!mask.empty()) {
-            double m = mask[size_t(broadcastOffset(maskShape, full, {b, h, i, j}))];
+          if (!mask.empty() && j >= maskShape.back()) {
+            s = lowest;
+          } else if (!mask.empty()) {
+            double m = mask[size_t(broadcastOffset(maskShape, maskFull, {b, h, i, j}))];
             s = boolMask ? (m != 0 ? s : lowest) : s + m;
           }
           if (o.causal && j > i + P) s = lowest;
@@ -150,7 +153,7 @@ Result<void> attention(EvalContext &ctx) {
     SF_TRY(ctx.setOutput(2, std::move(t)));
   }
   if (ctx.numOutputs() > 3) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), full, scores));
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, Hq, Sq, T}, scores));
     SF_TRY(ctx.setOutput(3, std::move(t)));
   }
   return success();

@@ -3,6 +3,7 @@
 // to and from text; IsInf, IsNaN, Shrink.
 #include "../dnnl.h"
 #include "../kernel_util.h"
+#include "shapeflow/support/narrow_float.h"
 
 #include <algorithm>
 #include <charconv>
@@ -185,6 +186,32 @@ Result<void> fusedGelu(EvalContext &ctx, const Tensor &a) {
   return o.finish(0);
 }
 
+/// Cast (or CastLike) to a narrow float or a 4-bit integer. Floats: the nearest value, beyond
+/// the largest saturated or not by attribute `saturate` (default 1); float8e8m0 rounds to a
+/// power of two by `round_mode` (up, down, nearest). int4 and uint4 keep the low 4 bits of the
+/// value truncated toward zero (a C conversion's wrap, as ONNX's tests expect).
+Result<Tensor> narrowCast(EvalContext &ctx, const std::vector<double> &v, const Shape &shape, ElementType to) {
+  SF_ASSIGN(auto bytes, ctx.allocate(to, shape));
+  auto *p = reinterpret_cast<uint8_t *>(bytes.data());
+  if (isInt4(to)) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t x = std::isnan(v[i]) ? 0 : int64_t(std::clamp(std::trunc(v[i]), -9.2e18, 9.2e18));
+      uint8_t low = uint8_t(uint64_t(x) & 0xf);
+      p[i] = to == ElementType::I4 && low >= 8 ? uint8_t(int8_t(low) - 16) : low;
+    }
+    return std::move(bytes).tensor(to, shape);
+  }
+  SF_ASSIGN(int64_t saturate, ctx.attrs().getInt("saturate", 1));
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("round_mode", "up"));
+  PowerRounding rounding = PowerRounding::Up;
+  if (mode == "down") rounding = PowerRounding::Down;
+  else if (mode == "nearest") rounding = PowerRounding::Nearest;
+  else if (mode != "up") return errorf("round_mode is '{}'; up, down or nearest expected", mode);
+  const NarrowFloat f = narrowFormat(to);
+  for (size_t i = 0; i < v.size(); ++i) p[i] = doubleToNarrow(f, v[i], saturate != 0, rounding);
+  return std::move(bytes).tensor(to, shape);
+}
+
 Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to) {
   if (to == a.type()) return a;
   if (to == ElementType::String) {
@@ -206,6 +233,7 @@ Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to) {
   } else {
     SF_ASSIGN(v, doubles(a));
   }
+  if (isNarrowFloat(to) || isInt4(to)) return narrowCast(ctx, v, a.shape(), to);
   // Float to integer truncates toward zero, as onnxruntime does; NaN and out-of-range values
   // are undefined in ONNX, here saturated.
   if (isInteger(to) || to == ElementType::Bool)

@@ -66,8 +66,27 @@ Result<std::pair<double, double>> rangeOf(ElementType t) {
   case ElementType::U16: return std::pair{0.0, 65535.0};
   case ElementType::I16: return std::pair{-32768.0, 32767.0};
   case ElementType::I32: return std::pair{-2147483648.0, 2147483647.0};
+  case ElementType::I4: return std::pair{-8.0, 7.0};
+  case ElementType::U4: return std::pair{0.0, 15.0};
   default: return errorf("quantized type {} is not supported", shortName(t));
   }
+}
+
+/// QuantizeLinear to a float8 or float4 type: x / scale + zero point, the nearest value of the
+/// type, beyond its largest saturated or not by attribute `saturate` (default 1).
+Result<void> quantizeToFloat(EvalContext &ctx, const std::vector<double> &xs, const std::vector<double> &scale,
+                             const std::vector<double> &zp, const Shape &ps, const QuantLayout &layout, ElementType out) {
+  SF_ASSIGN(int64_t saturate, ctx.attrs().getInt("saturate", 1));
+  const Shape &shape = ctx.input(0).shape();
+  SF_ASSIGN(auto bytes, ctx.allocate(out, shape));
+  auto *p = reinterpret_cast<uint8_t *>(bytes.data());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double s = paramAt(scale, ps, shape, layout, int64_t(i));
+    double ratio = ctx.input(0).type() == ElementType::F32 ? double(float(xs[i]) / float(s)) : xs[i] / s;
+    p[i] = doubleToNarrow(narrowFormat(out), ratio + paramAt(zp, ps, shape, layout, int64_t(i)), saturate != 0);
+  }
+  SF_ASSIGN(Tensor t, std::move(bytes).tensor(out, shape));
+  return ctx.setOutput(0, std::move(t));
 }
 
 Result<void> quantize(EvalContext &ctx) {
@@ -90,6 +109,7 @@ Result<void> quantize(EvalContext &ctx) {
     out = ctx.input(2).type();
   }
   SF_ASSIGN(QuantLayout layout, quantLayout(ctx, x.shape(), ps));
+  if (isNarrowFloat(out)) return quantizeToFloat(ctx, xs, scale, zp, ps, layout, out);
   SF_ASSIGN(auto range, rangeOf(out));
   std::vector<double> y(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
