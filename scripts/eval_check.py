@@ -82,7 +82,7 @@ def main():
                 specs.append(f"{k}={f}")
             t0 = time.time()
             sf = subprocess.run([a.shapeflow, "run", path, "--json", "--out", os.path.join(tmp, "sf")] + a.run_args.split() +
-                                sum([["--input", s] for s in specs], []), capture_output=True, text=True)
+                                sum([["--feed", s] for s in specs], []), capture_output=True, text=True)
             t_sf = time.time() - t0
             t0 = time.time()
             ort = subprocess.run(["node", os.path.join(HERE, "ort", "run_npy.js"), path,

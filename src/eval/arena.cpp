@@ -52,6 +52,9 @@ Result<ArenaLayout> layoutAt(const Graph &g, const lower::MemoryPlan &plan,
     out.places[n.id].resize(n.outputs.size());
   for (const lower::Slot &s : plan.slots) {
     if (s.body || s.reuse == lower::Reuse::View) continue;
+    // An output the model leaves unnamed (an optional output it does not take) is named by its
+    // buffer's number in the plan; it stays on the heap.
+    if (s.tensor.starts_with('#')) continue;
     auto it = byName.find(s.tensor);
     if (it == byName.end()) return errorf("the plan places '{}', which the graph does not have", s.tensor);
     // An in-place output sits where its input's memory does (the chain ends at an owner).

@@ -249,6 +249,7 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
 /// family's file in src/ops/), each setting the kernels of the ops that family registers.
 Result<void> registerArrayOpsKernels(OpRegistry &r);
 Result<void> registerAttentionKernels(OpRegistry &r);
+Result<void> registerContribKernels(OpRegistry &r);
 Result<void> registerControlFlowKernels(OpRegistry &r);
 Result<void> registerConvPoolKernels(OpRegistry &r);
 Result<void> registerConvPoolQuantizedKernels(OpRegistry &r);

@@ -23,7 +23,7 @@ Result<void> setSequenceKernel(OpRegistry &r, std::string_view name, KernelFn k)
 } // namespace detail
 
 void registerKernels(OpRegistry &r) {
-  for (auto f : {detail::registerArrayOpsKernels, detail::registerAttentionKernels, detail::registerControlFlowKernels, detail::registerConvPoolKernels,
+  for (auto f : {detail::registerArrayOpsKernels, detail::registerAttentionKernels, detail::registerContribKernels, detail::registerControlFlowKernels, detail::registerConvPoolKernels,
                  detail::registerConvPoolQuantizedKernels, detail::registerElementwiseKernels,
                  detail::registerElementwiseUnaryKernels, detail::registerFusedKernels, detail::registerIndexKernels,
                  detail::registerMatMulKernels, detail::registerMiscKernels, detail::registerNormKernels,

@@ -97,15 +97,31 @@ Result<Facts> inferMatMulNBits(InferContext &ctx) {
 Result<Facts> inferSkipLayerNorm(InferContext &ctx) {
   const Fact &x = ctx.input(0), &skip = ctx.input(1);
   PartialShape s = x.shape;
-  if (s.rankIsStatic() && skip.shape.rankIsStatic() && skip.shape.size() == s.size()) {
-    SF_ASSIGN(s, ctx.mergeShapes(s, skip.shape));
+  // skip is input's shape, or for a 3-D input (1, S, H) or (S, H): its last two dims are input's.
+  if (s.rankIsStatic() && skip.shape.rankIsStatic() && skip.shape.size() >= 2 && s.size() >= 2) {
+    std::vector<Dimension> d = s.dims();
+    const auto &k = skip.shape;
+    for (size_t i = 1; i <= 2; ++i) {
+      SF_ASSIGN(d[d.size() - i], ctx.mergeDims(d[d.size() - i], k[k.size() - i]));
+    }
+    if (k.size() == d.size() && !(d.size() == 3 && k[0].isStatic() && k[0].length() == 1)) {
+      SF_ASSIGN(d[0], ctx.mergeDims(d[0], k[0]));
+    }
+    s = PartialShape(std::move(d));
   }
   Fact hiddenOf = makeFact(x.type, s);
   if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() && ctx.input(2).shape.size() == 1)
     SF_TRY(checkLastDim(ctx, hiddenOf, ctx.input(2).shape[0], "input"));
+  // mean and inv_std_var: float, input's dims with the last one 1.
+  PartialShape stats = s;
+  if (stats.rankIsStatic() && stats.size() > 0) {
+    std::vector<Dimension> d = stats.dims();
+    d.back() = Dimension(1);
+    stats = PartialShape(std::move(d));
+  }
   Facts out{makeFact(x.type, s)};
   for (size_t i = 1; i < ctx.numOutputs(); ++i)
-    out.push_back(i == 3 ? makeFact(x.type, s) : Fact{});
+    out.push_back(i == 3 ? makeFact(x.type, s) : makeFact(ElementType::F32, stats));
   return out;
 }
 

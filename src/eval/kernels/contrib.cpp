@@ -1,0 +1,445 @@
+// Kernels of onnxruntime's contrib ops (rules in src/ops/contrib.cpp) that decoders written by
+// onnxruntime-genai's model builder run: SimplifiedLayerNormalization (default domain),
+// SkipSimplifiedLayerNormalization, SkipLayerNormalization, MatMulNBits and GroupQueryAttention
+// (com.microsoft), with onnxruntime 1.30's CPU semantics. They compute in double.
+#include "../kernel_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sf::eval::detail {
+namespace {
+
+constexpr const char *kMs = "com.microsoft";
+
+/// A row of `n` values normalised: by the root mean square (`rms`), else by the mean and the
+/// standard deviation; times gamma, plus beta when given. Returns 1 / the divisor (and the mean).
+double normalizeRow(const double *x, int64_t n, bool rms, double eps, const std::vector<double> &gamma,
+                    const std::vector<double> *beta, double *y, double *mean) {
+  double m = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) m += x[i], sq += x[i] * x[i];
+  m /= double(n);
+  const double var = rms ? sq / double(n) : std::max(sq / double(n) - m * m, 0.0);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    double v = (rms ? x[i] : x[i] - m) * inv * gamma[size_t(i)];
+    y[i] = beta ? v + (*beta)[size_t(i)] : v;
+  }
+  if (mean) *mean = rms ? 0.0 : m;
+  return inv;
+}
+
+/// A per-hidden-element parameter (gamma, beta, bias): `hidden` values.
+Result<std::vector<double>> hiddenParam(EvalContext &ctx, size_t i, int64_t hidden, const char *name) {
+  SF_ASSIGN(auto v, doubles(ctx.input(i)));
+  if (int64_t(v.size()) != hidden) return errorf("{} has {} values for a hidden size of {}", name, v.size(), hidden);
+  return v;
+}
+
+/// The shape of per-row statistics: `x` with the dims from `axis` on set to 1.
+Shape statsShape(const Shape &x, size_t axis) {
+  Shape s = x;
+  for (size_t d = axis; d < s.size(); ++d) s[d] = 1;
+  return s;
+}
+
+/// SimplifiedLayerNormalization (X, scale): X / sqrt(mean(X^2) + epsilon) * scale over the axes
+/// from `axis` on; output 1, inv_std_var (float), one per row.
+Result<void> simplifiedLayerNorm(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, x.shape().size()));
+  int64_t rows = 1, n = 1;
+  for (size_t d = 0; d < x.shape().size(); ++d) (d < axis ? rows : n) *= x.shape()[d];
+  if (n < 1) return errorf("X {} has nothing to normalise from axis {}", shapeText(x.shape()), axisAttr);
+  SF_ASSIGN(auto scale, doubles(ctx.input(1)));
+  if (scale.size() == 1) scale.assign(size_t(n), scale[0]);
+  if (int64_t(scale.size()) != n)
+    return errorf("scale {} does not match X {} from axis {}", shapeText(ctx.input(1).shape()), shapeText(x.shape()), axisAttr);
+  SF_ASSIGN(auto xs, doubles(x));
+  std::vector<double> y(xs.size()), inv(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    inv[size_t(r)] = normalizeRow(&xs[size_t(r * n)], n, true, eps, scale, nullptr, &y[size_t(r * n)], nullptr);
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(ctx.input(1).type(), x.shape(), y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, statsShape(x.shape(), axis), inv));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  return success();
+}
+
+/// SkipLayerNormalization and SkipSimplifiedLayerNormalization: v = input + skip (+ bias), the
+/// skip repeated over the rows when it has fewer (a 3-D input's (1, S, H) or (S, H)); output 0
+/// v normalised over its last axis (times gamma, plus beta), 1 the mean, 2 1 / the deviation
+/// (float, a value per row), 3 v.
+Result<void> skipLayerNorm(EvalContext &ctx, bool rms) {
+  const Tensor &x = ctx.input(0), &skip = ctx.input(1);
+  const Shape &s = x.shape();
+  if (s.size() != 2 && s.size() != 3) return errorf("input {} must be of rank 2 or 3", shapeText(s));
+  const int64_t hidden = s.back(), rows = countOf(s) / std::max<int64_t>(hidden, 1);
+  const Shape &k = skip.shape();
+  if (k.empty() || k.back() != hidden || countOf(k) == 0 || rows % (countOf(k) / hidden) != 0 ||
+      (k.size() >= 2 && s.size() >= 2 && k[k.size() - 2] != s[s.size() - 2]))
+    return errorf("skip {} does not match input {}", shapeText(k), shapeText(s));
+  SF_ASSIGN(auto gamma, hiddenParam(ctx, 2, hidden, "gamma"));
+  std::vector<double> beta, bias;
+  const size_t biasAt = rms ? 3 : 4;
+  if (!rms && ctx.hasInput(3)) {
+    SF_ASSIGN(beta, hiddenParam(ctx, 3, hidden, "beta"));
+  }
+  if (ctx.hasInput(biasAt)) {
+    SF_ASSIGN(bias, hiddenParam(ctx, biasAt, hidden, "bias"));
+  }
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-12));
+  SF_ASSIGN(auto xs, doubles(x));
+  SF_ASSIGN(auto ks, doubles(skip));
+  const int64_t skipRows = int64_t(ks.size()) / hidden;
+  std::vector<double> sum(xs.size()), y(xs.size()), mean(static_cast<size_t>(rows)), inv(mean.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double *v = &sum[size_t(r * hidden)];
+    for (int64_t i = 0; i < hidden; ++i)
+      v[i] = xs[size_t(r * hidden + i)] + ks[size_t((r % skipRows) * hidden + i)] + (bias.empty() ? 0.0 : bias[size_t(i)]);
+    inv[size_t(r)] = normalizeRow(v, hidden, rms, eps, gamma, beta.empty() ? nullptr : &beta, &y[size_t(r * hidden)],
+                                  &mean[size_t(r)]);
+  }
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), s, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  const Shape stats = statsShape(s, s.size() - 1);
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, stats, mean));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, stats, inv));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  if (ctx.numOutputs() > 3) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, sum));
+    SF_TRY(ctx.setOutput(3, std::move(t)));
+  }
+  return success();
+}
+
+/// The [N, K] weights of a MatMulNBits, dequantized: element k of row n is (q - zero point) *
+/// scale of its block (block k / block_size, or g_idx[k]); q's bits are read low bits first
+/// from B [N, blocks, block_size * bits / 8]; the zero point is packed like B (uint8), or of the
+/// scales' type, or 2^(bits - 1) when absent.
+Result<std::vector<double>> dequantizeNBits(EvalContext &ctx, int64_t K, int64_t N, int64_t bits, int64_t block) {
+  const int64_t blocks = (K + block - 1) / block, blob = block * bits / 8;
+  const Tensor &b = ctx.input(1);
+  if (b.type() != ElementType::U8 || countOf(b.shape()) != N * blocks * blob)
+    return errorf("B {} must be uint8 [{}, {}, {}] (N, K in blocks of {}, the bytes of a block)", shapeText(b.shape()), N,
+                  blocks, blob, block);
+  SF_ASSIGN(auto scales, doubles(ctx.input(2)));
+  if (int64_t(scales.size()) != N * blocks)
+    return errorf("scales {} must hold {} values (N x blocks)", shapeText(ctx.input(2).shape()), N * blocks);
+  const int64_t mask = (int64_t(1) << bits) - 1, zpRow = (blocks * bits + 7) / 8;
+  std::vector<double> zp;
+  bool packedZp = false;
+  if (ctx.hasInput(3)) {
+    const Tensor &z = ctx.input(3);
+    packedZp = z.type() == ElementType::U8;
+    if (packedZp && countOf(z.shape()) != N * zpRow)
+      return errorf("zero_points {} must hold {} bytes (N x {})", shapeText(z.shape()), N * zpRow, zpRow);
+    if (!packedZp && countOf(z.shape()) != N * blocks)
+      return errorf("zero_points {} must hold {} values (N x blocks)", shapeText(z.shape()), N * blocks);
+    SF_ASSIGN(zp, doubles(z));
+  }
+  std::vector<int64_t> gIdx;
+  if (ctx.hasInput(4)) {
+    SF_ASSIGN(gIdx, ints(ctx.input(4)));
+    if (int64_t(gIdx.size()) < K) return errorf("g_idx has {} values for K = {}", gIdx.size(), K);
+    for (int64_t g : gIdx)
+      if (g < 0 || g >= blocks) return errorf("g_idx value {} is outside 0..{}", g, blocks - 1);
+  }
+  const uint8_t *q = reinterpret_cast<const uint8_t *>(b.bytes().data());
+  SF_TRY(ctx.admit(ElementType::F64, Shape{N, K}));
+  std::vector<double> w(static_cast<size_t>(N * K));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t kb = gIdx.empty() ? k / block : gIdx[size_t(k)], bit = (k % block) * bits;
+      const int64_t v = (q[size_t((n * blocks + k / block) * blob + bit / 8)] >> (bit % 8)) & mask;
+      double z = double(int64_t(1) << (bits - 1));
+      if (!zp.empty() && packedZp) {
+        const int64_t zbit = kb * bits;
+        z = double((int64_t(zp[size_t(n * zpRow + zbit / 8)]) >> (zbit % 8)) & mask);
+      } else if (!zp.empty()) {
+        z = zp[size_t(n * blocks + kb)];
+      }
+      w[size_t(n * K + k)] = (double(v) - z) * scales[size_t(n * blocks + kb)];
+    }
+  return w;
+}
+
+/// MatMulNBits (A [..., K], B quantized to `bits` in blocks along K): A times the dequantized
+/// weights transposed, plus bias: [..., N]. (accuracy_level 4's int8 products of onnxruntime's
+/// MLAS kernels are not emulated: the weights are dequantized and multiplied in double.)
+Result<void> matMulNBits(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(int64_t K, ctx.attrs().getInt("K"));
+  SF_ASSIGN(int64_t N, ctx.attrs().getInt("N"));
+  SF_ASSIGN(int64_t bits, ctx.attrs().getInt("bits", 4));
+  SF_ASSIGN(int64_t block, ctx.attrs().getInt("block_size"));
+  if (bits != 2 && bits != 4 && bits != 8) return errorf("bits is {}; 2, 4 or 8 expected", bits);
+  if (block < 16 || (block & (block - 1)) != 0) return errorf("block_size {} must be a power of 2, at least 16", block);
+  if (K <= 0 || N <= 0) return errorf("K ({}) and N ({}) must be positive", K, N);
+  if (a.shape().empty() || a.shape().back() != K) return errorf("A {} must end in K = {}", shapeText(a.shape()), K);
+  SF_ASSIGN(auto w, dequantizeNBits(ctx, K, N, bits, block));
+  std::vector<double> bias;
+  if (ctx.hasInput(5)) {
+    SF_ASSIGN(bias, hiddenParam(ctx, 5, N, "bias"));
+  }
+  SF_ASSIGN(auto av, doubles(a));
+  const int64_t M = countOf(a.shape()) / K;
+  Shape out = a.shape();
+  out.back() = N;
+  SF_TRY(ctx.admit(ElementType::F64, out));
+  std::vector<double> y(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = bias.empty() ? 0.0 : bias[size_t(n)];
+      const double *x = &av[size_t(m * K)], *wn = &w[size_t(n * K)];
+      for (int64_t k = 0; k < K; ++k) acc += x[k] * wn[k];
+      y[size_t(m * N + n)] = acc;
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(a.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// What a GroupQueryAttention node is given, read once.
+struct Gqa {
+  int64_t batch = 0, seq = 0, heads = 0, kvHeads = 0, head = 0, newKeys = 0, past = 0, present = 0, total = 0;
+  bool firstPrompt = false;
+  std::vector<int64_t> seqlens; // per batch row: the keys it attends to, minus 1
+};
+
+/// Rotates pairs of `x`'s first `rotary` features of one head by the angles of `position`
+/// (cos/sin caches [max_position, rotary / 2]); halves apart, or neighbours when interleaved.
+void rotate(double *x, int64_t rotary, bool interleaved, const double *cos, const double *sin) {
+  const int64_t half = rotary / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+    const double x1 = x[a], x2 = x[b];
+    x[a] = x1 * cos[i] - x2 * sin[i];
+    x[b] = x2 * cos[i] + x1 * sin[i];
+  }
+}
+
+/// The sizes and the checks onnxruntime makes before it runs GroupQueryAttention.
+Result<Gqa> gqaSizes(EvalContext &ctx) {
+  Gqa g;
+  const Tensor &q = ctx.input(0);
+  SF_ASSIGN(g.heads, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(g.kvHeads, ctx.attrs().getInt("kv_num_heads"));
+  if (g.heads <= 0 || g.kvHeads <= 0 || g.heads % g.kvHeads != 0)
+    return errorf("num_heads {} must be a positive multiple of kv_num_heads {}", g.heads, g.kvHeads);
+  if (q.shape().size() != 3) return errorf("query {} must be of rank 3", shapeText(q.shape()));
+  g.batch = q.shape()[0], g.seq = q.shape()[1];
+  const bool packed = !ctx.hasInput(1);
+  const int64_t parts = packed ? g.heads + 2 * g.kvHeads : g.heads;
+  if (q.shape()[2] % parts != 0) return errorf("query {}'s hidden size is not a multiple of {}", shapeText(q.shape()), parts);
+  g.head = q.shape()[2] / parts;
+  g.newKeys = g.seq;
+  if (!packed) {
+    const Shape &k = ctx.input(1).shape(), &v = ctx.input(2).shape();
+    if (k.size() != 3 || k != v || k[0] != g.batch || k[2] != g.kvHeads * g.head)
+      return errorf("key {} and value {} must be [{}, L, {}]", shapeText(k), shapeText(v), g.batch, g.kvHeads * g.head);
+    g.newKeys = k[1];
+  }
+  if (ctx.hasInput(3)) {
+    const Shape &pk = ctx.input(3).shape();
+    if (pk.size() != 4 || pk != ctx.input(4).shape() || pk[0] != g.batch || pk[1] != g.kvHeads || pk[3] != g.head)
+      return errorf("past_key {} and past_value {} must be [{}, {}, P, {}]", shapeText(pk), shapeText(ctx.input(4).shape()),
+                    g.batch, g.kvHeads, g.head);
+    g.past = pk[2];
+  }
+  if (g.newKeys != g.seq && !(g.newKeys == 0 && ctx.hasInput(3)))
+    return errorf("key has {} positions for {} queries", g.newKeys, g.seq);
+  SF_ASSIGN(g.seqlens, ints(ctx.input(5)));
+  SF_ASSIGN(auto total, ints(ctx.input(6)));
+  if (int64_t(g.seqlens.size()) != g.batch) return errorf("seqlens_k has {} values for a batch of {}", g.seqlens.size(), g.batch);
+  if (total.size() != 1 || total[0] <= 0) return errorf("total_sequence_length must be one positive value");
+  g.total = total[0];
+  g.present = std::max(g.total, g.past);
+  g.firstPrompt = g.seq == g.total;
+  if (g.seq > 1 && !g.firstPrompt && g.batch != 1)
+    return errorf("a batch of {} with {} new tokens and a past (total {}): onnxruntime takes batch 1 then", g.batch, g.seq, g.total);
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const int64_t n = g.seqlens[size_t(b)];
+    if (n < 0 || n >= g.present) return errorf("seqlens_k[{}] = {} is outside [0, {})", b, n, g.present);
+    if (!g.firstPrompt && n + 1 < g.seq) return errorf("seqlens_k[{}] = {} is too small for {} new tokens", b, n, g.seq);
+    if (ctx.hasInput(3) && g.newKeys != 0 && !g.firstPrompt && n + 1 - g.seq > g.past)
+      return errorf("seqlens_k[{}] = {} needs {} past rows; the past has {}", b, n, n + 1 - g.seq, g.past);
+  }
+  return g;
+}
+
+/// GroupQueryAttention (onnxruntime's CPU semantics): queries and new keys rotated (do_rotary)
+/// at their positions, new keys and values written after each batch row's past (present_key
+/// and present_value hold max(total, past) rows, 0 past each row's keys), each query row
+/// attending causally to the keys before it (a local window when local_window_size >= 0), with
+/// softcap and attention_bias; output [B, S, num_heads * head].
+Result<void> groupQueryAttention(EvalContext &ctx) {
+  SF_ASSIGN(Gqa g, gqaSizes(ctx));
+  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
+  if (scale == 0) scale = 1.0 / std::sqrt(double(g.head));
+  SF_ASSIGN(double softcap, ctx.attrs().getFloat("softcap", 0.0));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
+  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("rotary_interleaved", 0));
+  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
+  SF_ASSIGN(int64_t smooth, ctx.attrs().getInt("smooth_softmax", 0));
+  SF_ASSIGN(int64_t qkOutput, ctx.attrs().getInt("qk_output", 0));
+  if (qkOutput != 0) return errorf("qk_output {} is not supported", qkOutput);
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
+  const bool packed = !ctx.hasInput(1);
+  SF_ASSIGN(auto qv, doubles(ctx.input(0)));
+  std::vector<double> kv, vv, pk, pv, cosv, sinv, bias, sinks;
+  if (!packed) {
+    SF_ASSIGN(kv, doubles(ctx.input(1)));
+    SF_ASSIGN(vv, doubles(ctx.input(2)));
+  }
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(pk, doubles(ctx.input(3)));
+    SF_ASSIGN(pv, doubles(ctx.input(4)));
+  }
+  // Q [B, N, S, H], new K and V [B, Nk, L, H], from BSNH (or the packed Q, K, V heads).
+  SF_TRY(ctx.admit(ElementType::F64, Shape{B, N + 2 * Nk, std::max(S, C), H}));
+  std::vector<double> Q(static_cast<size_t>(B * N * S * H)), K(static_cast<size_t>(B * Nk * L * H)), V(K.size());
+  const int64_t qRow = packed ? (N + 2 * Nk) * H : N * H;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t d = 0; d < H; ++d) {
+        const size_t base = size_t((b * S + s) * qRow);
+        for (int64_t h = 0; h < N; ++h) Q[size_t(((b * N + h) * S + s) * H + d)] = qv[base + size_t(h * H + d)];
+        if (packed)
+          for (int64_t h = 0; h < Nk; ++h) {
+            K[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + h) * H + d)];
+            V[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + Nk + h) * H + d)];
+          }
+      }
+  if (!packed)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < L; ++s)
+        for (int64_t h = 0; h < Nk; ++h)
+          for (int64_t d = 0; d < H; ++d) {
+            K[size_t(((b * Nk + h) * L + s) * H + d)] = kv[size_t(((b * L + s) * Nk + h) * H + d)];
+            V[size_t(((b * Nk + h) * L + s) * H + d)] = vv[size_t(((b * L + s) * Nk + h) * H + d)];
+          }
+  if (rotary) {
+    if (!ctx.hasInput(7) || !ctx.hasInput(8)) return errorf("do_rotary needs cos_cache and sin_cache");
+    const Shape &cs = ctx.input(7).shape();
+    if (cs.size() != 2 || cs != ctx.input(8).shape() || 2 * cs[1] > H)
+      return errorf("cos_cache {} and sin_cache {} must be [max_position, at most {}]", shapeText(cs),
+                    shapeText(ctx.input(8).shape()), H / 2);
+    SF_ASSIGN(cosv, doubles(ctx.input(7)));
+    SF_ASSIGN(sinv, doubles(ctx.input(8)));
+    std::vector<int64_t> ids;
+    if (ctx.hasInput(9)) {
+      SF_ASSIGN(ids, ints(ctx.input(9)));
+    }
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s) {
+        int64_t pos = g.firstPrompt ? s : g.seqlens[size_t(b)] + 1 - S + s;
+        if (!ids.empty()) pos = g.firstPrompt ? ids[0] + s : ids[size_t(std::min<int64_t>(b * S + s, int64_t(ids.size()) - 1))];
+        if (pos < 0 || pos >= cs[0]) return errorf("position {} is outside the rotary cache of {}", pos, cs[0]);
+        const double *c = &cosv[size_t(pos * cs[1])], *n = &sinv[size_t(pos * cs[1])];
+        for (int64_t h = 0; h < N; ++h) rotate(&Q[size_t(((b * N + h) * S + s) * H)], 2 * cs[1], interleaved, c, n);
+        if (s < L)
+          for (int64_t h = 0; h < Nk; ++h) rotate(&K[size_t(((b * Nk + h) * L + s) * H)], 2 * cs[1], interleaved, c, n);
+      }
+  }
+  if (ctx.hasInput(10)) {
+    const Shape &bs = ctx.input(10).shape();
+    if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] < g.total)
+      return errorf("attention_bias {} must be [{} or 1, {} or 1, {}, {}]", shapeText(bs), B, N, S, g.total);
+    SF_ASSIGN(bias, doubles(ctx.input(10)));
+  }
+  if (ctx.hasInput(11)) {
+    SF_ASSIGN(sinks, doubles(ctx.input(11)));
+  }
+  // Present: each row's valid past, then its new keys; zeros elsewhere.
+  std::vector<double> presentK(static_cast<size_t>(B * Nk * C * H)), presentV(presentK.size());
+  std::vector<int64_t> causalPast(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t total = g.seqlens[size_t(b)] + 1;
+    const int64_t pastRows = !ctx.hasInput(3) ? 0 : L == 0 ? total : g.firstPrompt ? 0 : total - S;
+    causalPast[size_t(b)] = !ctx.hasInput(3) || g.firstPrompt ? 0 : total - S;
+    if (pastRows + L > C) return errorf("batch row {}: {} past and {} new keys overflow the present's {}", b, pastRows, L, C);
+    for (int64_t h = 0; h < Nk; ++h)
+      for (int64_t t = 0; t < pastRows + L; ++t)
+        for (int64_t d = 0; d < H; ++d) {
+          const size_t at = size_t(((b * Nk + h) * C + t) * H + d);
+          if (t < pastRows) {
+            presentK[at] = pk[size_t(((b * Nk + h) * g.past + t) * H + d)];
+            presentV[at] = pv[size_t(((b * Nk + h) * g.past + t) * H + d)];
+          } else {
+            presentK[at] = K[size_t(((b * Nk + h) * L + t - pastRows) * H + d)];
+            presentV[at] = V[size_t(((b * Nk + h) * L + t - pastRows) * H + d)];
+          }
+        }
+  }
+  const Shape biasShape = ctx.hasInput(10) ? ctx.input(10).shape() : Shape{};
+  std::vector<double> y(static_cast<size_t>(B * S * N * H)), row(static_cast<size_t>(C));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < N; ++h) {
+      const int64_t kh = h / (N / Nk), total = g.seqlens[size_t(b)] + 1;
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t end = causal ? std::min(causalPast[size_t(b)] + s + 1, total) : total;
+        const int64_t start = window >= 0 && end > window ? end - window : 0;
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t t = start; t < end; ++t) {
+          double x = 0;
+          for (int64_t d = 0; d < H; ++d)
+            x += Q[size_t(((b * N + h) * S + s) * H + d)] * presentK[size_t(((b * Nk + kh) * C + t) * H + d)];
+          x *= scale;
+          if (softcap > 0) x = softcap * std::tanh(x / softcap);
+          if (!bias.empty()) {
+            const int64_t bb = biasShape[0] == 1 ? 0 : b, bh = biasShape[1] == 1 ? 0 : h;
+            x += bias[size_t(((bb * biasShape[1] + bh) * biasShape[2] + s) * biasShape[3] + t)];
+          }
+          row[size_t(t)] = x;
+          top = std::max(top, x);
+        }
+        const bool sink = smooth || !sinks.empty();
+        const double sinkValue = sinks.empty() ? 0.0 : sinks[size_t(h)];
+        if (sink) top = std::max(top, sinkValue);
+        double sum = sink ? std::exp(sinkValue - top) : 0.0;
+        for (int64_t t = start; t < end; ++t) sum += (row[size_t(t)] = std::exp(row[size_t(t)] - top));
+        for (int64_t d = 0; d < H; ++d) {
+          double acc = 0;
+          for (int64_t t = start; t < end; ++t) acc += row[size_t(t)] * presentV[size_t(((b * Nk + kh) * C + t) * H + d)];
+          y[size_t(((b * S + s) * N + h) * H + d)] = end > start ? acc / sum : 0.0;
+        }
+      }
+    }
+  const ElementType type = ctx.input(0).type();
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(type, Shape{B, S, N * H}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  const ElementType cacheType = ctx.hasInput(3) ? ctx.input(3).type() : type;
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(cacheType, Shape{B, Nk, C, H}, presentK));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(cacheType, Shape{B, Nk, C, H}, presentV));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  return success();
+}
+
+} // namespace
+
+Result<void> registerContribKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "SimplifiedLayerNormalization", simplifiedLayerNorm));
+  SF_TRY(setKernel(r, "SkipSimplifiedLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, true); }, kMs));
+  SF_TRY(setKernel(r, "SkipLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, false); }, kMs));
+  SF_TRY(setKernel(r, "MatMulNBits", matMulNBits, kMs));
+  SF_TRY(setKernel(r, "GroupQueryAttention", groupQueryAttention, kMs));
+  return success();
+}
+
+} // namespace sf::eval::detail
