@@ -59,7 +59,7 @@ Result<InferOptions> ModelArgs::options() const {
 }
 
 Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::ImportOptions &import,
-                                               const std::function<void(const Graph &)> &beforeInference) {
+                                               const std::function<void(Graph &)> &beforeInference) {
   auto m = std::make_unique<Inferred>();
   SF_ASSIGN(m->graph, onnx::loadGraphFile(a.path, m->diags, import));
   SF_ASSIGN(InferOptions options, a.options());

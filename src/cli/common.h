@@ -49,7 +49,7 @@ struct Inferred {
 /// or the options do not fit it. `import` decides what the importer decodes (every constant's
 /// elements, to run it); `beforeInference` sees the graph with the options applied.
 Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::ImportOptions &import = {},
-                                               const std::function<void(const Graph &)> &beforeInference = {});
+                                               const std::function<void(Graph &)> &beforeInference = {});
 
 /// `--at SYM=V[,SYM=V...]`: one binding of sizes per flag.
 Result<Binding> parseBinding(const std::string &spec);

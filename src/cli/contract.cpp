@@ -28,7 +28,7 @@ Command addContract(CLI::App &app) {
             // it instead.
             ModelArgs lenient = args->model;
             lenient.strict = false;
-            auto m = loadAndInfer(lenient, {}, [&](const Graph &g) { basis = contractBasis(g); });
+            auto m = loadAndInfer(lenient, {}, [&](Graph &g) { basis = contractBasis(g); });
             if (!m.ok()) return fail(m.error().message);
             Contract c = makeContract((*m)->graph, (*m)->diags, basis);
             if (args->json) std::cout << contractJson(c, args->model.path).dump(1) << "\n";

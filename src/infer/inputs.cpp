@@ -165,6 +165,26 @@ std::vector<SymbolId> namedInputSymbols(const Graph &g) {
   return out;
 }
 
+std::vector<std::string> admitEmptySizes(Graph &g, const std::map<std::string, Shape> &shapes) {
+  ExprScope scope = g.enter();
+  std::vector<std::string> widened;
+  for (const OutletId &o : g.inputs) {
+    const Outlet &in = g.outlet(o);
+    auto it = shapes.find(in.name);
+    if (it == shapes.end() || !in.fact.shape.rankIsStatic() || in.fact.shape.size() != it->second.size()) continue;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      const Dimension &d = in.fact.shape[i];
+      if (it->second[i] != 0 || d.isStatic() || !d.expr() || !isSymbol(d.expr())) continue;
+      const SymbolId s = d.expr()->sym;
+      const std::string &name = symbolInfo(s).name;
+      if (name.empty() || g.symbols.rangeGiven(name) || symbolInfo(s).range.lo < 1) continue;
+      if (std::find(widened.begin(), widened.end(), name) != widened.end()) continue;
+      if (g.symbols.setRange(name, Interval{0, symbolInfo(s).range.hi}).ok()) widened.push_back(name);
+    }
+  }
+  return widened;
+}
+
 Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *diags) {
   ExprScope scope = g.enter();
   for (const DimBound &d : options.dims)

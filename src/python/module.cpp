@@ -391,6 +391,10 @@ py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
   {
     py::gil_scoped_release release;
     Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
+    // Sizes of 0 in the data (an empty KV cache) admitted as `shapeflow run` admits them.
+    std::map<std::string, Shape> shapes;
+    for (const auto &[name, t] : tensors) shapes[name] = t.shape();
+    admitEmptySizes(g, shapes);
     inferGraph(g, diags);
     // Prepared as `shapeflow run` prepares it: the executor's rewrites, the arena at these sizes.
     std::map<std::string, Value> feeds;

@@ -675,3 +675,14 @@ TEST(CliCheck, SamplesRunAndAgree) {
   EXPECT_EQ(text.status, 0) << describe(text);
   EXPECT_TRUE(contains(text.out, "0 mismatches")) << describe(text);
 }
+
+TEST(CliRun, AnEmptyCacheRuns) {
+  // P is 0 in the data: the model (named sizes at least 1 by default) is inferred again with P
+  // from 0, and runs; a size the model cannot take still fails.
+  Outcome r = shapeflow({"run", data("kv_concat.onnx"), "--feed", "past=random:2,0,4", "--feed", "new=random:2,3,4"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.err, "note: P is 0 in the data")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "f32[2,3,4]")) << describe(r);
+  Outcome bad = shapeflow({"run", data("kv_concat.onnx"), "--feed", "past=random:2,0,4", "--feed", "new=random:3,3,4"});
+  EXPECT_EQ(bad.status, 1) << describe(bad);
+}

@@ -13,6 +13,7 @@
 #include "shapeflow/support/diagnostic.h"
 
 #include <string>
+#include <map>
 #include <vector>
 
 namespace sf {
@@ -82,6 +83,12 @@ Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *dia
 /// (in the graph's expression context). Inference resolves the inputs' facts: taken before it,
 /// these are the symbols the model (or the user) declared.
 std::vector<SymbolId> namedInputSymbols(const Graph &g);
+
+/// Sizes of 0 in the data a model is run on: for every named symbol of an input's shape that
+/// `shapes` (the inputs' actual shapes, by name) sets to 0 where the model's default says "at
+/// least 1" and no range was given, the symbol's range widened to start at 0 (as `--dim SYM=0..`
+/// does), before inference. Returns the symbols widened (an empty KV cache: `past`).
+std::vector<std::string> admitEmptySizes(Graph &g, const std::map<std::string, Shape> &shapes);
 
 /// Infers every outlet's fact in place, on the graph's own symbol table.
 InferStats inferGraph(Graph &g, Diagnostics &diags, const InferOptions &options = {});
