@@ -82,6 +82,32 @@ Result<std::map<std::string, Value>> feedsOf(const RunArgs &a, const Graph &g) {
   return feeds;
 }
 
+/// Sizes of 0 in the data (an empty KV cache) for named sizes the model takes to be at least 1:
+/// the model inferred again with those sizes from 0, as `--dim SYM=0..` would (a note says so).
+Result<void> inferAgainWithEmptySizes(const RunArgs &a, const std::map<std::string, Value> &feeds,
+                                      std::unique_ptr<Inferred> &m) {
+  std::map<std::string, Shape> shapes;
+  bool empty = false;
+  for (OutletId o : m->graph.inputs) {
+    const Outlet &in = m->graph.outlet(o);
+    auto it = feeds.find(in.name);
+    if (it == feeds.end() || !it->second.isTensor()) continue;
+    const Shape &shape = shapes[in.name] = it->second.tensor()->shape();
+    if (in.fact.shape.rankIsStatic() && in.fact.shape.size() == shape.size())
+      for (size_t i = 0; i < shape.size(); ++i) empty |= shape[i] == 0 && in.fact.shape[i].minLength() >= 1;
+  }
+  if (!empty) return success();
+  std::vector<std::string> widened;
+  SF_ASSIGN(auto again, loadAndInfer(a.model, onnx::ImportOptions{.decodeLarge = true},
+                                     [&](Graph &g) { widened = admitEmptySizes(g, shapes); }));
+  if (widened.empty()) return success();
+  if (!a.json)
+    std::cerr << fmt::format("note: {} is 0 in the data: the model is inferred with {} from 0 (empty tensors)\n",
+                             fmt::join(widened, ", "), widened.size() == 1 ? "it" : "them");
+  m = std::move(again);
+  return success();
+}
+
 double msSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
@@ -94,30 +120,7 @@ int runRun(const RunArgs &a) {
   if (!m.ok()) return fail(m.error().message);
   auto feeds = feedsOf(a, (*m)->graph);
   if (!feeds.ok()) return fail(feeds.error().message);
-  // Sizes of 0 in the data (an empty KV cache) for named sizes the model takes to be at least
-  // 1: inferred again with those sizes from 0, as `--dim SYM=0..` would.
-  std::map<std::string, Shape> shapes;
-  bool empty = false;
-  for (OutletId o : (*m)->graph.inputs) {
-    const Outlet &in = (*m)->graph.outlet(o);
-    auto it = feeds->find(in.name);
-    if (it == feeds->end() || !it->second.isTensor()) continue;
-    const Shape &shape = shapes[in.name] = it->second.tensor()->shape();
-    if (in.fact.shape.rankIsStatic() && in.fact.shape.size() == shape.size())
-      for (size_t i = 0; i < shape.size(); ++i) empty |= shape[i] == 0 && in.fact.shape[i].minLength() >= 1;
-  }
-  if (empty) {
-    std::vector<std::string> widened;
-    auto again = loadAndInfer(a.model, onnx::ImportOptions{.decodeLarge = true},
-                              [&](Graph &g) { widened = admitEmptySizes(g, shapes); });
-    if (!again.ok()) return fail(again.error().message);
-    if (!widened.empty()) {
-      if (!a.json)
-        std::cerr << fmt::format("note: {} is 0 in the data: the model is inferred with {} from 0 (empty tensors)\n",
-                                 fmt::join(widened, ", "), widened.size() == 1 ? "it" : "them");
-      m = std::move(again);
-    }
-  }
+  if (auto widened = inferAgainWithEmptySizes(a, *feeds, *m); !widened.ok()) return fail(widened.error().message);
   ExprScope scope = (*m)->graph.enter();
   auto session = eval::prepareSession(std::move((*m)->graph), *feeds, {.fuse = !a.noFuse, .arena = !a.noArena});
   if (!session.ok()) return fail(session.error().message);

@@ -277,157 +277,191 @@ Result<Gqa> gqaSizes(EvalContext &ctx) {
   return g;
 }
 
-/// GroupQueryAttention (onnxruntime's CPU semantics): queries and new keys rotated (do_rotary)
-/// at their positions, new keys and values written after each batch row's past (present_key
-/// and present_value hold max(total, past) rows, 0 past each row's keys), each query row
-/// attending causally to the keys before it (a local window when local_window_size >= 0), with
-/// softcap and attention_bias; output [B, S, num_heads * head].
-Result<void> groupQueryAttention(EvalContext &ctx) {
-  SF_ASSIGN(Gqa g, gqaSizes(ctx));
-  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
-  if (scale == 0) scale = 1.0 / std::sqrt(double(g.head));
-  SF_ASSIGN(double softcap, ctx.attrs().getFloat("softcap", 0.0));
-  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
-  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("rotary_interleaved", 0));
-  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
-  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
-  SF_ASSIGN(int64_t smooth, ctx.attrs().getInt("smooth_softmax", 0));
-  SF_ASSIGN(int64_t qkOutput, ctx.attrs().getInt("qk_output", 0));
-  if (qkOutput != 0) return errorf("qk_output {} is not supported", qkOutput);
-  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
+/// Q [B, N, S, H] and the new K and V [B, Nk, L, H], from BSNH inputs (or the packed query's
+/// heads: N of Q, Nk of K, Nk of V).
+struct GqaHeads {
+  std::vector<double> q, k, v;
+};
+
+Result<GqaHeads> gqaHeads(EvalContext &ctx, const Gqa &g) {
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, L = g.newKeys;
   const bool packed = !ctx.hasInput(1);
+  SF_TRY(ctx.admit(ElementType::F64, Shape{B, N + 2 * Nk, std::max(S, g.present), H}));
   SF_ASSIGN(auto qv, doubles(ctx.input(0)));
-  std::vector<double> kv, vv, pk, pv, cosv, sinv, bias, sinks;
-  if (!packed) {
-    SF_ASSIGN(kv, doubles(ctx.input(1)));
-    SF_ASSIGN(vv, doubles(ctx.input(2)));
-  }
-  if (ctx.hasInput(3)) {
-    SF_ASSIGN(pk, doubles(ctx.input(3)));
-    SF_ASSIGN(pv, doubles(ctx.input(4)));
-  }
-  // Q [B, N, S, H], new K and V [B, Nk, L, H], from BSNH (or the packed Q, K, V heads).
-  SF_TRY(ctx.admit(ElementType::F64, Shape{B, N + 2 * Nk, std::max(S, C), H}));
-  std::vector<double> Q(static_cast<size_t>(B * N * S * H)), K(static_cast<size_t>(B * Nk * L * H)), V(K.size());
+  GqaHeads r;
+  r.q.resize(static_cast<size_t>(B * N * S * H));
+  r.k.resize(static_cast<size_t>(B * Nk * L * H));
+  r.v.resize(r.k.size());
   const int64_t qRow = packed ? (N + 2 * Nk) * H : N * H;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = 0; s < S; ++s)
       for (int64_t d = 0; d < H; ++d) {
         const size_t base = size_t((b * S + s) * qRow);
-        for (int64_t h = 0; h < N; ++h) Q[size_t(((b * N + h) * S + s) * H + d)] = qv[base + size_t(h * H + d)];
+        for (int64_t h = 0; h < N; ++h) r.q[size_t(((b * N + h) * S + s) * H + d)] = qv[base + size_t(h * H + d)];
         if (packed)
           for (int64_t h = 0; h < Nk; ++h) {
-            K[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + h) * H + d)];
-            V[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + Nk + h) * H + d)];
+            r.k[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + h) * H + d)];
+            r.v[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + Nk + h) * H + d)];
           }
       }
-  if (!packed)
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < L; ++s)
-        for (int64_t h = 0; h < Nk; ++h)
-          for (int64_t d = 0; d < H; ++d) {
-            K[size_t(((b * Nk + h) * L + s) * H + d)] = kv[size_t(((b * L + s) * Nk + h) * H + d)];
-            V[size_t(((b * Nk + h) * L + s) * H + d)] = vv[size_t(((b * L + s) * Nk + h) * H + d)];
-          }
-  if (rotary) {
-    if (!ctx.hasInput(7) || !ctx.hasInput(8)) return errorf("do_rotary needs cos_cache and sin_cache");
-    const Shape &cs = ctx.input(7).shape();
-    if (cs.size() != 2 || cs != ctx.input(8).shape() || 2 * cs[1] > H)
-      return errorf("cos_cache {} and sin_cache {} must be [max_position, at most {}]", shapeText(cs),
-                    shapeText(ctx.input(8).shape()), H / 2);
-    SF_ASSIGN(cosv, doubles(ctx.input(7)));
-    SF_ASSIGN(sinv, doubles(ctx.input(8)));
-    std::vector<int64_t> ids;
-    if (ctx.hasInput(9)) {
-      SF_ASSIGN(ids, ints(ctx.input(9)));
-    }
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < S; ++s) {
-        int64_t pos = g.firstPrompt ? s : g.seqlens[size_t(b)] + 1 - S + s;
-        if (!ids.empty()) pos = g.firstPrompt ? ids[0] + s : ids[size_t(std::min<int64_t>(b * S + s, int64_t(ids.size()) - 1))];
-        if (pos < 0 || pos >= cs[0]) return errorf("position {} is outside the rotary cache of {}", pos, cs[0]);
-        const double *c = &cosv[size_t(pos * cs[1])], *n = &sinv[size_t(pos * cs[1])];
-        for (int64_t h = 0; h < N; ++h) rotate(&Q[size_t(((b * N + h) * S + s) * H)], 2 * cs[1], interleaved, c, n);
-        if (s < L)
-          for (int64_t h = 0; h < Nk; ++h) rotate(&K[size_t(((b * Nk + h) * L + s) * H)], 2 * cs[1], interleaved, c, n);
-      }
+  if (packed) return r;
+  SF_ASSIGN(auto kv, doubles(ctx.input(1)));
+  SF_ASSIGN(auto vv, doubles(ctx.input(2)));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < L; ++s)
+      for (int64_t h = 0; h < Nk; ++h)
+        for (int64_t d = 0; d < H; ++d) {
+          r.k[size_t(((b * Nk + h) * L + s) * H + d)] = kv[size_t(((b * L + s) * Nk + h) * H + d)];
+          r.v[size_t(((b * Nk + h) * L + s) * H + d)] = vv[size_t(((b * L + s) * Nk + h) * H + d)];
+        }
+  return r;
+}
+
+/// do_rotary: queries and new keys rotated at their positions (position_ids; else in a first
+/// prompt 0.., else after each row's past: seqlens_k + 1 - S + s).
+Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
+  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("rotary_interleaved", 0));
+  if (!ctx.hasInput(7) || !ctx.hasInput(8)) return errorf("do_rotary needs cos_cache and sin_cache");
+  const Shape &cs = ctx.input(7).shape();
+  if (cs.size() != 2 || cs != ctx.input(8).shape() || 2 * cs[1] > g.head)
+    return errorf("cos_cache {} and sin_cache {} must be [max_position, at most {}]", shapeText(cs),
+                  shapeText(ctx.input(8).shape()), g.head / 2);
+  SF_ASSIGN(auto cosv, doubles(ctx.input(7)));
+  SF_ASSIGN(auto sinv, doubles(ctx.input(8)));
+  std::vector<int64_t> ids;
+  if (ctx.hasInput(9)) {
+    SF_ASSIGN(ids, ints(ctx.input(9)));
   }
+  const int64_t S = g.seq, H = g.head;
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t s = 0; s < S; ++s) {
+      int64_t pos = g.firstPrompt ? s : g.seqlens[size_t(b)] + 1 - S + s;
+      if (!ids.empty()) pos = g.firstPrompt ? ids[0] + s : ids[size_t(std::min<int64_t>(b * S + s, int64_t(ids.size()) - 1))];
+      if (pos < 0 || pos >= cs[0]) return errorf("position {} is outside the rotary cache of {}", pos, cs[0]);
+      const double *c = &cosv[size_t(pos * cs[1])], *n = &sinv[size_t(pos * cs[1])];
+      for (int64_t h = 0; h < g.heads; ++h) rotate(&x.q[size_t(((b * g.heads + h) * S + s) * H)], 2 * cs[1], interleaved, c, n);
+      if (s < g.newKeys)
+        for (int64_t h = 0; h < g.kvHeads; ++h)
+          rotate(&x.k[size_t(((b * g.kvHeads + h) * g.newKeys + s) * H)], 2 * cs[1], interleaved, c, n);
+    }
+  return success();
+}
+
+/// present_key and present_value [B, Nk, C, H]: each row's valid past (none in a first prompt;
+/// all its keys when the new keys are shared, L = 0), then its new keys; zeros elsewhere. Also
+/// each row's past as the causal mask counts it.
+struct GqaPresent {
+  std::vector<double> k, v;
+  std::vector<int64_t> causalPast;
+};
+
+Result<GqaPresent> gqaPresent(EvalContext &ctx, const Gqa &g, const GqaHeads &x) {
+  const int64_t B = g.batch, S = g.seq, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
+  const bool hasPast = ctx.hasInput(3);
+  std::vector<double> pk, pv;
+  if (hasPast) {
+    SF_ASSIGN(pk, doubles(ctx.input(3)));
+    SF_ASSIGN(pv, doubles(ctx.input(4)));
+  }
+  GqaPresent p;
+  p.k.resize(static_cast<size_t>(B * Nk * C * H));
+  p.v.resize(p.k.size());
+  p.causalPast.resize(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t total = g.seqlens[size_t(b)] + 1;
+    const int64_t pastRows = !hasPast ? 0 : L == 0 ? total : g.firstPrompt ? 0 : total - S;
+    p.causalPast[size_t(b)] = !hasPast || g.firstPrompt ? 0 : total - S;
+    if (pastRows + L > C) return errorf("batch row {}: {} past and {} new keys overflow the present's {}", b, pastRows, L, C);
+    for (int64_t h = 0; h < Nk; ++h)
+      for (int64_t t = 0; t < pastRows + L; ++t)
+        for (int64_t d = 0; d < H; ++d) {
+          const size_t at = size_t(((b * Nk + h) * C + t) * H + d);
+          const bool past = t < pastRows;
+          const size_t from = past ? size_t(((b * Nk + h) * g.past + t) * H + d) : size_t(((b * Nk + h) * L + t - pastRows) * H + d);
+          p.k[at] = past ? pk[from] : x.k[from];
+          p.v[at] = past ? pv[from] : x.v[from];
+        }
+  }
+  return p;
+}
+
+/// The attention: each query row against its row's keys, causally (a local window when
+/// local_window_size >= 0), scaled, soft-capped, plus attention_bias, a softmax (with a sink:
+/// smooth_softmax or head_sink), over the values; [B, S, N * H].
+Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaHeads &x, const GqaPresent &p) {
+  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
+  if (scale == 0) scale = 1.0 / std::sqrt(double(g.head));
+  SF_ASSIGN(double softcap, ctx.attrs().getFloat("softcap", 0.0));
+  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
+  SF_ASSIGN(int64_t smooth, ctx.attrs().getInt("smooth_softmax", 0));
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, C = g.present;
+  std::vector<double> bias, sinks;
+  Shape bs;
   if (ctx.hasInput(10)) {
-    const Shape &bs = ctx.input(10).shape();
+    bs = ctx.input(10).shape();
     if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] < g.total)
       return errorf("attention_bias {} must be [{} or 1, {} or 1, {}, {}]", shapeText(bs), B, N, S, g.total);
     SF_ASSIGN(bias, doubles(ctx.input(10)));
   }
   if (ctx.hasInput(11)) {
     SF_ASSIGN(sinks, doubles(ctx.input(11)));
+    if (int64_t(sinks.size()) != N) return errorf("head_sink has {} values for {} heads", sinks.size(), N);
   }
-  // Present: each row's valid past, then its new keys; zeros elsewhere.
-  std::vector<double> presentK(static_cast<size_t>(B * Nk * C * H)), presentV(presentK.size());
-  std::vector<int64_t> causalPast(static_cast<size_t>(B));
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t total = g.seqlens[size_t(b)] + 1;
-    const int64_t pastRows = !ctx.hasInput(3) ? 0 : L == 0 ? total : g.firstPrompt ? 0 : total - S;
-    causalPast[size_t(b)] = !ctx.hasInput(3) || g.firstPrompt ? 0 : total - S;
-    if (pastRows + L > C) return errorf("batch row {}: {} past and {} new keys overflow the present's {}", b, pastRows, L, C);
-    for (int64_t h = 0; h < Nk; ++h)
-      for (int64_t t = 0; t < pastRows + L; ++t)
-        for (int64_t d = 0; d < H; ++d) {
-          const size_t at = size_t(((b * Nk + h) * C + t) * H + d);
-          if (t < pastRows) {
-            presentK[at] = pk[size_t(((b * Nk + h) * g.past + t) * H + d)];
-            presentV[at] = pv[size_t(((b * Nk + h) * g.past + t) * H + d)];
-          } else {
-            presentK[at] = K[size_t(((b * Nk + h) * L + t - pastRows) * H + d)];
-            presentV[at] = V[size_t(((b * Nk + h) * L + t - pastRows) * H + d)];
-          }
-        }
-  }
-  const Shape biasShape = ctx.hasInput(10) ? ctx.input(10).shape() : Shape{};
+  const bool sink = smooth || !sinks.empty();
   std::vector<double> y(static_cast<size_t>(B * S * N * H)), row(static_cast<size_t>(C));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < N; ++h) {
       const int64_t kh = h / (N / Nk), total = g.seqlens[size_t(b)] + 1;
+      const double sinkValue = sinks.empty() ? 0.0 : sinks[size_t(h)];
       for (int64_t s = 0; s < S; ++s) {
-        const int64_t end = causal ? std::min(causalPast[size_t(b)] + s + 1, total) : total;
+        const int64_t end = causal ? std::min(p.causalPast[size_t(b)] + s + 1, total) : total;
         const int64_t start = window >= 0 && end > window ? end - window : 0;
-        double top = -std::numeric_limits<double>::infinity();
+        double top = sink ? sinkValue : -std::numeric_limits<double>::infinity();
         for (int64_t t = start; t < end; ++t) {
-          double x = 0;
+          double v = 0;
           for (int64_t d = 0; d < H; ++d)
-            x += Q[size_t(((b * N + h) * S + s) * H + d)] * presentK[size_t(((b * Nk + kh) * C + t) * H + d)];
-          x *= scale;
-          if (softcap > 0) x = softcap * std::tanh(x / softcap);
-          if (!bias.empty()) {
-            const int64_t bb = biasShape[0] == 1 ? 0 : b, bh = biasShape[1] == 1 ? 0 : h;
-            x += bias[size_t(((bb * biasShape[1] + bh) * biasShape[2] + s) * biasShape[3] + t)];
-          }
-          row[size_t(t)] = x;
-          top = std::max(top, x);
+            v += x.q[size_t(((b * N + h) * S + s) * H + d)] * p.k[size_t(((b * Nk + kh) * C + t) * H + d)];
+          v *= scale;
+          if (softcap > 0) v = softcap * std::tanh(v / softcap);
+          if (!bias.empty())
+            v += bias[size_t((((bs[0] == 1 ? 0 : b) * bs[1] + (bs[1] == 1 ? 0 : h)) * bs[2] + s) * bs[3] + t)];
+          top = std::max(top, row[size_t(t)] = v);
         }
-        const bool sink = smooth || !sinks.empty();
-        const double sinkValue = sinks.empty() ? 0.0 : sinks[size_t(h)];
-        if (sink) top = std::max(top, sinkValue);
         double sum = sink ? std::exp(sinkValue - top) : 0.0;
         for (int64_t t = start; t < end; ++t) sum += (row[size_t(t)] = std::exp(row[size_t(t)] - top));
         for (int64_t d = 0; d < H; ++d) {
           double acc = 0;
-          for (int64_t t = start; t < end; ++t) acc += row[size_t(t)] * presentV[size_t(((b * Nk + kh) * C + t) * H + d)];
+          for (int64_t t = start; t < end; ++t) acc += row[size_t(t)] * p.v[size_t(((b * Nk + kh) * C + t) * H + d)];
           y[size_t(((b * S + s) * N + h) * H + d)] = end > start ? acc / sum : 0.0;
         }
       }
     }
-  const ElementType type = ctx.input(0).type();
-  SF_ASSIGN(Tensor out, Tensor::fromDoubles(type, Shape{B, S, N * H}, y));
+  return y;
+}
+
+/// GroupQueryAttention (onnxruntime's CPU semantics): the heads, rotated (do_rotary), written
+/// into the present caches, attended; output [B, S, num_heads * head] and the present caches.
+Result<void> groupQueryAttention(EvalContext &ctx) {
+  SF_ASSIGN(Gqa g, gqaSizes(ctx));
+  SF_ASSIGN(int64_t qkOutput, ctx.attrs().getInt("qk_output", 0));
+  if (qkOutput != 0) return errorf("qk_output {} is not supported", qkOutput);
+  SF_ASSIGN(GqaHeads x, gqaHeads(ctx, g));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
+  if (rotary) {
+    SF_TRY(gqaRotate(ctx, g, x));
+  }
+  SF_ASSIGN(GqaPresent p, gqaPresent(ctx, g, x));
+  SF_ASSIGN(auto y, gqaAttend(ctx, g, x, p));
+  const ElementType type = ctx.input(0).type(), cacheType = ctx.hasInput(3) ? ctx.input(3).type() : type;
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(type, Shape{g.batch, g.seq, g.heads * g.head}, y));
   SF_TRY(ctx.setOutput(0, std::move(out)));
-  const ElementType cacheType = ctx.hasInput(3) ? ctx.input(3).type() : type;
-  if (ctx.numOutputs() > 1) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(cacheType, Shape{B, Nk, C, H}, presentK));
-    SF_TRY(ctx.setOutput(1, std::move(t)));
-  }
-  if (ctx.numOutputs() > 2) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(cacheType, Shape{B, Nk, C, H}, presentV));
-    SF_TRY(ctx.setOutput(2, std::move(t)));
-  }
+  const Shape present{g.batch, g.kvHeads, g.present, g.head};
+  for (size_t i : {size_t(1), size_t(2)})
+    if (ctx.numOutputs() > i) {
+      SF_ASSIGN(Tensor t, Tensor::fromDoubles(cacheType, present, i == 1 ? p.k : p.v));
+      SF_TRY(ctx.setOutput(i, std::move(t)));
+    }
   return success();
 }
 
