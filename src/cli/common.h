@@ -70,5 +70,6 @@ Command addPlan(CLI::App &app);
 Command addCheckPlan(CLI::App &app);
 Command addRun(CLI::App &app);
 Command addCheck(CLI::App &app);
+Command addOps(CLI::App &app);
 
 } // namespace sf::cli

@@ -551,9 +551,9 @@ Result<Tensor> randomTensor(ElementType type, const Shape &shape, uint64_t seed)
   };
   std::vector<double> v(static_cast<size_t>(count));
   for (double &x : v) {
-    if (isFloat(type)) x = double(next() >> 11) / double(1ULL << 53) * 2 - 1;
+    if (isFloat(type) || isNarrowFloat(type)) x = double(next() >> 11) / double(1ULL << 53) * 2 - 1;
     else if (type == ElementType::Bool) x = double(next() & 1);
-    else x = double(next() % 10);
+    else x = double(next() % (isInt4(type) ? 8 : 10));
   }
   return Tensor::fromDoubles(type, shape, v);
 }

@@ -282,7 +282,10 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
     total = scalarDim(ctx.input(6));
   }
   Dimension present;
-  if (total && past) {
+  SF_ASSIGN(int64_t slidingCache, ctx.attrs().getInt("sliding_window_cache", 0));
+  if (slidingCache != 0 && past) {
+    present = *past; // a ring buffer of the past's capacity
+  } else if (total && past) {
     SF_ASSIGN(present, Dimension::max(*total, *past));
   } else if (total) {
     present = *total;
@@ -320,7 +323,7 @@ Result<Facts> inferGatherBlockQuantized(InferContext &ctx) {
   if (r < 1) return errorf("input 0 (data) {} must have rank 1 or more", data);
   SF_ASSIGN(int64_t g, normalizeAxis(gatherAxis, r));
   SF_ASSIGN(int64_t qa, normalizeAxis(quantizeAxis, r));
-  if (bytes && (g != 0 || qa != r - 1))
+  if (bytes && (g != 0 || qa != r - 1 || r < 2))
     return errorf("uint8 data gathers along axis 0 and is quantized along its last axis (gather_axis {}, quantize_axis {})",
                   gatherAxis, quantizeAxis);
   if (scales.shape.rankIsStatic() && int64_t(scales.shape.size()) != r)

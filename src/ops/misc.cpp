@@ -173,6 +173,13 @@ Result<Facts> inferDequantizeLinear(InferContext &ctx) {
   // Opset 19 lets the scale be f16 or bf16: the output takes the scale's type.
   ElementType t = ElementType::F32;
   if ((ctx.opset() == 0 || ctx.opset() >= 19) && isFloat(scale.type)) t = scale.type;
+  // Opset 23's output_dtype names it (0: the scale's).
+  SF_ASSIGN(int64_t dtype, ctx.attrs().getInt("output_dtype", 0));
+  if (dtype != 0) {
+    auto named = elementTypeFromOnnx(dtype);
+    if (!named || !isFloat(*named)) return errorf("attribute 'output_dtype' {} is not a float type", dtype);
+    t = *named;
+  }
   return factsOf(makeFact(t, x.shape));
 }
 

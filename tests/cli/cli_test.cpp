@@ -686,3 +686,14 @@ TEST(CliRun, AnEmptyCacheRuns) {
   Outcome bad = shapeflow({"run", data("kv_concat.onnx"), "--feed", "past=random:2,0,4", "--feed", "new=random:3,3,4"});
   EXPECT_EQ(bad.status, 1) << describe(bad);
 }
+
+TEST(CliOps, TheOpTableIsCurrent) {
+  // docs/OPS.md is `shapeflow ops --markdown`; regenerate it when ops or kernels change.
+  Outcome r = shapeflow({"ops", "--markdown"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "| ai.onnx | Attention | - | yes | yes |")) << describe(r);
+  std::ifstream in(sourceRoot() + "/docs/OPS.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  EXPECT_EQ(doc.str(), r.out) << "docs/OPS.md is not `shapeflow ops --markdown`: regenerate it";
+}

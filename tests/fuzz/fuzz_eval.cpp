@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<OutletId> values;
   std::map<std::string, Tensor> inputs;
   static const std::vector<ElementType> kTypes = {ElementType::F32, ElementType::F32, ElementType::I64,
-                                                  ElementType::I32, ElementType::Bool, ElementType::F64};
+                                                  ElementType::I32, ElementType::Bool, ElementType::F64,
+                                                  ElementType::F8E4M3FN, ElementType::I4};
   for (int64_t n = gen.between(1, 3); n > 0; --n) {
     Shape shape;
     for (int64_t r = gen.between(0, 4); r > 0; --r) shape.push_back(gen.between(0, 6));

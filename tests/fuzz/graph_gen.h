@@ -36,7 +36,7 @@ struct Gen {
     static const std::vector<ElementType> kTypes = {
         ElementType::F32, ElementType::F32,   ElementType::I64, ElementType::I64,
         ElementType::I32, ElementType::Bool,  ElementType::F16, ElementType::F64,
-        ElementType::U8,  ElementType::String};
+        ElementType::U8,  ElementType::String, ElementType::F8E4M3FN, ElementType::I4};
     return pick(kTypes);
   }
 

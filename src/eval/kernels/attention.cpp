@@ -89,6 +89,12 @@ Result<void> attention(EvalContext &ctx) {
     // From opset 24 a mask may cover the first keys only: the rest are masked out.
     if (maskShape.size() > 4 || maskShape.empty() || maskShape.back() > T || (maskShape.back() < T && ctx.opset() < 24))
       return errorf("attn_mask {} does not cover the {} keys", shapeText(maskShape), T);
+    const int64_t to[] = {Sq, Hq, B};
+    for (size_t i = 1; i < maskShape.size(); ++i) {
+      const int64_t d = maskShape[maskShape.size() - 1 - i];
+      if (d != 1 && d != to[i - 1])
+        return errorf("attn_mask {} does not broadcast to ({}, {}, {}, {})", shapeText(maskShape), B, Hq, Sq, T);
+    }
     boolMask = m.type() == ElementType::Bool;
     SF_ASSIGN(mask, doubles(m));
   }

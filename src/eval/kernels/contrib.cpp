@@ -130,7 +130,10 @@ Result<void> skipLayerNorm(EvalContext &ctx, bool rms) {
 Result<std::vector<double>> dequantizeNBits(EvalContext &ctx, int64_t K, int64_t N, int64_t bits, int64_t block) {
   const int64_t blocks = (K + block - 1) / block, blob = block * bits / 8;
   const Tensor &b = ctx.input(1);
-  if (b.type() != ElementType::U8 || countOf(b.shape()) != N * blocks * blob)
+  auto bytes = checkedMul(N, blocks);
+  if (bytes) bytes = checkedMul(*bytes, blob);
+  if (!bytes) return errorf("N {} and K {} overflow", N, K);
+  if (b.type() != ElementType::U8 || countOf(b.shape()) != *bytes)
     return errorf("B {} must be uint8 [{}, {}, {}] (N, K in blocks of {}, the bytes of a block)", shapeText(b.shape()), N,
                   blocks, blob, block);
   SF_ASSIGN(auto scales, doubles(ctx.input(2)));
@@ -184,8 +187,10 @@ Result<void> matMulNBits(EvalContext &ctx) {
   SF_ASSIGN(int64_t bits, ctx.attrs().getInt("bits", 4));
   SF_ASSIGN(int64_t block, ctx.attrs().getInt("block_size"));
   if (bits != 2 && bits != 4 && bits != 8) return errorf("bits is {}; 2, 4 or 8 expected", bits);
-  if (block < 16 || (block & (block - 1)) != 0) return errorf("block_size {} must be a power of 2, at least 16", block);
-  if (K <= 0 || N <= 0) return errorf("K ({}) and N ({}) must be positive", K, N);
+  if (block != 16 && block != 32 && block != 64 && block != 128 && block != 256)
+    return errorf("block_size {} is not 16, 32, 64, 128 or 256 (what onnxruntime runs)", block);
+  if (K <= 0 || N <= 0 || K > (int64_t(1) << 40) || N > (int64_t(1) << 40))
+    return errorf("K ({}) and N ({}) must be positive sizes", K, N);
   if (a.shape().empty() || a.shape().back() != K) return errorf("A {} must end in K = {}", shapeText(a.shape()), K);
   SF_ASSIGN(auto w, dequantizeNBits(ctx, K, N, bits, block));
   std::vector<double> bias;
@@ -234,14 +239,26 @@ Result<Gqa> gqaSizes(EvalContext &ctx) {
   const Tensor &q = ctx.input(0);
   SF_ASSIGN(g.heads, ctx.attrs().getInt("num_heads"));
   SF_ASSIGN(g.kvHeads, ctx.attrs().getInt("kv_num_heads"));
-  if (g.heads <= 0 || g.kvHeads <= 0 || g.heads % g.kvHeads != 0)
+  if (g.heads <= 0 || g.kvHeads <= 0 || g.heads % g.kvHeads != 0 || g.heads > (int64_t(1) << 30) ||
+      g.kvHeads > (int64_t(1) << 30))
     return errorf("num_heads {} must be a positive multiple of kv_num_heads {}", g.heads, g.kvHeads);
+  // What onnxruntime's CPU kernel does not run: refused rather than computed otherwise.
+  SF_ASSIGN(int64_t slidingCache, ctx.attrs().getInt("sliding_window_cache", 0));
+  SF_ASSIGN(int64_t cacheBits, ctx.attrs().getInt("kv_cache_bit_width", 0));
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
+  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
+  if (slidingCache != 0 || cacheBits != 0 || ctx.hasInput(12) || ctx.hasInput(13))
+    return errorf("a sliding-window or quantized KV cache is not run here");
+  if (ctx.hasInput(14) || ctx.hasInput(15)) return errorf("q_norm_weight and k_norm_weight are not supported (onnxruntime's CPU kernel refuses them)");
+  if (causal != 0 && causal != 1) return errorf("causal is {}; 0 or 1 expected", causal);
+  if (causal == 0 && window != -1) return errorf("causal 0 needs local_window_size -1, not {}", window);
   if (q.shape().size() != 3) return errorf("query {} must be of rank 3", shapeText(q.shape()));
   g.batch = q.shape()[0], g.seq = q.shape()[1];
   const bool packed = !ctx.hasInput(1);
   const int64_t parts = packed ? g.heads + 2 * g.kvHeads : g.heads;
   if (q.shape()[2] % parts != 0) return errorf("query {}'s hidden size is not a multiple of {}", shapeText(q.shape()), parts);
   g.head = q.shape()[2] / parts;
+  if (g.head <= 0 || g.head % 8 != 0) return errorf("the head size {} must be a positive multiple of 8", g.head);
   g.newKeys = g.seq;
   if (!packed) {
     const Shape &k = ctx.input(1).shape(), &v = ctx.input(2).shape();
@@ -250,6 +267,8 @@ Result<Gqa> gqaSizes(EvalContext &ctx) {
     g.newKeys = k[1];
   }
   if (ctx.hasInput(3)) {
+    if (ctx.input(3).type() != q.type() || ctx.input(4).type() != q.type())
+      return errorf("past_key and past_value must be {} like the query", shortName(q.type()));
     const Shape &pk = ctx.input(3).shape();
     if (pk.size() != 4 || pk != ctx.input(4).shape() || pk[0] != g.batch || pk[1] != g.kvHeads || pk[3] != g.head)
       return errorf("past_key {} and past_value {} must be [{}, {}, P, {}]", shapeText(pk), shapeText(ctx.input(4).shape()),
@@ -264,6 +283,8 @@ Result<Gqa> gqaSizes(EvalContext &ctx) {
   if (total.size() != 1 || total[0] <= 0) return errorf("total_sequence_length must be one positive value");
   g.total = total[0];
   g.present = std::max(g.total, g.past);
+  if (g.newKeys == 0 && g.total > g.past)
+    return errorf("total_sequence_length {} exceeds the {} rows of the shared past", g.total, g.past);
   g.firstPrompt = g.seq == g.total;
   if (g.seq > 1 && !g.firstPrompt && g.batch != 1)
     return errorf("a batch of {} with {} new tokens and a past (total {}): onnxruntime takes batch 1 then", g.batch, g.seq, g.total);
@@ -273,6 +294,9 @@ Result<Gqa> gqaSizes(EvalContext &ctx) {
     if (!g.firstPrompt && n + 1 < g.seq) return errorf("seqlens_k[{}] = {} is too small for {} new tokens", b, n, g.seq);
     if (ctx.hasInput(3) && g.newKeys != 0 && !g.firstPrompt && n + 1 - g.seq > g.past)
       return errorf("seqlens_k[{}] = {} needs {} past rows; the past has {}", b, n, n + 1 - g.seq, g.past);
+    // Keys shared with another layer (no new ones): every key is in the past.
+    if (g.newKeys == 0 && n + 1 > g.past)
+      return errorf("seqlens_k[{}] = {} reads past the {} rows of the shared past", b, n, g.past);
   }
   return g;
 }
@@ -330,13 +354,20 @@ Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
   SF_ASSIGN(auto sinv, doubles(ctx.input(8)));
   std::vector<int64_t> ids;
   if (ctx.hasInput(9)) {
+    const Shape &ps = ctx.input(9).shape();
+    if (ps.size() != 2 || ps[0] != g.batch || ps[1] < g.seq)
+      return errorf("position_ids {} must be [{}, at least {}]", shapeText(ps), g.batch, g.seq);
     SF_ASSIGN(ids, ints(ctx.input(9)));
   }
   const int64_t S = g.seq, H = g.head;
   for (int64_t b = 0; b < g.batch; ++b)
     for (int64_t s = 0; s < S; ++s) {
       int64_t pos = g.firstPrompt ? s : g.seqlens[size_t(b)] + 1 - S + s;
-      if (!ids.empty()) pos = g.firstPrompt ? ids[0] + s : ids[size_t(std::min<int64_t>(b * S + s, int64_t(ids.size()) - 1))];
+      if (!ids.empty()) {
+        const int64_t first = ids[0];
+        if (g.firstPrompt && (first < 0 || first >= cs[0])) return errorf("position {} is outside the rotary cache of {}", first, cs[0]);
+        pos = g.firstPrompt ? first + s : ids[size_t(b * ctx.input(9).shape()[1] + s)];
+      }
       if (pos < 0 || pos >= cs[0]) return errorf("position {} is outside the rotary cache of {}", pos, cs[0]);
       const double *c = &cosv[size_t(pos * cs[1])], *n = &sinv[size_t(pos * cs[1])];
       for (int64_t h = 0; h < g.heads; ++h) rotate(&x.q[size_t(((b * g.heads + h) * S + s) * H)], 2 * cs[1], interleaved, c, n);
@@ -400,8 +431,11 @@ Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaH
   Shape bs;
   if (ctx.hasInput(10)) {
     bs = ctx.input(10).shape();
-    if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] < g.total)
+    if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] != g.total)
       return errorf("attention_bias {} must be [{} or 1, {} or 1, {}, {}]", shapeText(bs), B, N, S, g.total);
+    for (int64_t b = 0; b < B; ++b)
+      if (g.seqlens[size_t(b)] + 1 > bs[3])
+        return errorf("seqlens_k[{}] = {} exceeds the attention_bias's {} keys", b, g.seqlens[size_t(b)], bs[3]);
     SF_ASSIGN(bias, doubles(ctx.input(10)));
   }
   if (ctx.hasInput(11)) {

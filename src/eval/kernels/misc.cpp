@@ -37,8 +37,11 @@ double paramAt(const std::vector<double> &p, const Shape &ps, const Shape &xs, c
   return p[size_t(at)];
 }
 
-/// The layout of the parameters of a Q/DQ node on X, checked against their shapes.
+/// The layout of the parameters of a Q/DQ node on X, checked against their shapes (the zero
+/// point, input 2, has the scale's).
 Result<QuantLayout> quantLayout(EvalContext &ctx, const Shape &x, const Shape &scale) {
+  if (ctx.hasInput(2) && ctx.input(2).shape() != scale && !(countOf(ctx.input(2).shape()) == 1 && countOf(scale) == 1))
+    return errorf("the zero point {} and the scale {} differ in shape", shapeText(ctx.input(2).shape()), shapeText(scale));
   QuantLayout l;
   SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", 1));
   SF_ASSIGN(l.block, ctx.attrs().getInt("block_size", 0));
@@ -136,7 +139,14 @@ Result<void> dequantize(EvalContext &ctx) {
   std::vector<double> y(xs.size());
   for (size_t i = 0; i < xs.size(); ++i)
     y[i] = (xs[i] - paramAt(zp, ps, x.shape(), layout, int64_t(i))) * paramAt(scale, ps, x.shape(), layout, int64_t(i));
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ctx.input(1).type(), x.shape(), y));
+  SF_ASSIGN(int64_t dtype, ctx.attrs().getInt("output_dtype", 0));
+  ElementType out = ctx.input(1).type();
+  if (dtype != 0) {
+    auto t = elementTypeFromOnnx(dtype);
+    if (!t || !isFloat(*t)) return errorf("attribute 'output_dtype' {} is not a float type", dtype);
+    out = *t;
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, x.shape(), y));
   return ctx.setOutput(0, std::move(t));
 }
 
