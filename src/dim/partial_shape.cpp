@@ -9,6 +9,12 @@ std::string toString(const Shape &s) {
   return out + "]";
 }
 
+std::vector<int64_t> stridesOf(const Shape &s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
 Result<int64_t> elementCount(const Shape &s) {
   int64_t n = 1;
   for (int64_t d : s) {

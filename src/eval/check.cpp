@@ -11,7 +11,6 @@
 namespace sf::eval {
 namespace {
 
-std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
 } // namespace
 
@@ -70,7 +69,7 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
       for (int64_t d : shape) elements = d > 0 && elements > (int64_t(1) << 40) / d ? (int64_t(1) << 40) : elements * d;
       int64_t budget = options.maxMemory > 0 ? options.maxMemory : int64_t(1) << 30;
       if (elements * int64_t(std::max<size_t>(elementSize(in.fact.type), 8)) > budget) {
-        out.error = fmt::format("input '{}' of shape {} is larger than the memory budget", in.name, shapeText(shape));
+        out.error = fmt::format("input '{}' of shape {} is larger than the memory budget", in.name, toString(shape));
         ok = false;
         break;
       }
@@ -115,7 +114,7 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
           if (out.mismatches.size() < 50)
             out.mismatches.push_back(fmt::format("node '{}' ({}) output {} ('{}'): inferred {}, actual {}{}: {}",
                                                  n.name, n.opType, slot, n.outputs[slot].name, f,
-                                                 shortName(t.type()), shapeText(t.shape()), why));
+                                                 shortName(t.type()), toString(t.shape()), why));
         };
         if (f.type != ElementType::Undefined && f.type != t.type()) return mismatch("element types differ");
         if (!f.shape.rankIsStatic()) return;

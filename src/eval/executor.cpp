@@ -66,7 +66,6 @@ private:
   Fact unknown_;
 };
 
-std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
 /// The tensors a value holds: itself, or a sequence's elements.
 std::vector<const Tensor *> tensorsOf(const Value &v) {
@@ -82,12 +81,12 @@ Result<void> agreesWith(const Fact &f, const Tensor &t) {
   if (f.type != ElementType::Undefined && f.type != t.type())
     return errorf("is {} but", shortName(t.type()));
   if (!f.shape.rankIsStatic()) return success();
-  if (f.shape.size() != t.shape().size()) return errorf("has shape {} but", shapeText(t.shape()));
+  if (f.shape.size() != t.shape().size()) return errorf("has shape {} but", toString(t.shape()));
   for (size_t i = 0; i < t.shape().size(); ++i) {
     const Dimension &d = f.shape[i];
     int64_t v = t.shape()[i];
     if (d.isStatic() ? d.length() != v : (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength())))
-      return errorf("has shape {} but", shapeText(t.shape()));
+      return errorf("has shape {} but", toString(t.shape()));
   }
   return success();
 }
@@ -263,7 +262,7 @@ Result<void> sameBlockedShapes(const Node &n, const std::string &op, const std::
     if (!full) full = &in->shape();
     else if (in->shape() != *full)
       return errorf("node '{}' ({}): inputs of shapes {} and {} kept in channel blocks (the facts said they "
-                    "are equal)", n.name, op, shapeText(*full), shapeText(in->shape()));
+                    "are equal)", n.name, op, toString(*full), toString(in->shape()));
   }
   return success();
 }
@@ -476,12 +475,12 @@ Result<std::vector<Value>> formalsOf(const Graph &g, const std::map<std::string,
         return errorf("input '{}' is {}, the model declares {}", name, shortName(t->type()), fact);
       if (!fact.shape.rankIsStatic()) continue;
       if (fact.shape.size() != t->shape().size())
-        return errorf("input '{}' has shape {}, the model declares {}", name, shapeText(t->shape()), fact);
+        return errorf("input '{}' has shape {}, the model declares {}", name, toString(t->shape()), fact);
       for (size_t i = 0; i < t->shape().size(); ++i) {
         const Dimension &d = fact.shape[i];
         int64_t x = t->shape()[i];
         if (x < d.minLength() || (d.hasUpperBound() && x > d.maxLength()))
-          return errorf("input '{}' has shape {}, outside what the model admits: {}", name, shapeText(t->shape()),
+          return errorf("input '{}' has shape {}, outside what the model admits: {}", name, toString(t->shape()),
                         fact);
       }
     }
@@ -540,10 +539,10 @@ Result<Tensor> randomTensor(ElementType type, const Shape &shape, uint64_t seed)
   int64_t count = 1;
   for (int64_t d : shape) {
     auto c = d < 0 ? std::nullopt : checkedMul(count, d);
-    if (!c) return errorf("shape {} has more than 2^63 elements", shapeText(shape));
+    if (!c) return errorf("shape {} has more than 2^63 elements", toString(shape));
     count = *c;
   }
-  if (count > (int64_t(1) << 31)) return errorf("shape {}: more than 2^31 random elements", shapeText(shape));
+  if (count > (int64_t(1) << 31)) return errorf("shape {}: more than 2^31 random elements", toString(shape));
   uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 1;
   auto next = [&] {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;

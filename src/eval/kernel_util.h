@@ -123,7 +123,7 @@ template <class T> T toElement(double v) {
   }
 }
 
-inline std::string shapeText(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+inline std::string shapeText(const Shape &s) { return toString(s); }
 
 template <class T> struct Tag { using type = T; };
 

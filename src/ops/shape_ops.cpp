@@ -433,13 +433,6 @@ Result<Facts> inferSlice(InferContext &ctx) {
 // values all static), these ops move them: the output gets a constant tensor, and values again
 // once its rank is <= 1.
 
-/// Row-major strides of a static shape.
-std::vector<int64_t> stridesOf(const Shape &s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
-  return st;
-}
-
 /// How an op moves its data input's elements.
 enum class Move { Flat, Transpose, Slice };
 

@@ -13,7 +13,10 @@ namespace sf {
 
 /// A fully static shape.
 using Shape = std::vector<int64_t>;
+/// `[1,3,224,224]`.
 std::string toString(const Shape &s);
+/// Element strides of a row-major tensor of shape `s`.
+std::vector<int64_t> stridesOf(const Shape &s);
 /// Product of the dims, checked.
 Result<int64_t> elementCount(const Shape &s);
 

@@ -8,13 +8,6 @@
 
 namespace sf::eval::detail {
 
-/// Element strides of a row-major tensor of shape `s`.
-inline std::vector<int64_t> stridesOf(const Shape &s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
-  return st;
-}
-
 /// Unravels a flat index into `idx` for shape `s`.
 inline void unravel(int64_t flat, const Shape &s, std::vector<int64_t> &idx) {
   idx.resize(s.size());
