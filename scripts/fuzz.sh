@@ -10,7 +10,8 @@
 #   fuzz/log/<harness>.<k>.log  libFuzzer's output per process; a summary line per harness is
 #                             printed with the CPU seconds of all its processes
 # usage: scripts/fuzz.sh [-j JOBS] [SECONDS=60] [HARNESS...]   (JOBS defaults to 1; FUZZ_BUILD=dir
-#        reuses a configured build; FUZZ_TIMEOUT=S: seconds one input may take, default 10; raise
+#        reuses a configured build; FUZZ_NO_BUILD=1 runs the harnesses as last built;
+#        FUZZ_TIMEOUT=S: seconds one input may take, default 10; raise
 #        it on a loaded machine, where a starved run reports false timeouts)
 # Exit 1 if any process stopped on a finding.
 set -uo pipefail
@@ -25,7 +26,10 @@ if [ ! -f "$B/build.ninja" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSF_FUZZ=ON -DSF_SANITIZE=ON -DSF_BUILD_BENCH=OFF -DSF_BUILD_TESTS=ON >/dev/null || exit 2
 fi
-ninja -C "$B" $(printf 'fuzz_%s ' "${HARNESSES[@]}") >/dev/null || exit 2
+# FUZZ_NO_BUILD=1 runs the harnesses as last built (sources edited since are not rebuilt).
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+  ninja -C "$B" $(printf 'fuzz_%s ' "${HARNESSES[@]}") >/dev/null || exit 2
+fi
 
 seed() { # harness dir
   local h=$1 d=$2 i=0
