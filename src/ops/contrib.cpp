@@ -185,6 +185,26 @@ Result<Facts> inferAttention(InferContext &ctx) {
 
 /// MultiHeadAttention(query [B,S,D], key, value, ...): output [B,S,Dv], Dv from value
 /// ([B,L,Dv], or [B,heads,L,head] giving heads*head); other layouts leave Dv unknown.
+/// MultiHeadAttention's present_key (`input` 1) or present_value (2): [B, heads, P + L, head]
+/// from a 3-D key or value [B, L, heads * head] after a past [B, heads, P, head]; a 4-D one
+/// (a cross-attention cache, [B, heads, L, head]) as it is; with a shared buffer
+/// (past_sequence_length given) the past's shape.
+Result<PartialShape> mhaPresent(InferContext &ctx, int64_t heads, size_t input) {
+  const size_t pastAt = input == 1 ? 6 : 7;
+  const bool past = ctx.hasInput(pastAt) && ctx.input(pastAt).shape.rankIsStatic() && ctx.input(pastAt).shape.size() == 4;
+  if (past && ctx.hasInput(8)) return ctx.input(pastAt).shape;
+  if (!ctx.hasInput(input) || !ctx.input(input).shape.rankIsStatic()) return PartialShape::dynamic(4);
+  const PartialShape &x = ctx.input(input).shape;
+  if (x.size() == 4) return x;
+  if (x.size() != 3) return PartialShape::dynamic(4);
+  SF_ASSIGN(Dimension head, splitInto(x[2], heads, input == 1 ? "the key's hidden size" : "the value's hidden size"));
+  Dimension positions = x[1];
+  if (past) {
+    SF_ASSIGN(positions, ctx.input(pastAt).shape[2] + x[1]);
+  }
+  return PartialShape({x[0], Dimension(heads), positions, head});
+}
+
 Result<Facts> inferMultiHeadAttention(InferContext &ctx) {
   const Fact &q = ctx.input(0);
   SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
@@ -204,7 +224,14 @@ Result<Facts> inferMultiHeadAttention(InferContext &ctx) {
   }
   if (q.shape.size() == 3) {
     Facts out{makeFact(q.type, PartialShape({q.shape[0], q.shape[1], dv}))};
-    for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(Fact{});
+    for (size_t i = 1; i < ctx.numOutputs(); ++i) {
+      if (i > 2) {
+        out.push_back(Fact{});
+        continue;
+      }
+      SF_ASSIGN(PartialShape present, mhaPresent(ctx, heads, i == 1 ? 1 : 2));
+      out.push_back(makeFact(q.type, std::move(present)));
+    }
     return out;
   }
   if (q.shape.size() == 5) { // packed QKV [B,S,heads,3,head]
