@@ -309,12 +309,83 @@ double reflect(double x, double lo, double hi) {
   return x;
 }
 
+/// GridSample over volumes (opset 22: X [N, C, D, H, W], grid [N, Do, Ho, Wo, 3] of (x, y, z);
+/// linear (trilinear) or nearest; zeros, border or reflection padding).
+Result<void> gridSample3d(EvalContext &ctx, const std::string &mode, const std::string &padding, bool alignCorners) {
+  const Tensor &x = ctx.input(0), &grid = ctx.input(1);
+  const Shape &xs = x.shape(), &gsh = grid.shape();
+  if (gsh.size() != 5 || gsh[4] != 3 || gsh[0] != xs[0])
+    return errorf("X {} needs a grid [{}, Do, Ho, Wo, 3], not {}", shapeText(xs), xs[0], shapeText(gsh));
+  if (mode != "bilinear" && mode != "nearest") return errorf("mode '{}' samples 2-D images only", mode);
+  const int64_t n = xs[0], c = xs[1], len[3] = {xs[4], xs[3], xs[2]}; // x, y, z lengths
+  const int64_t pts = gsh[1] * gsh[2] * gsh[3];
+  Shape out{n, c, gsh[1], gsh[2], gsh[3]};
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto gv, doubles(grid));
+  std::vector<double> y(static_cast<size_t>(countOf(out)));
+  const double lo = alignCorners ? 0.0 : -0.5;
+  auto hi = [&](int a) { return alignCorners ? double(len[a] - 1) : double(len[a]) - 0.5; };
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t p = 0; p < pts; ++p) {
+      double at[3];
+      for (int a = 0; a < 3; ++a) {
+        const double g = gv[size_t((b * pts + p) * 3 + a)];
+        double v = alignCorners ? (g + 1) / 2 * double(len[a] - 1) : ((g + 1) * double(len[a]) - 1) / 2;
+        if (padding == "border") v = std::clamp(v, 0.0, double(len[a] - 1));
+        else if (padding == "reflection") v = reflect(v, lo, hi(a));
+        at[a] = v;
+      }
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const double *vol = &xv[size_t((b * c + ch) * len[0] * len[1] * len[2])];
+        auto voxel = [&](int64_t i[3]) -> double {
+          for (int a = 0; a < 3; ++a) {
+            if (padding == "zeros") {
+              if (i[a] < 0 || i[a] >= len[a]) return 0.0;
+            } else {
+              if (padding == "reflection") i[a] = int64_t(reflect(double(i[a]), lo, hi(a)));
+              i[a] = std::clamp<int64_t>(i[a], 0, len[a] - 1);
+            }
+          }
+          return vol[(i[2] * len[1] + i[1]) * len[0] + i[0]];
+        };
+        double v = 0;
+        if (mode == "nearest") {
+          int64_t i[3] = {int64_t(std::nearbyint(at[0])), int64_t(std::nearbyint(at[1])), int64_t(std::nearbyint(at[2]))};
+          v = voxel(i);
+        } else {
+          const double f[3] = {std::floor(at[0]), std::floor(at[1]), std::floor(at[2])};
+          for (int corner = 0; corner < 8; ++corner) {
+            double weight = 1;
+            int64_t i[3];
+            for (int a = 0; a < 3; ++a) {
+              const bool up = (corner >> a) & 1;
+              i[a] = int64_t(f[a]) + up;
+              weight *= up ? at[a] - f[a] : f[a] + 1 - at[a];
+            }
+            if (weight != 0) v += weight * voxel(i);
+          }
+        }
+        y[size_t((b * c + ch) * pts + p)] = v;
+      }
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 /// GridSample over 2-D images (opset 16: bilinear, nearest, bicubic; zeros, border, reflection
-/// padding; align_corners), sampling X at the grid's normalised coordinates.
+/// padding; align_corners), sampling X at the grid's normalised coordinates; volumes above.
 Result<void> gridSample(EvalContext &ctx) {
   const Tensor &x = ctx.input(0), &grid = ctx.input(1);
+  if (x.shape().size() == 5) {
+    SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "bilinear"));
+    SF_ASSIGN(std::string padding, ctx.attrs().getString("padding_mode", "zeros"));
+    SF_ASSIGN(int64_t alignCorners, ctx.attrs().getInt("align_corners", 0));
+    return gridSample3d(ctx, mode == "linear" ? "bilinear" : mode, padding, alignCorners != 0);
+  }
   if (x.shape().size() != 4 || grid.shape().size() != 4 || grid.shape()[3] != 2)
-    return errorf("only 2-D sampling: X [N,C,H,W] and grid [N,Ho,Wo,2]");
+    return errorf("X {} and grid {}: [N,C,H,W] and [N,Ho,Wo,2], or [N,C,D,H,W] and [N,Do,Ho,Wo,3]", shapeText(x.shape()),
+                  shapeText(grid.shape()));
   SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "bilinear"));
   SF_ASSIGN(std::string padding, ctx.attrs().getString("padding_mode", "zeros"));
   SF_ASSIGN(int64_t alignCorners, ctx.attrs().getInt("align_corners", 0));
