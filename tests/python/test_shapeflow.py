@@ -230,7 +230,7 @@ def test_run_agrees_with_the_cli_run(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 20, 24)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     out = shapeflow.load(EXAMPLE).run({"x": x})
-    subprocess.run([CLI, "run", EXAMPLE, "--input", f"x={tmp_path / 'x.npy'}", "--out", str(tmp_path)], check=True,
+    subprocess.run([CLI, "run", EXAMPLE, "--feed", f"x={tmp_path / 'x.npy'}", "--out", str(tmp_path)], check=True,
                    capture_output=True)
     for name, value in out.items():
         want = np.load(tmp_path / f"{name}.npy")
@@ -299,3 +299,13 @@ def test_mutated_models_give_facts_or_shapeflow_error_nothing_else():
             for d in t.shape or []:
                 repr(d), str(d)
     assert loaded > 0
+
+
+def test_run_takes_an_empty_cache():
+    # A named size that is 0 in the data (the first step of a decoder, its KV cache empty) is
+    # run, as onnxruntime runs it: the model is inferred with that size from 0.
+    model = os.path.join(SRC, "tests", "cli", "data", "kv_concat.onnx")
+    past = np.zeros((2, 0, 4), dtype=np.float32)
+    new = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    out = shapeflow.load(model).run({"past": past, "new": new})
+    np.testing.assert_array_equal(out["present"], new)
