@@ -4,6 +4,7 @@
 // fixed capacity written in place). Where onnxruntime 1.30 is stricter than the specification
 // on sizes (a mask as long as the keys), the rule states what onnxruntime requires.
 #include "shapeflow/ops/attention.h"
+#include "shapeflow/ops/refine.h"
 
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
@@ -326,12 +327,25 @@ Result<OpCost> costAttentionOp(const CostContext &ctx) {
 
 } // namespace
 
+/// Attention backwards: Y's rank and type are Q's (its batch, and its heads and positions, or
+/// positions for 3-D inputs, too).
+Result<void> refineAttention(RefineContext &ctx) {
+  if (ctx.numOutputs() == 0) return success();
+  const Fact &y = ctx.output(0);
+  ctx.refineType(0, y.type);
+  if (!y.shape.rankIsStatic()) return success();
+  std::vector<Dimension> q = y.shape.dims();
+  q.back() = Dimension(); // Q's head size is not Y's (V's head size)
+  ctx.refineShape(0, PartialShape(std::move(q)));
+  return success();
+}
+
 void registerAttentionOps(OpRegistry &r) {
-  r.add({.name = "Attention", .infer = inferAttention, .cost = costAttentionOp});
+  r.add({.name = "Attention", .infer = inferAttention, .refine = refineAttention, .cost = costAttentionOp});
   r.add({.name = "RotaryEmbedding", .infer = inferRotaryEmbedding, .traits = {.sameShape = true},
-         .cost = costPerOutput(FlopKind::Mul, 2)});
+         .refine = refineSameShape(), .cost = costPerOutput(FlopKind::Mul, 2)});
   r.add({.name = "TensorScatter", .infer = inferTensorScatter, .traits = {.sameShape = true, .inPlace = true},
-         .cost = costNone});
+         .refine = refineSameShape(), .cost = costNone});
 }
 
 } // namespace sf
