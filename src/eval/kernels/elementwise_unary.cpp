@@ -314,7 +314,8 @@ Result<void> shrink(EvalContext &ctx) {
     SF_ASSIGN(T *p, o.make());
     for (size_t i = 0; i < x.size(); ++i) {
       double v = double(x[i]);
-      p[i] = T(v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
+      // Integers computed in double come back saturated (a value near 2^63 has no exact double).
+      p[i] = toElement<T>(v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
     }
     return o.finish(0);
   }, false);
