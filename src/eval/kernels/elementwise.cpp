@@ -158,7 +158,7 @@ bool fastArithmetic(Bin op, const Shape &out, const std::array<std::vector<int64
       }
       if (!contiguous) return false;
       if (y[0] == T(2))
-        for (int64_t i = 0; i < total; ++i) p[i] = T(double(x[i]) * double(x[i]));
+        for (int64_t i = 0; i < total; ++i) p[i] = toElement<T>(double(x[i]) * double(x[i]));
       else
         for (int64_t i = 0; i < total; ++i) p[i] = T(double(x[i]) * double(x[i]) * double(x[i]));
       return true;

@@ -262,7 +262,8 @@ Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to) {
       if (exact) direct.emplace(a);
       for (size_t i = 0; i < v.size(); ++i) {
         if (exact) p[i] = T((*direct)[i]);
-        else p[i] = T(std::clamp(v[i], -9.2e18, 1.8e19));
+        else if constexpr (std::is_signed_v<T>) p[i] = T(std::clamp(v[i], -9.2e18, 9.2e18));
+        else p[i] = v[i] < 0 ? T(int64_t(std::max(v[i], -9.2e18))) : T(std::min(v[i], 1.8e19)); // below 0: through int64
       }
       return success();
     }));
