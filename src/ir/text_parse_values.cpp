@@ -142,6 +142,12 @@ Result<Fact> TextParser::fact() {
     if (q < s_.size() && s_[q] == '[') {
       pos_ = q;
       SF_ASSIGN(auto v, valueList());
+      // As many elements as the shape has (a value is of rank 0 or 1).
+      if (f.shape.rankIsStatic() && f.shape.size() <= 1) {
+        const Dimension n = f.shape.size() == 0 ? Dimension(1) : f.shape[0];
+        if (n.isStatic() && n.length() != int64_t(v.size()))
+          return fail(q, fmt::format("the value has {} elements for a shape of {}", v.size(), n.length()));
+      }
       f.value = std::move(v);
     }
   }

@@ -74,7 +74,7 @@ Sniffed sniffModelBytes(std::string_view head) {
       return {FileKind::Other, m.what};
   if (looksText(head)) {
     std::string_view t = firstToken(head);
-    if (startsWith(t, "graph")) return {FileKind::TextGraph, "a text-form graph"};
+    if (startsWith(t, "graph") || startsWith(t, "opset")) return {FileKind::TextGraph, "a text-form graph"};
     if (startsWith(t, "{") || startsWith(t, "[")) return {FileKind::Other, "JSON"};
     if (startsWith(t, "<")) return {FileKind::Other, "XML or HTML"};
     // Short protobuf models can be printable (a model of a few names); take those as ONNX.

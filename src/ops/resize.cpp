@@ -221,7 +221,7 @@ Result<Facts> inferResize(InferContext &ctx) {
         auto d = scaledDimExpr(dims[axes[i]], (*scExprs)[i]);
         dims[axes[i]] = d.ok() ? *d : Dimension::dynamic();
       }
-    } else if (!sc) {
+    } else if (!sc || sc->size() != axes.size()) {
       loosen();
     } else {
       for (size_t i = 0; i < axes.size(); ++i) {

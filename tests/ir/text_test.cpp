@@ -538,3 +538,17 @@ graph main(x: f32[N,3,(H - 1)//2 + 1,?{1..8}], c: bool[]) {
 
 } // namespace
 } // namespace sf
+
+namespace sf {
+namespace {
+
+TEST(Text, AValueHasItsShapesElementCount) {
+  // A value shorter or longer than its declared shape is refused where it is written.
+  EXPECT_EQ(parseError("graph main(s: f32[4] = [1, 2, 3]) {\n  return s\n}\n"),
+            "1:24: the value has 3 elements for a shape of 4");
+  EXPECT_EQ(parseError("graph main(s: i64[] = [1, 2]) {\n  return s\n}\n"),
+            "1:23: the value has 2 elements for a shape of 1");
+}
+
+} // namespace
+} // namespace sf
