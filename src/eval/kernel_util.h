@@ -156,6 +156,14 @@ template <class F> Result<void> dispatchFloat(ElementType t, F &&f) {
   return errorf("element type {} is not supported by this kernel (f32, f64)", shortName(t));
 }
 
+/// The shape of per-row statistics (a normalisation's mean, inverse deviation): `x` with the
+/// dims from `axis` on set to 1.
+inline Shape statsShape(const Shape &x, size_t axis) {
+  Shape s = x;
+  for (size_t d = axis; d < s.size(); ++d) s[d] = 1;
+  return s;
+}
+
 /// NumPy broadcasting of several shapes.
 inline Result<Shape> broadcastAll(const std::vector<Shape> &shapes) {
   size_t rank = 0;

@@ -1,7 +1,7 @@
 // The window rules of the convolutions and the pools (conv_pool_window.h): the window
 // attributes and the output size of each spatial axis.
 //
-// Output sizes follow seed 003: floor((D + pads - ((K - 1)*dilation + 1)) / stride + 1), or
+// Output sizes follow the ONNX spec: floor((D + pads - ((K - 1)*dilation + 1)) / stride + 1), or
 // ceil(D / stride) with SAME padding. A symbolic input gives a symbolic output
 // ((H - 1)//2 + 1), and the requirement that the window fits (D + pads >= window) is recorded
 // on D's symbol. With ceil_mode a window must start inside the input or its left padding

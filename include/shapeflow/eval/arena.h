@@ -1,4 +1,4 @@
-// A run's memory from the static memory plan (seed 002's last step, issue 19): one arena of the
+// A run's memory from the static memory plan (the lowering's last step): one arena of the
 // plan's peak at the run's input sizes, every tensor the plan places at its offset, outputs the
 // plan writes in place over a dying input at that input's bytes. The executor (eval/eval.h)
 // takes the layout as it is and keeps its own account of which bytes are alive: an allocation

@@ -1,4 +1,4 @@
-// The inference checks itself (`shapeflow check`; DESIGN.md's soundness property): the model's
+// The inference checks itself (`shapeflow check`: every fact inference states must hold of every run): the model's
 // input symbols are bound to sample values, the executor runs the model on random data of those
 // sizes, and every tensor it computes, those inside If, Loop (every iteration) and Scan bodies
 // included, must have the element type and shape the inference predicted: each dim's expression

@@ -1,4 +1,4 @@
-// The reference executor (seed 004's EvalOp; seed 002's run-time shapes): runs a graph on input
+// The reference executor (each op's kernel beside its rule; shapes known at run time): runs a graph on input
 // tensors, calling each op's kernel (the `kernel` slot of its record, filled by this layer) in a
 // topological order and keeping each tensor until its last reader has run. After each kernel the
 // op's own shape rule is applied to the actual input shapes and values (mode 2) and the outputs

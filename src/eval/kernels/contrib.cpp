@@ -37,13 +37,6 @@ Result<std::vector<double>> hiddenParam(EvalContext &ctx, size_t i, int64_t hidd
   return v;
 }
 
-/// The shape of per-row statistics: `x` with the dims from `axis` on set to 1.
-Shape statsShape(const Shape &x, size_t axis) {
-  Shape s = x;
-  for (size_t d = axis; d < s.size(); ++d) s[d] = 1;
-  return s;
-}
-
 /// SimplifiedLayerNormalization (X, scale): X / sqrt(mean(X^2) + epsilon) * scale over the axes
 /// from `axis` on; output 1, inv_std_var (float), one per row.
 Result<void> simplifiedLayerNorm(EvalContext &ctx) {

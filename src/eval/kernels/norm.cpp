@@ -119,8 +119,7 @@ Result<void> layerNorm(EvalContext &ctx) {
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
   for (size_t d = axis; d < x.shape().size(); ++d) inner *= x.shape()[d];
-  Shape statShape = x.shape();
-  for (size_t d = axis; d < statShape.size(); ++d) statShape[d] = 1;
+  const Shape statShape = statsShape(x.shape(), axis);
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> xs(x);
