@@ -222,7 +222,10 @@ def main():
         c = subprocess.run([a.shapeflow, "contract", path, "--json"], capture_output=True, text=True)
         contract = json.loads(c.stdout)
         cases = samples(inputs, a.samples, rng, symbol_bounds(contract), contract)
-        feeds = [{n: {"type": TYPES[t][0], "value": TYPES[t][1], "dims": shapes[n]} for n, t, _ in inputs}
+        # Elements: floats 0.5, integers 0 (a valid token id), masks 1 (every position attended:
+        # a decoder computes its cache lengths from the mask).
+        feeds = [{n: {"type": TYPES[t][0], "value": 1 if "mask" in n.lower() else TYPES[t][1],
+                      "dims": shapes[n]} for n, t, _ in inputs}
                  for _, shapes in cases]
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(feeds, f)

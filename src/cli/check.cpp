@@ -5,6 +5,7 @@
 #include "shapeflow/report/run_report.h"
 
 #include <iostream>
+#include <set>
 
 namespace sf::cli {
 namespace {
@@ -17,9 +18,19 @@ struct CheckArgs {
   int64_t maxMemory = 0;
 };
 
+/// A size of 0 in a sample (an empty KV cache) for a size the model takes to be at least 1 and
+/// no --dim ranges: the model is inferred with that size from 0, as `--dim SYM=0..` would.
+ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings) {
+  std::set<std::string> ranged;
+  for (const std::string &spec : model.dims)
+    if (auto d = parseDimBound(spec); d.ok()) ranged.insert(d->symbol);
+  for (const Binding &b : bindings)
+    for (const auto &[name, v] : b)
+      if (v == 0 && ranged.insert(name).second) model.dims.push_back(name + "=0..");
+  return model;
+}
+
 int runCheck(const CheckArgs &a) {
-  auto m = loadAndInfer(a.model, onnx::ImportOptions{.decodeLarge = true});
-  if (!m.ok()) return fail(m.error().message);
   eval::CheckOptions co;
   co.samples = a.samples;
   co.maxMemory = a.maxMemory;
@@ -28,6 +39,8 @@ int runCheck(const CheckArgs &a) {
     if (!b.ok()) return fail(b.error().message);
     co.bindings.push_back(*b);
   }
+  auto m = loadAndInfer(withEmptySizes(a.model, co.bindings), onnx::ImportOptions{.decodeLarge = true});
+  if (!m.ok()) return fail(m.error().message);
   auto r = eval::checkInference((*m)->graph, co);
   if (!r.ok()) return fail(r.error().message);
   if (a.json) std::cout << checkJson(a.model.path, *r).dump(1) << "\n";

@@ -31,6 +31,14 @@ Command addContract(CLI::App &app) {
             auto m = loadAndInfer(lenient, {}, [&](Graph &g) { basis = contractBasis(g); });
             if (!m.ok()) return fail(m.error().message);
             Contract c = makeContract((*m)->graph, (*m)->diags, basis);
+            // A named size is assumed at least 1 while inferring; 0 is admitted where the model
+            // infers with that size alone at 0 (the first step of a decoder: an empty cache).
+            admitZeroSizes(c, [&](const std::string &name) {
+              ModelArgs probe = lenient;
+              probe.dims.push_back(name + "=0");
+              auto p = loadAndInfer(probe);
+              return p.ok() && !(*p)->diags.hasErrors();
+            });
             if (args->json) std::cout << contractJson(c, args->model.path).dump(1) << "\n";
             else printContract(c, args->model.path, std::cout);
             return c.errors.empty() ? 0 : 1;

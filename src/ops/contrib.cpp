@@ -250,6 +250,43 @@ Result<std::vector<Dimension>> dimsOfRank(const Fact &f, size_t i, const char *n
   return f.shape.dims();
 }
 
+/// A size GroupQueryAttention needs to be at least 1 (onnxruntime divides by its batch, and
+/// refuses a total_sequence_length that is not positive): an error at 0, else the requirement.
+Result<void> positiveSize(InferContext &ctx, const Dimension &d, const char *what) {
+  if (d.isStatic() && d.length() < 1) return errorf("{} is {}; GroupQueryAttention needs at least 1", what, d);
+  if (!d.isStatic() && d.expr() && d.minLength() < 1) SF_TRY(ctx.symbols().narrow(d.expr(), {1, kInf}));
+  return success();
+}
+
+/// onnxruntime's classification of a GroupQueryAttention call, as conditions on the sizes alone
+/// (seqlens_k's values are the data's): a call with new tokens S other than T is a later prompt
+/// (S > 1), allowed for one sequence only, or a decode step (S == 1): min(B - 1, S - 1)*(T - S)
+/// == 0 with B, S >= 1; and the new tokens end at seqlens_k + 1 <= max(T, P) positions, so S <=
+/// max(T, P).
+Result<void> promptConditions(InferContext &ctx, const Dimension &batch, const Dimension &seq,
+                              const Dimension &total, const std::optional<Dimension> &past) {
+  auto one = Dimension(1);
+  auto b1 = batch - one, s1 = seq - one, later = total - seq;
+  if (b1.ok() && s1.ok() && later.ok()) {
+    auto lhs = Dimension::min(*b1, *s1);
+    if (lhs.ok())
+      if (auto product = *lhs * *later; product.ok()) {
+        if (product->isStatic() && product->length() != 0)
+          return errorf("{} new tokens of {} in all with a batch of {}: onnxruntime takes a prompt after a "
+                        "cache for one sequence only", seq, total, batch);
+        if (!product->isStatic()) ctx.symbols().require(Condition::Equal, *product, Dimension(0));
+      }
+  }
+  auto keys = past ? Dimension::max(total, *past) : Result<Dimension>(total);
+  if (!keys.ok()) return success();
+  if (auto d = seq - *keys; d.ok()) {
+    if (d->isStatic() && d->length() > 0)
+      return errorf("{} new tokens do not fit in {} positions of the cache", seq, *keys);
+    if (!d->isStatic() && d->expr() && d->maxLength() > 0) ctx.symbols().require(Condition::AtMost, seq, *keys);
+  }
+  return success();
+}
+
 /// GroupQueryAttention (com.microsoft): query [B, S, N*H] (or Q, K and V packed, [B, S,
 /// (N + 2*Nk)*H], without key and value), key and value [B, S, Nk*H], the cache past_key and
 /// past_value [B, Nk, P, H], total_sequence_length T (a scalar). Output [B, S, N*H]; present_key
@@ -307,6 +344,20 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
   if (ctx.hasInput(6)) {
     SF_TRY(expectOneElement(ctx, ctx.input(6), "input 6 (total_sequence_length)", OneValue{0, 1}));
     total = scalarDim(ctx.input(6));
+  }
+  SF_TRY(positiveSize(ctx, batch, "the batch"));
+  SF_TRY(positiveSize(ctx, seq, "sequence_length"));
+  if (total) {
+    SF_TRY(positiveSize(ctx, *total, "total_sequence_length"));
+    SF_TRY(promptConditions(ctx, batch, seq, *total, past));
+  }
+  // The rotary caches hold a row per position: total_sequence_length at most their rows.
+  if (total && ctx.hasInput(7) && ctx.input(7).shape.rankIsStatic() && ctx.input(7).shape.size() == 2) {
+    const Dimension &rows = ctx.input(7).shape[0];
+    if (total->isStatic() && rows.isStatic() && total->length() > rows.length())
+      return errorf("total_sequence_length {} is more than cos_cache's {} rows", *total, rows);
+    if (total->expr() && rows.expr())
+      if (auto d = *total - rows; d.ok() && !d->isStatic() && d->expr()) SF_TRY(ctx.symbols().narrow(d->expr(), {-kInf, 0}));
   }
   Dimension present;
   SF_ASSIGN(int64_t slidingCache, ctx.attrs().getInt("sliding_window_cache", 0));

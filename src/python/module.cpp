@@ -320,7 +320,17 @@ struct Model {
       take(applyInputs(g, o, &diags));
       ContractBasis basis = contractBasis(g);
       inferGraph(g, diags, o);
-      j = contractJson(makeContract(g, diags, basis), source.label());
+      Contract c = makeContract(g, diags, basis);
+      admitZeroSizes(c, [&](const std::string &name) {
+        InferOptions probe = o;
+        probe.dims.push_back(DimBound{name, Interval{0, 0}});
+        Diagnostics d;
+        Graph z = loadGraph(source, d);
+        if (!applyInputs(z, probe, &d).ok()) return false;
+        inferGraph(z, d, probe);
+        return !d.hasErrors();
+      });
+      j = contractJson(c, source.label());
     }
     return toPython(j);
   }

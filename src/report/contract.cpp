@@ -47,6 +47,8 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
     Expr e = g.symbols.resolveSymbol(*id);
     Contract::Symbol s{name, bounds(e), "", nullptr};
     if (!(isSymbol(e) && symbolInfo(e->sym).name == name)) s.equals = toString(e), s.solved = e;
+    if (!s.solved && s.range.lo == g.symbols.defaultRange().lo && s.range.lo > 0 && !g.symbols.rangeGiven(name))
+      c.assumedMinimum.push_back(name);
     c.symbols.push_back(std::move(s));
   }
   for (const SymbolRequirement &r : g.symbols.requirements())
@@ -54,6 +56,34 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
   for (const Diagnostic &d : diags.list())
     if (d.severity == Severity::Error) c.errors.push_back(d);
   return c;
+}
+
+std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(const std::string &)> &infersAtZero) {
+  std::vector<std::string> lowered;
+  if (!c.errors.empty()) return lowered;
+  // Every requirement inference met must hold with the symbol at 0, the others at their minimum
+  // and at a few more (a size divided by another, 0 at the top: no answer, not a yes).
+  auto holdsAtZero = [&](const std::string &name) {
+    Contract widened = c;
+    for (Contract::Symbol &s : widened.symbols)
+      if (s.name == name) s.range.lo = 0;
+    for (int64_t above : {0, 1, 6}) {
+      auto at = [&](int64_t v) {
+        std::vector<std::pair<std::string, int64_t>> binding;
+        for (const Contract::Symbol &s : c.symbols)
+          if (!s.solved) binding.emplace_back(s.name, s.name == name ? v : s.range.lo + above);
+        return binding;
+      };
+      // Only where the others' sizes meet the contract with the symbol at 1 does 0 decide.
+      if (!widened.broken(at(1), true) && widened.broken(at(0), true)) return false;
+    }
+    return true;
+  };
+  for (const std::string &name : c.assumedMinimum)
+    if (holdsAtZero(name) && infersAtZero(name))
+      for (Contract::Symbol &s : c.symbols)
+        if (s.name == name) s.range.lo = 0, lowered.push_back(name);
+  return lowered;
 }
 
 std::vector<std::string> Contract::summary() const {
@@ -70,6 +100,11 @@ std::vector<std::string> Contract::summary() const {
 
 std::optional<std::string> Contract::check(
     const std::vector<std::pair<std::string, int64_t>> &binding) const {
+  return broken(binding, false);
+}
+
+std::optional<std::string> Contract::broken(const std::vector<std::pair<std::string, int64_t>> &binding,
+                                            bool undecidedBreaks) const {
   std::map<std::string, int64_t> value(binding.begin(), binding.end());
   for (const Fixed &f : fixed) {
     auto it = value.find(f.input + "[" + std::to_string(f.axis) + "]");
@@ -107,7 +142,15 @@ std::optional<std::string> Contract::check(
   };
   for (const SymbolRequirement &r : requirements) {
     if (r.kind == Condition::None || !r.a || !r.b) continue;
-    auto va = evaluate(r.a, lookup), vb = evaluate(r.b, lookup);
+    bool unbound = false;
+    std::function<std::optional<int64_t>(SymbolId)> bound = [&](SymbolId id) {
+      auto v = lookup(id);
+      unbound |= !v;
+      return v;
+    };
+    auto va = evaluate(r.a, bound), vb = evaluate(r.b, bound);
+    if (undecidedBreaks && !unbound && (!va.ok() || !vb.ok()))
+      return fmt::format("{} (undecided at the sizes given), node '{}' ({})", r.text, r.node, r.op);
     if (va.ok() && vb.ok() && !r.holds(*va, *vb))
       return fmt::format("{} ({} and {} given), node '{}' ({})", r.text, *va, *vb, r.node, r.op);
   }

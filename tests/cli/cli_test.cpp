@@ -687,6 +687,20 @@ TEST(CliRun, AnEmptyCacheRuns) {
   EXPECT_EQ(bad.status, 1) << describe(bad);
 }
 
+TEST(CliContract, AnEmptyCacheIsWithinTheContract) {
+  // Named sizes are inferred from 1; the contract admits 0 where the model infers there (a
+  // concatenated cache: P, and here B and S too), and `check` runs the model at P = 0.
+  Outcome r = shapeflow({"contract", data("kv_concat.onnx")});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "P >= 0")) << describe(r);
+  // A range the user gives is theirs: not lowered.
+  Outcome given = shapeflow({"contract", data("kv_concat.onnx"), "--dim", "P=2..9"});
+  EXPECT_TRUE(contains(given.out, "2 <= P <= 9")) << describe(given);
+  Outcome check = shapeflow({"check", data("kv_concat.onnx"), "--at", "B=1,P=0,S=2", "--at", "B=2,P=3,S=1"});
+  EXPECT_EQ(check.status, 0) << describe(check);
+  EXPECT_TRUE(contains(check.out, "2 of 2 samples ran; 0 mismatches")) << describe(check);
+}
+
 TEST(CliOps, TheOpTableIsCurrent) {
   // docs/OPS.md is `shapeflow ops --markdown`; regenerate it when ops or kernels change.
   Outcome r = shapeflow({"ops", "--markdown"});

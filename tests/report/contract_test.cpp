@@ -132,6 +132,91 @@ TEST(Contract, ConditionsAreCheckedAtGivenSizes) {
   EXPECT_EQ(r->c.check({{"N", 8}, {"C", 3}}), "C % 2 == 0 (3 and 2 given), node 'a' (Split)");
 }
 
+/// Whether the graph of `text` infers without an error with `name` pinned to 0 (what the CLI's
+/// probe does with the model file).
+bool infersAtZero(const char *text, const std::string &name) {
+  auto g = parseGraph(text);
+  if (!g.ok()) return false;
+  ExprScope scope = g->enter();
+  if (!g->symbols.setRange(name, Interval{0, 0}).ok()) return false;
+  Diagnostics d;
+  inferGraph(*g, d);
+  return !d.hasErrors();
+}
+
+Interval rangeOf(const Contract &c, const std::string &name) {
+  for (const auto &s : c.symbols)
+    if (s.name == name) return s.range;
+  ADD_FAILURE() << "no symbol " << name;
+  return {};
+}
+
+/// The importer's assumption on a text graph (whose named sizes start at 0): `names` at least 1,
+/// as a model file's dim_params are.
+void assumeAtLeastOne(Contract &c, const std::vector<std::string> &names) {
+  c.assumedMinimum = names;
+  for (auto &s : c.symbols)
+    if (std::find(names.begin(), names.end(), s.name) != names.end()) s.range.lo = 1;
+}
+
+TEST(Contract, AnEmptyCacheIsAdmittedWhereTheModelInfersAtZero) {
+  const char *text = R"(graph main(past: f32[B,4,P,16], k: f32[B,4,S,16]) {
+    present = Concat(past, k) {axis = 2}
+    return present
+  })";
+  auto m = contractOf(text);
+  assumeAtLeastOne(m->c, {"B", "P", "S"});
+  EXPECT_NE(m->c.check({{"B", 1}, {"P", 0}, {"S", 3}}), std::nullopt);
+  auto lowered = admitZeroSizes(m->c, [&](const std::string &n) { return infersAtZero(text, n); });
+  EXPECT_EQ(lowered, (std::vector<std::string>{"B", "P", "S"}));
+  EXPECT_EQ(rangeOf(m->c, "P").lo, 0);
+  EXPECT_EQ(m->c.check({{"B", 1}, {"P", 0}, {"S", 3}}), std::nullopt);
+  EXPECT_TRUE(has(m->c.summary(), "P >= 0")) << joined(m->c.summary());
+}
+
+TEST(Contract, AFailingProbeKeepsTheMinimum) {
+  const char *text = R"(graph main(x: f32[N,3,H,W]) {
+    y = MaxPool(x) {kernel_shape = [3, 5]}
+    return y
+  })";
+  auto m = contractOf(text);
+  assumeAtLeastOne(m->c, {"N"});
+  std::vector<std::string> asked;
+  auto lowered = admitZeroSizes(m->c, [&](const std::string &n) {
+    asked.push_back(n);
+    return false;
+  });
+  EXPECT_EQ(asked, (std::vector<std::string>{"N"}));
+  EXPECT_TRUE(lowered.empty());
+  EXPECT_EQ(rangeOf(m->c, "N").lo, 1);
+  EXPECT_EQ(rangeOf(m->c, "H").lo, 3);
+  // At 0 the window does not fit: inference itself says so.
+  EXPECT_FALSE(infersAtZero(text, "H"));
+  EXPECT_TRUE(infersAtZero(text, "N"));
+}
+
+TEST(Contract, ARequirementThatFailsAtZeroKeepsTheMinimum) {
+  // Broadcasting against 16: S == 16 or S == 1, false at 0, whatever inference at 0 says.
+  const char *text = R"(graph main(x: f32[B,S,8], pos: f32[1,16,8]) {
+    y = Add(x, pos)
+    return y
+  })";
+  auto m = contractOf(text);
+  assumeAtLeastOne(m->c, {"B", "S"});
+  auto lowered = admitZeroSizes(m->c, [](const std::string &) { return true; });
+  EXPECT_EQ(lowered, (std::vector<std::string>{"B"}));
+  EXPECT_EQ(rangeOf(m->c, "S").lo, 1);
+}
+
+TEST(Contract, NothingIsLoweredWhenTheModelFailsEverywhere) {
+  auto m = contractOf(R"(graph main(x: f32[N,3,2,2]) {
+    y = MaxPool(x) {kernel_shape = [5, 5]}
+    return y
+  })");
+  assumeAtLeastOne(m->c, {"N"});
+  EXPECT_TRUE(admitZeroSizes(m->c, [](const std::string &) { return true; }).empty());
+}
+
 TEST(Contract, JsonKeepsItsKeys) {
   auto m = contractOf(R"(graph main(x: f32[N,3,H,W]) {
     y = MaxPool(x) {kernel_shape = [3, 3]}

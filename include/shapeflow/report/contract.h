@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -39,12 +40,19 @@ struct Contract {
   std::vector<Symbol> symbols;
   std::vector<SymbolRequirement> requirements; // in the order inference met them
   std::vector<Diagnostic> errors;              // the model fails at every size (or at the ones given)
+  /// Free symbols whose minimum is the importer's assumption (a named size is at least 1), not
+  /// a range the user gave: candidates for an empty size (an empty KV cache, a batch of none).
+  std::vector<std::string> assumedMinimum;
   /// The requirements in one line each (`H >= 32`, `W == H`, `x[1] == 3 (declared)`).
   std::vector<std::string> summary() const;
   /// Whether sizes (a value for each free or solved symbol, and the inputs' dims as `x[2]`)
   /// meet the contract: nullopt when they do, else the first requirement they break. A solved
   /// symbol is checked against its solution when the symbols it uses are given.
   std::optional<std::string> check(const std::vector<std::pair<std::string, int64_t>> &binding) const;
+  /// The same; with `undecidedBreaks`, a condition the sizes do not decide (a side divides by
+  /// 0, a symbol not given) counts as broken.
+  std::optional<std::string> broken(const std::vector<std::pair<std::string, int64_t>> &binding,
+                                    bool undecidedBreaks) const;
 };
 
 /// What the inputs declare, taken before inference, which resolves the inputs' facts (an input's
@@ -57,6 +65,10 @@ ContractBasis contractBasis(const Graph &g);
 /// The contract of a graph inferred at its symbolic input sizes (inferGraph has run since
 /// contractBasis()).
 Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBasis &basis);
+/// Lowers to 0 the minimum of each symbol of `c.assumedMinimum` at which the model infers
+/// without an error with that symbol alone at 0 (`infersAtZero` loads and infers the model again
+/// with the symbol pinned there); the others keep their minimum of 1. Returns the symbols lowered.
+std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(const std::string &)> &infersAtZero);
 void printContract(const Contract &c, const std::string &model, std::ostream &os);
 nlohmann::json contractJson(const Contract &c, const std::string &model);
 
