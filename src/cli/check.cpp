@@ -18,18 +18,6 @@ struct CheckArgs {
   int64_t maxMemory = 0;
 };
 
-/// A size of 0 in a sample (an empty KV cache) for a size the model takes to be at least 1 and
-/// no --dim ranges: the model is inferred with that size from 0, as `--dim SYM=0..` would.
-ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings) {
-  std::set<std::string> ranged;
-  for (const std::string &spec : model.dims)
-    if (auto d = parseDimBound(spec); d.ok()) ranged.insert(d->symbol);
-  for (const Binding &b : bindings)
-    for (const auto &[name, v] : b)
-      if (v == 0 && ranged.insert(name).second) model.dims.push_back(name + "=0..");
-  return model;
-}
-
 int runCheck(const CheckArgs &a) {
   eval::CheckOptions co;
   co.samples = a.samples;

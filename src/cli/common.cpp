@@ -1,6 +1,8 @@
 // What the subcommands share (cli/common.h).
 #include "common.h"
 
+#include <set>
+
 #include "shapeflow/support/format.h"
 
 #include <iostream>
@@ -68,6 +70,18 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::I
   m->stats = inferGraph(m->graph, m->diags, options);
   if (a.strict) m->diags.promoteAssumptions();
   return m;
+}
+
+/// A size of 0 in a binding (an empty KV cache) for a size the model takes to be at least 1 and
+/// no --dim ranges: the model is inferred with that size from 0, as `--dim SYM=0..` would.
+ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings) {
+  std::set<std::string> ranged;
+  for (const std::string &spec : model.dims)
+    if (auto d = parseDimBound(spec); d.ok()) ranged.insert(d->symbol);
+  for (const Binding &b : bindings)
+    for (const auto &[name, v] : b)
+      if (v == 0 && ranged.insert(name).second) model.dims.push_back(name + "=0..");
+  return model;
 }
 
 Result<Binding> parseBinding(const std::string &spec) {

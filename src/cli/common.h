@@ -4,6 +4,8 @@
 // failed; 0: clean), and one registration function per subcommand, each in its own file.
 #pragma once
 
+#include "shapeflow/report/contract.h"
+
 #include "shapeflow/infer/domain.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/import.h"
@@ -51,6 +53,18 @@ struct Inferred {
 Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::ImportOptions &import = {},
                                                const std::function<void(Graph &)> &beforeInference = {});
 
+/// A model inferred at its symbolic sizes, and its input contract (named sizes admitted from 0
+/// where the model infers there).
+struct ContractOf {
+  std::unique_ptr<Inferred> model;
+  Contract contract;
+};
+Result<ContractOf> inferWithContract(const ModelArgs &model);
+
+/// `model` with `--dim SYM=0..` for each size some binding sets to 0 and no --dim ranges: the
+/// model inferred with that size from 0 (an empty KV cache).
+ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings);
+
 /// `--at SYM=V[,SYM=V...]`: one binding of sizes per flag.
 Result<Binding> parseBinding(const std::string &spec);
 /// Every `--at` given, merged into one binding (a later flag's value for a symbol wins).
@@ -71,5 +85,6 @@ Command addCheckPlan(CLI::App &app);
 Command addRun(CLI::App &app);
 Command addCheck(CLI::App &app);
 Command addOps(CLI::App &app);
+Command addMemory(CLI::App &app);
 
 } // namespace sf::cli

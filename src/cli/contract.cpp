@@ -9,6 +9,25 @@
 
 namespace sf::cli {
 
+Result<ContractOf> inferWithContract(const ModelArgs &model) {
+  ContractBasis basis;
+  // --strict does not apply: the contract is about sizes, and an assumption promoted to an
+  // error would read as "no size is accepted". Its assumptions are listed with it instead.
+  ModelArgs lenient = model;
+  lenient.strict = false;
+  SF_ASSIGN(auto m, loadAndInfer(lenient, {}, [&](Graph &g) { basis = contractBasis(g); }));
+  Contract c = makeContract(m->graph, m->diags, basis);
+  // A named size is assumed at least 1 while inferring; 0 is admitted where the model infers
+  // with that size alone at 0 (the first step of a decoder: an empty cache).
+  admitZeroSizes(c, [&](const std::string &name) {
+    ModelArgs probe = lenient;
+    probe.dims.push_back(name + "=0");
+    auto p = loadAndInfer(probe);
+    return p.ok() && !(*p)->diags.hasErrors();
+  });
+  return ContractOf{std::move(m), std::move(c)};
+}
+
 Command addContract(CLI::App &app) {
   struct Args {
     ModelArgs model;
@@ -22,23 +41,9 @@ Command addContract(CLI::App &app) {
   cmd->add_flag("--json", args->json, "print one JSON object");
   // Exit 1 when no sizes are accepted (inference fails at the sizes given or declared).
   return {cmd, [args]() -> int {
-            ContractBasis basis;
-            // --strict does not apply: the contract is about sizes, and an assumption promoted
-            // to an error would read as "no size is accepted". Its assumptions are listed with
-            // it instead.
-            ModelArgs lenient = args->model;
-            lenient.strict = false;
-            auto m = loadAndInfer(lenient, {}, [&](Graph &g) { basis = contractBasis(g); });
+            auto m = inferWithContract(args->model);
             if (!m.ok()) return fail(m.error().message);
-            Contract c = makeContract((*m)->graph, (*m)->diags, basis);
-            // A named size is assumed at least 1 while inferring; 0 is admitted where the model
-            // infers with that size alone at 0 (the first step of a decoder: an empty cache).
-            admitZeroSizes(c, [&](const std::string &name) {
-              ModelArgs probe = lenient;
-              probe.dims.push_back(name + "=0");
-              auto p = loadAndInfer(probe);
-              return p.ok() && !(*p)->diags.hasErrors();
-            });
+            const Contract &c = m->contract;
             if (args->json) std::cout << contractJson(c, args->model.path).dump(1) << "\n";
             else printContract(c, args->model.path, std::cout);
             return c.errors.empty() ? 0 : 1;

@@ -15,7 +15,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   using namespace sf::cli;
   std::vector<Command> commands;
-  for (auto add : {addInfer, addContract, addWhy, addStats, addLower, addPlan, addCheckPlan, addRun, addCheck, addOps})
+  for (auto add : {addInfer, addContract, addWhy, addStats, addLower, addPlan, addCheckPlan, addRun, addCheck, addOps, addMemory})
     commands.push_back(add(app));
   try {
     app.parse(argc, argv);

@@ -701,6 +701,36 @@ TEST(CliContract, AnEmptyCacheIsWithinTheContract) {
   EXPECT_TRUE(contains(check.out, "2 of 2 samples ran; 0 mismatches")) << describe(check);
 }
 
+TEST(CliMemory, PartsAtEachRowAndTheLargestCacheThatFits) {
+  // present = Concat(past, new) along axis 1: the cache pair is past -> present (the new
+  // positions come after the past ones), found from the graph.
+  Outcome r = shapeflow({"memory", data("kv_concat.onnx"), "--at", "B=1,S=4,P=0", "--at", "B=2,S=1,P=7", "--fit",
+                         "10KB", "--for", "P"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "  past -> present  (axis 1)")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "| B | P | S | weights | kv cache | activations | io | total |")) << describe(r);
+  // past 2x7x4 and present 2x8x4 floats; new 2x1x4 floats.
+  EXPECT_TRUE(contains(r.out, "| 2 | 7 | 1 | 0 B | 480 B | 0 B | 32 B | 512 B |")) << describe(r);
+  // At B = 1, S = 4 the total is 16*P (past) + 16*(P + 4) (present) + 64 (new) = 32*P + 128.
+  EXPECT_TRUE(contains(r.out, "fit: the total within 9.77 KiB: P <= 308")) << describe(r);
+  Outcome j = shapeflow({"memory", data("kv_concat.onnx"), "--at", "B=1,S=4,P=0", "--json"});
+  EXPECT_EQ(j.status, 0) << describe(j);
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["kv_cache"][0]["input"], "past");
+  EXPECT_EQ(doc["rows"][0]["total"], 128);
+  for (const char *key : {"model", "symbols", "at", "weights", "kv_cache", "activations", "io", "total", "rows"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  // Misuse is named.
+  Outcome alone = shapeflow({"memory", data("kv_concat.onnx"), "--fit", "1GiB"});
+  EXPECT_EQ(alone.status, 2) << describe(alone);
+  EXPECT_TRUE(contains(alone.err, "--fit BYTES and --for SYM go together")) << describe(alone);
+  Outcome unit = shapeflow({"memory", data("kv_concat.onnx"), "--at", "B=1,S=1,P=1", "--fit", "3 bananas", "--for", "P"});
+  EXPECT_EQ(unit.status, 2) << describe(unit);
+  Outcome partial = shapeflow({"memory", data("kv_concat.onnx"), "--at", "B=1,S=1"});
+  EXPECT_EQ(partial.status, 2) << describe(partial);
+  EXPECT_TRUE(contains(partial.err, "no size is given for P")) << describe(partial);
+}
+
 TEST(CliOps, TheOpTableIsCurrent) {
   // docs/OPS.md is `shapeflow ops --markdown`; regenerate it when ops or kernels change.
   Outcome r = shapeflow({"ops", "--markdown"});

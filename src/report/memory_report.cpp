@@ -1,0 +1,501 @@
+// A model's memory in parts, at bindings, and the largest size that fits (memory_report.h).
+#include "shapeflow/report/memory_report.h"
+
+#include "shapeflow/cost/stats.h"
+#include "shapeflow/report/report.h"
+#include "shapeflow/support/format.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+namespace sf {
+namespace {
+
+bool isRuntimeInput(const Graph &g, OutletId o) {
+  if (!o.valid()) return false;
+  const Node &n = g.nodes[o.node];
+  if (!n.isParameter() || n.isCaptured()) return false;
+  const Fact &f = n.outputs[o.slot].fact;
+  return !(f.constant && f.constant->hasData());
+}
+
+/// The inputs of `n` whose elements its output `slot` holds, moved or copied but not computed:
+/// the data inputs of ops that only move elements, and an attention op's past cache for its
+/// present one.
+std::vector<size_t> movedInputs(const Node &n, size_t slot) {
+  if (n.kind != NodeKind::Op) return {};
+  static const std::set<std::string, std::less<>> kAll = {"Concat", "Identity"};
+  static const std::set<std::string, std::less<>> kFirst = {
+      "Cast", "CastLike", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Gather", "Slice",
+      "Split", "Expand", "ScatterND", "ScatterElements", "TensorScatter", "Tile", "Pad"};
+  if (n.domain.empty() && kAll.count(n.opType)) {
+    std::vector<size_t> all(n.inputs.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+  if (n.domain.empty() && kFirst.count(n.opType)) return {0};
+  struct Carry {
+    const char *domain, *op;
+    size_t output, input;
+  };
+  static const Carry kCarries[] = {
+      {"", "Attention", 1, 4},
+      {"", "Attention", 2, 5},
+      {"com.microsoft", "Attention", 1, 4},
+      {"com.microsoft", "MultiHeadAttention", 1, 6},
+      {"com.microsoft", "MultiHeadAttention", 2, 7},
+      {"com.microsoft", "GroupQueryAttention", 1, 3},
+      {"com.microsoft", "GroupQueryAttention", 2, 4},
+  };
+  for (const Carry &c : kCarries)
+    if (n.domain == c.domain && n.opType == c.op && slot == c.output && c.input < n.inputs.size()) return {c.input};
+  return {};
+}
+
+/// The runtime inputs whose elements reach `out` only moved or copied, in the order of the
+/// producers' inputs.
+std::vector<OutletId> movedFrom(const Graph &g, OutletId out) {
+  std::vector<OutletId> found, stack{out};
+  std::set<OutletId> seen{out};
+  while (!stack.empty()) {
+    OutletId o = stack.back();
+    stack.pop_back();
+    if (isRuntimeInput(g, o)) {
+      found.push_back(o);
+      continue;
+    }
+    const Node &n = g.nodes[o.node];
+    // Depth first, the first input first: a cache's past precedes the new positions in the
+    // concatenation that makes its present.
+    auto moved = movedInputs(n, o.slot);
+    for (auto i = moved.rbegin(); i != moved.rend(); ++i)
+      if (*i < n.inputs.size() && n.inputs[*i].valid() && seen.insert(n.inputs[*i]).second)
+        stack.push_back(n.inputs[*i]);
+  }
+  return found;
+}
+
+/// How `out` holds `in`: along which axis it grew (the one axis where their dims differ; a
+/// window that drops old positions too), or in place (the same shape); none when the shapes do
+/// not say.
+std::optional<std::pair<int64_t, bool>> carriedAlong(const Fact &in, const Fact &out) {
+  if (in.type != out.type || !in.shape.rankIsStatic() || !out.shape.rankIsStatic() ||
+      in.shape.size() != out.shape.size() || in.shape.size() == 0)
+    return std::nullopt;
+  std::optional<int64_t> axis;
+  for (size_t i = 0; i < in.shape.size(); ++i) {
+    if (in.shape[i] == out.shape[i]) continue;
+    if (axis) return std::nullopt;
+    axis = int64_t(i);
+  }
+  if (axis) return std::pair{*axis, true};
+  return std::pair{int64_t(in.shape.size()) - 2, false};
+}
+
+int64_t storedBytes(const Fact &f) {
+  if (!f.shape.isStatic()) return 0;
+  int64_t n = 1;
+  for (const Dimension &d : f.shape.dims()) n = d.length() > 0 && n > (int64_t(1) << 50) / d.length() ? n : n * d.length();
+  if (isInt4(f.type) || f.type == ElementType::F4E2M1) return (n + 1) / 2;
+  return n * int64_t(elementSize(f.type));
+}
+
+Result<Dimension> sumOf(const std::vector<Dimension> &dims) {
+  DimensionSum sum;
+  for (const Dimension &d : dims) SF_TRY(sum.add(d));
+  return sum.value();
+}
+
+std::optional<int64_t> valueAt(const Dimension &d, const Binding &at) {
+  if (d.isStatic()) return d.length();
+  if (!d.expr()) return std::nullopt;
+  auto v = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+    auto it = at.find(symbolInfo(s).name);
+    if (it == at.end()) return std::nullopt;
+    return it->second;
+  });
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+std::optional<int64_t> exprAt(const Expr &e, const Binding &at) {
+  auto v = evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
+    auto it = at.find(symbolInfo(s).name);
+    if (it == at.end()) return std::nullopt;
+    return it->second;
+  });
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+/// `given` with the symbols the contract ties to it (a solved symbol's solution; a mask length
+/// that must equal `past + seq`), then checked against the contract.
+Result<Binding> completeBinding(const Contract &c, Binding given, const std::vector<std::pair<std::string, Expr>> &ties) {
+  Binding b = std::move(given);
+  for (size_t round = 0; round < c.symbols.size() + ties.size() + 1; ++round) {
+    bool changed = false;
+    for (const auto &[name, e] : ties)
+      if (!b.count(name))
+        if (auto v = exprAt(e, b)) b[name] = *v, changed = true;
+    for (const Contract::Symbol &s : c.symbols)
+      if (s.solved && !b.count(s.name))
+        if (auto v = exprAt(s.solved, b)) b[s.name] = *v, changed = true;
+    for (const SymbolRequirement &r : c.requirements) {
+      if ((r.kind != Condition::Equal && r.kind != Condition::Broadcast) || !r.a || !r.b) continue;
+      for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}}) {
+        if (!isSymbol(side) || symbolInfo(side->sym).name.empty() || b.count(symbolInfo(side->sym).name)) continue;
+        if (auto v = exprAt(other, b); v && *v >= 0) {
+          b[symbolInfo(side->sym).name] = *v, changed = true;
+          break;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  std::vector<std::string> missing;
+  for (const Contract::Symbol &s : c.symbols)
+    if (!b.count(s.name)) missing.push_back(s.name);
+  if (!missing.empty())
+    return errorf("no size is given for {} (give each with --at SYM=V)", fmt::join(missing, ", "));
+  std::vector<std::pair<std::string, int64_t>> list(b.begin(), b.end());
+  if (auto broken = c.check(list)) return errorf("the sizes break the model's contract: {}", *broken);
+  return b;
+}
+
+std::string bindingText(const Binding &b) {
+  std::vector<std::string> parts;
+  for (const auto &[k, v] : b) parts.push_back(k + "=" + std::to_string(v));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+struct Parts {
+  int64_t weights = 0;
+  Dimension kvCache, io;
+};
+
+Result<MemoryRow> rowAt(const MemoryReport &r, const Binding &at) {
+  MemoryRow row;
+  row.at = at;
+  row.weights = r.weights;
+  auto kv = valueAt(r.kvCache, at), io = valueAt(r.io, at);
+  auto act = lower::PlanValues(r.plan, at)(r.plan.peak);
+  if (!kv || !io || !act)
+    return errorf("at {}: the {} does not evaluate", bindingText(at), !kv ? "KV cache" : !io ? "inputs and outputs" : "plan's peak");
+  row.kvCache = *kv, row.io = *io, row.activations = *act;
+  row.total = row.weights + row.kvCache + row.activations + row.io;
+  return row;
+}
+
+/// The largest value of `symbol` whose part is within the budget, the others as given.
+Result<MemoryFit> fitSymbol(const MemoryReport &r, const Contract &c, const Binding &given, const MemoryOptions &o) {
+  MemoryFit fit{*o.fitSymbol, o.budget, o.fitPart, std::nullopt, ""};
+  const Contract::Symbol *sym = nullptr;
+  for (const Contract::Symbol &s : c.symbols)
+    if (s.name == fit.symbol) sym = &s;
+  if (!sym) return errorf("--for {}: not a size of the model's inputs", fit.symbol);
+  if (sym->solved) return errorf("--for {}: the model ties it to other sizes ({} == {})", fit.symbol, sym->name, sym->equals);
+  Binding base = given;
+  base.erase(fit.symbol);
+  std::string lastWhy;
+  auto partAt = [&](int64_t v) -> std::optional<int64_t> {
+    Binding b = base;
+    b[fit.symbol] = v;
+    auto full = completeBinding(c, b, o.ties);
+    if (!full.ok()) {
+      lastWhy = full.error().message;
+      return std::nullopt;
+    }
+    auto row = rowAt(r, *full);
+    if (!row.ok()) {
+      lastWhy = row.error().message;
+      return std::nullopt;
+    }
+    return row->part(fit.part);
+  };
+  const int64_t lo = sym->range.lo, hi = std::min<int64_t>(sym->range.hi, int64_t(1) << 40);
+  auto first = partAt(lo);
+  if (!first) {
+    fit.why = fmt::format("at {} = {} (its smallest size): {}", fit.symbol, lo, lastWhy);
+    return fit;
+  }
+  if (*first > fit.budget) {
+    fit.why = fmt::format("even at {} = {} (its smallest size) the {} is {}", fit.symbol, lo, toString(fit.part),
+                          bytesIEC(*first));
+    return fit;
+  }
+  // Doubling steps to the first size past the budget (or that the model refuses), then
+  // bisection between the last that fits and it.
+  int64_t good = lo, bad = -1;
+  std::string badWhy;
+  for (int64_t step = 1; good < hi;) {
+    int64_t v = std::min(hi, good + step);
+    auto p = partAt(v);
+    if (!p || *p > fit.budget) {
+      bad = v, badWhy = p ? "" : lastWhy;
+      break;
+    }
+    good = v;
+    step = step > (int64_t(1) << 40) ? step : step * 2;
+  }
+  while (bad >= 0 && bad - good > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    auto p = partAt(mid);
+    if (!p || *p > fit.budget) bad = mid, badWhy = p ? "" : lastWhy;
+    else good = mid;
+  }
+  fit.max = good;
+  // The search takes the part to grow with the symbol: checked at sizes up to the answer.
+  bool grows = true;
+  std::optional<int64_t> prev;
+  for (int k = 0; k <= 64 && grows; ++k) {
+    int64_t v = lo + (good - lo) * k / 64;
+    auto p = partAt(v);
+    if (p && prev && *p < *prev) grows = false;
+    if (p) prev = p;
+  }
+  std::string growth = grows ? "" : fmt::format("; the {} does not grow with {} everywhere below it: a smaller "
+                                                "size may fit where a larger one does not", toString(fit.part), fit.symbol);
+  if (bad < 0) {
+    fit.why = hi == sym->range.hi ? fmt::format("the model admits {} up to {}, which fits", fit.symbol, hi)
+                                  : fmt::format("unbounded: the {} stays within the budget up to {} = {}",
+                                                toString(fit.part), fit.symbol, hi);
+    if (hi != sym->range.hi) fit.max.reset();
+  } else if (!badWhy.empty()) {
+    fit.why = fmt::format("{} = {} is the largest the model admits here ({} = {}: {})", fit.symbol, good,
+                          fit.symbol, bad, badWhy);
+  } else {
+    int64_t in = *partAt(good), out = *partAt(bad);
+    fit.why = fmt::format("{} B ({}) at {} = {}, {} B ({}) at {}", in, bytesIEC(in), fit.symbol, good, out,
+                          bytesIEC(out), bad);
+  }
+  fit.why += growth;
+  return fit;
+}
+
+std::string shortExpr(const Dimension &d) {
+  std::string s = toString(d);
+  return s.size() <= 120 ? s : fmt::format("an expression of {} characters (--json)", s.size());
+}
+
+} // namespace
+
+const char *toString(MemoryPart p) {
+  switch (p) {
+  case MemoryPart::Weights: return "weights";
+  case MemoryPart::KvCache: return "kv_cache";
+  case MemoryPart::Activations: return "activations";
+  case MemoryPart::Io: return "io";
+  case MemoryPart::Total: return "total";
+  }
+  return "?";
+}
+
+std::optional<MemoryPart> memoryPartNamed(const std::string &name) {
+  for (MemoryPart p : {MemoryPart::Weights, MemoryPart::KvCache, MemoryPart::Activations, MemoryPart::Io,
+                       MemoryPart::Total})
+    if (name == toString(p)) return p;
+  return std::nullopt;
+}
+
+int64_t MemoryRow::part(MemoryPart p) const {
+  switch (p) {
+  case MemoryPart::Weights: return weights;
+  case MemoryPart::KvCache: return kvCache;
+  case MemoryPart::Activations: return activations;
+  case MemoryPart::Io: return io;
+  case MemoryPart::Total: return total;
+  }
+  return total;
+}
+
+std::vector<CachePair> findCachePairs(const Graph &g) {
+  std::vector<CachePair> pairs;
+  std::set<std::string> outputs;
+  for (OutletId out : g.outputs) {
+    if (!out.valid() || !outputs.insert(g.outlet(out).name).second || isRuntimeInput(g, out)) continue;
+    const Fact &fo = g.fact(out);
+    for (OutletId in : movedFrom(g, out)) {
+      const Fact &fi = g.fact(in);
+      auto along = carriedAlong(fi, fo);
+      if (!along) continue;
+      CachePair p;
+      p.input = g.outlet(in).name;
+      p.output = g.outlet(out).name;
+      p.axis = along->first;
+      p.grows = along->second;
+      p.bytesIn = bytesOf(fi);
+      p.bytesOut = bytesOf(fo);
+      pairs.push_back(std::move(p));
+      break;
+    }
+  }
+  return pairs;
+}
+
+int64_t weightBytes(const Graph &g) {
+  int64_t total = 0;
+  for (const Node &n : g.nodes) {
+    if (n.removed) continue;
+    bool constant = n.isConstant() || (n.isParameter() && !n.isCaptured() && !n.outputs.empty() &&
+                                       n.outputs[0].fact.constant && n.outputs[0].fact.constant->hasData());
+    if (!constant) continue;
+    for (const Outlet &o : n.outputs) total += storedBytes(o.fact);
+  }
+  return total;
+}
+
+Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, const std::string &model,
+                                  const MemoryOptions &options) {
+  ExprScope scope = g.enter();
+  MemoryReport r;
+  r.model = model;
+  for (const Contract::Symbol &s : contract.symbols) r.symbols.push_back(s.name);
+  r.weights = weightBytes(g);
+  r.cache = findCachePairs(g);
+  std::set<std::string> cacheTensors;
+  std::vector<Dimension> kv, io;
+  for (const CachePair &p : r.cache) {
+    kv.push_back(p.bytesIn), kv.push_back(p.bytesOut);
+    cacheTensors.insert(p.input), cacheTensors.insert(p.output);
+  }
+  for (const auto *list : {&g.inputs, &g.outputs})
+    for (OutletId o : *list)
+      if (isRuntimeInput(g, o) || list == &g.outputs)
+        if (!cacheTensors.count(g.outlet(o).name)) io.push_back(bytesOf(g.fact(o)));
+  SF_ASSIGN(r.kvCache, sumOf(kv));
+  SF_ASSIGN(r.io, sumOf(io));
+  // The rows, each completed with the sizes the contract ties to the given ones.
+  std::vector<Binding> rows;
+  for (const Binding &b : options.at) {
+    auto full = completeBinding(contract, b, options.ties);
+    if (!full.ok()) return errorf("--at {}: {}", bindingText(b), full.error().message);
+    rows.push_back(*full);
+  }
+  // The plan: placed at the largest size of each symbol over the rows (else its upper bound);
+  // valid at every binding.
+  lower::PlanOptions po;
+  po.align = options.align;
+  po.callerOwnedIO = true;
+  for (const Binding &b : rows)
+    for (const auto &[k, v] : b) po.reference[k] = std::max(po.reference.count(k) ? po.reference[k] : v, v);
+  auto plan = lower::planMemory(g, po);
+  if (!plan.ok()) return errorf("the memory plan: {}", plan.error().message);
+  r.plan = std::move(*plan);
+  for (const Binding &b : rows) {
+    SF_ASSIGN(MemoryRow row, rowAt(r, b));
+    r.rows.push_back(std::move(row));
+  }
+  if (options.fitSymbol) {
+    Binding given = options.at.empty() ? Binding{} : options.at.front();
+    SF_ASSIGN(MemoryFit fit, fitSymbol(r, contract, given, options));
+    r.fit = std::move(fit);
+  }
+  return r;
+}
+
+Result<int64_t> parseBytes(const std::string &text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return errorf("'{}' is not a size in bytes (e.g. 8GiB, 512MiB, 1000000)", text);
+  double number = 0;
+  try {
+    number = std::stod(text.substr(0, i));
+  } catch (...) {
+    return errorf("'{}' is not a size in bytes (e.g. 8GiB, 512MiB, 1000000)", text);
+  }
+  std::string unit = text.substr(i);
+  unit.erase(0, unit.find_first_not_of(' '));
+  static const std::pair<const char *, double> kUnits[] = {
+      {"", 1},         {"B", 1},          {"KiB", 1024.0},   {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6},    {"GB", 1e9},        {"TB", 1e12}};
+  for (const auto &[name, scale] : kUnits)
+    if (unit == name) {
+      double bytes = std::floor(number * scale);
+      if (!(bytes >= 0) || bytes > 9.0e18) return errorf("'{}': out of range", text);
+      return int64_t(bytes);
+    }
+  return errorf("'{}': unknown unit '{}' (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", text, unit);
+}
+
+std::string bytesIEC(int64_t bytes) {
+  static const char *const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double v = double(bytes);
+  size_t u = 0;
+  for (v /= 1024; v >= 1024 && u + 1 < std::size(kUnits); ++u) v /= 1024;
+  return fmt::format("{:.{}f} {}", v, v < 10 ? 2 : v < 100 ? 1 : 0, kUnits[u]);
+}
+
+void printMemory(const MemoryReport &r, std::ostream &os) {
+  os << "model: " << r.model << "\n";
+  os << "weights: " << bytesIEC(r.weights) << " (initializers and constants as stored)\n";
+  if (r.cache.empty()) {
+    os << "kv cache: none (no graph output carries a graph input forward)\n";
+  } else {
+    os << "kv cache: " << r.cache.size() << " pairs, input -> output (the axis that grows):\n";
+    for (const CachePair &p : r.cache)
+      os << "  " << p.input << " -> " << p.output << "  (axis " << p.axis << (p.grows ? ")" : ", written in place)")
+         << "\n";
+    os << "  bytes, in and out: " << shortExpr(r.kvCache) << "\n";
+  }
+  os << "activations: the static plan's peak, inputs and outputs the caller's: " << shortExpr(r.plan.peak) << "\n";
+  os << "inputs and outputs (not cache): " << shortExpr(r.io) << "\n";
+  if (!r.rows.empty()) {
+    std::vector<std::string> names;
+    for (const auto &[k, v] : r.rows.front().at) names.push_back(k);
+    os << "\n|";
+    for (const std::string &n : names) os << " " << n << " |";
+    os << " weights | kv cache | activations | io | total |\n|";
+    for (size_t i = 0; i < names.size() + 5; ++i) os << "---:|";
+    os << "\n";
+    for (const MemoryRow &row : r.rows) {
+      os << "|";
+      for (const std::string &n : names) os << " " << row.at.at(n) << " |";
+      for (int64_t v : {row.weights, row.kvCache, row.activations, row.io, row.total}) os << " " << bytesIEC(v) << " |";
+      os << "\n";
+    }
+  }
+  if (r.fit) {
+    const MemoryFit &f = *r.fit;
+    os << "\nfit: the " << toString(f.part) << " within " << bytesIEC(f.budget) << ": " << f.symbol << " <= "
+       << (f.max ? std::to_string(*f.max) : std::string("none")) << " (" << f.why << ")\n";
+  }
+}
+
+nlohmann::json memoryJson(const MemoryReport &r) {
+  using nlohmann::json;
+  json j;
+  j["model"] = r.model;
+  j["symbols"] = r.symbols;
+  json at = json::array();
+  for (const MemoryRow &row : r.rows) at.push_back(row.at);
+  j["at"] = at;
+  j["weights"] = {{"bytes", r.weights}};
+  json cache = json::array();
+  for (const CachePair &p : r.cache)
+    cache.push_back({{"input", p.input}, {"output", p.output}, {"axis", p.axis}, {"grows", p.grows},
+                     {"bytes_in", dimJson(p.bytesIn)}, {"bytes_out", dimJson(p.bytesOut)}});
+  j["kv_cache"] = cache;
+  json derived = json::array();
+  for (const auto &[name, d] : r.plan.derived) derived.push_back({{"name", name}, {"expr", dimJson(d)}});
+  j["activations"] = {{"peak", dimJson(r.plan.peak)}, {"derived", derived}};
+  j["io"] = {{"bytes", dimJson(r.io)}};
+  auto total = [&]() -> json {
+    auto t = sumOf({Dimension(r.weights), r.kvCache, r.plan.peak, r.io});
+    return t.ok() ? dimJson(*t) : json(nullptr);
+  };
+  j["total"] = total();
+  json rows = json::array();
+  for (const MemoryRow &row : r.rows)
+    rows.push_back({{"at", row.at}, {"weights", row.weights}, {"kv_cache", row.kvCache},
+                    {"activations", row.activations}, {"io", row.io}, {"total", row.total}});
+  j["rows"] = rows;
+  if (r.fit)
+    j["fit"] = {{"symbol", r.fit->symbol}, {"budget", r.fit->budget}, {"part", toString(r.fit->part)},
+                {"max", r.fit->max ? json(*r.fit->max) : json(nullptr)}, {"why", r.fit->why}};
+  return j;
+}
+
+} // namespace sf
