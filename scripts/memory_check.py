@@ -8,8 +8,9 @@ For each model and each binding of its sizes:
   * the KV cache bytes: the pairs' inputs at the binding plus their outputs at the shapes
     onnxruntime returns when it runs the model at those sizes;
   * inputs and outputs: the other inputs and outputs, the same way;
-  * activations: the peak of `shapeflow plan --caller-owned-io` (placed at the same reference),
-    evaluated here from its JSON expressions, and that plan accepted by `shapeflow check-plan`;
+  * activations: the peak of `shapeflow plan --caller-owned-io` placed at the binding
+    (`--reference`), evaluated here from its JSON expressions, and that plan accepted by
+    `shapeflow check-plan`;
   * `--fit`: for random budgets, the total at the answer is within the budget and the total at
     the answer + 1 is not (or the model refuses the answer + 1), both read from `memory` rows.
 
@@ -166,10 +167,6 @@ def check_model(exe, name, spec, budgets, rng):
         problems.append(f"cache pairs {found}, expected {pairs}")
     if report["weights"]["bytes"] != weight_bytes(model):
         problems.append(f"weights {report['weights']['bytes']}, the file's {weight_bytes(model)}")
-    reference = {}
-    for row in report["rows"]:
-        for k, v in row["at"].items():
-            reference[k] = max(reference.get(k, v), v)
     for row in report["rows"]:
         at = row["at"]
         ins, outs = input_bytes(model, at), ort_output_bytes(os.path.join(ROOT, path), model, at)
@@ -179,7 +176,7 @@ def check_model(exe, name, spec, budgets, rng):
             problems.append(f"at {at}: kv cache {row['kv_cache']}, onnxruntime's {kv}")
         if row["io"] != io:
             problems.append(f"at {at}: inputs and outputs {row['io']}, onnxruntime's {io}")
-        peak, accepted = plan_peak(exe, path, reference, at)
+        peak, accepted = plan_peak(exe, path, at, at)
         if row["activations"] != peak:
             problems.append(f"at {at}: activations {row['activations']}, the plan's peak {peak}")
         if not accepted:

@@ -5,6 +5,8 @@
 #include "shapeflow/report/memory_report.h"
 
 #include "shapeflow/dim/parse.h"
+#include "shapeflow/lower/memory_plan.h"
+#include "shapeflow/support/format.h"
 
 #include <iostream>
 #include <set>
@@ -59,6 +61,43 @@ int runMemory(const MemoryArgs &a) {
     options.ties.emplace_back(name, d->isStatic() ? constant(d->length()) : d->expr());
   }
   if (r.diags.hasErrors()) return failAfterErrors(r.diags, "memory", "the model has errors at these sizes");
+  // A row whose symbolic plan bounds offsets over the whole domain: the model inferred again at
+  // the row's sizes and planned there.
+  options.concretePeak = [&](const Binding &at) -> Result<int64_t> {
+    ModelArgs concrete = a.model;
+    concrete.dims.clear();
+    ExprScope scope = r.graph.enter();
+    for (OutletId o : r.graph.inputs) {
+      const Outlet &in = r.graph.outlet(o);
+      if (r.graph.nodes[o.node].isCaptured() || (in.fact.constant && in.fact.constant->hasData()) ||
+          !in.fact.shape.rankIsStatic())
+        continue;
+      std::vector<std::string> dims;
+      for (const Dimension &d : in.fact.shape.dims()) {
+        if (d.isStatic()) {
+          dims.push_back(std::to_string(d.length()));
+          continue;
+        }
+        auto v = d.expr() ? evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+          auto it = at.find(symbolInfo(s).name);
+          if (it == at.end()) return std::nullopt;
+          return it->second;
+        }) : Result<int64_t>(makeError("no expression"));
+        if (!v.ok()) return errorf("input '{}' ({}) has a size the row does not give", in.name, in.fact);
+        dims.push_back(std::to_string(*v));
+      }
+      concrete.inputs.push_back(fmt::format("{}={}", in.name, fmt::join(dims, ",")));
+    }
+    SF_ASSIGN(auto c, loadAndInfer(concrete));
+    lower::PlanOptions po;
+    po.align = options.align;
+    po.callerOwnedIO = true;
+    SF_ASSIGN(lower::MemoryPlan plan, lower::planMemory(c->graph, po));
+    ExprScope cs = c->graph.enter();
+    auto v = lower::PlanValues(plan, at)(plan.peak);
+    if (!v) return errorf("the plan at {} has no number", fmt::join(concrete.inputs, " "));
+    return *v;
+  };
   auto report = memoryReport(r.graph, m->contract, a.model.path, options);
   if (!report.ok()) return fail(report.error().message);
   if (a.json) std::cout << memoryJson(*report).dump(1) << "\n";

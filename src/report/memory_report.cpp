@@ -175,21 +175,50 @@ struct Parts {
   Dimension kvCache, io;
 };
 
-Result<MemoryRow> rowAt(const MemoryReport &r, const Binding &at) {
-  MemoryRow row;
-  row.at = at;
-  row.weights = r.weights;
-  auto kv = valueAt(r.kvCache, at), io = valueAt(r.io, at);
-  auto act = lower::PlanValues(r.plan, at)(r.plan.peak);
-  if (!kv || !io || !act)
-    return errorf("at {}: the {} does not evaluate", bindingText(at), !kv ? "KV cache" : !io ? "inputs and outputs" : "plan's peak");
-  row.kvCache = *kv, row.io = *io, row.activations = *act;
-  row.total = row.weights + row.kvCache + row.activations + row.io;
-  return row;
-}
+/// Each part at bindings; the activations from the static plan placed at the binding itself
+/// (what a deployment at those sizes plans), each binding planned once.
+class RowEvaluator {
+public:
+  RowEvaluator(const Graph &g, const MemoryReport &r, const MemoryOptions &o) : g_(g), r_(r), options_(o) {}
+
+  Result<MemoryRow> at(const Binding &at) {
+    MemoryRow row;
+    row.at = at;
+    row.weights = r_.weights;
+    auto kv = valueAt(r_.kvCache, at), io = valueAt(r_.io, at);
+    if (!kv || !io) return errorf("at {}: the {} does not evaluate", bindingText(at), !kv ? "KV cache" : "inputs and outputs");
+    SF_ASSIGN(row.activations, peakAt(at));
+    row.kvCache = *kv, row.io = *io;
+    row.total = row.weights + row.kvCache + row.activations + row.io;
+    return row;
+  }
+
+private:
+  Result<int64_t> peakAt(const Binding &at) {
+    if (auto it = peaks_.find(at); it != peaks_.end()) return it->second;
+    lower::PlanOptions po;
+    po.align = options_.align;
+    po.callerOwnedIO = true;
+    po.reference = at;
+    auto plan = lower::planMemory(g_, po);
+    if ((!plan.ok() || plan->boundedOffsets > 0) && options_.concretePeak) {
+      SF_ASSIGN(int64_t v, options_.concretePeak(at));
+      return peaks_[at] = v;
+    }
+    if (!plan.ok()) return errorf("at {}: the memory plan: {}", bindingText(at), plan.error().message);
+    auto v = lower::PlanValues(*plan, at)(plan->peak);
+    if (!v) return errorf("at {}: the plan's peak does not evaluate", bindingText(at));
+    return peaks_[at] = *v;
+  }
+
+  const Graph &g_;
+  const MemoryReport &r_;
+  const MemoryOptions &options_;
+  std::map<Binding, int64_t> peaks_;
+};
 
 /// The largest value of `symbol` whose part is within the budget, the others as given.
-Result<MemoryFit> fitSymbol(const MemoryReport &r, const Contract &c, const Binding &given, const MemoryOptions &o) {
+Result<MemoryFit> fitSymbol(RowEvaluator &rows, const Contract &c, const Binding &given, const MemoryOptions &o) {
   MemoryFit fit{*o.fitSymbol, o.budget, o.fitPart, std::nullopt, ""};
   const Contract::Symbol *sym = nullptr;
   for (const Contract::Symbol &s : c.symbols)
@@ -207,7 +236,7 @@ Result<MemoryFit> fitSymbol(const MemoryReport &r, const Contract &c, const Bind
       lastWhy = full.error().message;
       return std::nullopt;
     }
-    auto row = rowAt(r, *full);
+    auto row = rows.at(*full);
     if (!row.ok()) {
       lastWhy = row.error().message;
       return std::nullopt;
@@ -249,8 +278,8 @@ Result<MemoryFit> fitSymbol(const MemoryReport &r, const Contract &c, const Bind
   // The search takes the part to grow with the symbol: checked at sizes up to the answer.
   bool grows = true;
   std::optional<int64_t> prev;
-  for (int k = 0; k <= 64 && grows; ++k) {
-    int64_t v = lo + (good - lo) * k / 64;
+  for (int k = 0; k <= 16 && grows; ++k) {
+    int64_t v = lo + (good - lo) * k / 16;
     auto p = partAt(v);
     if (p && prev && *p < *prev) grows = false;
     if (p) prev = p;
@@ -275,6 +304,7 @@ Result<MemoryFit> fitSymbol(const MemoryReport &r, const Contract &c, const Bind
 }
 
 std::string shortExpr(const Dimension &d) {
+  if (!d.isStatic() && !d.expr()) return "no expression over every size (each row planned at its sizes)";
   std::string s = toString(d);
   return s.size() <= 120 ? s : fmt::format("an expression of {} characters (--json)", s.size());
 }
@@ -381,15 +411,20 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
   for (const Binding &b : rows)
     for (const auto &[k, v] : b) po.reference[k] = std::max(po.reference.count(k) ? po.reference[k] : v, v);
   auto plan = lower::planMemory(g, po);
-  if (!plan.ok()) return errorf("the memory plan: {}", plan.error().message);
+  if (!plan.ok() && options.concretePeak)
+    plan = lower::MemoryPlan{.peak = Dimension::dynamic()}; // no expression; rows planned at their sizes
+  else if (!plan.ok())
+    return errorf("the memory plan: {} (bounding the sizes helps where an expression grows too large: "
+                  "--dim SYM=LO..HI)", plan.error().message);
   r.plan = std::move(*plan);
+  RowEvaluator evaluate(g, r, options);
   for (const Binding &b : rows) {
-    SF_ASSIGN(MemoryRow row, rowAt(r, b));
+    SF_ASSIGN(MemoryRow row, evaluate.at(b));
     r.rows.push_back(std::move(row));
   }
   if (options.fitSymbol) {
     Binding given = options.at.empty() ? Binding{} : options.at.front();
-    SF_ASSIGN(MemoryFit fit, fitSymbol(r, contract, given, options));
+    SF_ASSIGN(MemoryFit fit, fitSymbol(evaluate, contract, given, options));
     r.fit = std::move(fit);
   }
   return r;
@@ -440,7 +475,9 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
          << "\n";
     os << "  bytes, in and out: " << shortExpr(r.kvCache) << "\n";
   }
-  os << "activations: the static plan's peak, inputs and outputs the caller's: " << shortExpr(r.plan.peak) << "\n";
+  os << "activations: the static plan's peak, inputs and outputs the caller's (a row: planned at its sizes; the "
+        "expression: planned at the rows' largest, valid at every size): "
+     << shortExpr(r.plan.peak) << "\n";
   os << "inputs and outputs (not cache): " << shortExpr(r.io) << "\n";
   if (!r.rows.empty()) {
     std::vector<std::string> names;

@@ -13,7 +13,9 @@
 //    and type and its shape but along one axis (a cache that grows, or a window) or the same
 //    shape (written in place). Each pair counts its input and its output;
 //  - activations: the static memory plan's peak with the inputs and outputs the caller's
-//    (tensors between ops; an op's scratch inside its kernel is not a tensor of the graph);
+//    (tensors between ops; an op's scratch inside its kernel is not a tensor of the graph): at a
+//    row, the plan placed at the row's sizes; as an expression, the plan placed at the rows'
+//    largest sizes (valid at every size, tight near them);
 //  - inputs and outputs that are not cache;
 //  - the total of the four.
 #pragma once
@@ -26,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -71,7 +74,7 @@ struct MemoryReport {
   int64_t weights = 0;
   std::vector<CachePair> cache;
   Dimension kvCache, io;
-  lower::MemoryPlan plan; // activations: plan.peak
+  lower::MemoryPlan plan; // the activations' expression: plan.peak
   std::vector<MemoryRow> rows;
   std::optional<MemoryFit> fit;
 };
@@ -85,6 +88,10 @@ struct MemoryOptions {
   int64_t budget = 0;
   MemoryPart fitPart = MemoryPart::Total;
   int64_t align = 64;
+  /// The plan's peak with the model inferred again at a binding's concrete sizes: used where
+  /// the symbolic plan placed at a row bounds offsets over the whole domain (its expressions grew
+  /// too large) or cannot be made, so that a row's number is the plan at its sizes.
+  std::function<Result<int64_t>(const Binding &)> concretePeak;
 };
 
 /// The report of an inferred graph, its contract deciding the symbols tied to the given ones
