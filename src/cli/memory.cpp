@@ -61,9 +61,8 @@ int runMemory(const MemoryArgs &a) {
     options.ties.emplace_back(name, d->isStatic() ? constant(d->length()) : d->expr());
   }
   if (r.diags.hasErrors()) return failAfterErrors(r.diags, "memory", "the model has errors at these sizes");
-  // A row whose symbolic plan bounds offsets over the whole domain: the model inferred again at
-  // the row's sizes and planned there.
-  options.concretePeak = [&](const Binding &at) -> Result<int64_t> {
+  // A row the symbolic parts give no number for: the model inferred again at the row's sizes.
+  options.inferAt = [&](const Binding &at) -> Result<Graph> {
     ModelArgs concrete = a.model;
     concrete.dims.clear();
     ExprScope scope = r.graph.enter();
@@ -89,14 +88,8 @@ int runMemory(const MemoryArgs &a) {
       concrete.inputs.push_back(fmt::format("{}={}", in.name, fmt::join(dims, ",")));
     }
     SF_ASSIGN(auto c, loadAndInfer(concrete));
-    lower::PlanOptions po;
-    po.align = options.align;
-    po.callerOwnedIO = true;
-    SF_ASSIGN(lower::MemoryPlan plan, lower::planMemory(c->graph, po));
-    ExprScope cs = c->graph.enter();
-    auto v = lower::PlanValues(plan, at)(plan.peak);
-    if (!v) return errorf("the plan at {} has no number", fmt::join(concrete.inputs, " "));
-    return *v;
+    if (c->diags.hasErrors()) return errorf("at the sizes {}: the model has errors", fmt::join(concrete.inputs, " "));
+    return std::move(c->graph);
   };
   auto report = memoryReport(r.graph, m->contract, a.model.path, options);
   if (!report.ok()) return fail(report.error().message);

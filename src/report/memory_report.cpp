@@ -175,46 +175,85 @@ struct Parts {
   Dimension kvCache, io;
 };
 
+/// The parts of a graph inferred at concrete sizes (every fact static).
+Result<MemoryRow> concreteRow(const Graph &g, const Binding &at, int64_t align) {
+  ExprScope scope = g.enter();
+  MemoryRow row;
+  row.at = at;
+  row.weights = weightBytes(g);
+  std::set<std::string> cache;
+  auto staticBytes = [&](const Fact &f, const std::string &name) -> Result<int64_t> {
+    Dimension b = bytesOf(f);
+    if (!b.isStatic()) return errorf("at {}: '{}' is {}, not of a known size", bindingText(at), name, f);
+    return b.length();
+  };
+  for (const CachePair &p : findCachePairs(g)) {
+    if (!p.bytesIn.isStatic() || !p.bytesOut.isStatic())
+      return errorf("at {}: the cache {} -> {} is not of a known size", bindingText(at), p.input, p.output);
+    row.kvCache += p.bytesIn.length() + p.bytesOut.length();
+    cache.insert(p.input), cache.insert(p.output);
+  }
+  for (const auto *list : {&g.inputs, &g.outputs})
+    for (OutletId o : *list)
+      if ((isRuntimeInput(g, o) || list == &g.outputs) && !cache.count(g.outlet(o).name)) {
+        SF_ASSIGN(int64_t b, staticBytes(g.fact(o), g.outlet(o).name));
+        row.io += b;
+      }
+  lower::PlanOptions po;
+  po.align = align;
+  po.callerOwnedIO = true;
+  SF_ASSIGN(lower::MemoryPlan plan, lower::planMemory(g, po));
+  auto peak = lower::PlanValues(plan, at)(plan.peak);
+  if (!peak) return errorf("at {}: the plan's peak is not a number", bindingText(at));
+  row.activations = *peak;
+  row.total = row.weights + row.kvCache + row.activations + row.io;
+  return row;
+}
+
 /// Each part at bindings; the activations from the static plan placed at the binding itself
-/// (what a deployment at those sizes plans), each binding planned once.
+/// (what a deployment at those sizes plans), each binding evaluated once. Where the symbolic
+/// parts do not give a number, the model inferred again at the binding's sizes does.
 class RowEvaluator {
 public:
   RowEvaluator(const Graph &g, const MemoryReport &r, const MemoryOptions &o) : g_(g), r_(r), options_(o) {}
 
   Result<MemoryRow> at(const Binding &at) {
+    if (auto it = rows_.find(at); it != rows_.end()) return it->second;
+    auto row = symbolic(at);
+    if (!row.ok() && options_.inferAt) {
+      SF_ASSIGN(Graph concrete, options_.inferAt(at));
+      row = concreteRow(concrete, at, options_.align);
+    }
+    if (!row.ok()) return row.takeError();
+    return rows_[at] = *row;
+  }
+
+private:
+  Result<MemoryRow> symbolic(const Binding &at) {
     MemoryRow row;
     row.at = at;
     row.weights = r_.weights;
     auto kv = valueAt(r_.kvCache, at), io = valueAt(r_.io, at);
     if (!kv || !io) return errorf("at {}: the {} does not evaluate", bindingText(at), !kv ? "KV cache" : "inputs and outputs");
-    SF_ASSIGN(row.activations, peakAt(at));
-    row.kvCache = *kv, row.io = *io;
-    row.total = row.weights + row.kvCache + row.activations + row.io;
-    return row;
-  }
-
-private:
-  Result<int64_t> peakAt(const Binding &at) {
-    if (auto it = peaks_.find(at); it != peaks_.end()) return it->second;
     lower::PlanOptions po;
     po.align = options_.align;
     po.callerOwnedIO = true;
     po.reference = at;
     auto plan = lower::planMemory(g_, po);
-    if ((!plan.ok() || plan->boundedOffsets > 0) && options_.concretePeak) {
-      SF_ASSIGN(int64_t v, options_.concretePeak(at));
-      return peaks_[at] = v;
-    }
     if (!plan.ok()) return errorf("at {}: the memory plan: {}", bindingText(at), plan.error().message);
+    if (plan->boundedOffsets > 0 && options_.inferAt)
+      return errorf("at {}: the plan bounds offsets over the whole domain", bindingText(at));
     auto v = lower::PlanValues(*plan, at)(plan->peak);
     if (!v) return errorf("at {}: the plan's peak does not evaluate", bindingText(at));
-    return peaks_[at] = *v;
+    row.kvCache = *kv, row.io = *io, row.activations = *v;
+    row.total = row.weights + row.kvCache + row.activations + row.io;
+    return row;
   }
 
   const Graph &g_;
   const MemoryReport &r_;
   const MemoryOptions &options_;
-  std::map<Binding, int64_t> peaks_;
+  std::map<Binding, MemoryRow> rows_;
 };
 
 /// The largest value of `symbol` whose part is within the budget, the others as given.
@@ -307,6 +346,43 @@ std::string shortExpr(const Dimension &d) {
   if (!d.isStatic() && !d.expr()) return "no expression over every size (each row planned at its sizes)";
   std::string s = toString(d);
   return s.size() <= 120 ? s : fmt::format("an expression of {} characters (--json)", s.size());
+}
+
+/// The derived sizes (`_o3 = max(...)`) the plan's peak names, and the ones they name, each
+/// `name = expression`; a note instead where there are many or they are long.
+std::vector<std::string> derivedLines(const lower::MemoryPlan &plan) {
+  std::map<std::string, const Dimension *> defined;
+  for (const auto &[name, d] : plan.derived) defined[name] = &d;
+  std::vector<std::string> order, pending{toString(plan.peak)};
+  std::set<std::string> seen;
+  while (!pending.empty()) {
+    std::string text = pending.back();
+    pending.pop_back();
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] != '_' || (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_')))
+        continue;
+      size_t j = i + 1;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      std::string name = text.substr(i, j - i);
+      if (defined.count(name) && seen.insert(name).second) {
+        order.push_back(name);
+        pending.push_back(toString(*defined[name]));
+      }
+    }
+  }
+  std::vector<std::string> lines;
+  size_t length = 0;
+  for (const std::string &name : order) {
+    std::string line = name + " = " + toString(*defined[name]);
+    length += line.size();
+    lines.push_back(std::move(line));
+  }
+  if (lines.size() > 8 || length > 600)
+    return {fmt::format("with {} derived sizes ({}): --json lists them under activations.derived", order.size(),
+                        fmt::join(order.begin(), order.begin() + std::min<size_t>(order.size(), 6), ", "))};
+  std::sort(lines.begin(), lines.end());
+  for (std::string &l : lines) l = "where " + l;
+  return lines;
 }
 
 } // namespace
@@ -411,7 +487,7 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
   for (const Binding &b : rows)
     for (const auto &[k, v] : b) po.reference[k] = std::max(po.reference.count(k) ? po.reference[k] : v, v);
   auto plan = lower::planMemory(g, po);
-  if (!plan.ok() && options.concretePeak)
+  if (!plan.ok() && options.inferAt)
     plan = lower::MemoryPlan{.peak = Dimension::dynamic()}; // no expression; rows planned at their sizes
   else if (!plan.ok())
     return errorf("the memory plan: {} (bounding the sizes helps where an expression grows too large: "
@@ -478,6 +554,7 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
   os << "activations: the static plan's peak, inputs and outputs the caller's (a row: planned at its sizes; the "
         "expression: planned at the rows' largest, valid at every size): "
      << shortExpr(r.plan.peak) << "\n";
+  for (const std::string &line : derivedLines(r.plan)) os << "  " << line << "\n";
   os << "inputs and outputs (not cache): " << shortExpr(r.io) << "\n";
   if (!r.rows.empty()) {
     std::vector<std::string> names;

@@ -88,10 +88,11 @@ struct MemoryOptions {
   int64_t budget = 0;
   MemoryPart fitPart = MemoryPart::Total;
   int64_t align = 64;
-  /// The plan's peak with the model inferred again at a binding's concrete sizes: used where
-  /// the symbolic plan placed at a row bounds offsets over the whole domain (its expressions grew
-  /// too large) or cannot be made, so that a row's number is the plan at its sizes.
-  std::function<Result<int64_t>(const Binding &)> concretePeak;
+  /// The model inferred again at a binding's concrete sizes: a row's parts are taken from it
+  /// where the symbolic ones do not evaluate there (a size inference left unknown) or the
+  /// symbolic plan placed at the row bounds offsets over the whole domain (its expressions grew
+  /// too large), so that a row's numbers are the model's at its sizes.
+  std::function<Result<Graph>(const Binding &)> inferAt;
 };
 
 /// The report of an inferred graph, its contract deciding the symbols tied to the given ones
