@@ -72,16 +72,24 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::I
   return m;
 }
 
-/// A size of 0 in a binding (an empty KV cache) for a size the model takes to be at least 1 and
-/// no --dim ranges: the model is inferred with that size from 0, as `--dim SYM=0..` would.
 ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings) {
-  std::set<std::string> ranged;
-  for (const std::string &spec : model.dims)
-    if (auto d = parseDimBound(spec); d.ok()) ranged.insert(d->symbol);
-  for (const Binding &b : bindings)
-    for (const auto &[name, v] : b)
-      if (v == 0 && ranged.insert(name).second) model.dims.push_back(name + "=0..");
+  auto options = model.options();
+  if (!options.ok()) return model; // the error is reported where the options are read
+  size_t given = options->dims.size();
+  InferOptions widened = sf::withEmptySizes(*options, bindings);
+  for (size_t i = given; i < widened.dims.size(); ++i) model.dims.push_back(widened.dims[i].symbol + "=0..");
   return model;
+}
+
+InferModel fileModel(const std::string &path, const onnx::ImportOptions &import) {
+  return [path, import](const InferOptions &o, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
+    InferredModel m;
+    SF_ASSIGN(m.graph, onnx::loadGraphFile(path, m.diags, import));
+    SF_TRY(applyInputs(m.graph, o, &m.diags));
+    if (before) before(m.graph);
+    inferGraph(m.graph, m.diags, o);
+    return m;
+  };
 }
 
 Result<Binding> parseBinding(const std::string &spec) {

@@ -4,7 +4,7 @@
 // failed; 0: clean), and one registration function per subcommand, each in its own file.
 #pragma once
 
-#include "shapeflow/report/contract.h"
+#include "shapeflow/report/model_queries.h"
 
 #include "shapeflow/infer/domain.h"
 #include "shapeflow/infer/infer.h"
@@ -53,13 +53,8 @@ struct Inferred {
 Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::ImportOptions &import = {},
                                                const std::function<void(Graph &)> &beforeInference = {});
 
-/// A model inferred at its symbolic sizes, and its input contract (named sizes admitted from 0
-/// where the model infers there).
-struct ContractOf {
-  std::unique_ptr<Inferred> model;
-  Contract contract;
-};
-Result<ContractOf> inferWithContract(const ModelArgs &model);
+/// The model of MODEL loaded afresh for each inference (model_queries.h).
+InferModel fileModel(const std::string &path, const onnx::ImportOptions &import = {});
 
 /// `model` with `--dim SYM=0..` for each size some binding sets to 0 and no --dim ranges: the
 /// model inferred with that size from 0 (an empty KV cache).

@@ -9,25 +9,6 @@
 
 namespace sf::cli {
 
-Result<ContractOf> inferWithContract(const ModelArgs &model) {
-  ContractBasis basis;
-  // --strict does not apply: the contract is about sizes, and an assumption promoted to an
-  // error would read as "no size is accepted". Its assumptions are listed with it instead.
-  ModelArgs lenient = model;
-  lenient.strict = false;
-  SF_ASSIGN(auto m, loadAndInfer(lenient, {}, [&](Graph &g) { basis = contractBasis(g); }));
-  Contract c = makeContract(m->graph, m->diags, basis);
-  // A named size is assumed at least 1 while inferring; 0 is admitted where the model infers
-  // with that size alone at 0 (the first step of a decoder: an empty cache).
-  admitZeroSizes(c, [&](const std::string &name) {
-    ModelArgs probe = lenient;
-    probe.dims.push_back(name + "=0");
-    auto p = loadAndInfer(probe);
-    return p.ok() && !(*p)->diags.hasErrors();
-  });
-  return ContractOf{std::move(m), std::move(c)};
-}
-
 Command addContract(CLI::App &app) {
   struct Args {
     ModelArgs model;
@@ -41,7 +22,12 @@ Command addContract(CLI::App &app) {
   cmd->add_flag("--json", args->json, "print one JSON object");
   // Exit 1 when no sizes are accepted (inference fails at the sizes given or declared).
   return {cmd, [args]() -> int {
-            auto m = inferWithContract(args->model);
+            // --strict does not apply: the contract is about sizes, and an assumption promoted
+            // to an error would read as "no size is accepted". Its assumptions are listed with
+            // it instead.
+            auto options = args->model.options();
+            if (!options.ok()) return fail(options.error().message);
+            auto m = inferWithContract(fileModel(args->model.path), *options);
             if (!m.ok()) return fail(m.error().message);
             const Contract &c = m->contract;
             if (args->json) std::cout << contractJson(c, args->model.path).dump(1) << "\n";

@@ -15,6 +15,7 @@
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/contract.h"
+#include "shapeflow/report/model_queries.h"
 #include "shapeflow/report/stats_report.h"
 
 #include <pybind11/numpy.h>
@@ -309,28 +310,52 @@ struct Model {
 
   py::dict run(const py::dict &inputs, int64_t maxMemory) const;
 
+  /// One inference of this model, loaded afresh (model_queries.h).
+  InferModel inferModel() const {
+    Source src = source;
+    return [src](const InferOptions &o, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
+      InferredModel m;
+      m.graph = loadGraph(src, m.diags);
+      SF_TRY(applyInputs(m.graph, o, &m.diags));
+      if (before) before(m.graph);
+      inferGraph(m.graph, m.diags, o);
+      return m;
+    };
+  }
+
   /// What `shapeflow contract --json` prints: the input sizes the model accepts.
   py::object contract(const py::object &inputs, const py::object &dims, const py::object &values) const {
     InferOptions o = inferOptions(inputs, dims, values);
     nlohmann::json j;
     {
       py::gil_scoped_release release;
-      Diagnostics diags;
-      Graph g = loadGraph(source, diags);
-      take(applyInputs(g, o, &diags));
-      ContractBasis basis = contractBasis(g);
-      inferGraph(g, diags, o);
-      Contract c = makeContract(g, diags, basis);
-      admitZeroSizes(c, [&](const std::string &name) {
-        InferOptions probe = o;
-        probe.dims.push_back(DimBound{name, Interval{0, 0}});
-        Diagnostics d;
-        Graph z = loadGraph(source, d);
-        if (!applyInputs(z, probe, &d).ok()) return false;
-        inferGraph(z, d, probe);
-        return !d.hasErrors();
-      });
-      j = contractJson(c, source.label());
+      ContractedModel m = take(inferWithContract(inferModel(), o));
+      j = contractJson(m.contract, source.label());
+    }
+    return toPython(j);
+  }
+
+  /// What `shapeflow memory --json` prints: the parts of memory at rows of sizes, and a fit.
+  py::object memory(const std::vector<std::map<std::string, int64_t>> &at, const std::vector<std::string> &ties,
+                    const py::object &fit, const py::object &forSymbol, const std::string &part,
+                    const py::object &inputs, const py::object &dims, const py::object &values, int64_t align) const {
+    InferOptions o = inferOptions(inputs, dims, values);
+    MemoryRequest request;
+    request.at.assign(at.begin(), at.end());
+    request.ties = ties;
+    request.align = align;
+    if (fit.is_none() != forSymbol.is_none()) throw Error("fit and for_ go together");
+    if (!fit.is_none()) {
+      request.budget = py::isinstance<py::str>(fit) ? take(parseBytes(py::cast<std::string>(fit))) : py::cast<int64_t>(fit);
+      request.fitSymbol = py::cast<std::string>(forSymbol);
+      auto p = memoryPartNamed(part);
+      if (!p) throw Error("part: one of weights, kv_cache, activations, io, total, not '" + part + "'");
+      request.fitPart = *p;
+    }
+    nlohmann::json j;
+    {
+      py::gil_scoped_release release;
+      j = memoryJson(take(modelMemory(inferModel(), o, request, source.label())));
     }
     return toPython(j);
   }
@@ -505,6 +530,13 @@ PYBIND11_MODULE(shapeflow, m) {
            py::arg("values") = py::none(),
            "The input sizes the model accepts, with the node behind each requirement: the object "
            "`shapeflow contract --json` prints.")
+      .def("memory", &Model::memory, py::arg("at") = std::vector<std::map<std::string, int64_t>>{},
+           py::arg("ties") = std::vector<std::string>{}, py::arg("fit") = py::none(), py::arg("for_") = py::none(),
+           py::arg("part") = "total", py::arg("inputs") = py::none(), py::arg("dims") = py::none(),
+           py::arg("values") = py::none(), py::arg("align") = 64,
+           "What `shapeflow memory --json` prints: weights, KV cache, activations, inputs and outputs at each "
+           "binding of `at` (a list of {symbol: size}), `ties` (['T=P+S']), and with fit (bytes or '8GiB') and "
+           "for_ (a symbol) the largest size whose `part` fits.")
       .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0,
            "Runs the model on numpy arrays with the reference executor; {output name: array}.");
 

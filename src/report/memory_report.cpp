@@ -456,6 +456,7 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
                                   const MemoryOptions &options) {
   ExprScope scope = g.enter();
   MemoryReport r;
+  r.context = g.context;
   r.model = model;
   for (const Contract::Symbol &s : contract.symbols) r.symbols.push_back(s.name);
   r.weights = weightBytes(g);
@@ -540,6 +541,8 @@ std::string bytesIEC(int64_t bytes) {
 }
 
 void printMemory(const MemoryReport &r, std::ostream &os) {
+  std::optional<ExprScope> scope;
+  if (r.context) scope.emplace(r.context);
   os << "model: " << r.model << "\n";
   os << "weights: " << bytesIEC(r.weights) << " (initializers and constants as stored)\n";
   if (r.cache.empty()) {
@@ -580,6 +583,8 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
 
 nlohmann::json memoryJson(const MemoryReport &r) {
   using nlohmann::json;
+  std::optional<ExprScope> scope;
+  if (r.context) scope.emplace(r.context);
   json j;
   j["model"] = r.model;
   j["symbols"] = r.symbols;

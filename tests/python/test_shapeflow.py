@@ -226,6 +226,23 @@ def test_contract_equals_the_subcommand():
     assert {"input": "x", "axis": 2, "value": 32} in fixed["declared"]
 
 
+def test_memory_equals_the_subcommand():
+    model = os.path.join(SRC, "tests", "cli", "data", "kv_concat.onnx")
+    args = [CLI, "memory", model, "--at", "B=1,S=4,P=0", "--at", "B=2,S=1,P=7", "--fit", "10KB", "--for", "P",
+            "--json"]
+    want = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+    got = shapeflow.load(model).memory(at=[{"B": 1, "S": 4, "P": 0}, {"B": 2, "S": 1, "P": 7}], fit="10KB", for_="P")
+    got["model"] = want["model"]
+    assert got == want
+    assert [(p["input"], p["output"]) for p in got["kv_cache"]] == [("past", "present")]
+    assert got["fit"]["max"] == 308
+    # A budget in bytes, and the part to fit.
+    kv = shapeflow.load(model).memory(at=[{"B": 1, "S": 4, "P": 0}], fit=1000, for_="P", part="kv_cache")
+    assert kv["fit"]["part"] == "kv_cache" and kv["fit"]["max"] is not None
+    with pytest.raises(Exception, match="go together"):
+        shapeflow.load(model).memory(at=[{"B": 1, "S": 4, "P": 0}], fit="1GiB")
+
+
 def test_run_agrees_with_the_cli_run(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 20, 24)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)

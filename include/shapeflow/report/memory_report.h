@@ -69,6 +69,7 @@ struct MemoryFit {
 };
 
 struct MemoryReport {
+  std::shared_ptr<ExprContext> context; // the graph's: the expressions below live there
   std::string model;
   std::vector<std::string> symbols; // the inputs' named sizes, in order
   int64_t weights = 0;

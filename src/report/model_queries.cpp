@@ -1,0 +1,117 @@
+// Questions that take more than one inference of a model (model_queries.h).
+#include "shapeflow/report/model_queries.h"
+
+#include "shapeflow/dim/parse.h"
+#include "shapeflow/support/format.h"
+
+#include <set>
+
+namespace sf {
+namespace {
+
+/// The inputs' shapes at a binding's concrete sizes, as `--input` gives them.
+Result<std::vector<InputShape>> shapesAt(const Graph &g, const Binding &at) {
+  ExprScope scope = g.enter();
+  std::vector<InputShape> shapes;
+  for (OutletId o : g.inputs) {
+    const Outlet &in = g.outlet(o);
+    if (g.nodes[o.node].isCaptured() || (in.fact.constant && in.fact.constant->hasData()) || !in.fact.shape.rankIsStatic())
+      continue;
+    std::vector<std::string> dims;
+    for (const Dimension &d : in.fact.shape.dims()) {
+      if (d.isStatic()) {
+        dims.push_back(std::to_string(d.length()));
+        continue;
+      }
+      auto v = d.expr() ? evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+        auto it = at.find(symbolInfo(s).name);
+        if (it == at.end()) return std::nullopt;
+        return it->second;
+      }) : Result<int64_t>(makeError("no expression"));
+      if (!v.ok()) return errorf("input '{}' ({}) has a size the row does not give", in.name, in.fact);
+      dims.push_back(std::to_string(*v));
+    }
+    shapes.push_back({in.name, fmt::format("{}", fmt::join(dims, ","))});
+  }
+  return shapes;
+}
+
+/// `SYM=EXPR` over the contract's sizes.
+Result<std::pair<std::string, Expr>> parseTie(const std::string &spec, Graph &g, const Contract &c) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) return errorf("--tie expects SYM=EXPR, got '{}'", spec);
+  ExprScope scope = g.enter();
+  std::set<std::string> known;
+  for (const Contract::Symbol &s : c.symbols) known.insert(s.name);
+  std::string name = spec.substr(0, eq);
+  if (!known.count(name)) return errorf("--tie {}: the model's inputs have no size named '{}'", spec, name);
+  auto d = parseDimension(spec.substr(eq + 1), g.symbols);
+  if (!d.ok()) return errorf("--tie {}: {}", spec, d.error().message);
+  if (d->expr())
+    for (SymbolId s : symbolsOf(d->expr()))
+      if (!known.count(symbolInfo(s).name))
+        return errorf("--tie {}: '{}' is not a size of the model's inputs", spec, symbolInfo(s).name);
+  return std::pair{name, d->isStatic() ? constant(d->length()) : d->expr()};
+}
+
+} // namespace
+
+Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOptions &options) {
+  ContractBasis basis;
+  SF_ASSIGN(InferredModel m, infer(options, [&](Graph &g) { basis = contractBasis(g); }));
+  Contract c = makeContract(m.graph, m.diags, basis);
+  // A named size is assumed at least 1 while inferring; 0 is admitted where the model infers
+  // with that size alone at 0 (the first step of a decoder: an empty cache).
+  admitZeroSizes(c, [&](const std::string &name) {
+    InferOptions probe = options;
+    probe.dims.push_back(DimBound{name, Interval{0, 0}});
+    auto p = infer(probe, {});
+    return p.ok() && !p->diags.hasErrors();
+  });
+  return ContractedModel{std::move(m), std::move(c)};
+}
+
+InferOptions withEmptySizes(InferOptions options, const std::vector<Binding> &bindings) {
+  std::set<std::string> ranged;
+  for (const DimBound &d : options.dims) ranged.insert(d.symbol);
+  for (const Binding &b : bindings)
+    for (const auto &[name, v] : b)
+      if (v == 0 && ranged.insert(name).second) options.dims.push_back(DimBound{name, Interval{0, kInf}});
+  return options;
+}
+
+Result<MemoryReport> modelMemory(const InferModel &infer, const InferOptions &base, const MemoryRequest &request,
+                                 const std::string &label) {
+  // A size of 0 in a row (an empty cache) is inferred from 0.
+  SF_ASSIGN(ContractedModel m, inferWithContract(infer, withEmptySizes(base, request.at)));
+  MemoryOptions options;
+  options.at = request.at;
+  options.fitSymbol = request.fitSymbol;
+  options.budget = request.budget;
+  options.fitPart = request.fitPart;
+  options.align = request.align;
+  for (const std::string &spec : request.ties) {
+    SF_ASSIGN(auto tie, parseTie(spec, m.model.graph, m.contract));
+    options.ties.push_back(std::move(tie));
+  }
+  if (m.model.diags.hasErrors()) {
+    std::string first;
+    for (const Diagnostic &d : m.model.diags.list())
+      if (d.severity == Severity::Error && first.empty()) first = format(d);
+    return errorf("the model has errors at these sizes: {}", first);
+  }
+  // A row the symbolic parts give no number for: the model inferred again at the row's sizes.
+  options.inferAt = [&](const Binding &at) -> Result<Graph> {
+    InferOptions concrete = base;
+    concrete.dims.clear();
+    SF_ASSIGN(auto shapes, shapesAt(m.model.graph, at));
+    std::vector<std::string> given;
+    for (InputShape &s : shapes) given.push_back(s.name + "=" + s.dims), concrete.inputs.push_back(std::move(s));
+    SF_ASSIGN(InferredModel c, infer(concrete, {}));
+    if (c.diags.hasErrors()) return errorf("the model has errors at the sizes {}", fmt::join(given, " "));
+    return std::move(c.graph);
+  };
+  return memoryReport(m.model.graph, m.contract, label, options);
+}
+
+} // namespace sf
