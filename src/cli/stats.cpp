@@ -49,6 +49,15 @@ int runStats(const StatsArgs &a) {
   auto at = mergedBindings(a.at);
   if (!at.ok()) return fail(at.error().message);
   report.at = *at;
+  // Several --at: a row of totals each (the rankings stay at them merged).
+  if (a.at.size() > 1) {
+    for (const std::string &spec : a.at) {
+      auto b = parseBinding(spec);
+      if (!b.ok()) return fail(b.error().message);
+      if (auto known = checkNamesSymbols(r.graph, *b); !known.ok()) return fail("--at: " + known.error().message);
+      report.rows.push_back(*b);
+    }
+  }
   if (auto known = checkNamesSymbols(r.graph, report.at); !known.ok()) return fail("--at: " + known.error().message);
   if (!a.sweep.empty() && !r.graph.symbols.find(a.sweep))
     return fail("--sweep: the model has no symbol '" + a.sweep + "'");
@@ -78,7 +87,8 @@ Command addStats(CLI::App &app) {
                   "a device JSON (peak_flops, memory_bandwidth): roofline times per node");
   cmd->add_option("--at", args->at,
                   "where to evaluate symbolic counts for rankings and pictures: SYM=V[,SYM=V...] "
-                  "(several --at are merged; default: each symbol's lower bound)");
+                  "(default: each symbol's lower bound); several --at are merged for those, and each is a row of "
+                  "the totals' table");
   cmd->add_option("--sweep", args->sweep,
                   "the symbol the SVG's growth curve sweeps between its bounds (default: the first one the "
                   "total depends on that --at does not fix)");

@@ -15,6 +15,13 @@ namespace {
 
 /// The value of `d` at the report's binding (symbols not given at the lower end of their
 /// range); the lower bound when it has no expression.
+/// The model's totals at each of the report's rows.
+struct RowTotals {
+  std::map<std::string, int64_t> at;
+  std::optional<int64_t> macs, flops, read, write, timeNs;
+};
+std::vector<RowTotals> rowTotals(const StatsReport &r);
+
 std::optional<int64_t> valueAt(const StatsReport &r, const Dimension &d) {
   if (d.isStatic()) return d.length();
   if (!d.expr() || d.expr()->hasAnonymous) {
@@ -307,6 +314,23 @@ std::string statsJsonText(const StatsReport &r, int indent) {
     if (anyKind) w.endObject();
     w.endObject();
   }
+  if (!r.rows.empty()) {
+    w.key("rows").beginArray();
+    for (const RowTotals &row : rowTotals(r)) {
+      w.beginObject().key("at").beginObject();
+      for (const auto &[k, v] : row.at) w.key(k).value(v);
+      w.endObject();
+      auto put = [&](const char *key, const std::optional<int64_t> &v) {
+        w.key(key);
+        if (v) w.value(*v);
+        else w.null();
+      };
+      put("macs", row.macs), put("flops", row.flops), put("read_bytes", row.read), put("write_bytes", row.write);
+      if (r.device) put("time_ns", row.timeNs);
+      w.endObject();
+    }
+    w.endArray();
+  }
   w.key("notes").beginArray();
   for (const std::string &note : s.notes)
     w.value(note);
@@ -346,6 +370,55 @@ void printStatsCsv(const StatsReport &r, std::ostream &os) {
   }
 }
 
+namespace {
+
+std::vector<RowTotals> rowTotals(const StatsReport &r) {
+  std::vector<RowTotals> out;
+  for (const auto &at : r.rows) {
+    StatsReport one = r;
+    one.at = at;
+    const Counts &t = r.stats->total;
+    out.push_back({at, valueAt(one, t.macs), valueAt(one, t.flops), valueAt(one, t.readBytes),
+                   valueAt(one, t.writeBytes), r.device ? valueAt(one, t.timeNs) : std::nullopt});
+  }
+  return out;
+}
+
+/// One row per binding: the totals, and with a device the time and its inverse (steps per
+/// second: a decode step's tokens per second for a batch of one).
+void printStatsRows(const StatsReport &r, std::ostream &os) {
+  if (r.rows.empty()) return;
+  std::vector<std::string> names;
+  for (const auto &[k, v] : r.rows.front()) names.push_back(k);
+  os << "per binding:\n|";
+  for (const std::string &n : names) os << " " << n << " |";
+  os << " MACs | other FLOPs | bytes moved |" << (r.device ? " time | steps/s |" : "") << "\n|";
+  for (size_t i = 0; i < names.size() + 3 + (r.device ? 2 : 0); ++i) os << "---:|";
+  os << "\n";
+  auto count = [](const std::optional<int64_t> &v, const char *unit) {
+    return v ? humanCount(double(*v), unit) : std::string("?");
+  };
+  for (const RowTotals &row : rowTotals(r)) {
+    os << "|";
+    for (const std::string &n : names) {
+      auto it = row.at.find(n);
+      os << " " << (it == row.at.end() ? std::string("?") : std::to_string(it->second)) << " |";
+    }
+    std::optional<int64_t> moved;
+    if (row.read && row.write) moved = *row.read + *row.write;
+    os << " " << count(row.macs, "MAC") << " | " << count(row.flops, "FLOP") << " | " << count(moved, "B") << " |";
+    if (r.device) {
+      os << " " << (row.timeNs ? humanTime(double(*row.timeNs)) : "?") << " | ";
+      if (row.timeNs && *row.timeNs > 0) os << fmt::format("{:.1f}", 1e9 / double(*row.timeNs));
+      else os << "?";
+      os << " |";
+    }
+    os << "\n";
+  }
+}
+
+} // namespace
+
 void printStatsText(const StatsReport &r, std::ostream &os) {
   const ModelStats &s = *r.stats;
   ExprScope scope = r.graph->enter();
@@ -383,6 +456,7 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
     os << "  time on " << r.device->name << ": " << (t ? humanTime(double(*t)) : "?")
        << " (the sum of the nodes' roofline times)\n";
   }
+  printStatsRows(r, os);
   // Top nodes by MACs and by bytes, at the binding.
   std::vector<const NodeStats *> nodes;
   for (const NodeStats &n : s.nodes)

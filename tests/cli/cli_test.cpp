@@ -731,6 +731,22 @@ TEST(CliMemory, PartsAtEachRowAndTheLargestCacheThatFits) {
   EXPECT_TRUE(contains(partial.err, "no size is given for P")) << describe(partial);
 }
 
+TEST(CliStats, SeveralBindingsAreRowsOfTheTotals) {
+  // A decode step at two cache lengths: one row each; the JSON's rows carry the same numbers.
+  Outcome r = shapeflow({"stats", data("kv_concat.onnx"), "--at", "B=1,S=1,P=0", "--at", "B=1,S=1,P=100"});
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "per binding:\n| B | P | S | MACs | other FLOPs | bytes moved |")) << describe(r);
+  Outcome j = shapeflow({"stats", data("kv_concat.onnx"), "--at", "B=1,S=1,P=0", "--at", "B=1,S=1,P=100", "--json"});
+  ASSERT_EQ(j.status, 0) << describe(j);
+  auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["rows"].size(), 2u);
+  EXPECT_EQ(doc["rows"][1]["at"]["P"], 100);
+  // Concat reads past and new and writes present: (100 + 1) * 4 floats each way, and more bytes
+  // with the longer cache.
+  EXPECT_GT(doc["rows"][1]["read_bytes"].get<int64_t>(), doc["rows"][0]["read_bytes"].get<int64_t>());
+  EXPECT_EQ(doc["rows"][1]["write_bytes"], 101 * 4 * 4);
+}
+
 TEST(CliOps, TheOpTableIsCurrent) {
   // docs/OPS.md is `shapeflow ops --markdown`; regenerate it when ops or kernels change.
   Outcome r = shapeflow({"ops", "--markdown"});
