@@ -87,7 +87,7 @@ InferModel fileModel(const std::string &path, const onnx::ImportOptions &import)
     SF_ASSIGN(m.graph, onnx::loadGraphFile(path, m.diags, import));
     SF_TRY(applyInputs(m.graph, o, &m.diags));
     if (before) before(m.graph);
-    inferGraph(m.graph, m.diags, o);
+    m.stats = inferGraph(m.graph, m.diags, o);
     return m;
   };
 }

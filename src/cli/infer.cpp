@@ -40,9 +40,13 @@ struct InferArgs {
 };
 
 int runInfer(const InferArgs &a) {
-  auto m = loadAndInfer(a.model);
+  // Named sizes the model runs at 0 (an empty cache) are inferred from 0.
+  auto options = a.model.options();
+  if (!options.ok()) return fail(options.error().message);
+  auto m = inferAdmittingZero(fileModel(a.model.path), *options);
   if (!m.ok()) return fail(m.error().message);
-  Inferred &r = **m;
+  InferredModel &r = *m;
+  if (a.model.strict) r.diags.promoteAssumptions();
   Report report{a.model.path, &r.graph, &r.diags, r.stats, !a.noNames};
   if (a.json) {
     writeJson(report, std::cout, 1);

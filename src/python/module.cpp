@@ -301,9 +301,11 @@ struct Model {
     s->source = source;
     {
       py::gil_scoped_release release;
-      s->graph = loadGraph(source, s->diags);
-      take(applyInputs(s->graph, o, &s->diags));
-      s->stats = inferGraph(s->graph, s->diags, o);
+      // Named sizes the model runs at 0 (an empty cache) are inferred from 0, as the CLI does.
+      InferredModel m = take(inferAdmittingZero(inferModel(), o));
+      s->graph = std::move(m.graph);
+      s->diags = std::move(m.diags);
+      s->stats = m.stats;
     }
     return Inference{s};
   }
@@ -318,7 +320,7 @@ struct Model {
       m.graph = loadGraph(src, m.diags);
       SF_TRY(applyInputs(m.graph, o, &m.diags));
       if (before) before(m.graph);
-      inferGraph(m.graph, m.diags, o);
+      m.stats = inferGraph(m.graph, m.diags, o);
       return m;
     };
   }

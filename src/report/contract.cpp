@@ -58,28 +58,76 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
   return c;
 }
 
+bool Contract::tiedByRequirement(const std::string &name) const {
+  std::optional<ExprScope> scope;
+  if (context) scope.emplace(context);
+  for (const SymbolRequirement &r : requirements)
+    if ((r.kind == Condition::Equal || r.kind == Condition::Broadcast) && r.a && r.b)
+      for (const Expr &side : {r.a, r.b})
+        if (isSymbol(side) && symbolInfo(side->sym).name == name) return true;
+  return false;
+}
+
+std::map<std::string, int64_t> Contract::tied(std::map<std::string, int64_t> b) const {
+  std::optional<ExprScope> scope;
+  if (context) scope.emplace(context);
+  auto exprAt = [&](const Expr &e) -> std::optional<int64_t> {
+    auto v = evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
+      auto it = b.find(symbolInfo(s).name);
+      if (it == b.end()) return std::nullopt;
+      return it->second;
+    });
+    if (!v.ok()) return std::nullopt;
+    return *v;
+  };
+  for (size_t round = 0; round <= symbols.size(); ++round) {
+    bool changed = false;
+    for (const Symbol &s : symbols)
+      if (s.solved && !b.count(s.name))
+        if (auto v = exprAt(s.solved)) b[s.name] = *v, changed = true;
+    for (const SymbolRequirement &r : requirements) {
+      if ((r.kind != Condition::Equal && r.kind != Condition::Broadcast) || !r.a || !r.b) continue;
+      for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}}) {
+        if (!isSymbol(side) || symbolInfo(side->sym).name.empty() || b.count(symbolInfo(side->sym).name)) continue;
+        if (auto v = exprAt(other); v && *v >= 0) {
+          b[symbolInfo(side->sym).name] = *v, changed = true;
+          break;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return b;
+}
+
 std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(const std::string &)> &infersAtZero) {
   std::vector<std::string> lowered;
   if (!c.errors.empty()) return lowered;
-  // Every requirement inference met must hold with the symbol at 0, the others at their minimum
-  // and at a few more (a size divided by another, 0 at the top: no answer, not a yes).
+  std::optional<ExprScope> scope;
+  if (c.context) scope.emplace(c.context);
+  const Contract original = c;
+  // Every requirement inference met must hold with the symbol at 0, the others free at their
+  // minimum and a few above it, and the sizes the requirements tie to them following them (a
+  // mask length of P + S); a requirement that divides by the symbol has no answer at 0, not a
+  // yes. Only where the others' sizes meet the contract with the symbol at 1 does 0 decide.
   auto holdsAtZero = [&](const std::string &name) {
-    Contract widened = c;
+    Contract widened = original;
     for (Contract::Symbol &s : widened.symbols)
       if (s.name == name) s.range.lo = 0;
     for (int64_t above : {0, 1, 6}) {
       auto at = [&](int64_t v) {
-        std::vector<std::pair<std::string, int64_t>> binding;
-        for (const Contract::Symbol &s : c.symbols)
-          if (!s.solved) binding.emplace_back(s.name, s.name == name ? v : s.range.lo + above);
-        return binding;
+        std::map<std::string, int64_t> free;
+        for (const Contract::Symbol &s : original.symbols)
+          if (!s.solved && (s.name == name || !original.tiedByRequirement(s.name)))
+            free[s.name] = s.name == name ? v : s.range.lo + above;
+        auto full = original.tied(free);
+        return std::vector<std::pair<std::string, int64_t>>(full.begin(), full.end());
       };
-      // Only where the others' sizes meet the contract with the symbol at 1 does 0 decide.
       if (!widened.broken(at(1), true) && widened.broken(at(0), true)) return false;
     }
     return true;
   };
-  for (const std::string &name : c.assumedMinimum)
+  for (const std::string &name : original.assumedMinimum)
     if (holdsAtZero(name) && infersAtZero(name))
       for (Contract::Symbol &s : c.symbols)
         if (s.name == name) s.range.lo = 0, lowered.push_back(name);

@@ -134,25 +134,14 @@ std::optional<int64_t> exprAt(const Expr &e, const Binding &at) {
 /// that must equal `past + seq`), then checked against the contract.
 Result<Binding> completeBinding(const Contract &c, Binding given, const std::vector<std::pair<std::string, Expr>> &ties) {
   Binding b = std::move(given);
-  for (size_t round = 0; round < c.symbols.size() + ties.size() + 1; ++round) {
-    bool changed = false;
+  // The user's ties first, then the contract's, until neither adds a size.
+  for (size_t round = 0; round <= ties.size(); ++round) {
+    size_t before = b.size();
     for (const auto &[name, e] : ties)
       if (!b.count(name))
-        if (auto v = exprAt(e, b)) b[name] = *v, changed = true;
-    for (const Contract::Symbol &s : c.symbols)
-      if (s.solved && !b.count(s.name))
-        if (auto v = exprAt(s.solved, b)) b[s.name] = *v, changed = true;
-    for (const SymbolRequirement &r : c.requirements) {
-      if ((r.kind != Condition::Equal && r.kind != Condition::Broadcast) || !r.a || !r.b) continue;
-      for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}}) {
-        if (!isSymbol(side) || symbolInfo(side->sym).name.empty() || b.count(symbolInfo(side->sym).name)) continue;
-        if (auto v = exprAt(other, b); v && *v >= 0) {
-          b[symbolInfo(side->sym).name] = *v, changed = true;
-          break;
-        }
-      }
-    }
-    if (!changed) break;
+        if (auto v = exprAt(e, b)) b[name] = *v;
+    b = c.tied(std::move(b));
+    if (b.size() == before) break;
   }
   std::vector<std::string> missing;
   for (const Contract::Symbol &s : c.symbols)

@@ -56,10 +56,15 @@ Result<std::pair<std::string, Expr>> parseTie(const std::string &spec, Graph &g,
 
 } // namespace
 
-Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOptions &options) {
+Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOptions &options, size_t probedNodes) {
   ContractBasis basis;
-  SF_ASSIGN(InferredModel m, infer(options, [&](Graph &g) { basis = contractBasis(g); }));
+  size_t nodes = 0;
+  SF_ASSIGN(InferredModel m, infer(options, [&](Graph &g) {
+    basis = contractBasis(g);
+    nodes = g.liveNodeCount();
+  }));
   Contract c = makeContract(m.graph, m.diags, basis);
+  if (nodes > probedNodes) return ContractedModel{std::move(m), std::move(c)};
   // A named size is assumed at least 1 while inferring; 0 is admitted where the model infers
   // with that size alone at 0 (the first step of a decoder: an empty cache).
   admitZeroSizes(c, [&](const std::string &name) {
@@ -69,6 +74,25 @@ Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOp
     return p.ok() && !p->diags.hasErrors();
   });
   return ContractedModel{std::move(m), std::move(c)};
+}
+
+Result<InferredModel> inferAdmittingZero(const InferModel &infer, const InferOptions &options,
+                                         std::vector<std::string> *admitted) {
+  SF_ASSIGN(ContractedModel m, inferWithContract(infer, options, kProbedNodes));
+  std::vector<std::string> names;
+  for (const std::string &name : m.contract.assumedMinimum)
+    for (const Contract::Symbol &s : m.contract.symbols)
+      if (s.name == name && s.range.lo == 0) names.push_back(name);
+  if (admitted) *admitted = names;
+  if (names.empty()) return std::move(m.model);
+  InferOptions widened = options;
+  for (const std::string &name : names) widened.dims.push_back(DimBound{name, Interval{0, kInf}});
+  SF_ASSIGN(InferredModel again, infer(widened, {}));
+  again.diags.add({Severity::Note, "", "",
+                   fmt::format("{} inferred from 0: the model infers with {} at 0 and meets every requirement "
+                               "there (shapeflow contract)",
+                               fmt::join(names, ", "), names.size() == 1 ? "it" : "each alone")});
+  return again;
 }
 
 InferOptions withEmptySizes(InferOptions options, const std::vector<Binding> &bindings) {

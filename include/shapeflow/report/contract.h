@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -49,6 +50,12 @@ struct Contract {
   /// meet the contract: nullopt when they do, else the first requirement they break. A solved
   /// symbol is checked against its solution when the symbols it uses are given.
   std::optional<std::string> check(const std::vector<std::pair<std::string, int64_t>> &binding) const;
+  /// `binding` with the sizes the contract ties to the given ones: a solved symbol's solution,
+  /// and a symbol that is one side of an equality or a broadcast whose other side the binding
+  /// decides (a mask length that must equal `P + S`).
+  std::map<std::string, int64_t> tied(std::map<std::string, int64_t> binding) const;
+  /// Whether a requirement ties `name` to other sizes (one side of an equality or a broadcast).
+  bool tiedByRequirement(const std::string &name) const;
   /// The same; with `undecidedBreaks`, a condition the sizes do not decide (a side divides by
   /// 0, a symbol not given) counts as broken.
   std::optional<std::string> broken(const std::vector<std::pair<std::string, int64_t>> &binding,

@@ -8,6 +8,7 @@
 #include "shapeflow/report/contract.h"
 #include "shapeflow/report/memory_report.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ namespace sf {
 struct InferredModel {
   Graph graph;
   Diagnostics diags;
+  InferStats stats;
 };
 using InferModel = std::function<Result<InferredModel>(const InferOptions &options,
                                                        const std::function<void(Graph &)> &beforeInference)>;
@@ -29,7 +31,19 @@ struct ContractedModel {
 };
 /// The model inferred at its symbolic sizes and its contract, each named size the importer
 /// takes to be at least 1 admitted from 0 where the model infers with it alone at 0.
-Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOptions &options);
+/// Past `probedNodes` nodes the sizes are not probed (the contract states the assumption).
+Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOptions &options,
+                                          size_t probedNodes = SIZE_MAX);
+
+/// A graph past this many nodes is not probed: each probe is a whole inference; such a graph
+/// keeps the importer's assumption (`--dim SYM=0..` admits an empty size by hand).
+inline constexpr size_t kProbedNodes = 50000;
+
+/// The model inferred with each named size the importer takes to be at least 1 (no range given)
+/// and the contract admits at 0 ranged from 0, so that its facts hold for an empty cache too;
+/// `admitted` receives those names. Without any, the contract's own inference is the result.
+Result<InferredModel> inferAdmittingZero(const InferModel &infer, const InferOptions &options,
+                                         std::vector<std::string> *admitted = nullptr);
 
 /// `options` with each size some binding sets to 0 ranged from 0 (`--dim SYM=0..`), unless a
 /// range is given for it.
