@@ -443,10 +443,16 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
   // sides keep their ranges, narrowed to what they share).
   if (pick && pickLoss.first > 0) pick.reset();
   if (!pick) {
-    // Cannot be solved for a symbol: a condition for the contract; the ranges still narrow.
+    // Cannot be solved for a symbol: a condition for the contract; the ranges still narrow, but a
+    // bound that follows from the equality and the sizes' ranges (a product of sizes at least 64
+    // because each size is taken to be at least 1) is not a condition of its own: it would
+    // outlive those ranges (a size admitted from 0) where the equality itself still holds.
     require(Condition::Equal, a, b);
-    SF_TRY(narrow(ea, r));
-    return narrow(eb, r);
+    bool recording = setRecordConditions(false);
+    auto narrowed = narrow(ea, r);
+    if (narrowed.ok()) narrowed = narrow(eb, r);
+    setRecordConditions(recording);
+    return narrowed;
   }
   // k*s + rest == 0  =>  s == -rest / k
   Expr s = terms[*pick].first;

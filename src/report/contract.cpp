@@ -12,6 +12,12 @@
 namespace sf {
 namespace {
 
+bool mentionsSymbol(const Expr &e, SymbolId s) {
+  for (SymbolId x : symbolsOf(e))
+    if (x == s) return true;
+  return false;
+}
+
 std::string rangeText(const std::string &name, Interval r) {
   if (r.lo == r.hi) return name + " == " + std::to_string(r.lo);
   if (r.hi == kInf) return name + " >= " + std::to_string(r.lo);
@@ -63,8 +69,8 @@ bool Contract::tiedByRequirement(const std::string &name) const {
   if (context) scope.emplace(context);
   for (const SymbolRequirement &r : requirements)
     if ((r.kind == Condition::Equal || r.kind == Condition::Broadcast) && r.a && r.b)
-      for (const Expr &side : {r.a, r.b})
-        if (isSymbol(side) && symbolInfo(side->sym).name == name) return true;
+      for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}})
+        if (isSymbol(side) && symbolInfo(side->sym).name == name && !mentionsSymbol(other, side->sym)) return true;
   return false;
 }
 
@@ -88,7 +94,9 @@ std::map<std::string, int64_t> Contract::tied(std::map<std::string, int64_t> b) 
     for (const SymbolRequirement &r : requirements) {
       if ((r.kind != Condition::Equal && r.kind != Condition::Broadcast) || !r.a || !r.b) continue;
       for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}}) {
-        if (!isSymbol(side) || symbolInfo(side->sym).name.empty() || b.count(symbolInfo(side->sym).name)) continue;
+        if (!isSymbol(side) || symbolInfo(side->sym).name.empty() || b.count(symbolInfo(side->sym).name) ||
+            mentionsSymbol(other, side->sym))
+          continue;
         if (auto v = exprAt(other); v && *v >= 0) {
           b[symbolInfo(side->sym).name] = *v, changed = true;
           break;
@@ -106,14 +114,24 @@ std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(co
   std::optional<ExprScope> scope;
   if (c.context) scope.emplace(c.context);
   const Contract original = c;
-  // Every requirement inference met must hold with the symbol at 0, the others free at their
-  // minimum and a few above it, and the sizes the requirements tie to them following them (a
-  // mask length of P + S); a requirement that divides by the symbol has no answer at 0, not a
-  // yes. Only where the others' sizes meet the contract with the symbol at 1 does 0 decide.
+  // Every requirement that mentions the symbol must hold with the symbol at 0, the others free
+  // at their minimum and a few above it and the sizes the requirements tie to them following
+  // them (a mask length of P + S); a requirement that divides by the symbol has no answer at 0,
+  // not a yes. Only where the others' sizes meet it with the symbol at 1 does 0 decide.
   auto holdsAtZero = [&](const std::string &name) {
+    // The contract with the symbol from 0 and only the requirements that mention it (the others
+    // do not change with it).
     Contract widened = original;
     for (Contract::Symbol &s : widened.symbols)
       if (s.name == name) s.range.lo = 0;
+    widened.requirements.clear();
+    for (const SymbolRequirement &r : original.requirements) {
+      bool mentions = false;
+      for (const Expr &e : {r.a, r.b})
+        if (e)
+          for (SymbolId id : symbolsOf(e)) mentions |= symbolInfo(id).name == name;
+      if (mentions) widened.requirements.push_back(r);
+    }
     for (int64_t above : {0, 1, 6}) {
       auto at = [&](int64_t v) {
         std::map<std::string, int64_t> free;
@@ -121,9 +139,13 @@ std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(co
           if (!s.solved && (s.name == name || !original.tiedByRequirement(s.name)))
             free[s.name] = s.name == name ? v : s.range.lo + above;
         auto full = original.tied(free);
+        for (const Contract::Symbol &s : original.symbols) // a tie that did not decide: free too
+          if (!s.solved && !full.count(s.name)) full[s.name] = s.range.lo + above;
+        full = original.tied(std::move(full));
         return std::vector<std::pair<std::string, int64_t>>(full.begin(), full.end());
       };
-      if (!widened.broken(at(1), true) && widened.broken(at(0), true)) return false;
+      if (!widened.broken(at(1), Contract::Undecided::Breaks) && widened.broken(at(0), Contract::Undecided::Breaks))
+        return false;
     }
     return true;
   };
@@ -148,11 +170,11 @@ std::vector<std::string> Contract::summary() const {
 
 std::optional<std::string> Contract::check(
     const std::vector<std::pair<std::string, int64_t>> &binding) const {
-  return broken(binding, false);
+  return broken(binding, Undecided::Holds);
 }
 
 std::optional<std::string> Contract::broken(const std::vector<std::pair<std::string, int64_t>> &binding,
-                                            bool undecidedBreaks) const {
+                                            Undecided undecided) const {
   std::map<std::string, int64_t> value(binding.begin(), binding.end());
   for (const Fixed &f : fixed) {
     auto it = value.find(f.input + "[" + std::to_string(f.axis) + "]");
@@ -197,9 +219,9 @@ std::optional<std::string> Contract::broken(const std::vector<std::pair<std::str
       return v;
     };
     auto va = evaluate(r.a, bound), vb = evaluate(r.b, bound);
-    if (undecidedBreaks && !unbound && (!va.ok() || !vb.ok()))
+    if (undecided != Undecided::Holds && !unbound && (!va.ok() || !vb.ok()))
       return fmt::format("{} (undecided at the sizes given), node '{}' ({})", r.text, r.node, r.op);
-    if (va.ok() && vb.ok() && !r.holds(*va, *vb))
+    if (undecided != Undecided::OnlyItBreaks && va.ok() && vb.ok() && !r.holds(*va, *vb))
       return fmt::format("{} ({} and {} given), node '{}' ({})", r.text, *va, *vb, r.node, r.op);
   }
   return std::nullopt;

@@ -56,10 +56,12 @@ struct Contract {
   std::map<std::string, int64_t> tied(std::map<std::string, int64_t> binding) const;
   /// Whether a requirement ties `name` to other sizes (one side of an equality or a broadcast).
   bool tiedByRequirement(const std::string &name) const;
-  /// The same; with `undecidedBreaks`, a condition the sizes do not decide (a side divides by
-  /// 0, a symbol not given) counts as broken.
+  /// A condition the sizes do not decide (a side divides by 0; not a symbol left out): holds
+  /// (check()), breaks too, or is the only thing that breaks (conditions that fail are not
+  /// counted).
+  enum class Undecided { Holds, Breaks, OnlyItBreaks };
   std::optional<std::string> broken(const std::vector<std::pair<std::string, int64_t>> &binding,
-                                    bool undecidedBreaks) const;
+                                    Undecided undecided) const;
 };
 
 /// What the inputs declare, taken before inference, which resolves the inputs' facts (an input's
