@@ -199,6 +199,9 @@ Result<Facts> inferResize(InferContext &ctx) {
       // positive: a size of 0 fails on an axis that is not empty (an empty one may stay empty).
       for (size_t i = 0; i < axes.size() && i < sv->size(); ++i) {
         const Dimension &v = (*sv)[i], &in = dims[axes[i]];
+        // An empty axis has nothing to sample: a size past 0 would take an infinite scale.
+        if (in.isStatic() && in.length() == 0 && v.minLength() >= 1)
+          return errorf("'sizes' element {} is {} for an empty axis: runtimes refuse the infinite scale", i, v);
         if (in.minLength() < 1) continue;
         if (v.maxLength() < 1)
           return errorf("'sizes' element {} is {} for an axis of {}: runtimes refuse a zero scale", i, v, in);
