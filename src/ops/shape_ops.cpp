@@ -84,14 +84,25 @@ Result<Facts> inferReshape(InferContext &ctx) {
     // A non-constant element: it is itself unless it may be -1, or 0 (copy) with a different
     // input dim there.
     // When t may be 0 (meaning "copy input dim i"), taking t literally is still exact if t == 0
-    // forces the input dim to be 0: t is the input dim times a nonzero constant (12*N vs N).
+    // forces the input dim to be 0: t is the input dim times a nonzero constant (12*N vs N), or
+    // times sizes that are never 0 (N*(H//7)*(W//7) vs N, H and W at least 7): a batch of none.
     bool sameAsInput = false;
+    Expr beyondInput = t.expr(); // what must be nonzero for t == 0 to force the input dim to 0
     if (in.rankIsStatic() && i < in.size() && t.expr() && in[i].expr()) {
       if (t.expr() == in[i].expr()) {
         sameAsInput = true;
       } else if (!isConst(in[i].expr())) {
         auto q = divExact(t.expr(), in[i].expr());
-        sameAsInput = q.ok() && isConst(*q) && (*q)->value != 0;
+        sameAsInput = q.ok() && ((isConst(*q) && (*q)->value != 0) || bounds(*q).lo >= 1);
+        if (q.ok()) beyondInput = *q;
+        // The input dim a multiple of t (N*(H//7)*(W//7) read back as N): t == 0 makes it 0.
+        if (!sameAsInput && !isConst(t.expr())) sameAsInput = divExact(in[i].expr(), t.expr()).ok();
+        // t a size s, and the input dim 0 wherever s is (min(S, ...)*max(S, ...) read back as S).
+        if (!sameAsInput && isSymbol(t.expr())) {
+          SymbolId s = t.expr()->sym;
+          auto z = substitute(in[i].expr(), [&](SymbolId id) -> Expr { return id == s ? constant(0) : nullptr; });
+          sameAsInput = z.ok() && isConst(*z) && (*z)->value == 0;
+        }
       }
     }
     bool mayBeMinusOne = t.interval().contains(-1);
@@ -101,10 +112,18 @@ Result<Facts> inferReshape(InferContext &ctx) {
     // A size computed from input dims (each >= 1) that is 0 only at a degenerate corner of its
     // range (floor(H * scale) with an extreme aspect ratio) is taken as the size it reads as,
     // and the assumption is reported.
+    // With t the input dim times such a size (N*(H//7)*(W//7) for N), the input dim may be 0 (a
+    // batch of none): t is 0 there too, as the copy would be.
+    // So is a sum of two or more sizes (S + P: new tokens after a cache), 0 only where all of
+    // them are (no tokens at all).
     if (mayBeZero && !mayBeMinusOne && t.isNamedExpr() && t.minLength() >= 0) {
       bool inputDims = true;
-      for (SymbolId sym : symbolsOf(t.expr())) inputDims = inputDims && symbolInfo(sym).range.lo >= 1;
-      if (inputDims) {
+      for (SymbolId sym : symbolsOf(beyondInput)) inputDims = inputDims && symbolInfo(sym).range.lo >= 1;
+      const Expr &e = t.expr();
+      bool jointZero = e->kind == ExprKind::Add && e->value >= 0 && e->ops.size() >= 2;
+      for (size_t k = 0; jointZero && k < e->ops.size(); ++k)
+        jointZero = isSymbol(e->ops[k]) && e->coefs[k] > 0 && symbolInfo(e->ops[k]->sym).range.lo >= 0;
+      if (inputDims || jointZero) {
         mayBeZero = false;
         ctx.assume("target element " + std::to_string(i) + " (" + t.toString() +
                    ") is taken to be nonzero; a 0 would copy the input's dim instead");
