@@ -28,7 +28,31 @@ std::string bindingText(const PlanReport &r) {
   return s;
 }
 
+/// An expression short enough to read in a line; a longer one is in --json.
+std::string readable(const Dimension &d) {
+  std::string e = d.expr() ? toString(d.expr()) : d.toString();
+  return e.size() <= 120 ? e : fmt::format("an expression of {} characters: --json", e.size());
+}
+
 } // namespace
+
+std::vector<size_t> definitionOrder(const MemoryPlan &p) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < p.derived.size(); ++i) index[p.derived[i].first] = i;
+  std::vector<size_t> order;
+  std::vector<int> state(p.derived.size(), 0); // 0 unseen, 1 in progress, 2 done
+  std::function<void(size_t)> visit = [&](size_t i) {
+    if (state[i]) return;
+    state[i] = 1;
+    if (const Dimension &d = p.derived[i].second; d.expr())
+      for (SymbolId s : symbolsOf(d.expr()))
+        if (auto it = index.find(symbolInfo(s).name); it != index.end() && state[it->second] == 0) visit(it->second);
+    state[i] = 2;
+    order.push_back(i);
+  };
+  for (size_t i = 0; i < p.derived.size(); ++i) visit(i);
+  return order;
+}
 
 std::string planJsonText(const PlanReport &r, int indent) {
   ExprScope scope = r.graph->enter();
@@ -39,10 +63,10 @@ std::string planJsonText(const PlanReport &r, int indent) {
   w.beginObject();
   w.key("model").value(r.model);
   writeSymbolsJson(w, *r.graph);
-  w.key("derived").beginObject();
-  for (const auto &[name, d] : p.derived) {
-    w.key(name);
-    writeDimJson(w, d, texts);
+  w.key("derived").beginObject(); // each defined before an expression uses it
+  for (size_t i : definitionOrder(p)) {
+    w.key(p.derived[i].first);
+    writeDimJson(w, p.derived[i].second, texts);
   }
   w.endObject();
   w.key("align").value(p.align);
@@ -58,6 +82,20 @@ std::string planJsonText(const PlanReport &r, int indent) {
   w.key("peak"), writeDimJson(w, p.peak, texts);
   w.key("lower_bound"), writeDimJson(w, p.lowerBound, texts);
   w.key("lower_bound_model_order"), writeDimJson(w, p.lowerBoundModelOrder, texts);
+  if (!r.at.empty()) {
+    // The numbers at --at (named sizes not given: the reference's).
+    PlanValues valueAt(p, r.at);
+    w.key("at").beginObject();
+    for (const auto &[name, v] : r.at) w.key(name).value(v);
+    w.endObject();
+    w.key("at_values").beginObject();
+    for (auto [key, d] : {std::pair{"peak", &p.peak}, std::pair{"lower_bound", &p.lowerBound}}) {
+      w.key(key);
+      if (auto v = valueAt(*d)) w.value(*v);
+      else w.null();
+    }
+    w.endObject();
+  }
   w.key("shape_value_bytes").value(p.shapeValueBytes);
   w.key("bounded_offsets").value(uint64_t(p.boundedOffsets));
   w.key("buffers").beginArray();
@@ -89,7 +127,7 @@ std::vector<std::string> planLines(const PlanReport &r) {
   auto shown = [&](const Dimension &d) {
     auto v = valueAt(d);
     std::string text = v ? humanCount(double(*v), "B") : std::string("?");
-    if (!d.isStatic()) text += "  (" + (d.expr() ? toString(d.expr()) : d.toString()) + ")";
+    if (!d.isStatic()) text += "  (" + readable(d) + ")";
     return text;
   };
   size_t owners = 0, shared = 0;
@@ -99,6 +137,12 @@ std::vector<std::string> planLines(const PlanReport &r) {
                             p.order.size(), owners, shared, p.align));
   if (p.symbolic) out.push_back("sizes are expressions; numbers at " + bindingText(r));
   out.push_back("peak                     " + shown(p.peak));
+  // The worst case over the sizes' ranges beside the binding's number.
+  if (p.symbolic) {
+    std::string worst = p.peak.hasUpperBound() ? humanCount(double(p.peak.maxLength()), "B")
+                                               : std::string("unbounded (give the sizes ranges: --dim SYM=LO..HI)");
+    out.push_back("peak over every size     at most " + worst);
+  }
   out.push_back("lower bound (this order) " + shown(p.lowerBound));
   if (!(p.lowerBoundModelOrder == p.lowerBound))
     out.push_back("lower bound (model order) " + shown(p.lowerBoundModelOrder));
@@ -123,8 +167,10 @@ std::vector<std::string> planLines(const PlanReport &r) {
     out.push_back(line);
   }
   if (!p.derived.empty()) out.push_back("derived symbols:");
-  for (const auto &[name, def] : p.derived)
-    out.push_back(fmt::format("  {} = {}", name, def.expr() ? toString(def.expr()) : def.toString()));
+  for (size_t i : definitionOrder(p))
+    out.push_back(fmt::format("  {} = {}", p.derived[i].first,
+                              p.derived[i].second.expr() ? toString(p.derived[i].second.expr())
+                                                         : p.derived[i].second.toString()));
   return out;
 }
 

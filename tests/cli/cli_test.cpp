@@ -747,6 +747,28 @@ TEST(CliStats, SeveralBindingsAreRowsOfTheTotals) {
   EXPECT_EQ(doc["rows"][1]["write_bytes"], 101 * 4 * 4);
 }
 
+TEST(CliPlan, AtAddsTheNumbersAndDerivedSizesComeInDefinitionOrder) {
+  Outcome r = shapeflow({"plan", sourceRoot() + "/examples/tiny_cnn.onnx", "--dim", "N=1..4", "--dim",
+                         "H=8..64", "--dim", "W=8..64", "--at", "N=2,H=32,W=40", "--json"});
+  ASSERT_EQ(r.status, 0) << describe(r);
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["at"]["H"], 32);
+  ASSERT_TRUE(doc["at_values"]["peak"].is_number_integer()) << r.out.substr(0, 400);
+  EXPECT_GE(doc["at_values"]["peak"].get<int64_t>(), doc["at_values"]["lower_bound"].get<int64_t>());
+  // Each derived size is defined before one that names it.
+  std::vector<std::string> seen;
+  for (auto &[name, d] : doc["derived"].items()) {
+    std::string expr = d.is_object() ? d["expr"].get<std::string>() : d.dump();
+    for (auto &[other, unused] : doc["derived"].items())
+      if (other != name && expr.find(other + " ") != std::string::npos)
+        EXPECT_NE(std::find(seen.begin(), seen.end(), other), seen.end()) << name << " uses " << other << " first";
+    seen.push_back(name);
+  }
+  Outcome text = shapeflow({"plan", sourceRoot() + "/examples/tiny_cnn.onnx", "--dim", "N=1..4", "--dim", "H=8..64",
+                            "--dim", "W=8..64"});
+  EXPECT_TRUE(contains(text.out, "peak over every size     at most ")) << describe(text);
+}
+
 TEST(CliOps, TheOpTableIsCurrent) {
   // docs/OPS.md is `shapeflow ops --markdown`; regenerate it when ops or kernels change.
   Outcome r = shapeflow({"ops", "--markdown"});

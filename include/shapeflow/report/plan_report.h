@@ -19,6 +19,10 @@ struct PlanReport {
   std::map<std::string, int64_t> at;
 };
 
+/// The plan's derived sizes (`_o3 = max(...)`) in an order where each is defined before an
+/// expression among them uses it: indices into MemoryPlan::derived.
+std::vector<size_t> definitionOrder(const lower::MemoryPlan &p);
+/// The plan's JSON; with `at`, also the numbers there (`at`, `at_values`: peak, lower bound).
 std::string planJsonText(const PlanReport &r, int indent = 0);
 std::vector<std::string> planLines(const PlanReport &r);
 std::string planSvg(const PlanReport &r);
