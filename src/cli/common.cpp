@@ -92,6 +92,23 @@ InferModel fileModel(const std::string &path, const onnx::ImportOptions &import)
   };
 }
 
+Result<std::unique_ptr<Inferred>> loadForBindings(const ModelArgs &a, const std::vector<Binding> &bindings,
+                                                  const char *flag) {
+  ContractBasis basis;
+  SF_ASSIGN(auto m, loadAndInfer(withEmptySizes(a, bindings), {}, [&](Graph &g) { basis = contractBasis(g); }));
+  Contract c = makeContract(m->graph, m->diags, basis);
+  for (const Binding &b : bindings) {
+    if (b.empty()) continue;
+    std::vector<std::pair<std::string, int64_t>> list(b.begin(), b.end());
+    if (auto broken = c.check(list)) {
+      std::string given;
+      for (const auto &[k, v] : b) given += fmt::format("{}{}={}", given.empty() ? "" : ",", k, v);
+      return errorf("{} {}: the sizes break the model's contract: {}", flag, given, *broken);
+    }
+  }
+  return m;
+}
+
 Result<Binding> parseBinding(const std::string &spec) {
   Binding b;
   size_t at = 0;

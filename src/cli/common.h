@@ -60,6 +60,13 @@ InferModel fileModel(const std::string &path, const onnx::ImportOptions &import 
 /// model inferred with that size from 0 (an empty KV cache).
 ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings);
 
+/// Loads and infers with `bindings` in mind: a size some binding sets to 0 is inferred from 0
+/// (withEmptySizes), and a binding that breaks the model's contract (a size outside its range,
+/// a requirement it fails: `L == S + P` given 1 and 1000) is an error naming the requirement
+/// (`flag` says which option gave it), never silently evaluated.
+Result<std::unique_ptr<Inferred>> loadForBindings(const ModelArgs &a, const std::vector<Binding> &bindings,
+                                                  const char *flag);
+
 /// `--at SYM=V[,SYM=V...]`: one binding of sizes per flag.
 Result<Binding> parseBinding(const std::string &spec);
 /// Every `--at` given, merged into one binding (a later flag's value for a symbol wins).

@@ -35,7 +35,14 @@ int reportCheck(const nlohmann::json &j, std::ostream &os) {
 }
 
 int runPlan(const PlanArgs &a) {
-  auto m = loadAndInfer(a.model);
+  std::vector<Binding> bindings;
+  for (const auto *specs : {&a.at, &a.reference})
+    for (const std::string &spec : *specs) {
+      auto b = parseBinding(spec);
+      if (!b.ok()) return fail(b.error().message);
+      bindings.push_back(*b);
+    }
+  auto m = loadForBindings(a.model, bindings, "--at/--reference");
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
   lower::PlanOptions options;

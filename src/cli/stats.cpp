@@ -31,7 +31,13 @@ Result<Device> readDevice(const std::string &path) {
 }
 
 int runStats(const StatsArgs &a) {
-  auto m = loadAndInfer(a.model);
+  std::vector<Binding> bindings;
+  for (const std::string &spec : a.at) {
+    auto b = parseBinding(spec);
+    if (!b.ok()) return fail(b.error().message);
+    bindings.push_back(*b);
+  }
+  auto m = loadForBindings(a.model, bindings, "--at");
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
   std::optional<Device> device;
