@@ -176,8 +176,20 @@ Result<void> checkMask(InferContext &ctx, const AttentionShape &a, size_t index)
   return success();
 }
 
+/// onnxruntime's Attention needs a batch and queries (its kernel refuses 0 of either; ONNX's
+/// specification does not): an error at 0, else the requirement.
+Result<void> atLeastOne(InferContext &ctx, const Dimension &d, const char *what) {
+  if (d.isStatic() && d.length() < 1) return errorf("{} is {}; onnxruntime's Attention needs at least 1", what, d);
+  if (!d.isStatic() && d.expr() && d.minLength() < 1) SF_TRY(ctx.symbols().narrow(d.expr(), {1, kInf}));
+  return success();
+}
+
 Result<Facts> inferAttention(InferContext &ctx) {
   SF_ASSIGN(AttentionShape a, attentionShape(ctx, {0, 1, 2}));
+  if (a.known) {
+    SF_TRY(atLeastOne(ctx, a.batch, "the batch"));
+    SF_TRY(atLeastOne(ctx, a.queries, "the query sequence"));
+  }
   SF_TRY(addPast(ctx, a, 4, 5));
   SF_TRY(checkMask(ctx, a, 3));
   SF_ASSIGN(int64_t mode, ctx.attrs().getInt("qk_matmul_output_mode", 0));
@@ -205,6 +217,20 @@ Result<Facts> inferAttention(InferContext &ctx) {
   return factsOf(makeFact(tq, y), makeFact(tq, PartialShape({a.batch, a.kvHeads, a.total, a.head})),
                  makeFact(tv, PartialShape({a.batch, a.kvHeads, a.total, a.vHead})),
                  makeFact(tq, PartialShape({a.batch, a.qHeads, a.queries, a.total})));
+}
+
+/// Positions known by their bounds (`Range(past, past + seq)`), when they reach them: the
+/// largest must be a row of the caches (onnxruntime refuses a position past the last row).
+Result<void> positionsWithinCache(InferContext &ctx, const Fact &positions, const Fact &cache) {
+  if (!positions.elements || !positions.elements->reached || !cache.shape.rankIsStatic() ||
+      cache.shape.size() != 2 || !cache.shape[0].isStatic())
+    return success();
+  const int64_t rows = cache.shape[0].length();
+  const Dimension &lo = positions.elements->lo, &hi = positions.elements->hi;
+  if (lo.minLength() < 0 || !hi.expr()) return success();
+  if (hi.minLength() >= rows) return errorf("position_ids reach {} but cos_cache has {} rows", hi, rows);
+  if (hi.maxLength() >= rows) SF_TRY(ctx.symbols().narrow(hi.expr(), {-kInf, rows - 1}));
+  return success();
 }
 
 /// RotaryEmbedding (opset 23): X (B, H, S, D) or (B, S, H*D) with num_heads; cos and sin
@@ -260,6 +286,7 @@ Result<Facts> inferRotaryEmbedding(InferContext &ctx) {
     if (p.shape.size() != 2) return errorf("position_ids must be (batch, sequence), not {}", p);
     SF_TRY(sameDims(ctx, p.shape[0], batch));
     SF_TRY(sameDims(ctx, p.shape[1], seq));
+    SF_TRY(positionsWithinCache(ctx, p, ctx.input(1)));
   }
   out[0].shape = ctx.symbols().resolve(x.shape);
   return out;

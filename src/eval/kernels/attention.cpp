@@ -184,7 +184,8 @@ Result<void> rotaryEmbedding(EvalContext &ctx) {
   SF_ASSIGN(auto cv, doubles(cosCache));
   SF_ASSIGN(auto sv, doubles(sinCache));
   std::vector<int64_t> positions;
-  if (ctx.hasInput(3)) {
+  const bool withPositions = ctx.hasInput(3); // given, even empty (a batch or a sequence of none)
+  if (withPositions) {
     SF_ASSIGN(positions, ints(ctx.input(3)));
     if (int64_t(positions.size()) != B * S) return errorf("position_ids has {} values, not {}", positions.size(), B * S);
   }
@@ -193,13 +194,13 @@ Result<void> rotaryEmbedding(EvalContext &ctx) {
   if (cs != sinCache.shape() || cs.empty() || (cs.back() != half && cs.back() != D / 2))
     return errorf("cos_cache {} and sin_cache {} for {} rotated features", shapeText(cs), shapeText(sinCache.shape()), R);
   const int64_t width = cs.back();
-  if (positions.empty() && (cs.size() != 3 || cs[0] != B || cs[1] != S))
+  if (!withPositions && (cs.size() != 3 || cs[0] != B || cs[1] != S))
     return errorf("cos_cache {} without position_ids must be ({}, {}, {})", shapeText(cs), B, S, width);
   std::vector<double> out = xv;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t p = 0; p < S; ++p) {
       int64_t row = b * S + p;
-      if (!positions.empty()) {
+      if (withPositions) {
         row = positions[size_t(b * S + p)];
         if (row < 0 || row >= cs[0]) return errorf("position {} is outside the cache of {}", row, cs[0]);
       }

@@ -1,0 +1,979 @@
+#!/usr/bin/env python3
+"""Kernel cases for onnxruntime's contrib ops of LLM decoders (GroupQueryAttention, MatMulNBits,
+SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, SkipLayerNormalization,
+RotaryEmbedding, MultiHeadAttention, GatherBlockQuantized), in the on-disk format of ONNX's
+backend node tests (model.onnx and test_data_set_0/{input,output}_N.pb), kept in
+tests/conformance/data/contrib/, where value_conformance (the executor's values) and the
+conformance harness (shapes) read them like tests/conformance/data/node/.
+
+Each case is a one-node graph (opset imports "" 21 and com.microsoft 1) with small random inputs
+drawn from a fixed seed (per case, so adding a case changes no other). The expected outputs are
+onnxruntime 1.30's (CPU, one thread, graph optimizations off), the reference this project
+follows. Quantized weights (MatMulNBits, GatherBlockQuantized) are initializers, as in real
+models (onnxruntime prepacks them: accuracy_level 4 only takes effect on a prepacked B); every
+other input is a graph input with its input_N.pb. Each case is also computed by a numpy model
+of the op (written from onnxruntime's docs/ContribOperators.md and its CPU kernels), and the
+manifest says whether onnxruntime agrees with it; the files always hold onnxruntime's values.
+A case onnxruntime refuses is not written, and the manifest lists it as a comment with
+onnxruntime's reason.
+
+usage: /usr/bin/python3 scripts/contrib_cases.py [--only PATTERN] [--seed N]
+Writes tests/conformance/data/contrib/<case>/ and tests/conformance/data/contrib/MANIFEST.tsv
+(case, ops, what it covers, onnxruntime against the numpy model). Needs
+scripts/setup_precision.sh (onnxruntime-node) and python3-onnx, python3-numpy.
+Run the cases with
+  build/tests/conformance/value_conformance --data tests/conformance/data/contrib --list
+and their shapes with the conformance harness, whose --suite takes only libonnx-testdata's four
+suite names, through a folder that calls this one "node":
+  mkdir -p /tmp/contrib_as_node && ln -sfn $PWD/tests/conformance/data/contrib /tmp/contrib_as_node/node
+  build/tests/conformance/conformance --data-dir /tmp/contrib_as_node --suite node --jobs 2
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT = os.path.join(ROOT, "tests", "conformance", "data", "contrib")
+MS = "com.microsoft"
+ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
+        np.dtype(np.int64): TensorProto.INT64, np.dtype(np.uint8): TensorProto.UINT8}
+
+# --------------------------------------------------------------------------------------------
+# Running onnxruntime (scripts/ort/run_npy.js, as scripts/opset_cases.py does)
+
+
+def file_name(name):
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "output"
+
+
+def run_ort(model_path, inputs, tmp):
+    """onnxruntime's outputs (by output name) for the inputs, or None and the reason it gave."""
+    specs = []
+    for name, arr in inputs.items():
+        f = os.path.join(tmp, f"in_{len(specs)}.npy")
+        np.save(f, arr)
+        specs.append(f"{name}={f}")
+    outdir = os.path.join(tmp, "out")
+    shutil.rmtree(outdir, ignore_errors=True)
+    r = subprocess.run(["node", os.path.join(HERE, "ort", "run_npy.js"), model_path, outdir, *specs],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        why = " ".join((r.stderr.strip().splitlines() or ["failed"])[-1].split())
+        return None, why.replace("run_npy: ", "")[:300]
+    return {f[:-4]: np.load(os.path.join(outdir, f)) for f in os.listdir(outdir)}, None
+
+
+# --------------------------------------------------------------------------------------------
+# A case: one node, its graph inputs (fed, in order), its initializers, its outputs.
+
+
+class Case:
+    def __init__(self, name, ops, covers):
+        self.name, self.ops, self.covers = name, ops, covers
+        self.rng = np.random.default_rng(SEED + zlib.crc32(name.encode()))
+        self.nodes, self.inputs, self.inits, self.outputs = [], {}, {}, []
+        self.ref = None  # numpy model's outputs, by name
+        self.note = ""   # what the manifest adds (e.g. a known precision gap)
+
+    def randn(self, *shape, scale=1.0):
+        return (self.rng.standard_normal(shape) * scale).astype(np.float32)
+
+    def feed(self, name, arr):
+        self.inputs[name] = arr
+        return name
+
+    def init(self, name, arr):
+        self.inits[name] = arr
+        return name
+
+    def model(self, out_shapes=None):
+        def vi(name, arr=None, elem=None, shape=None):
+            if arr is not None:
+                return helper.make_tensor_value_info(name, ELEM[arr.dtype], list(arr.shape))
+            return helper.make_tensor_value_info(name, elem, shape)
+        ins = [vi(n, a) for n, a in self.inputs.items()]
+        outs = []
+        for name, elem in self.outputs:
+            shape = list(out_shapes[name].shape) if out_shapes and name in out_shapes else None
+            outs.append(vi(name, elem=elem, shape=shape))
+        inits = [numpy_helper.from_array(a, n) for n, a in self.inits.items()]
+        g = helper.make_graph(self.nodes, self.name, ins, outs, initializer=inits)
+        m = helper.make_model(g, producer_name="shapeflow contrib_cases.py",
+                              opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(MS, 1)])
+        m.ir_version = 10
+        return m
+
+
+def node(op, inputs, outputs, domain=MS, **attrs):
+    # Trailing absent optional inputs are dropped; inner ones stay as "".
+    inputs = list(inputs)
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    return helper.make_node(op, inputs, outputs, domain=domain, **attrs)
+
+
+F = TensorProto.FLOAT
+CASES = []
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+# --------------------------------------------------------------------------------------------
+# numpy models
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def rope(x, pos, cos, sin, interleaved, rotary_dim=None):
+    """x (..., S, H) with pos (S,) or broadcastable (..., S); rotates the first rotary_dim dims."""
+    x = x.astype(np.float64)
+    H = x.shape[-1]
+    R = rotary_dim or H
+    h = R // 2
+    c = cos[pos][..., :h].astype(np.float64)
+    s = sin[pos][..., :h].astype(np.float64)
+    y = x.copy()
+    if interleaved:
+        a, b = x[..., 0:R:2], x[..., 1:R:2]
+        y[..., 0:R:2] = a * c - b * s
+        y[..., 1:R:2] = b * c + a * s
+    else:
+        a, b = x[..., :h], x[..., h:R]
+        y[..., :h] = a * c - b * s
+        y[..., h:R] = b * c + a * s
+    return y
+
+
+def rope_caches(max_pos, rotary_dim, base=10000.0):
+    inv = 1.0 / base ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
+    f = np.outer(np.arange(max_pos, dtype=np.float64), inv)
+    return np.cos(f).astype(np.float32), np.sin(f).astype(np.float32)
+
+
+def gqa_model(q, k, v, past_k, past_v, seqlens, T, cos, sin, N, Nk, packed, do_rotary, interleaved,
+              W, softcap, smooth, scale=None):
+    B, S, _ = q.shape
+    if packed:
+        H = q.shape[2] // (N + 2 * Nk)
+        qkv = q.reshape(B, S, N + 2 * Nk, H).astype(np.float64)
+        Q, K, V = qkv[:, :, :N], qkv[:, :, N:N + Nk], qkv[:, :, N + Nk:]
+    else:
+        H = q.shape[2] // N
+        Q = q.reshape(B, S, N, H).astype(np.float64)
+        K = k.reshape(B, S, Nk, H).astype(np.float64)
+        V = v.reshape(B, S, Nk, H).astype(np.float64)
+    Q, K, V = (t.transpose(0, 2, 1, 3) for t in (Q, K, V))  # BNSH
+    P = past_k.shape[2] if past_k is not None else 0
+    C = max(T, P)
+    first = S == T
+    scale = scale or 1.0 / np.sqrt(H)
+    pk = np.zeros((B, Nk, C, H))
+    pv = np.zeros((B, Nk, C, H))
+    out = np.zeros((B, S, N, H))
+    for b in range(B):
+        total = int(seqlens[b]) + 1
+        past_b = 0 if (past_k is None or first) else total - S
+        Qb, Kb = Q[b], K[b]
+        if do_rotary:
+            pos = np.arange(S) if first else total - S + np.arange(S)
+            Qb = rope(Qb, pos, cos, sin, interleaved, 2 * cos.shape[1])
+            Kb = rope(Kb, pos, cos, sin, interleaved, 2 * cos.shape[1])
+        if past_b:
+            pk[b, :, :past_b] = past_k[b, :, :past_b]
+            pv[b, :, :past_b] = past_v[b, :, :past_b]
+        pk[b, :, past_b:past_b + S] = Kb
+        pv[b, :, past_b:past_b + S] = V[b]
+        for h in range(N):
+            kv = h // (N // Nk)
+            for s in range(S):
+                end = min(past_b + s + 1, total)
+                start = max(0, end - W) if W >= 0 else 0
+                x = scale * (pk[b, kv, start:end] @ Qb[h, s])
+                if softcap > 0:
+                    x = softcap * np.tanh(x / softcap)
+                if smooth:
+                    m = max(x.max(), 0.0)
+                    e = np.exp(x - m)
+                    p = e / (e.sum() + np.exp(-m))
+                else:
+                    p = softmax(x)
+                out[b, s, h] = p @ pv[b, kv, start:end]
+    return {"output": out.reshape(B, S, N * H), "present_key": pk, "present_value": pv}
+
+
+def mha_model(q, k, v, bias, mask, attn_bias, past_k, past_v, N, unidirectional=0, mask_filter=-10000.0):
+    B, S, D = q.shape
+    L = k.shape[1]
+    Dv = v.shape[2]
+    H, Hv = D // N, Dv // N
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    if bias is not None:
+        q, k, v = q + bias[:D], k + bias[D:2 * D], v + bias[2 * D:]
+    Q = q.reshape(B, S, N, H).transpose(0, 2, 1, 3)
+    K = k.reshape(B, L, N, H).transpose(0, 2, 1, 3)
+    V = v.reshape(B, L, N, Hv).transpose(0, 2, 1, 3)
+    P = 0
+    if past_k is not None:
+        P = past_k.shape[2]
+        K = np.concatenate([past_k, K], axis=2)
+        V = np.concatenate([past_v, V], axis=2)
+    T = P + L
+    x = (Q @ K.transpose(0, 1, 3, 2)) / np.sqrt(H)
+    if mask is not None:
+        if mask.ndim == 1:
+            keep = np.arange(T)[None, :] < mask[:, None]
+            keep = keep[:, None, None, :]
+        elif mask.ndim == 2:
+            keep = (mask != 0)[:, None, None, :]
+        else:
+            keep = (mask != 0)[:, None, :, :]
+        x = x + np.where(keep, 0.0, mask_filter)
+    if attn_bias is not None:
+        x = x + attn_bias
+    if unidirectional:
+        t = np.arange(T)[None, :]
+        s = np.arange(S)[:, None]
+        x = x + np.where(t > P + s, mask_filter, 0.0)
+    y = softmax(x) @ V
+    res = {"output": y.transpose(0, 2, 1, 3).reshape(B, S, N * Hv)}
+    res["present_key"], res["present_value"] = K, V
+    return res
+
+
+def pack_bits(q, bits):
+    """Packs the last axis of q (values < 2^bits) low bits first into bytes."""
+    per = 8 // bits
+    n = q.shape[-1]
+    padded = np.zeros(q.shape[:-1] + ((n + per - 1) // per * per,), np.uint8)
+    padded[..., :n] = q
+    padded = padded.reshape(q.shape[:-1] + (-1, per)).astype(np.uint32)
+    out = np.zeros(padded.shape[:-1], np.uint32)
+    for i in range(per):
+        out |= padded[..., i] << (i * bits)
+    return out.astype(np.uint8)
+
+
+def quantize_a_int8(a, block):
+    """MLAS's CompInt8 quantization of A (accuracy_level 4): per row and block of K, symmetric."""
+    a = a.astype(np.float32)
+    K = a.shape[-1]
+    out = np.zeros_like(a)
+    for k0 in range(0, K, block):
+        blk = a[..., k0:k0 + block]
+        amax = np.abs(blk).max(axis=-1, keepdims=True)
+        sc = amax / 127.0
+        inv = np.where(sc != 0, 1.0 / np.where(sc != 0, sc, 1), 0).astype(np.float32)
+        qa = np.clip(np.round(blk * inv), -128, 127)
+        out[..., k0:k0 + block] = qa * sc
+    return out
+
+
+def max_err(got, want):
+    """Largest |got - want| and that relative to want's largest magnitude."""
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    if got.shape != want.shape:
+        return None
+    if got.size == 0:
+        return 0.0, 0.0
+    d = float(np.abs(got - want).max())
+    return d, d / max(float(np.abs(want).max()), 1e-30)
+
+
+# --------------------------------------------------------------------------------------------
+# GroupQueryAttention
+
+
+def gqa(name, covers, B, S, P, N, Nk, H, seqlens, T, packed=False, rotary=None, W=-1, softcap=0.0,
+        smooth=0, qscale=1.0, empty_past=False, max_pos=16):
+    c = Case(name, "GroupQueryAttention", covers)
+    seqlens = np.array(seqlens, np.int32)
+    q = c.randn(B, S, (N + 2 * Nk) * H if packed else N * H, scale=qscale)
+    k = v = pk = pv = cos = sin = None
+    ins = [c.feed("query", q)]
+    if packed:
+        ins += ["", ""]
+    else:
+        k = c.randn(B, S, Nk * H, scale=qscale)
+        v = c.randn(B, S, Nk * H)
+        ins += [c.feed("key", k), c.feed("value", v)]
+    if P is not None:
+        pk, pv = c.randn(B, Nk, P, H), c.randn(B, Nk, P, H)
+        ins += [c.feed("past_key", pk), c.feed("past_value", pv)]
+    else:
+        ins += ["", ""]
+    ins += [c.feed("seqlens_k", seqlens), c.feed("total_sequence_length", np.array(T, np.int32))]
+    attrs = {"num_heads": N, "kv_num_heads": Nk}
+    if rotary is not None:
+        cos, sin = rope_caches(max_pos, H)
+        ins += [c.feed("cos_cache", cos), c.feed("sin_cache", sin)]
+        attrs.update(do_rotary=1, rotary_interleaved=rotary)
+    if W >= 0:
+        attrs["local_window_size"] = W
+    if softcap:
+        attrs["softcap"] = softcap
+    if smooth:
+        attrs["smooth_softmax"] = 1
+    outs = ["output", "present_key", "present_value"]
+    c.nodes.append(node("GroupQueryAttention", ins, outs, **attrs))
+    c.outputs = [(o, F) for o in outs]
+    c.ref = gqa_model(q, k, v, pk, pv, seqlens, T, cos, sin, N, Nk, packed, rotary is not None,
+                      rotary or 0, W, softcap, smooth)
+    return c
+
+
+@case
+def gqa_prompt():
+    return gqa("gqa_prompt", "separate Q/K/V, no past inputs, prompt B=2 S=4 (seqlens_k=S-1, total=S), N=Nk=2 H=16",
+               B=2, S=4, P=None, N=2, Nk=2, H=16, seqlens=[3, 3], T=4)
+
+
+@case
+def gqa_prompt_past0():
+    return gqa("gqa_prompt_past0", "prompt B=1 S=5 with empty past_key/past_value (B,Nk,0,H), N=Nk=4 H=8",
+               B=1, S=5, P=0, N=4, Nk=4, H=8, seqlens=[4], T=5)
+
+
+@case
+def gqa_prompt_right_padded():
+    return gqa("gqa_prompt_right_padded", "first prompt B=2 S=4 right-padded: seqlens_k [3,1] (row 1 has 2 real tokens)",
+               B=2, S=4, P=None, N=2, Nk=2, H=16, seqlens=[3, 1], T=4)
+
+
+@case
+def gqa_decode():
+    return gqa("gqa_decode", "decode step B=1 S=1 past 5 (seqlens_k=5, total=6), N=Nk=2 H=16",
+               B=1, S=1, P=5, N=2, Nk=2, H=16, seqlens=[5], T=6)
+
+
+@case
+def gqa_prompt_after_cache():
+    return gqa("gqa_prompt_after_cache", "subsequent prompt B=1 S=3 past 4 (seqlens_k=6, total=7), N=Nk=2 H=16",
+               B=1, S=3, P=4, N=2, Nk=2, H=16, seqlens=[6], T=7)
+
+
+@case
+def gqa_decode_batch2():
+    return gqa("gqa_decode_batch2", "decode B=2 S=1 past 5, equal lengths (seqlens_k [5,5], total 6)",
+               B=2, S=1, P=5, N=2, Nk=2, H=8, seqlens=[5, 5], T=6)
+
+
+@case
+def gqa_decode_batch2_ragged():
+    return gqa("gqa_decode_batch2_ragged", "decode B=2 S=1 past buffer 5, ragged seqlens_k [5,2] (row 1's new key at row 2, rest of present zero)",
+               B=2, S=1, P=5, N=2, Nk=2, H=8, seqlens=[5, 2], T=6)
+
+
+@case
+def gqa_packed_prompt():
+    return gqa("gqa_packed_prompt", "packed QKV (key, value absent), prompt B=1 S=4 no past, N=4 Nk=2 H=8",
+               B=1, S=4, P=None, N=4, Nk=2, H=8, seqlens=[3], T=4, packed=True)
+
+
+@case
+def gqa_packed_decode():
+    return gqa("gqa_packed_decode", "packed QKV, decode B=2 S=1 past 4, N=2 Nk=2 H=16",
+               B=2, S=1, P=4, N=2, Nk=2, H=16, seqlens=[4, 4], T=5, packed=True)
+
+
+@case
+def gqa_rotary():
+    return gqa("gqa_rotary", "do_rotary, rotary_interleaved 0, cos/sin (16,8), prompt B=2 S=4 (positions 0..3)",
+               B=2, S=4, P=None, N=2, Nk=2, H=16, seqlens=[3, 3], T=4, rotary=0)
+
+
+@case
+def gqa_rotary_interleaved():
+    return gqa("gqa_rotary_interleaved", "do_rotary, rotary_interleaved 1, prompt after cache B=1 S=3 past 4 (positions 4..6)",
+               B=1, S=3, P=4, N=2, Nk=2, H=16, seqlens=[6], T=7, rotary=1)
+
+
+@case
+def gqa_rotary_decode_ragged():
+    return gqa("gqa_rotary_decode_ragged", "do_rotary interleaved 0, packed QKV, decode B=2 past 5 ragged seqlens_k [5,2] (positions 5 and 2)",
+               B=2, S=1, P=5, N=4, Nk=2, H=16, seqlens=[5, 2], T=6, rotary=0, packed=True)
+
+
+@case
+def gqa_local_window_prompt():
+    return gqa("gqa_local_window_prompt", "local_window_size 2, prompt B=1 S=5 (each query sees itself and 1 earlier key)",
+               B=1, S=5, P=None, N=2, Nk=2, H=8, seqlens=[4], T=5, W=2)
+
+
+@case
+def gqa_local_window_decode():
+    return gqa("gqa_local_window_decode", "local_window_size 3, decode B=1 past 6 (last 3 of 7 keys)",
+               B=1, S=1, P=6, N=2, Nk=2, H=8, seqlens=[6], T=7, W=3)
+
+
+@case
+def gqa_softcap():
+    return gqa("gqa_softcap", "softcap 2.0 with large scores (Q, K scaled by 3), prompt after cache B=1 S=2 past 3",
+               B=1, S=2, P=3, N=2, Nk=2, H=16, seqlens=[4], T=5, softcap=2.0, qscale=3.0)
+
+
+@case
+def gqa_smooth_softmax():
+    return gqa("gqa_smooth_softmax", "smooth_softmax 1 (extra exp(0) in the denominator), decode B=1 past 4",
+               B=1, S=1, P=4, N=2, Nk=2, H=8, seqlens=[4], T=5, smooth=1)
+
+
+@case
+def gqa_grouped_prompt():
+    return gqa("gqa_grouped_prompt", "grouped N=4 Nk=2 H=16, prompt B=2 S=3 no past",
+               B=2, S=3, P=None, N=4, Nk=2, H=16, seqlens=[2, 2], T=3)
+
+
+@case
+def gqa_grouped_decode():
+    return gqa("gqa_grouped_decode", "grouped N=4 Nk=1 H=8 (multi-query), decode B=2 past 6",
+               B=2, S=1, P=6, N=4, Nk=1, H=8, seqlens=[6, 6], T=7)
+
+
+# --------------------------------------------------------------------------------------------
+# MatMulNBits
+
+
+def matmulnbits(name, covers, bits, block, K=64, N=32, zp=True, bias=False, acc=0, zp_float=False,
+                shape=(2, 3)):
+    c = Case(name, "MatMulNBits", covers)
+    kb = (K + block - 1) // block
+    a = c.randn(*shape, K)
+    q = c.rng.integers(0, 2 ** bits, (N, kb * block)).astype(np.uint8)
+    scales = (c.rng.uniform(0.02, 0.1, (N, kb)) * (2.0 ** (4 - bits))).astype(np.float32)
+    ins = [c.feed("A", a), c.init("B", pack_bits(q.reshape(N, kb, block), bits)), c.init("scales", scales)]
+    if zp_float:
+        z = c.rng.uniform(0, 2 ** bits - 1, (N, kb)).astype(np.float32)
+        ins.append(c.init("zero_points", z))
+    elif zp:
+        z = c.rng.integers(0, 2 ** bits, (N, kb)).astype(np.uint8)
+        ins.append(c.init("zero_points", pack_bits(z, bits)))
+    else:
+        z = np.full((N, kb), 2 ** (bits - 1), np.float32)
+        ins.append("")
+    ins += [""]  # g_idx
+    bv = None
+    if bias:
+        bv = c.randn(N)
+        ins.append(c.init("bias", bv))
+    attrs = {"K": K, "N": N, "bits": bits, "block_size": block}
+    if acc:
+        attrs["accuracy_level"] = acc
+    c.nodes.append(node("MatMulNBits", ins, ["Y"], **attrs))
+    c.outputs = [("Y", F)]
+    w = ((q.astype(np.float64) - np.repeat(z.astype(np.float64), block, axis=1))
+         * np.repeat(scales.astype(np.float64), block, axis=1))[:, :K]
+    y = a.astype(np.float64) @ w.T
+    if bv is not None:
+        y = y + bv
+    c.ref = {"Y": y}
+    if acc == 4:
+        y8 = quantize_a_int8(a, block).astype(np.float64) @ w.T + (bv if bv is not None else 0)
+        c.alt = ("A quantized to int8 per block", {"Y": y8})
+    return c
+
+
+@case
+def mnb_4bit_bs32():
+    return matmulnbits("mnb_4bit_bs32", "bits 4, block_size 32, K=64 N=32, no zero_points (zp 8), A (2,3,64)", 4, 32, zp=False)
+
+
+@case
+def mnb_4bit_bs32_zp():
+    return matmulnbits("mnb_4bit_bs32_zp", "bits 4, block_size 32, packed uint8 zero_points (N,1)", 4, 32)
+
+
+@case
+def mnb_4bit_bs16_zp():
+    return matmulnbits("mnb_4bit_bs16_zp", "bits 4, block_size 16, K=64 (4 blocks), packed uint8 zero_points (N,2)", 4, 16)
+
+
+@case
+def mnb_4bit_bs16_k40():
+    return matmulnbits("mnb_4bit_bs16_k40", "bits 4, block_size 16, K=40 (last block half padding), zero_points (N,2), A 2-D (3,40)",
+                       4, 16, K=40, N=24, shape=(3,))
+
+
+@case
+def mnb_4bit_bs16_k48_zp_odd():
+    return matmulnbits("mnb_4bit_bs16_k48_zp_odd", "bits 4, block_size 16, K=48 (3 blocks: zero_points rows padded to 2 bytes)",
+                       4, 16, K=48, N=16)
+
+
+@case
+def mnb_4bit_zp_float():
+    return matmulnbits("mnb_4bit_zp_float", "bits 4, block_size 32, float zero_points (N,k_blocks), same type as scales", 4, 32, zp_float=True)
+
+
+@case
+def mnb_4bit_bias():
+    return matmulnbits("mnb_4bit_bias", "bits 4, block_size 32, zero_points and bias (N)", 4, 32, bias=True)
+
+
+@case
+def mnb_8bit_bs32():
+    return matmulnbits("mnb_8bit_bs32", "bits 8, block_size 32, no zero_points (zp 128)", 8, 32, zp=False)
+
+
+@case
+def mnb_8bit_bs16_zp():
+    return matmulnbits("mnb_8bit_bs16_zp", "bits 8, block_size 16, uint8 zero_points (N,4)", 8, 16)
+
+
+@case
+def mnb_2bit_bs16_zp():
+    return matmulnbits("mnb_2bit_bs16_zp", "bits 2, block_size 16, packed zero_points (N,1), 4 blocks per byte", 2, 16)
+
+
+@case
+def mnb_2bit_bs32():
+    return matmulnbits("mnb_2bit_bs32", "bits 2, block_size 32, no zero_points (zp 2)", 2, 32, zp=False)
+
+
+@case
+def mnb_4bit_bs32_acc4():
+    return matmulnbits("mnb_4bit_bs32_acc4", "bits 4, block_size 32, zero_points, accuracy_level 4 (A quantized to int8 inside onnxruntime)",
+                       4, 32, acc=4)
+
+
+@case
+def mnb_4bit_bs16_acc4():
+    return matmulnbits("mnb_4bit_bs16_acc4", "bits 4, block_size 16, no zero_points, bias, accuracy_level 4",
+                       4, 16, zp=False, bias=True, acc=4)
+
+
+@case
+def mnb_8bit_bs32_acc4():
+    return matmulnbits("mnb_8bit_bs32_acc4", "bits 8, block_size 32, zero_points, accuracy_level 4", 8, 32, acc=4)
+
+
+# --------------------------------------------------------------------------------------------
+# GatherBlockQuantized
+
+
+def gbq(name, covers, bits, block, V=12, hidden=32, zp=True, idx_type=np.int64, indices=None):
+    c = Case(name, "GatherBlockQuantized", covers)
+    nb = (hidden + block - 1) // block
+    q = c.rng.integers(0, 2 ** bits, (V, hidden)).astype(np.uint8)
+    scales = c.rng.uniform(0.05, 0.2, (V, nb)).astype(np.float32)
+    data = pack_bits(q, bits) if bits < 8 else q
+    if indices is None:
+        indices = c.rng.integers(0, V, (2, 3))
+    indices = np.array(indices, idx_type)
+    ins = [c.init("data", data), c.feed("indices", indices), c.init("scales", scales)]
+    if zp:
+        z = c.rng.integers(0, 2 ** bits, (V, nb)).astype(np.uint8)
+        ins.append(c.init("zero_points", pack_bits(z, bits) if bits < 8 else z))
+    else:
+        z = np.full((V, nb), 2 ** (bits - 1), np.uint8)
+    c.nodes.append(node("GatherBlockQuantized", ins, ["output"], gather_axis=0, quantize_axis=1,
+                        block_size=block, bits=bits))
+    c.outputs = [("output", F)]
+    w = (q.astype(np.float64) - np.repeat(z, block, axis=1)[:, :hidden]) * np.repeat(scales, block, axis=1)[:, :hidden]
+    c.ref = {"output": w[np.where(indices < 0, indices + V, indices)]}
+    return c
+
+
+@case
+def gbq_4bit_bs16_zp():
+    return gbq("gbq_4bit_bs16_zp", "uint8 data (12,16) = 4-bit (12,32), block_size 16, packed zero_points (12,1), int64 indices (2,3)", 4, 16)
+
+
+@case
+def gbq_4bit_bs32():
+    return gbq("gbq_4bit_bs32", "4-bit, block_size 32, no zero_points (zp 8), int64 indices (2,3)", 4, 32, zp=False)
+
+
+@case
+def gbq_4bit_bs32_int32_neg():
+    return gbq("gbq_4bit_bs32_int32_neg", "4-bit, block_size 32, zero_points, hidden 64, int32 indices (4) with negative ones",
+               4, 32, hidden=64, idx_type=np.int32, indices=[0, -1, 5, -12])
+
+
+@case
+def gbq_4bit_bs16_odd_blocks_zp():
+    return gbq("gbq_4bit_bs16_odd_blocks_zp", "4-bit, block_size 16, hidden 48 (3 blocks per row: zero_points rows padded to 2 bytes)",
+               4, 16, hidden=48)
+
+
+@case
+def gbq_8bit_bs16_zp():
+    return gbq("gbq_8bit_bs16_zp", "8-bit uint8 data, block_size 16, uint8 zero_points (12,2)", 8, 16)
+
+
+# --------------------------------------------------------------------------------------------
+# Normalizations
+
+
+def rms(x, gamma, eps):
+    x = x.astype(np.float64)
+    inv = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+    return x * inv * gamma, inv
+
+
+@case
+def simplified_ln():
+    c = Case("simplified_ln", "SimplifiedLayerNormalization", "domain \"\", X (2,3,32), scale (32), epsilon 1e-5, axis -1, Y only")
+    x, g = c.randn(2, 3, 32), c.randn(32)
+    c.nodes.append(node("SimplifiedLayerNormalization", [c.feed("X", x), c.feed("scale", g)], ["Y"], domain="",
+                        axis=-1, epsilon=1e-5, stash_type=1))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": rms(x, g, 1e-5)[0]}
+    return c
+
+
+@case
+def simplified_ln_inv_std():
+    c = Case("simplified_ln_inv_std", "SimplifiedLayerNormalization", "X (4,48) 2-D, epsilon 1e-6, with the optional inv_std_var output (4,1)")
+    x, g = c.randn(4, 48, scale=2.0), c.randn(48)
+    c.nodes.append(node("SimplifiedLayerNormalization", [c.feed("X", x), c.feed("scale", g)], ["Y", "inv_std_var"], domain="",
+                        epsilon=1e-6))
+    c.outputs = [("Y", F), ("inv_std_var", F)]
+    y, inv = rms(x, g, 1e-6)
+    c.ref = {"Y": y, "inv_std_var": inv}
+    return c
+
+
+def skip_ln(name, covers, simplified, shape=(2, 3, 32), skip_shape=None, beta=False, bias=False,
+            outs=("output",), eps=None):
+    op = "SkipSimplifiedLayerNormalization" if simplified else "SkipLayerNormalization"
+    c = Case(name, op, covers)
+    H = shape[-1]
+    x, s, g = c.randn(*shape), c.randn(*(skip_shape or shape)), c.randn(H)
+    ins = [c.feed("input", x), c.feed("skip", s), c.feed("gamma", g)]
+    bt = bs = None
+    if not simplified:
+        if beta:
+            bt = c.randn(H)
+            ins.append(c.feed("beta", bt))
+        else:
+            ins.append("")
+    if bias:
+        bs = c.randn(H)
+        ins.append(c.feed("bias", bs))
+    names = ["output", "mean", "inv_std_var", "input_skip_bias_sum"]
+    node_outs = [n if n in outs else "" for n in names]
+    while node_outs[-1] == "":
+        node_outs.pop()
+    attrs = {} if eps is None else {"epsilon": eps}
+    c.nodes.append(node(op, ins, node_outs, **attrs))
+    c.outputs = [(n, F) for n in names if n in outs]
+    e = 1e-12 if eps is None else eps
+    v = x.astype(np.float64) + s + (bs if bs is not None else 0)
+    if simplified:
+        y, inv = rms(v, g, e)
+        mean = np.zeros(v.shape[:-1] + (1,))
+        if "mean" in outs:
+            c.note = "onnxruntime's mean output of the simplified op is all zeros"
+    else:
+        mean = v.mean(axis=-1, keepdims=True)
+        var = ((v - mean) ** 2).mean(axis=-1, keepdims=True)
+        inv = 1.0 / np.sqrt(var + e)
+        y = (v - mean) * inv * g + (bt if bt is not None else 0)
+    ref = {"output": y, "mean": mean, "inv_std_var": inv, "input_skip_bias_sum": v}
+    c.ref = {n: ref[n] for n in outs}
+    return c
+
+
+@case
+def skip_simplified_ln():
+    return skip_ln("skip_simplified_ln", "input/skip (2,3,32), gamma, default epsilon (1e-12), output only", True)
+
+
+@case
+def skip_simplified_ln_sum():
+    return skip_ln("skip_simplified_ln_sum", "genai's form: outputs [output, \"\", \"\", input_skip_bias_sum], epsilon 1e-6",
+                   True, outs=("output", "input_skip_bias_sum"), eps=1e-6)
+
+
+@case
+def skip_simplified_ln_all_outputs():
+    return skip_ln("skip_simplified_ln_all_outputs", "with bias (input 3) and all four outputs (mean, inv_std_var (2,3,1), input_skip_bias_sum), epsilon 1e-5",
+                   True, bias=True, outs=("output", "mean", "inv_std_var", "input_skip_bias_sum"), eps=1e-5)
+
+
+@case
+def skip_simplified_ln_skip_2d():
+    return skip_ln("skip_simplified_ln_skip_2d", "3-D input (2,3,32) with 2-D skip (3,32) broadcast over batch, epsilon 1e-6",
+                   True, skip_shape=(3, 32), eps=1e-6)
+
+
+@case
+def skip_ln_bias_all_outputs():
+    return skip_ln("skip_ln_bias_all_outputs", "beta and bias, outputs output, mean, inv_std_var, input_skip_bias_sum; input (2,3,48), epsilon 1e-5",
+                   False, shape=(2, 3, 48), beta=True, bias=True, outs=("output", "mean", "inv_std_var", "input_skip_bias_sum"), eps=1e-5)
+
+
+@case
+def skip_ln_basic():
+    return skip_ln("skip_ln_basic", "no beta, no bias, 2-D input (5,32), default epsilon, output only", False, shape=(5, 32))
+
+
+@case
+def skip_ln_sum_only():
+    return skip_ln("skip_ln_sum_only", "beta, bias, outputs [output, \"\", \"\", input_skip_bias_sum]; skip (1,3,32) broadcast",
+                   False, skip_shape=(1, 3, 32), beta=True, bias=True, outs=("output", "input_skip_bias_sum"), eps=1e-5)
+
+
+# --------------------------------------------------------------------------------------------
+# RotaryEmbedding (com.microsoft)
+
+
+def rotary(name, covers, B, S, N, H, interleaved, rank=3, pos_scalar=None, rotary_dim=0, max_pos=16):
+    c = Case(name, "RotaryEmbedding", covers)
+    R = rotary_dim or H
+    x = c.randn(B, S, N * H) if rank == 3 else c.randn(B, N, S, H)
+    if pos_scalar is not None:
+        pos = np.array([pos_scalar], np.int64)
+        p2 = np.broadcast_to(pos_scalar + np.arange(S), (B, S))
+    else:
+        pos = c.rng.integers(0, max_pos, (B, S)).astype(np.int64)
+        p2 = pos
+    cos, sin = rope_caches(max_pos, R)
+    attrs = {"interleaved": interleaved}
+    if rank == 3 or rotary_dim:
+        attrs["num_heads"] = N
+    if rotary_dim:
+        attrs["rotary_embedding_dim"] = rotary_dim
+    c.nodes.append(node("RotaryEmbedding", [c.feed("input", x), c.feed("position_ids", pos), c.feed("cos_cache", cos),
+                                            c.feed("sin_cache", sin)], ["output"], **attrs))
+    c.outputs = [("output", F)]
+    xb = x.reshape(B, S, N, H).transpose(0, 2, 1, 3) if rank == 3 else x
+    y = rope(xb, p2[:, None, :], cos, sin, interleaved, R)
+    c.ref = {"output": y.transpose(0, 2, 1, 3).reshape(B, S, N * H) if rank == 3 else y}
+    return c
+
+
+@case
+def rope_3d():
+    return rotary("rope_3d", "3-D input (2,3,32) num_heads 2 H=16, interleaved 0, position_ids (2,3), cos/sin (16,8)", 2, 3, 2, 16, 0)
+
+
+@case
+def rope_3d_interleaved():
+    return rotary("rope_3d_interleaved", "3-D input (2,4,48) num_heads 3 H=16, interleaved 1, position_ids (2,4)", 2, 4, 3, 16, 1)
+
+
+@case
+def rope_4d():
+    return rotary("rope_4d", "4-D BNSH input (1,4,5,8), interleaved 0, position_ids (1,5), no num_heads", 1, 5, 4, 8, 0, rank=4)
+
+
+@case
+def rope_pos_offset():
+    return rotary("rope_pos_offset", "position_ids of one element (base offset 6: positions 6..8), 3-D (2,3,32), interleaved 1",
+                  2, 3, 4, 8, 1, pos_scalar=6)
+
+
+@case
+def rope_partial():
+    return rotary("rope_partial", "rotary_embedding_dim 8 of head size 16 (rest copied), num_heads 2, cos/sin (16,4), interleaved 0",
+                  2, 2, 2, 16, 0, rotary_dim=8)
+
+
+# --------------------------------------------------------------------------------------------
+# MultiHeadAttention
+
+
+def mha(name, covers, B, S, L, N, H, P=None, bias=False, mask=None, attn_bias=False, unidirectional=0):
+    c = Case(name, "MultiHeadAttention", covers)
+    D = N * H
+    q, k, v = c.randn(B, S, D), c.randn(B, L, D), c.randn(B, L, D)
+    ins = [c.feed("query", q), c.feed("key", k), c.feed("value", v)]
+    bv = m = ab = pk = pv = None
+    if bias:
+        bv = c.randn(3 * D)
+        ins.append(c.feed("bias", bv))
+    else:
+        ins.append("")
+    T = L + (P or 0)
+    if mask is not None:
+        m = np.array(mask, np.int32)
+        ins.append(c.feed("key_padding_mask", m))
+    else:
+        ins.append("")
+    if attn_bias:
+        ab = c.randn(1, N, S, T)
+        ins.append(c.feed("attention_bias", ab))
+    else:
+        ins.append("")
+    outs = ["output"]
+    if P is not None:
+        pk, pv = c.randn(B, N, P, H), c.randn(B, N, P, H)
+        ins += [c.feed("past_key", pk), c.feed("past_value", pv)]
+        outs += ["present_key", "present_value"]
+    attrs = {"num_heads": N}
+    if unidirectional:
+        attrs["unidirectional"] = 1
+    c.nodes.append(node("MultiHeadAttention", ins, outs, **attrs))
+    c.outputs = [(o, F) for o in outs]
+    ref = mha_model(q, k, v, bv, m, ab, pk, pv, N, unidirectional)
+    c.ref = {o: ref[o] for o in outs}
+    return c
+
+
+@case
+def mha_self():
+    return mha("mha_self", "self attention Q/K/V (2,3,32), num_heads 4 H=8, no past, no mask", 2, 3, 3, 4, 8)
+
+
+@case
+def mha_past():
+    return mha("mha_past", "past_key/past_value (2,2,4,16) and present outputs (2,2,6,16), Q/K/V (2,2,32)", 2, 2, 2, 2, 16, P=4)
+
+
+@case
+def mha_past_decode_unidirectional():
+    return mha("mha_past_decode_unidirectional", "decode S=1 past 5, unidirectional 1, num_heads 4 H=8, present outputs", 1, 1, 1, 4, 8, P=5,
+               unidirectional=1)
+
+
+@case
+def mha_key_padding_mask_2d():
+    return mha("mha_key_padding_mask_2d", "past 3 + L 2, key_padding_mask int32 (B,T)=(2,5) with zeros (additive -10000), present outputs",
+               2, 2, 2, 2, 16, P=3, mask=[[1, 1, 1, 1, 1], [0, 1, 1, 1, 0]])
+
+
+@case
+def mha_key_padding_mask_1d():
+    return mha("mha_key_padding_mask_1d", "key_padding_mask int32 (B) = valid lengths [4,2], no past, S=L=4", 2, 4, 4, 2, 16, mask=[4, 2])
+
+
+@case
+def mha_bias_attention_bias():
+    return mha("mha_bias_attention_bias", "bias (3*D=96) added to Q/K/V and attention_bias (1,N,S,T), cross lengths S=2 L=5", 2, 2, 5, 4, 8,
+               bias=True, attn_bias=True)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def verdict(c, got):
+    """onnxruntime against the numpy model, as the manifest says it."""
+    worst = (0.0, 0.0, "")
+    for name, _ in c.outputs:
+        e = max_err(got[file_name(name)], np.asarray(c.ref[name]))
+        if e is None:
+            return f"onnxruntime's {name} has shape {list(got[file_name(name)].shape)}, numpy model {list(np.shape(c.ref[name]))}"
+        if e[1] >= worst[1]:
+            worst = (e[0], e[1], name)
+    ok = worst[1] <= 1e-5
+    text = (f"onnxruntime agrees with the numpy model (max |diff| {worst[0]:.2g}, {worst[1]:.2g} of max |value|)" if ok else
+            f"onnxruntime DIFFERS from the numpy model: {worst[2]} max |diff| {worst[0]:.3g} ({worst[1]:.3g} of max |value|)")
+    alt = getattr(c, "alt", None)
+    if alt:
+        what, ref = alt
+        name = c.outputs[0][0]
+        y, want = got[file_name(name)].astype(np.float64), np.asarray(c.ref[name], np.float64)
+        e = max_err(y, ref[name])
+        rel = float((np.abs(y - want) / np.maximum(np.abs(want), 1e-30)).max())
+        # value_conformance's tolerance, for a float reference against onnxruntime's values
+        off = int((np.abs(want - y) > 1e-7 + 1e-6 * np.abs(y).max() + 1e-3 * np.abs(y)).sum())
+        text += (f"; against the model with {what}: max |diff| {e[0]:.3g} ({e[1]:.3g} of max |value|)"
+                 f"; accuracy_level 4: the float reference is off by {worst[1]:.2g} of max |Y| "
+                 f"({'more' if worst[1] > 1e-2 else 'less'} than 1e-2; largest element-wise relative "
+                 f"difference {rel:.2g}; {off} of {y.size} elements outside value_conformance's tolerance)")
+    if c.note:
+        text += "; " + c.note
+    return text
+
+
+def write_pb(path, arr, name):
+    t = numpy_helper.from_array(np.ascontiguousarray(arr), name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def build(c, tmp):
+    """Runs the case in onnxruntime and writes it; the manifest row, or None and the reason."""
+    path = os.path.join(tmp, "model.onnx")
+    onnx.save(c.model(), path)
+    got, why = run_ort(path, c.inputs, tmp)
+    if got is None:
+        return None, why
+    missing = [n for n, _ in c.outputs if file_name(n) not in got]
+    if missing:
+        return None, f"onnxruntime gave no output {missing}"
+    shapes = {n: got[file_name(n)] for n, _ in c.outputs}
+    dest = os.path.join(OUT, c.name)
+    shutil.rmtree(dest, ignore_errors=True)
+    data = os.path.join(dest, "test_data_set_0")
+    os.makedirs(data)
+    onnx.save(c.model(shapes), os.path.join(dest, "model.onnx"))
+    for k, (name, arr) in enumerate(c.inputs.items()):
+        write_pb(os.path.join(data, f"input_{k}.pb"), arr, name)
+    for k, (name, _) in enumerate(c.outputs):
+        write_pb(os.path.join(data, f"output_{k}.pb"), shapes[name], name)
+    # The written model must run in onnxruntime as well (declared output shapes included).
+    again, why = run_ort(os.path.join(dest, "model.onnx"), c.inputs, tmp)
+    if again is None or any(not np.array_equal(again[file_name(n)], shapes[n]) for n, _ in c.outputs):
+        shutil.rmtree(dest, ignore_errors=True)
+        return None, f"the written model does not rerun the same: {why}"
+    return verdict(c, got), None
+
+
+SEED = 20240
+
+
+def main():
+    global SEED
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="", help="only cases whose name matches this regex")
+    ap.add_argument("--seed", type=int, default=SEED)
+    a = ap.parse_args()
+    SEED = a.seed
+    os.makedirs(OUT, exist_ok=True)
+    manifest = os.path.join(OUT, "MANIFEST.tsv")
+    rows, skipped = {}, {}
+    if a.only and os.path.exists(manifest):
+        for line in open(manifest):
+            if line.startswith("# skipped: "):
+                parts = line[len("# skipped: "):].rstrip("\n").split("\t")
+                skipped[parts[0]] = parts
+            elif not line.startswith("#"):
+                parts = line.rstrip("\n").split("\t")
+                rows[parts[0]] = parts
+    with tempfile.TemporaryDirectory() as tmp:
+        for fn in CASES:
+            if a.only and not re.search(a.only, fn.__name__):
+                continue
+            c = fn()
+            assert c.name == fn.__name__, c.name
+            rows.pop(c.name, None)
+            skipped.pop(c.name, None)
+            v, why = build(c, tmp)
+            if v is None:
+                shutil.rmtree(os.path.join(OUT, c.name), ignore_errors=True)
+                skipped[c.name] = [c.name, c.ops, c.covers, "onnxruntime refuses: " + why]
+                print(f"SKIP {c.name}: {why}", flush=True)
+            else:
+                rows[c.name] = [c.name, c.ops, c.covers, v]
+                print(f"{c.name}\t{v}", flush=True)
+    with open(manifest, "w") as f:
+        f.write("# onnxruntime 1.30 contrib-op kernel cases (scripts/contrib_cases.py); expected outputs are "
+                "onnxruntime's (CPU, one thread, optimizations off)\n"
+                "# case\tops\tcovers\tonnxruntime against the script's numpy model\n")
+        for name in sorted(rows):
+            f.write("\t".join(rows[name]) + "\n")
+        for name in sorted(skipped):
+            f.write("# skipped: " + "\t".join(skipped[name]) + "\n")
+    print(f"{len(rows)} cases written, {len(skipped)} skipped", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
