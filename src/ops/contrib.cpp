@@ -125,6 +125,26 @@ Result<Facts> inferSkipLayerNorm(InferContext &ctx) {
   return out;
 }
 
+/// SimplifiedLayerNormalization (X, scale): Y is X's shape; the optional inv_std_var (float)
+/// keeps X's dims before `axis` and is 1 from it on.
+Result<Facts> inferSimplifiedLayerNorm(InferContext &ctx) {
+  const Fact &x = ctx.input(0);
+  Facts out{makeFact(x.type, x.shape)};
+  if (ctx.numOutputs() < 2) return out;
+  PartialShape stats = x.shape;
+  if (x.shape.rankIsStatic()) {
+    const int64_t r = int64_t(x.shape.size());
+    SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", -1));
+    if (axis < -r || axis >= r) return errorf("axis {} is out of range for {}", axis, x);
+    if (axis < 0) axis += r;
+    std::vector<Dimension> d = x.shape.dims();
+    for (int64_t i = axis; i < r; ++i) d[size_t(i)] = Dimension(1);
+    stats = PartialShape(std::move(d));
+  }
+  for (size_t i = 1; i < ctx.numOutputs(); ++i) out.push_back(makeFact(ElementType::F32, stats));
+  return out;
+}
+
 /// EmbedLayerNormalization(input_ids [B,S], segment_ids, word_embedding [V,H], ...):
 /// output [B,S,H], mask_index [B] (int32), embedding_sum [B,S,H].
 Result<Facts> inferEmbedLayerNorm(InferContext &ctx) {
@@ -576,7 +596,7 @@ void registerContribOps(OpRegistry &r) {
          .domain = kMs,
          .infer = inferLikeInput(),
          .cost = costSum({costPerOutput(FlopKind::Mul, 2), costPerOutput(FlopKind::Add)})});
-  r.add({.name = "SimplifiedLayerNormalization", .infer = inferLikeInput(), .cost = costLayerNorm});
+  r.add({.name = "SimplifiedLayerNormalization", .infer = inferSimplifiedLayerNorm, .cost = costLayerNorm});
   // The skip's add per element, then LayerNorm: SkipLayerNormalization's beta is input 3 (its
   // input 4, a bias added before the norm, is another add per element); the simplified one has
   // no beta (its input 3 is that bias).

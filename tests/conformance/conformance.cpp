@@ -28,7 +28,7 @@ using namespace sf::conformance;
 
 namespace {
 
-const char *const kSuites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+const char *const kSuites[] = {"node", "pytorch-converted", "pytorch-operator", "simple", "contrib"};
 
 struct Options {
   std::string dataDir = "/usr/share/libonnx-testdata/data";
@@ -412,7 +412,7 @@ int main(int argc, char **argv) {
                "test suite, with ONNX's C++ shape inference as the reference"};
   Options o;
   app.add_option("--data-dir", o.dataDir, "libonnx-testdata's data folder")->capture_default_str();
-  app.add_option("--suite", o.suites, "node | pytorch-converted | pytorch-operator | simple (repeatable; default all)");
+  app.add_option("--suite", o.suites, "node | pytorch-converted | pytorch-operator | simple | contrib (repeatable; default all)");
   app.add_option("--filter", o.filter, "only tests whose suite/name contains this");
   app.add_flag("--verbose,-v", o.verbose, "every test with details (diagnostics, notes, ONNX's facts)");
   app.add_option("--exclusions", o.exclusions, "value-dependent tests")->capture_default_str();
@@ -425,7 +425,8 @@ int main(int argc, char **argv) {
                  "fail only when more tests than this are imprecise (default: any fails)");
   CLI11_PARSE(app, argc, argv);
 
-  if (o.suites.empty()) o.suites.assign(std::begin(kSuites), std::end(kSuites));
+  // By default ONNX's suites; `contrib` (onnxruntime's com.microsoft ops) is in this repo's data.
+  if (o.suites.empty()) o.suites.assign(std::begin(kSuites), std::end(kSuites) - 1);
   for (const auto &s : o.suites)
     if (std::find(std::begin(kSuites), std::end(kSuites), s) == std::end(kSuites)) {
       std::fprintf(stderr, "conformance: unknown suite '%s'\n", s.c_str());

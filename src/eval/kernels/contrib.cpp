@@ -170,9 +170,26 @@ Result<std::vector<double>> dequantizeNBits(EvalContext &ctx, int64_t K, int64_t
   return w;
 }
 
+/// accuracy_level 4: onnxruntime quantizes A to int8 per row and per block of `block` along K
+/// (symmetric: a scale of max|a| / 127 in float, each element rounded to the nearest step) and
+/// multiplies those steps; the same values, dequantized.
+void quantizeRowsToInt8(std::vector<double> &av, int64_t K, int64_t block) {
+  for (size_t row = 0; row + size_t(K) <= av.size(); row += size_t(K))
+    for (int64_t k0 = 0; k0 < K; k0 += block) {
+      const int64_t k1 = std::min(K, k0 + block);
+      float amax = 0;
+      for (int64_t k = k0; k < k1; ++k) amax = std::max(amax, std::fabs(float(av[row + size_t(k)])));
+      const float scale = amax / 127.0f;
+      for (int64_t k = k0; k < k1; ++k) {
+        double &x = av[row + size_t(k)];
+        x = scale == 0 ? 0.0 : double(std::round(float(x) / scale) * scale);
+      }
+    }
+}
+
 /// MatMulNBits (A [..., K], B quantized to `bits` in blocks along K): A times the dequantized
-/// weights transposed, plus bias: [..., N]. (accuracy_level 4's int8 products of onnxruntime's
-/// MLAS kernels are not emulated: the weights are dequantized and multiplied in double.)
+/// weights transposed, plus bias: [..., N]; with accuracy_level 4, A first quantized to int8 as
+/// onnxruntime does.
 Result<void> matMulNBits(EvalContext &ctx) {
   const Tensor &a = ctx.input(0);
   SF_ASSIGN(int64_t K, ctx.attrs().getInt("K"));
@@ -191,6 +208,8 @@ Result<void> matMulNBits(EvalContext &ctx) {
     SF_ASSIGN(bias, hiddenParam(ctx, 5, N, "bias"));
   }
   SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(int64_t accuracy, ctx.attrs().getInt("accuracy_level", 0));
+  if (accuracy == 4) quantizeRowsToInt8(av, K, block);
   const int64_t M = countOf(a.shape()) / K;
   Shape out = a.shape();
   out.back() = N;
