@@ -513,12 +513,63 @@ Result<void> groupQueryAttention(EvalContext &ctx) {
 
 } // namespace
 
+/// RotaryEmbedding (com.microsoft): input (B, S, hidden) or (B, N, S, H); position_ids one
+/// element (the first position, the others following it) or (B, S); cos_cache and sin_cache
+/// (max_position, R/2) with R the rotated size (rotary_embedding_dim, else the head size); the
+/// features past R copied. onnxruntime's checks: positions within the caches' rows.
+Result<void> msRotaryEmbedding(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &pos = ctx.input(1), &cosCache = ctx.input(2), &sinCache = ctx.input(3);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads", 0));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("rotary_embedding_dim", 0));
+  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("interleaved", 0));
+  const Shape &s = x.shape(), &cs = cosCache.shape();
+  if (s.size() != 3 && s.size() != 4) return errorf("input {} is not of rank 3 or 4", shapeText(s));
+  if (cs.size() != 2 || cs != sinCache.shape())
+    return errorf("cos_cache {} and sin_cache {} must be two equal (max_position, rotated half) shapes", shapeText(cs),
+                  shapeText(sinCache.shape()));
+  const int64_t B = s[0], S = s.size() == 4 ? s[2] : s[1], rows = cs[0], width = cs[1];
+  int64_t N = 0, H = 0;
+  if (s.size() == 4) {
+    N = s[1], H = s[3];
+  } else {
+    H = rotary > 0 ? (heads > 0 ? s[2] / heads : 0) : 2 * width;
+    N = heads > 0 ? heads : (H > 0 ? s[2] / H : 0);
+    if (H <= 0 || N <= 0 || N * H != s[2])
+      return errorf("input {} does not split into heads of {} (num_heads {})", shapeText(s), H, heads);
+  }
+  const int64_t R = rotary > 0 ? rotary : H;
+  if (R > H || R % 2 != 0 || (width != R / 2 && width != H / 2))
+    return errorf("a rotated size of {} in heads of {} with caches {}", R, H, shapeText(cs));
+  SF_ASSIGN(auto pv, ints(pos));
+  auto positionOf = [&](int64_t b, int64_t p) -> Result<int64_t> {
+    int64_t v = pv.size() == 1 ? pv[0] + p : pv[size_t(b * S + p)];
+    if (v < 0 || v >= rows) return errorf("position {} is outside the caches' {} rows", v, rows);
+    return v;
+  };
+  if (pv.size() != 1 && int64_t(pv.size()) != B * S)
+    return errorf("position_ids has {} values: one, or (batch, sequence) = {}", pv.size(), B * S);
+  SF_ASSIGN(auto y, doubles(x));
+  SF_ASSIGN(auto cv, doubles(cosCache));
+  SF_ASSIGN(auto sv, doubles(sinCache));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t p = 0; p < S; ++p) {
+      SF_ASSIGN(int64_t row, positionOf(b, p));
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t base = s.size() == 4 ? ((b * N + n) * S + p) * H : (b * S + p) * N * H + n * H;
+        rotate(&y[size_t(base)], R, interleaved != 0, &cv[size_t(row * width)], &sv[size_t(row * width)]);
+      }
+    }
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), s, y));
+  return ctx.setOutput(0, std::move(out));
+}
+
 Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "SimplifiedLayerNormalization", simplifiedLayerNorm));
   SF_TRY(setKernel(r, "SkipSimplifiedLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, true); }, kMs));
   SF_TRY(setKernel(r, "SkipLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, false); }, kMs));
   SF_TRY(setKernel(r, "MatMulNBits", matMulNBits, kMs));
   SF_TRY(setKernel(r, "GroupQueryAttention", groupQueryAttention, kMs));
+  SF_TRY(setKernel(r, "RotaryEmbedding", msRotaryEmbedding, kMs));
   return success();
 }
 
