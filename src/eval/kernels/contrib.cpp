@@ -563,6 +563,72 @@ Result<void> msRotaryEmbedding(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(out));
 }
 
+/// GatherBlockQuantized (com.microsoft): rows of quantized data gathered along axis 0 and
+/// dequantized along the last axis in blocks: (q - zero_point) * scale. uint8 data packs 8/bits
+/// values in each byte of its last axis (low bits first), the zero points likewise per row
+/// (absent: 2^(bits - 1)); int4/uint4 data holds one value per element (absent zero point: 0).
+/// The output takes the scales' type. onnxruntime's restriction kept: gather_axis 0, the
+/// quantized axis the last.
+Result<void> gatherBlockQuantized(EvalContext &ctx) {
+  const Tensor &data = ctx.input(0), &indices = ctx.input(1), &scales = ctx.input(2);
+  SF_ASSIGN(int64_t gatherAxis, ctx.attrs().getInt("gather_axis", 0));
+  SF_ASSIGN(int64_t quantizeAxis, ctx.attrs().getInt("quantize_axis", 1));
+  SF_ASSIGN(int64_t block, ctx.attrs().getInt("block_size", 128));
+  SF_ASSIGN(int64_t bits, ctx.attrs().getInt("bits", 4));
+  const Shape &ds = data.shape();
+  const int64_t r = int64_t(ds.size());
+  if (r < 2 || gatherAxis != 0 || (quantizeAxis != r - 1 && quantizeAxis != -1))
+    return errorf("data {} with gather_axis {} and quantize_axis {}: this kernel gathers along 0 and "
+                  "dequantizes along the last axis", shapeText(ds), gatherAxis, quantizeAxis);
+  const bool packed = data.type() == ElementType::U8;
+  if (packed ? (bits != 2 && bits != 4 && bits != 8) : bits != 4) return errorf("bits {} for {} data", bits, data.type());
+  if (block < 16 || (block & (block - 1)) != 0) return errorf("block_size {} is not a power of 2 of at least 16", block);
+  const int64_t comp = packed ? 8 / bits : 1, mask = (int64_t(1) << bits) - 1;
+  const int64_t rowsOf = ds[0], stored = ds.back(), K = stored * comp, blocks = (K + block - 1) / block;
+  int64_t inner = 1; // rows of the last axis within one gathered slice
+  for (int64_t i = 1; i + 1 < r; ++i) inner *= ds[size_t(i)];
+  if (scales.shape().size() != size_t(r) || scales.shape().back() != blocks)
+    return errorf("scales {} must be {} with {} blocks in its last dim", shapeText(scales.shape()), shapeText(ds), blocks);
+  SF_ASSIGN(auto q, ints(data));
+  SF_ASSIGN(auto sc, doubles(scales));
+  SF_ASSIGN(auto idx, ints(indices));
+  std::vector<int64_t> zp;
+  const int64_t zpRow = packed ? (blocks + comp - 1) / comp : blocks; // zero points per row, stored
+  if (ctx.hasInput(3)) {
+    SF_ASSIGN(zp, ints(ctx.input(3)));
+    if (int64_t(zp.size()) != rowsOf * inner * zpRow)
+      return errorf("zero_points {} for {} rows of {} blocks", shapeText(ctx.input(3).shape()), rowsOf * inner, blocks);
+  }
+  const int64_t defaultZp = packed ? int64_t(1) << (bits - 1) : 0;
+  Shape out;
+  for (int64_t d : indices.shape()) out.push_back(d);
+  for (int64_t i = 1; i < r; ++i) out.push_back(ds[size_t(i)]);
+  out.back() = K;
+  SF_TRY(ctx.admit(scales.type(), out));
+  std::vector<double> y;
+  y.reserve(size_t(countOf(out)));
+  for (int64_t i : idx) {
+    if (i < -rowsOf || i >= rowsOf) return errorf("index {} is out of range for {} rows", i, rowsOf);
+    const int64_t row = i < 0 ? i + rowsOf : i;
+    for (int64_t j = 0; j < inner; ++j) {
+      const int64_t line = row * inner + j;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t stored1 = q[size_t(line * stored + k / comp)];
+        const int64_t v = packed ? (stored1 >> (bits * (k % comp))) & mask : stored1;
+        const int64_t b = k / block;
+        int64_t z = defaultZp;
+        if (!zp.empty()) {
+          const int64_t zs = zp[size_t(line * zpRow + b / comp)];
+          z = packed ? (zs >> (bits * (b % comp))) & mask : zs;
+        }
+        y.push_back(double(v - z) * sc[size_t(line * blocks + b)]);
+      }
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(scales.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
 Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "SimplifiedLayerNormalization", simplifiedLayerNorm));
   SF_TRY(setKernel(r, "SkipSimplifiedLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, true); }, kMs));
@@ -570,6 +636,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "MatMulNBits", matMulNBits, kMs));
   SF_TRY(setKernel(r, "GroupQueryAttention", groupQueryAttention, kMs));
   SF_TRY(setKernel(r, "RotaryEmbedding", msRotaryEmbedding, kMs));
+  SF_TRY(setKernel(r, "GatherBlockQuantized", gatherBlockQuantized, kMs));
   return success();
 }
 
