@@ -54,6 +54,11 @@ MODELS = {
                     [{"batch_size": 1, "sequence_length": 1, "encoder_sequence_length": 30, "past_sequence_length": 0},
                      {"batch_size": 2, "sequence_length": 1, "encoder_sequence_length": 30, "past_sequence_length": 12}],
                     [], "past_sequence_length"),
+    "attention23_decoder": ("dev_models/extra/attention23_decoder.onnx",
+                            {f"past_key_values.{i}.{kv}": f"present.{i}.{kv}" for i in (0, 1) for kv in ("key", "value")},
+                            [{"batch_size": 1, "sequence_length": 4, "past_sequence_length": 0},
+                             {"batch_size": 2, "sequence_length": 1, "past_sequence_length": 9}], [],
+                            "past_sequence_length"),
     "bert_tiny": ("dev_models/bert_tiny.onnx", {}, [{"B": 1, "S": 16}, {"B": 2, "S": 7}], [], "S"),
     "resnet18": ("dev_models/resnet18.onnx", {}, [{"N": 1, "H": 224, "W": 224}, {"N": 2, "H": 96, "W": 128}], [], "N"),
 }
