@@ -629,6 +629,127 @@ Result<void> gatherBlockQuantized(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// MultiHeadAttention (com.microsoft), as onnxruntime's CPU kernel computes it: query (B, S, D);
+/// key and value (B, L, D) and (B, L, Dv) with the bias (2D + Dv) added to Q, K and V, or a
+/// cross-attention cache (B, N, L, H) used as it is; past_key and past_value (B, N, P, H) before
+/// the new keys (present: P + L); scores scaled (default 1/sqrt(H)), plus mask_filter_value where
+/// key_padding_mask (B: lengths; (B, T) or (B, S, T): 0 masks) or unidirectional (a key after
+/// the query's position) masks them, plus attention_bias (B|1, N|1, S, T); softmax over the keys.
+Result<void> multiHeadAttention(EvalContext &ctx) {
+  const Tensor &q = ctx.input(0);
+  SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(double scaleAttr, ctx.attrs().getFloat("scale", 0.0));
+  SF_ASSIGN(double filter, ctx.attrs().getFloat("mask_filter_value", -10000.0));
+  SF_ASSIGN(int64_t unidirectional, ctx.attrs().getInt("unidirectional", 0));
+  if (!ctx.hasInput(1) || !ctx.hasInput(2)) return errorf("this kernel needs key and value (packed QKV is not run)");
+  const Tensor &k = ctx.input(1), &v = ctx.input(2);
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+  if (qs.size() != 3 || N <= 0 || qs[2] % N != 0) return errorf("query {} with num_heads {}", shapeText(qs), N);
+  const int64_t B = qs[0], S = qs[1], D = qs[2], H = D / N;
+  const bool cross = ks.size() == 4;
+  if (cross ? (vs.size() != 4 || ks[0] != B || ks[1] != N || ks[3] != H || vs[0] != B || vs[1] != N || vs[2] != ks[2])
+            : (ks.size() != 3 || vs.size() != 3 || ks[0] != B || ks[2] != D || vs[0] != B || vs[1] != ks[1] ||
+               vs[2] % N != 0))
+    return errorf("key {} and value {} for query {}", shapeText(ks), shapeText(vs), shapeText(qs));
+  const int64_t L = cross ? ks[2] : ks[1], Hv = cross ? vs[3] : vs[2] / N;
+  SF_ASSIGN(auto qv, doubles(q));
+  SF_ASSIGN(auto kv, doubles(k));
+  SF_ASSIGN(auto vv, doubles(v));
+  std::vector<double> bias;
+  if (ctx.hasInput(3)) {
+    if (cross) return errorf("a bias with a cross-attention cache");
+    SF_ASSIGN(bias, hiddenParam(ctx, 3, 2 * D + N * Hv, "bias"));
+  }
+  int64_t P = 0;
+  std::vector<double> pk, pv;
+  if (ctx.hasInput(6) || ctx.hasInput(7)) {
+    if (!ctx.hasInput(6) || !ctx.hasInput(7) || cross) return errorf("past_key and past_value go together, without a cache");
+    const Shape &ps = ctx.input(6).shape();
+    if (ps.size() != 4 || ps[0] != B || ps[1] != N || ps[3] != H || ctx.input(7).shape() != Shape{B, N, ps[2], Hv})
+      return errorf("past_key {} and past_value {}", shapeText(ps), shapeText(ctx.input(7).shape()));
+    P = ps[2];
+    SF_ASSIGN(pk, doubles(ctx.input(6)));
+    SF_ASSIGN(pv, doubles(ctx.input(7)));
+  }
+  const int64_t T = P + L;
+  // The present caches: the past, then the new keys and values (with their bias).
+  std::vector<double> K(size_t(B * N * T * H)), V(size_t(B * N * T * Hv));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t l = t - P;
+        for (int64_t h = 0; h < H; ++h)
+          K[size_t(((b * N + n) * T + t) * H + h)] =
+              l < 0 ? pk[size_t(((b * N + n) * P + t) * H + h)]
+              : cross ? kv[size_t(((b * N + n) * L + l) * H + h)]
+                      : kv[size_t((b * L + l) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(D + n * H + h)]);
+        for (int64_t h = 0; h < Hv; ++h)
+          V[size_t(((b * N + n) * T + t) * Hv + h)] =
+              l < 0 ? pv[size_t(((b * N + n) * P + t) * Hv + h)]
+              : cross ? vv[size_t(((b * N + n) * L + l) * Hv + h)]
+                      : vv[size_t((b * L + l) * N * Hv + n * Hv + h)] +
+                            (bias.empty() ? 0.0 : bias[size_t(2 * D + n * Hv + h)]);
+      }
+  std::vector<int64_t> mask;
+  Shape ms;
+  if (ctx.hasInput(4)) {
+    ms = ctx.input(4).shape();
+    SF_ASSIGN(mask, ints(ctx.input(4)));
+    if (!(ms == Shape{B} || ms == Shape{B, T} || ms == Shape{B, S, T}))
+      return errorf("key_padding_mask {}: (batch), (batch, {}) or (batch, {}, {}) expected", shapeText(ms), T, S, T);
+  }
+  std::vector<double> ab;
+  Shape as;
+  if (ctx.hasInput(5)) {
+    as = ctx.input(5).shape();
+    if (as.size() != 4 || (as[0] != B && as[0] != 1) || (as[1] != N && as[1] != 1) || as[2] != S || as[3] != T)
+      return errorf("attention_bias {} for ({}, {}, {}, {})", shapeText(as), B, N, S, T);
+    SF_ASSIGN(ab, doubles(ctx.input(5)));
+  }
+  const double scale = scaleAttr != 0.0 ? scaleAttr : 1.0 / std::sqrt(double(H));
+  std::vector<double> y(static_cast<size_t>(B * S * N * Hv)), p(static_cast<size_t>(T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0; s < S; ++s) {
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t t = 0; t < T; ++t) {
+          double dot = 0;
+          for (int64_t h = 0; h < H; ++h)
+            dot += (qv[size_t((b * S + s) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(n * H + h)])) *
+                   K[size_t(((b * N + n) * T + t) * H + h)];
+          double x = scale * dot;
+          bool masked = unidirectional != 0 && t > P + s;
+          if (ms.size() == 1) masked |= t >= mask[size_t(b)];
+          if (ms.size() == 2) masked |= mask[size_t(b * T + t)] == 0;
+          if (ms.size() == 3) masked |= mask[size_t((b * S + s) * T + t)] == 0;
+          if (masked) x += filter;
+          if (!ab.empty())
+            x += ab[size_t((((as[0] == 1 ? 0 : b) * as[1] + (as[1] == 1 ? 0 : n)) * S + s) * T + t)];
+          p[size_t(t)] = x;
+          top = std::max(top, x);
+        }
+        double sum = 0;
+        for (double &x : p) sum += (x = std::exp(x - top));
+        for (int64_t h = 0; h < Hv; ++h) {
+          double acc = 0;
+          for (int64_t t = 0; t < T; ++t) acc += p[size_t(t)] * V[size_t(((b * N + n) * T + t) * Hv + h)];
+          y[size_t((b * S + s) * N * Hv + n * Hv + h)] = acc / sum;
+        }
+      }
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(q.type(), Shape{B, S, N * Hv}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, N, T, H}, K));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, N, T, Hv}, V));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  if (ctx.numOutputs() > 3) return errorf("the qk output is not computed by this kernel");
+  return success();
+}
+
 Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "SimplifiedLayerNormalization", simplifiedLayerNorm));
   SF_TRY(setKernel(r, "SkipSimplifiedLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, true); }, kMs));
@@ -637,6 +758,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "GroupQueryAttention", groupQueryAttention, kMs));
   SF_TRY(setKernel(r, "RotaryEmbedding", msRotaryEmbedding, kMs));
   SF_TRY(setKernel(r, "GatherBlockQuantized", gatherBlockQuantized, kMs));
+  SF_TRY(setKernel(r, "MultiHeadAttention", multiHeadAttention, kMs));
   return success();
 }
 
