@@ -861,6 +861,81 @@ def mha_bias_attention_bias():
 
 
 # --------------------------------------------------------------------------------------------
+# Activations of transformer exports (fused by onnxruntime's optimizers)
+
+
+def gelu_erf(x):
+    from math import erf, sqrt
+    return 0.5 * x * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+@case
+def gelu_ms():
+    c = Case("gelu_ms", "Gelu", "com.microsoft Gelu (erf form), X (2,3,16)")
+    x = c.randn(2, 3, 16, scale=2.0)
+    c.nodes.append(node("Gelu", [c.feed("X", x)], ["Y"]))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": gelu_erf(x.astype(np.float64))}
+    return c
+
+
+@case
+def bias_gelu():
+    c = Case("bias_gelu", "BiasGelu", "A (2,3,16) plus bias (16), then Gelu (erf form)")
+    a, b = c.randn(2, 3, 16, scale=2.0), c.randn(16)
+    c.nodes.append(node("BiasGelu", [c.feed("A", a), c.feed("B", b)], ["C"]))
+    c.outputs = [("C", F)]
+    c.ref = {"C": gelu_erf((a + b).astype(np.float64))}
+    return c
+
+
+@case
+def fast_gelu():
+    c = Case("fast_gelu", "FastGelu", "X (2,3,16), tanh approximation, no bias")
+    x = c.randn(2, 3, 16, scale=2.0)
+    c.nodes.append(node("FastGelu", [c.feed("X", x)], ["Y"]))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": gelu_tanh(x.astype(np.float64))}
+    return c
+
+
+@case
+def fast_gelu_bias():
+    c = Case("fast_gelu_bias", "FastGelu", "X (2,3,16) plus bias (16), tanh approximation")
+    x, b = c.randn(2, 3, 16, scale=2.0), c.randn(16)
+    c.nodes.append(node("FastGelu", [c.feed("X", x), c.feed("bias", b)], ["Y"]))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": gelu_tanh((x + b).astype(np.float64))}
+    return c
+
+
+@case
+def quick_gelu():
+    c = Case("quick_gelu", "QuickGelu", "X (2,3,16), alpha 1.702 (default): x * sigmoid(alpha * x)")
+    x = c.randn(2, 3, 16, scale=2.0)
+    c.nodes.append(node("QuickGelu", [c.feed("X", x)], ["Y"]))
+    c.outputs = [("Y", F)]
+    xd = x.astype(np.float64)
+    c.ref = {"Y": xd / (1.0 + np.exp(-1.702 * xd))}
+    return c
+
+
+@case
+def quick_gelu_alpha():
+    c = Case("quick_gelu_alpha", "QuickGelu", "X (4,8), alpha 1.0 (SiLU)")
+    x = c.randn(4, 8, scale=2.0)
+    c.nodes.append(node("QuickGelu", [c.feed("X", x)], ["Y"], alpha=1.0))
+    c.outputs = [("Y", F)]
+    xd = x.astype(np.float64)
+    c.ref = {"Y": xd / (1.0 + np.exp(-xd))}
+    return c
+
+
+# --------------------------------------------------------------------------------------------
 
 
 def verdict(c, got):

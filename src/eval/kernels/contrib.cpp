@@ -750,6 +750,27 @@ Result<void> multiHeadAttention(EvalContext &ctx) {
   return success();
 }
 
+/// The GELU family of transformer exports, element by element on input 0 plus an optional bias
+/// (input `biasAt`, broadcast over the last axis): `f` of each sum.
+Result<void> activationWithBias(EvalContext &ctx, size_t biasAt, double (*f)(double, double), double param) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto v, doubles(x));
+  if (ctx.hasInput(biasAt)) {
+    const int64_t last = x.shape().empty() ? 1 : x.shape().back();
+    SF_ASSIGN(auto bias, hiddenParam(ctx, biasAt, last, "bias"));
+    for (size_t i = 0; i < v.size(); ++i) v[i] += bias[i % size_t(last)];
+  }
+  for (double &e : v) e = f(e, param);
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), x.shape(), v));
+  return ctx.setOutput(0, std::move(out));
+}
+
+double geluErf(double x, double) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluTanh(double x, double) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+double quickGelu(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
+
 Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "SimplifiedLayerNormalization", simplifiedLayerNorm));
   SF_TRY(setKernel(r, "SkipSimplifiedLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, true); }, kMs));
@@ -759,6 +780,13 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "RotaryEmbedding", msRotaryEmbedding, kMs));
   SF_TRY(setKernel(r, "GatherBlockQuantized", gatherBlockQuantized, kMs));
   SF_TRY(setKernel(r, "MultiHeadAttention", multiHeadAttention, kMs));
+  SF_TRY(setKernel(r, "Gelu", [](EvalContext &c) { return activationWithBias(c, 9, geluErf, 0); }, kMs));
+  SF_TRY(setKernel(r, "BiasGelu", [](EvalContext &c) { return activationWithBias(c, 1, geluErf, 0); }, kMs));
+  SF_TRY(setKernel(r, "FastGelu", [](EvalContext &c) { return activationWithBias(c, 1, geluTanh, 0); }, kMs));
+  SF_TRY(setKernel(r, "QuickGelu", [](EvalContext &c) -> Result<void> {
+    SF_ASSIGN(double alpha, c.attrs().getFloat("alpha", 1.702));
+    return activationWithBias(c, 9, quickGelu, alpha);
+  }, kMs));
   return success();
 }
 
