@@ -4,6 +4,8 @@
 // examples are restated as the dimension arithmetic they rest on.
 #include "test_util.h"
 
+#include <limits>
+
 namespace sf {
 namespace {
 
@@ -412,6 +414,16 @@ TEST(SoftmaxExamples, ShapesPrintAsQuoted) {
   EXPECT_EQ(PartialShape({1, 1000}).toString(), "[1,1000]");
   EXPECT_EQ(PartialShape({{1, 8}, -1, -1, -1}).toString(), "[?{1..8},?,?,?]");
   EXPECT_EQ(PartialShape::dynamic(4).toString(), "[?,?,?,?]");
+}
+
+TEST(IntervalExamples, AnOpenLowerEndHoldsTheInt64Minimum) {
+  // Found by fuzz_expr: -8*B^6*C^24 at B = C = 4 is exactly -2^63, one below -kInf; its bounds
+  // [-inf, -134217728] must hold it (tests/fuzz/regress/expr/).
+  const Interval below{-kInf, -134217728};
+  EXPECT_TRUE(below.contains(std::numeric_limits<int64_t>::min()));
+  EXPECT_TRUE(below.contains(Interval{std::numeric_limits<int64_t>::min(), -134217728}));
+  EXPECT_FALSE((Interval{-5, 5}).contains(std::numeric_limits<int64_t>::min()));
+  EXPECT_FALSE(below.contains(int64_t(0)));
 }
 
 } // namespace

@@ -18,8 +18,9 @@ struct Interval {
 
   static Interval point(int64_t v) { return {v, v}; }
   bool isPoint() const { return lo == hi; }
-  bool contains(int64_t v) const { return lo <= v && v <= hi; }
-  bool contains(Interval o) const { return lo <= o.lo && o.hi <= hi; }
+  /// An open lower end (-kInf) holds every value down to the int64 minimum, one below it.
+  bool contains(int64_t v) const { return (lo <= v || lo == -kInf) && v <= hi; }
+  bool contains(Interval o) const { return (lo <= o.lo || lo == -kInf) && o.hi <= hi; }
   bool empty() const { return lo > hi; }
   bool operator==(const Interval &) const = default;
   /// Intersection; may be empty (lo > hi).
