@@ -398,6 +398,13 @@ Result<void> gridSample(EvalContext &ctx) {
   SF_TRY(ctx.admit(x.type(), out));
   SF_ASSIGN(auto xs, doubles(x));
   SF_ASSIGN(auto gs, doubles(grid));
+  // An empty X (an image side of 0) has no pixel: zeros padding reads 0 everywhere, the other
+  // paddings have no border to read (fuzz_eval found the read of a first pixel that is not there).
+  if (xs.empty()) {
+    if (padding != "zeros") return errorf("X {} is empty: padding '{}' has no pixel to read", shapeText(x.shape()), padding);
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, std::vector<double>(static_cast<size_t>(countOf(out)), 0.0)));
+    return ctx.setOutput(0, std::move(t));
+  }
   double bx0 = alignCorners ? 0 : -0.5, by0 = bx0;
   double bx1 = alignCorners ? double(w - 1) : double(w) - 0.5, by1 = alignCorners ? double(h - 1) : double(h) - 0.5;
   auto denorm = [&](double v, int64_t len) {
