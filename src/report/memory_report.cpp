@@ -108,18 +108,7 @@ Result<Dimension> sumOf(const std::vector<Dimension> &dims) {
   return sum.value();
 }
 
-std::optional<int64_t> valueAt(const Dimension &d, const Binding &at) {
-  if (d.isStatic()) return d.length();
-  if (!d.expr()) return std::nullopt;
-  auto v = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
-    auto it = at.find(symbolInfo(s).name);
-    if (it == at.end()) return std::nullopt;
-    return it->second;
-  });
-  if (!v.ok()) return std::nullopt;
-  return *v;
-}
-
+/// `e` at the sizes `at` gives by name; none where one is missing or it does not evaluate.
 std::optional<int64_t> exprAt(const Expr &e, const Binding &at) {
   auto v = evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
     auto it = at.find(symbolInfo(s).name);
@@ -128,6 +117,11 @@ std::optional<int64_t> exprAt(const Expr &e, const Binding &at) {
   });
   if (!v.ok()) return std::nullopt;
   return *v;
+}
+
+std::optional<int64_t> valueAt(const Dimension &d, const Binding &at) {
+  if (d.isStatic()) return d.length();
+  return d.expr() ? exprAt(d.expr(), at) : std::nullopt;
 }
 
 /// `given` with the symbols the contract ties to it (a solved symbol's solution; a mask length
@@ -158,11 +152,6 @@ std::string bindingText(const Binding &b) {
   for (const auto &[k, v] : b) parts.push_back(k + "=" + std::to_string(v));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
-
-struct Parts {
-  int64_t weights = 0;
-  Dimension kvCache, io;
-};
 
 /// The parts of a graph inferred at concrete sizes (every fact static).
 Result<MemoryRow> concreteRow(const Graph &g, const Binding &at, int64_t align) {
