@@ -3,12 +3,59 @@
 
 #include "shapeflow/dim/symbol_table.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace sf {
 namespace {
 Error clash(const Dimension &a, const Dimension &b) {
   return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be broadcast");
 }
 bool canBeOne(const Dimension &d) { return d.interval().contains(1); }
+
+/// The dims `e` broadcasts together, when it is a broadcast's value: `max(x, y)*min(x, y, 1)`
+/// (0 when any is 0, else their largest), or `max(x, y, ...)` of dims that are each at least 1;
+/// else `e` alone. Nested broadcasts are flattened.
+void broadcastLeaves(Expr e, std::vector<Expr> &out) {
+  auto self = [&] { out.push_back(e); };
+  if (e->kind == ExprKind::Max) {
+    for (Expr x : e->ops)
+      if (x->bounds.lo < 1) return self();
+    for (Expr x : e->ops) broadcastLeaves(x, out);
+    return;
+  }
+  if (e->kind != ExprKind::Mul || e->ops.size() != 2) return self();
+  Expr mn = e->ops[0], mx = e->ops[1];
+  if (mn->kind != ExprKind::Min) std::swap(mn, mx);
+  if (mn->kind != ExprKind::Min || mx->kind != ExprKind::Max) return self();
+  std::vector<Expr> rest;
+  bool one = false;
+  for (Expr x : mn->ops) {
+    if (x->kind == ExprKind::Const && x->value == 1 && !one) one = true;
+    else rest.push_back(x);
+  }
+  if (!one || rest.empty()) return self();
+  // max(rest) must be the other factor, as the engine writes it (max(x, max(y, 0)) is max(x, y)).
+  Expr top = rest.front();
+  for (size_t i = 1; i < rest.size(); ++i) {
+    auto m = max(top, rest[i]);
+    if (!m.ok()) return self();
+    top = *m;
+  }
+  if (top != mx) return self();
+  for (Expr x : rest) broadcastLeaves(x, out);
+}
+
+/// Whether every dim `a` broadcasts together is among those of `b`: then, wherever the two
+/// broadcast, the result is `b` (broadcasting is associative, commutative and idempotent).
+bool broadcastAbsorbs(const Dimension &b, const Dimension &a) {
+  if (!a.expr() || !b.expr()) return false;
+  std::vector<Expr> la, lb;
+  broadcastLeaves(a.expr(), la), broadcastLeaves(b.expr(), lb);
+  for (Expr x : la)
+    if (std::find(lb.begin(), lb.end(), x) == lb.end()) return false;
+  return true;
+}
 } // namespace
 
 Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTable *table) {
@@ -39,6 +86,9 @@ Result<Dimension> broadcastDim(const Dimension &a, const Dimension &b, SymbolTab
   if (table) table->require(Condition::Broadcast, a, b);
   if (!a1) return a;
   if (!b1) return b;
+  // One already broadcasts the other's dims (a mask broadcast against what it made).
+  if (broadcastAbsorbs(b, a)) return b;
+  if (broadcastAbsorbs(a, b)) return a;
   // Both may be 1. The valid pairs are (1, d), (d, 1) and (d, d), so the result is max(a, b),
   // except that 1 against 0 gives 0: when either may be 0, max(a, b) * min(a, b, 1) is exact.
   SF_ASSIGN(Dimension m, Dimension::max(a, b));

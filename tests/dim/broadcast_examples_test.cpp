@@ -3,6 +3,7 @@
 // clashing dims; then the dynamic rules documented in include/shapeflow/dim/broadcast.h, one test
 // each.
 #include "test_util.h"
+#include <set>
 
 namespace sf {
 namespace {
@@ -286,6 +287,37 @@ TEST_F(BroadcastRules, TwoSymbolsThatMayBeOneAgainstZero) {
   // Nothing is recorded: either may be 1.
   EXPECT_EQ(GET(broadcastDim(n, m, &table)), r);
   EXPECT_NE(table.resolve(n), table.resolve(m));
+}
+
+// "d against a broadcast that already holds d -> that broadcast": a mask broadcast against
+// the scores it shaped stays one expression instead of nesting (an encoder-decoder step's
+// mask slice made a wall of nested max*min and then an unknown dim).
+TEST_F(BroadcastRules, BroadcastAgainstWhatItAlreadyHolds) {
+  Dimension n = named("N"), m = named("M"), k = named("K");
+  Dimension r = GET(broadcastDim(n, m));
+  EXPECT_EQ(GET(broadcastDim(n, r)), r);
+  EXPECT_EQ(GET(broadcastDim(r, m)), r);
+  EXPECT_EQ(GET(broadcastDim(GET(broadcastDim(n, r)), r)), r);
+  Dimension r3 = GET(broadcastDim(r, k));
+  EXPECT_EQ(GET(broadcastDim(n, r3)), r3);
+  EXPECT_EQ(GET(broadcastDim(r3, r)), r3);
+  EXPECT_NE(GET(broadcastDim(k, r)).expr(), r.expr()); // K is not among N, M: a new broadcast
+  // Exact on every valid triple: numpy's broadcast of N, M, K, 0 included.
+  SymbolId sn = n.expr()->sym, sm = m.expr()->sym, sk = k.expr()->sym;
+  for (int64_t a = 0; a < 4; ++a)
+    for (int64_t b = 0; b < 4; ++b)
+      for (int64_t c = 0; c < 4; ++c) {
+        std::set<int64_t> notOne;
+        for (int64_t v : {a, b, c})
+          if (v != 1) notOne.insert(v);
+        if (notOne.size() > 1) continue; // not broadcastable
+        int64_t want = notOne.empty() ? 1 : *notOne.begin();
+        EXPECT_EQ(GET(test::evalAt(GET(broadcastDim(n, r3)).expr(), {{sn, a}, {sm, b}, {sk, c}})), want);
+      }
+  // Dims of at least 1 broadcast to their max, and the same absorption holds.
+  Dimension p = named("P", {1, kInf}), q = named("Q", {1, kInf});
+  Dimension pq = GET(broadcastDim(p, q));
+  EXPECT_EQ(GET(broadcastDim(p, pq)), pq);
 }
 
 // "d1 against d2, one cannot be 1 -> that one (the other is 1 or equal to it)"

@@ -8,6 +8,9 @@
 //   d1 against d2, both may be 1         -> max(d1, d2) when both are >= 1 (the valid cases are
 //                                           1, or equal); max(d1, d2)*min(d1, d2, 1) when either
 //                                           may be 0 (numpy broadcasts 1 against 0 to 0)
+//   d against a broadcast b that already  -> b (broadcasting is associative, commutative and
+//   holds d (each dim d broadcasts is       idempotent; holds wherever the two broadcast)
+//   among b's)
 //   dynamic rank on either side          -> dynamic rank
 // Errors name the clashing dims and both shapes.
 #pragma once
