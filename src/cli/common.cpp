@@ -93,7 +93,7 @@ InferModel fileModel(const std::string &path, const onnx::ImportOptions &import)
 }
 
 Result<std::unique_ptr<Inferred>> loadForBindings(const ModelArgs &a, const std::vector<Binding> &bindings,
-                                                  const char *flag) {
+                                                  const char *flag, Contract *contract) {
   ContractBasis basis;
   SF_ASSIGN(auto m, loadAndInfer(withEmptySizes(a, bindings), {}, [&](Graph &g) { basis = contractBasis(g); }));
   Contract c = makeContract(m->graph, m->diags, basis);
@@ -106,6 +106,7 @@ Result<std::unique_ptr<Inferred>> loadForBindings(const ModelArgs &a, const std:
       return errorf("{} {}: the sizes break the model's contract: {}", flag, given, *broken);
     }
   }
+  if (contract) *contract = std::move(c);
   return m;
 }
 

@@ -65,7 +65,7 @@ ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings);
 /// a requirement it fails: `L == S + P` given 1 and 1000) is an error naming the requirement
 /// (`flag` says which option gave it), never silently evaluated.
 Result<std::unique_ptr<Inferred>> loadForBindings(const ModelArgs &a, const std::vector<Binding> &bindings,
-                                                  const char *flag);
+                                                  const char *flag, Contract *contract = nullptr);
 
 /// `--at SYM=V[,SYM=V...]`: one binding of sizes per flag.
 Result<Binding> parseBinding(const std::string &spec);

@@ -42,7 +42,8 @@ int runPlan(const PlanArgs &a) {
       if (!b.ok()) return fail(b.error().message);
       bindings.push_back(*b);
     }
-  auto m = loadForBindings(a.model, bindings, "--at/--reference");
+  Contract contract;
+  auto m = loadForBindings(a.model, bindings, "--at/--reference", &contract);
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
   lower::PlanOptions options;
@@ -59,6 +60,12 @@ int runPlan(const PlanArgs &a) {
   if (auto known = checkNamesSymbols(r.graph, options.reference); !known.ok())
     return fail("--reference: " + known.error().message);
   if (auto known = checkNamesSymbols(r.graph, report.at); !known.ok()) return fail("--at: " + known.error().message);
+  // The one rule of stats, plan and memory for the sizes numbers are shown at.
+  if (options.reference.empty() || !report.at.empty()) {
+    ShownAt shown = shownAt(contract, report.at);
+    report.shown = shown.at;
+    report.shownNote = shown.text();
+  }
   auto plan = lower::planMemory(r.graph, options);
   if (!plan.ok() && r.diags.hasErrors()) return failAfterErrors(r.diags, "memory plan", plan.error().message);
   if (!plan.ok()) return fail(plan.error().message);
@@ -89,7 +96,8 @@ Command addPlan(CLI::App &app) {
       ->check(CLI::IsMember({"model", "memory"}));
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_option("--svg", args->svgPath, "draw the buffers in (step, address)");
-  cmd->add_option("--at", args->at, "show a symbolic plan at SYM=V[,SYM=V...] (several --at are merged)");
+  cmd->add_option("--at", args->at, "show a symbolic plan at SYM=V[,SYM=V...] (several --at are merged; default: the upper end of each "
+                  "symbol's range where it is bounded, else its smallest size)");
   cmd->add_option("--reference", args->reference,
                   "decide a symbolic plan's placement at SYM=V[,SYM=V...] (default: upper bounds)");
   cmd->add_flag("--caller-owned-io", args->callerOwnedIO, "graph inputs and outputs outside the arena");

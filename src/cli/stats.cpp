@@ -37,7 +37,8 @@ int runStats(const StatsArgs &a) {
     if (!b.ok()) return fail(b.error().message);
     bindings.push_back(*b);
   }
-  auto m = loadForBindings(a.model, bindings, "--at");
+  Contract contract;
+  auto m = loadForBindings(a.model, bindings, "--at", &contract);
   if (!m.ok()) return fail(m.error().message);
   Inferred &r = **m;
   std::optional<Device> device;
@@ -65,6 +66,10 @@ int runStats(const StatsArgs &a) {
     }
   }
   if (auto known = checkNamesSymbols(r.graph, report.at); !known.ok()) return fail("--at: " + known.error().message);
+  // The one rule of stats, plan and memory for the sizes numbers are shown at.
+  ShownAt shown = shownAt(contract, report.at);
+  report.at = shown.at;
+  report.atNote = shown.text();
   if (!a.sweep.empty() && !r.graph.symbols.find(a.sweep))
     return fail("--sweep: the model has no symbol '" + a.sweep + "'");
   report.sweep = a.sweep;
@@ -93,7 +98,8 @@ Command addStats(CLI::App &app) {
                   "a device JSON (peak_flops, memory_bandwidth): roofline times per node");
   cmd->add_option("--at", args->at,
                   "where to evaluate symbolic counts for rankings and pictures: SYM=V[,SYM=V...] "
-                  "(default: each symbol's lower bound); several --at are merged for those, and each is a row of "
+                  "(default: the upper end of each symbol's range where it is bounded, else its smallest size); several --at "
+                  "are merged for those, and each is a row of "
                   "the totals' table");
   cmd->add_option("--sweep", args->sweep,
                   "the symbol the SVG's growth curve sweeps between its bounds (default: the first one the "

@@ -16,7 +16,6 @@
 namespace sf {
 namespace {
 
-constexpr ElementType kUnknownType = ElementType::Undefined;
 
 using window_rules::constDim;
 using window_rules::dimAt;

@@ -14,7 +14,6 @@
 namespace sf {
 namespace {
 
-constexpr ElementType kUnknownType = ElementType::Undefined;
 
 /// The common type of two inputs that must agree; an error naming both when they do not.
 Result<ElementType> sameType(const Fact &a, const Fact &b) {

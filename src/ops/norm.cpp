@@ -14,7 +14,6 @@
 namespace sf {
 namespace {
 
-constexpr ElementType kUnknownType = ElementType::Undefined;
 
 
 Dimension dimAt(const Fact &f, size_t axis) {

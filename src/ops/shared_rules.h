@@ -9,6 +9,9 @@
 
 namespace sf {
 
+/// The element type of an output whose inputs' types are not known yet.
+inline constexpr ElementType kUnknownType = ElementType::Undefined;
+
 Result<Facts> inferConv(InferContext &ctx);      // conv_pool.cpp
 Result<Facts> inferGemm(InferContext &ctx);      // matmul.cpp
 Result<Facts> inferLayerNorm(InferContext &ctx); // norm.cpp

@@ -278,4 +278,54 @@ nlohmann::json contractJson(const Contract &c, const std::string &model) {
   return j;
 }
 
+ShownAt shownAt(const Contract &c, const std::map<std::string, int64_t> &given, const std::set<std::string> &leave,
+                bool fillTied) {
+  ShownAt r;
+  for (const Contract::Symbol &s : c.symbols) r.order.push_back(s.name);
+  r.at = c.tied(given);
+  for (const std::string &name : r.order)
+    if (given.count(name)) r.given.push_back(name);
+  for (const auto &[name, v] : given)
+    if (std::find(r.order.begin(), r.order.end(), name) == r.order.end()) r.given.push_back(name);
+  for (const auto &[name, v] : r.at)
+    if (!given.count(name)) r.tied.push_back(name);
+  // In the inputs' order, each symbol the sizes so far leave open, then what it ties: first
+  // the ones no requirement ties to others, then (fillTied) those whose ties stayed undecided.
+  for (bool tiedPass : {false, true}) {
+    if (tiedPass && !fillTied) break;
+    for (const Contract::Symbol &s : c.symbols) {
+      if (r.at.count(s.name) || leave.count(s.name) || (!tiedPass && c.tiedByRequirement(s.name))) continue;
+      bool bounded = s.range.hi != kInf;
+      r.at[s.name] = bounded ? s.range.hi : s.range.lo;
+      (bounded ? r.upper : r.smallest).push_back(s.name);
+      auto before = r.at;
+      r.at = c.tied(std::move(r.at));
+      for (const auto &[name, v] : r.at)
+        if (!before.count(name)) r.tied.push_back(name);
+    }
+  }
+  std::vector<std::pair<std::string, int64_t>> list(r.at.begin(), r.at.end());
+  r.broken = c.check(list);
+  return r;
+}
+
+std::string ShownAt::text() const {
+  std::vector<std::string> values, how;
+  for (const std::string &k : order)
+    if (auto it = at.find(k); it != at.end()) values.push_back(fmt::format("{}={}", k, it->second));
+  for (const auto &[k, v] : at)
+    if (std::find(order.begin(), order.end(), k) == order.end()) values.push_back(fmt::format("{}={}", k, v));
+  auto part = [&](const std::vector<std::string> &names, const char *what) {
+    if (!names.empty()) how.push_back(fmt::format("{} {}", fmt::join(names, ", "), what));
+  };
+  part(given, "given");
+  part(upper, "at the upper end of the range");
+  part(smallest, "at the smallest size admitted, as nothing bounds it: choose with --at or --dim");
+  part(tied, "tied to the others by the model");
+  std::string s = fmt::format("{}", fmt::join(values, ", "));
+  if (!how.empty()) s += fmt::format(" ({})", fmt::join(how, "; "));
+  if (broken) s += fmt::format(" [these sizes break the model's contract: {}]", *broken);
+  return s;
+}
+
 } // namespace sf

@@ -451,12 +451,20 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
         if (!cacheTensors.count(g.outlet(o).name)) io.push_back(bytesOf(g.fact(o)));
   SF_ASSIGN(r.kvCache, sumOf(kv));
   SF_ASSIGN(r.io, sumOf(io));
-  // The rows, each completed with the sizes the contract ties to the given ones.
+  // The rows, each completed with the sizes the contract ties to the given ones and the rule of
+  // every report for the others (no --at: one row at the rule's sizes alone).
+  std::set<std::string> userTied;
+  for (const auto &[name, e] : options.ties) userTied.insert(name);
   std::vector<Binding> rows;
-  for (const Binding &b : options.at) {
-    auto full = completeBinding(contract, b, options.ties);
+  std::vector<std::string> notes;
+  const std::vector<Binding> given = options.at.empty() ? std::vector<Binding>{Binding{}} : options.at;
+  for (const Binding &b : given) {
+    ShownAt shown = shownAt(contract, b, userTied);
+    auto full = completeBinding(contract, shown.at, options.ties);
+    if (!full.ok() && options.at.empty()) break; // the rule's sizes break the contract: no row
     if (!full.ok()) return errorf("--at {}: {}", bindingText(b), full.error().message);
     rows.push_back(*full);
+    notes.push_back(shown.upper.empty() && shown.smallest.empty() ? std::string() : shown.text());
   }
   // The plan: placed at the largest size of each symbol over the rows (else its upper bound);
   // valid at every binding.
@@ -473,13 +481,19 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
                   "--dim SYM=LO..HI)", plan.error().message);
   r.plan = std::move(*plan);
   RowEvaluator evaluate(g, r, options);
-  for (const Binding &b : rows) {
-    SF_ASSIGN(MemoryRow row, evaluate.at(b));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SF_ASSIGN(MemoryRow row, evaluate.at(rows[i]));
+    row.note = notes[i];
     r.rows.push_back(std::move(row));
   }
   if (options.fitSymbol) {
-    Binding given = options.at.empty() ? Binding{} : options.at.front();
+    // The other sizes: the first --at, the rule for those it leaves open.
+    std::set<std::string> leave = userTied;
+    leave.insert(*options.fitSymbol);
+    ShownAt base = shownAt(contract, options.at.empty() ? Binding{} : options.at.front(), leave, false);
+    const Binding &given = base.at;
     SF_ASSIGN(MemoryFit fit, fitSymbol(evaluate, contract, given, options));
+    if (!base.upper.empty() || !base.smallest.empty()) fit.why += "; the other sizes at " + base.text();
     r.fit = std::move(fit);
   }
   return r;
@@ -526,7 +540,8 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
   if (r.cache.empty()) {
     os << "kv cache: none (no graph output carries a graph input forward)\n";
   } else {
-    os << "kv cache: " << r.cache.size() << " pairs, input -> output (the axis that grows):\n";
+    os << "kv cache: " << r.cache.size() << (r.cache.size() == 1 ? " pair" : " pairs")
+       << ", input -> output (the axis that grows):\n";
     for (const CachePair &p : r.cache)
       os << "  " << p.input << " -> " << p.output << "  (axis " << p.axis << (p.grows ? ")" : ", written in place)")
          << "\n";
@@ -551,6 +566,8 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
       for (int64_t v : {row.weights, row.kvCache, row.activations, row.io, row.total}) os << " " << bytesIEC(v) << " |";
       os << "\n";
     }
+    for (size_t i = 0; i < r.rows.size(); ++i)
+      if (!r.rows[i].note.empty()) os << "row " << i + 1 << " at " << r.rows[i].note << "\n";
   }
   if (r.fit) {
     const MemoryFit &f = *r.fit;

@@ -18,10 +18,18 @@ using namespace lower;
 
 namespace {
 
-std::string bindingText(const PlanReport &r) {
+/// The sizes the text and the picture show: the report's shown binding, else `at` over the
+/// plan's reference.
+std::map<std::string, int64_t> shownSizes(const PlanReport &r) {
   std::map<std::string, int64_t> b = r.plan->reference;
-  for (const auto &[k, v] : r.at)
-    b[k] = v;
+  for (const auto *over : {&r.shown, &r.at})
+    for (const auto &[k, v] : *over) b[k] = v;
+  return b;
+}
+
+std::string bindingText(const PlanReport &r) {
+  if (!r.shownNote.empty()) return r.shownNote;
+  std::map<std::string, int64_t> b = shownSizes(r);
   std::string s;
   for (const auto &[k, v] : b)
     s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
@@ -120,7 +128,7 @@ std::string planJsonText(const PlanReport &r, int indent) {
 }
 
 std::vector<std::string> planLines(const PlanReport &r) {
-  PlanValues valueAt(*r.plan, r.at);
+  PlanValues valueAt(*r.plan, shownSizes(r));
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   std::vector<std::string> out;
@@ -175,7 +183,7 @@ std::vector<std::string> planLines(const PlanReport &r) {
 }
 
 std::string planSvg(const PlanReport &r) {
-  PlanValues valueAt(*r.plan, r.at);
+  PlanValues valueAt(*r.plan, shownSizes(r));
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   const int width = 960, height = 540, pad = 60;

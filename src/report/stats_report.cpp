@@ -436,13 +436,18 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
   };
   os << "model: " << r.model << "\n";
   bool symbolic = false;
+  if (!r.atNote.empty() && !r.graph->symbols.namedSymbols().empty()) {
+    os << "counts shown at: " << r.atNote << "\n";
+    symbolic = true;
+  }
   for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
+    if (symbolic && !r.atNote.empty()) break;
     if (!symbolic) os << "symbols (counts shown at:";
     symbolic = true;
     auto it = r.at.find(name);
     os << " " << name << "=" << (it != r.at.end() ? it->second : range.lo);
   }
-  if (symbolic) os << ")\n";
+  if (symbolic && r.atNote.empty()) os << ")\n";
   os << "total:\n";
   const Counts &t = s.total, &k = s.totalKnown;
   os << "  MACs          " << total(t.macs, k.macs, "MAC") << "\n";

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -78,6 +79,23 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
 /// without an error with that symbol alone at 0 (`infersAtZero` loads and infers the model again
 /// with the symbol pinned there); the others keep their minimum of 1. Returns the symbols lowered.
 std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(const std::string &)> &infersAtZero);
+/// The sizes a report shows its numbers at, by one rule for `stats`, `plan` and `memory`: each
+/// input symbol at the value given; else at the upper end of its range where the range is
+/// bounded (by `--dim` or by the model); else at its smallest admitted size, because nothing
+/// bounds it. Sizes the contract ties to others (a mask length equal to `past + seq`) follow
+/// them rather than the rule; symbols in `leave` are left out (the caller's own ties decide them,
+/// or a search varies them), and so are tied symbols whose ties the sizes do not decide, unless
+/// `fillTied`.
+struct ShownAt {
+  std::map<std::string, int64_t> at;
+  std::vector<std::string> given, upper, smallest, tied; // how each symbol of `at` was chosen
+  std::vector<std::string> order;                        // the inputs' order of the symbols
+  std::optional<std::string> broken;                     // the requirement these sizes break
+  /// `batch=8, past=4096, ... (upper ends of their ranges: batch, past; ...)`.
+  std::string text() const;
+};
+ShownAt shownAt(const Contract &c, const std::map<std::string, int64_t> &given,
+                const std::set<std::string> &leave = {}, bool fillTied = true);
 void printContract(const Contract &c, const std::string &model, std::ostream &os);
 nlohmann::json contractJson(const Contract &c, const std::string &model);
 

@@ -56,6 +56,8 @@ std::optional<MemoryPart> memoryPartNamed(const std::string &name);
 
 struct MemoryRow {
   Binding at; // every input symbol: those given and those the contract ties to them
+  /// How the sizes not given were chosen (`ShownAt::text`); empty when every size was given.
+  std::string note;
   int64_t weights = 0, kvCache = 0, activations = 0, io = 0, total = 0;
   int64_t part(MemoryPart p) const;
 };

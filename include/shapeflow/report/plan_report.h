@@ -17,6 +17,10 @@ struct PlanReport {
   /// Where to evaluate a symbolic plan for the summary and the picture (default: the plan's
   /// reference binding).
   std::map<std::string, int64_t> at;
+  /// The text's and the picture's sizes (`shownAt`: `at`, then the rule for the others) and how
+  /// they were chosen; empty: `at` over the plan's reference.
+  std::map<std::string, int64_t> shown;
+  std::string shownNote;
 };
 
 /// The plan's derived sizes (`_o3 = max(...)`) in an order where each is defined before an

@@ -24,6 +24,9 @@ struct StatsReport {
   /// Where to evaluate symbolic counts for rankings, the intensity and the picture: values of
   /// symbols by name; a symbol not given takes the lower end of its range.
   std::map<std::string, int64_t> at;
+  /// How `at` was chosen (`ShownAt::text`), printed with the counts; empty: `at` as given, the
+  /// other symbols at the lower ends of their ranges.
+  std::string atNote;
   /// Bindings to tabulate the totals at (`--at` given more than once): one row each, MACs,
   /// FLOPs, bytes moved and with a device the time (a decode step at several context lengths).
   std::vector<std::map<std::string, int64_t>> rows;
