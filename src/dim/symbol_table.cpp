@@ -451,6 +451,20 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
     bool recording = setRecordConditions(false);
     auto narrowed = narrow(ea, r);
     if (narrowed.ok()) narrowed = narrow(eb, r);
+    // max(x, ..., o) == o: each x is at most o (a mask length T with max(T, P + S) == P + S is
+    // at most P + S's largest); min(x, ..., o) == o: each x is at least o.
+    for (auto [side, other] : {std::pair{ea, eb}, std::pair{eb, ea}}) {
+      if ((side->kind != ExprKind::Max && side->kind != ExprKind::Min) ||
+          std::find(side->ops.begin(), side->ops.end(), other) == side->ops.end())
+        continue;
+      for (Expr x : side->ops) {
+        if (x == other || !narrowed.ok()) continue;
+        Interval bx = bounds(x), bo = bounds(other);
+        Interval to = side->kind == ExprKind::Max ? Interval{bx.lo, std::max(bx.lo, bo.hi)}
+                                                  : Interval{std::min(bx.hi, bo.lo), bx.hi};
+        if (!to.empty()) narrowed = narrow(x, to);
+      }
+    }
     setRecordConditions(recording);
     return narrowed;
   }

@@ -77,15 +77,7 @@ bool Contract::tiedByRequirement(const std::string &name) const {
 std::map<std::string, int64_t> Contract::tied(std::map<std::string, int64_t> b) const {
   std::optional<ExprScope> scope;
   if (context) scope.emplace(context);
-  auto exprAt = [&](const Expr &e) -> std::optional<int64_t> {
-    auto v = evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
-      auto it = b.find(symbolInfo(s).name);
-      if (it == b.end()) return std::nullopt;
-      return it->second;
-    });
-    if (!v.ok()) return std::nullopt;
-    return *v;
-  };
+  auto exprAt = [&](const Expr &e) { return evaluateByName(e, b); };
   for (size_t round = 0; round <= symbols.size(); ++round) {
     bool changed = false;
     for (const Symbol &s : symbols)
@@ -276,6 +268,21 @@ nlohmann::json contractJson(const Contract &c, const std::string &model) {
   j["errors"] = errs;
   j["summary"] = c.summary();
   return j;
+}
+
+std::optional<int64_t> evaluateByName(Expr e, const std::map<std::string, int64_t> &at) {
+  auto v = evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
+    auto it = at.find(symbolInfo(s).name);
+    if (it == at.end()) return std::nullopt;
+    return it->second;
+  });
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+std::optional<int64_t> evaluateByName(const Dimension &d, const std::map<std::string, int64_t> &at) {
+  if (d.isStatic()) return d.length();
+  return d.expr() ? evaluateByName(d.expr(), at) : std::nullopt;
 }
 
 ShownAt shownAt(const Contract &c, const std::map<std::string, int64_t> &given, const std::set<std::string> &leave,

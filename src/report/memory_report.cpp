@@ -1,5 +1,6 @@
 // A model's memory in parts, at bindings, and the largest size that fits (memory_report.h).
 #include "shapeflow/report/memory_report.h"
+#include "shapeflow/report/plan_report.h"
 
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/report/report.h"
@@ -108,21 +109,6 @@ Result<Dimension> sumOf(const std::vector<Dimension> &dims) {
   return sum.value();
 }
 
-/// `e` at the sizes `at` gives by name; none where one is missing or it does not evaluate.
-std::optional<int64_t> exprAt(const Expr &e, const Binding &at) {
-  auto v = evaluate(e, [&](SymbolId s) -> std::optional<int64_t> {
-    auto it = at.find(symbolInfo(s).name);
-    if (it == at.end()) return std::nullopt;
-    return it->second;
-  });
-  if (!v.ok()) return std::nullopt;
-  return *v;
-}
-
-std::optional<int64_t> valueAt(const Dimension &d, const Binding &at) {
-  if (d.isStatic()) return d.length();
-  return d.expr() ? exprAt(d.expr(), at) : std::nullopt;
-}
 
 /// `given` with the symbols the contract ties to it (a solved symbol's solution; a mask length
 /// that must equal `past + seq`), then checked against the contract.
@@ -133,7 +119,7 @@ Result<Binding> completeBinding(const Contract &c, Binding given, const std::vec
     size_t before = b.size();
     for (const auto &[name, e] : ties)
       if (!b.count(name))
-        if (auto v = exprAt(e, b)) b[name] = *v;
+        if (auto v = evaluateByName(e, b)) b[name] = *v;
     b = c.tied(std::move(b));
     if (b.size() == before) break;
   }
@@ -153,30 +139,34 @@ std::string bindingText(const Binding &b) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+/// The graph's runtime inputs and its outputs, the cache pairs' tensors left out: the io part.
+std::vector<OutletId> ioOutlets(const Graph &g, const std::vector<CachePair> &cache) {
+  std::set<std::string> cacheTensors;
+  for (const CachePair &p : cache) cacheTensors.insert(p.input), cacheTensors.insert(p.output);
+  std::vector<OutletId> out;
+  for (const auto *list : {&g.inputs, &g.outputs})
+    for (OutletId o : *list)
+      if ((isRuntimeInput(g, o) || list == &g.outputs) && !cacheTensors.count(g.outlet(o).name)) out.push_back(o);
+  return out;
+}
+
 /// The parts of a graph inferred at concrete sizes (every fact static).
 Result<MemoryRow> concreteRow(const Graph &g, const Binding &at, int64_t align) {
   ExprScope scope = g.enter();
   MemoryRow row;
   row.at = at;
   row.weights = weightBytes(g);
-  std::set<std::string> cache;
-  auto staticBytes = [&](const Fact &f, const std::string &name) -> Result<int64_t> {
-    Dimension b = bytesOf(f);
-    if (!b.isStatic()) return errorf("at {}: '{}' is {}, not of a known size", bindingText(at), name, f);
-    return b.length();
-  };
-  for (const CachePair &p : findCachePairs(g)) {
+  const std::vector<CachePair> cache = findCachePairs(g);
+  for (const CachePair &p : cache) {
     if (!p.bytesIn.isStatic() || !p.bytesOut.isStatic())
       return errorf("at {}: the cache {} -> {} is not of a known size", bindingText(at), p.input, p.output);
     row.kvCache += p.bytesIn.length() + p.bytesOut.length();
-    cache.insert(p.input), cache.insert(p.output);
   }
-  for (const auto *list : {&g.inputs, &g.outputs})
-    for (OutletId o : *list)
-      if ((isRuntimeInput(g, o) || list == &g.outputs) && !cache.count(g.outlet(o).name)) {
-        SF_ASSIGN(int64_t b, staticBytes(g.fact(o), g.outlet(o).name));
-        row.io += b;
-      }
+  for (OutletId o : ioOutlets(g, cache)) {
+    Dimension b = bytesOf(g.fact(o));
+    if (!b.isStatic()) return errorf("at {}: '{}' is {}, not of a known size", bindingText(at), g.outlet(o).name, g.fact(o));
+    row.io += b.length();
+  }
   lower::PlanOptions po;
   po.align = align;
   po.callerOwnedIO = true;
@@ -211,7 +201,7 @@ private:
     MemoryRow row;
     row.at = at;
     row.weights = r_.weights;
-    auto kv = valueAt(r_.kvCache, at), io = valueAt(r_.io, at);
+    auto kv = evaluateByName(r_.kvCache, at), io = evaluateByName(r_.io, at);
     if (!kv || !io) return errorf("at {}: the {} does not evaluate", bindingText(at), !kv ? "KV cache" : "inputs and outputs");
     lower::PlanOptions po;
     po.align = options_.align;
@@ -329,25 +319,24 @@ std::string shortExpr(const Dimension &d) {
 /// The derived sizes (`_o3 = max(...)`) the plan's peak names, and the ones they name, each
 /// `name = expression`; a note instead where there are many or they are long.
 std::vector<std::string> derivedLines(const lower::MemoryPlan &plan) {
+  // The derived sizes the peak names, directly or through others, in definition order.
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < plan.derived.size(); ++i) index[plan.derived[i].first] = i;
   std::map<std::string, const Dimension *> defined;
   for (const auto &[name, d] : plan.derived) defined[name] = &d;
-  std::vector<std::string> order, pending{toString(plan.peak)};
-  std::set<std::string> seen;
+  std::set<size_t> used;
+  std::vector<Expr> pending;
+  if (plan.peak.expr()) pending.push_back(plan.peak.expr());
   while (!pending.empty()) {
-    std::string text = pending.back();
+    Expr e = pending.back();
     pending.pop_back();
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] != '_' || (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_')))
-        continue;
-      size_t j = i + 1;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-      std::string name = text.substr(i, j - i);
-      if (defined.count(name) && seen.insert(name).second) {
-        order.push_back(name);
-        pending.push_back(toString(*defined[name]));
-      }
-    }
+    for (SymbolId s : symbolsOf(e))
+      if (auto it = index.find(symbolInfo(s).name); it != index.end() && used.insert(it->second).second)
+        if (Expr next = plan.derived[it->second].second.expr()) pending.push_back(next);
   }
+  std::vector<std::string> order;
+  for (size_t i : definitionOrder(plan))
+    if (used.count(i)) order.push_back(plan.derived[i].first);
   std::vector<std::string> lines;
   size_t length = 0;
   for (const std::string &name : order) {
@@ -439,16 +428,9 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
   for (const Contract::Symbol &s : contract.symbols) r.symbols.push_back(s.name);
   r.weights = weightBytes(g);
   r.cache = findCachePairs(g);
-  std::set<std::string> cacheTensors;
   std::vector<Dimension> kv, io;
-  for (const CachePair &p : r.cache) {
-    kv.push_back(p.bytesIn), kv.push_back(p.bytesOut);
-    cacheTensors.insert(p.input), cacheTensors.insert(p.output);
-  }
-  for (const auto *list : {&g.inputs, &g.outputs})
-    for (OutletId o : *list)
-      if (isRuntimeInput(g, o) || list == &g.outputs)
-        if (!cacheTensors.count(g.outlet(o).name)) io.push_back(bytesOf(g.fact(o)));
+  for (const CachePair &p : r.cache) kv.push_back(p.bytesIn), kv.push_back(p.bytesOut);
+  for (OutletId o : ioOutlets(g, r.cache)) io.push_back(bytesOf(g.fact(o)));
   SF_ASSIGN(r.kvCache, sumOf(kv));
   SF_ASSIGN(r.io, sumOf(io));
   // The rows, each completed with the sizes the contract ties to the given ones and the rule of

@@ -23,12 +23,8 @@ Result<std::vector<InputShape>> shapesAt(const Graph &g, const Binding &at) {
         dims.push_back(std::to_string(d.length()));
         continue;
       }
-      auto v = d.expr() ? evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
-        auto it = at.find(symbolInfo(s).name);
-        if (it == at.end()) return std::nullopt;
-        return it->second;
-      }) : Result<int64_t>(makeError("no expression"));
-      if (!v.ok()) return errorf("input '{}' ({}) has a size the row does not give", in.name, in.fact);
+      auto v = evaluateByName(d, at);
+      if (!v) return errorf("input '{}' ({}) has a size the row does not give", in.name, in.fact);
       dims.push_back(std::to_string(*v));
     }
     shapes.push_back({in.name, fmt::format("{}", fmt::join(dims, ","))});

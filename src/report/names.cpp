@@ -1,6 +1,8 @@
 // Naming derived sizes and anonymous input dims for a readable report (report/names.h).
 #include "shapeflow/report/names.h"
 
+#include "shapeflow/support/format.h"
+
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -96,11 +98,16 @@ struct Namer {
   /// The dims a report prints, each expression once, in the order they first appear.
   void collectRoots() {
     std::unordered_set<Expr> seen;
-    auto addDim = [&](const Dimension &d) {
-      Expr e = d.expr();
-      if (d.isStatic() || !e || isLeaf(e) || !names.namesAnonymousOf(e)) return;
-      if (seen.insert(e).second) roots.push_back(e);
+    auto add = [&](Expr e) {
+      if (e && !isLeaf(e) && !e->isFloat && names.namesAnonymousOf(e) && seen.insert(e).second) roots.push_back(e);
     };
+    auto addDim = [&](const Dimension &d) {
+      if (!d.isStatic()) add(d.expr());
+    };
+    if (!o.roots.empty()) {
+      for (Expr e : o.roots) add(e);
+      return;
+    }
     for (const Node &n : g.nodes) {
       if (n.removed) continue;
       for (const Outlet &out2 : n.outputs) {
@@ -258,6 +265,35 @@ struct Namer {
 };
 
 } // namespace
+
+std::vector<std::string> definitionLines(const ReportNames &names, size_t maxText) {
+  std::vector<std::string> lines;
+  for (const auto &d : names.definitions) {
+    std::string text = d.text;
+    if (text.size() > maxText && (d.expr->kind == ExprKind::Max || d.expr->kind == ExprKind::Min))
+      text = fmt::format("the {} of {} expressions, {} characters in all (--json)",
+                         d.expr->kind == ExprKind::Max ? "largest" : "smallest", d.expr->ops.size(), text.size());
+    else if (text.size() > maxText)
+      text = fmt::format("an expression of {} characters (--json)", text.size());
+    lines.push_back(d.name + " = " + text);
+  }
+  return lines;
+}
+
+NamedTexts nameForPrinting(const Graph &g, const std::vector<Dimension> &dims, size_t maxLength) {
+  NamingOptions naming;
+  naming.maxLength = maxLength;
+  for (const Dimension &d : dims)
+    if (!d.isStatic() && d.expr()) naming.roots.push_back(d.expr());
+  ReportNames names = nameDerivedSizes(g, naming);
+  NamedTexts out;
+  for (const Dimension &d : dims)
+    out.texts.push_back(d.isStatic() ? std::to_string(d.length())
+                        : d.expr()   ? toString(d.expr(), names.print)
+                                     : d.toString());
+  out.where = definitionLines(names);
+  return out;
+}
 
 ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &o) {
   Namer namer(g, o);

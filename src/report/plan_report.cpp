@@ -1,5 +1,6 @@
 // The memory plan report (report/plan_report.h).
 #include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/names.h"
 
 #include "shapeflow/report/json_writer.h"
 #include "shapeflow/report/report.h"
@@ -36,11 +37,6 @@ std::string bindingText(const PlanReport &r) {
   return s;
 }
 
-/// An expression short enough to read in a line; a longer one is in --json.
-std::string readable(const Dimension &d) {
-  std::string e = d.expr() ? toString(d.expr()) : d.toString();
-  return e.size() <= 120 ? e : fmt::format("an expression of {} characters: --json", e.size());
-}
 
 } // namespace
 
@@ -132,10 +128,14 @@ std::vector<std::string> planLines(const PlanReport &r) {
   ExprScope scope = r.graph->enter();
   const MemoryPlan &p = *r.plan;
   std::vector<std::string> out;
+  // The peak and the bounds short, what they share and their long parts named (`R1 = ...`).
+  NamedTexts named = nameForPrinting(*r.graph, {p.peak, p.lowerBound, p.lowerBoundModelOrder}, 72);
   auto shown = [&](const Dimension &d) {
     auto v = valueAt(d);
     std::string text = v ? humanCount(double(*v), "B") : std::string("?");
-    if (!d.isStatic()) text += "  (" + readable(d) + ")";
+    const Dimension *all[] = {&p.peak, &p.lowerBound, &p.lowerBoundModelOrder};
+    for (size_t i = 0; i < 3; ++i)
+      if (!d.isStatic() && all[i] == &d) text += "  (" + named.texts[i] + ")";
     return text;
   };
   size_t owners = 0, shared = 0;
@@ -157,6 +157,8 @@ std::vector<std::string> planLines(const PlanReport &r) {
   auto peak = valueAt(p.peak), lb = valueAt(p.lowerBound);
   if (peak && lb && *lb > 0)
     out.push_back(fmt::format("peak / lower bound        {:.4f}", double(*peak) / double(*lb)));
+  if (!named.where.empty()) out.push_back("where");
+  for (const std::string &line : named.where) out.push_back("  " + line);
   if (p.boundedOffsets)
     out.push_back(fmt::format("{} offsets grew too large as expressions and are constant bounds "
                               "(valid for every binding, wasteful at small ones)",

@@ -1,5 +1,6 @@
 // The statistics report (report/stats_report.h): JSON, CSV, a terminal table and an SVG picture.
 #include "shapeflow/report/stats_report.h"
+#include "shapeflow/report/names.h"
 
 #include "shapeflow/report/json_writer.h"
 #include "shapeflow/report/report.h"
@@ -422,11 +423,18 @@ void printStatsRows(const StatsReport &r, std::ostream &os) {
 void printStatsText(const StatsReport &r, std::ostream &os) {
   const ModelStats &s = *r.stats;
   ExprScope scope = r.graph->enter();
+  // The totals' expressions short: what they share, and the parts that make one long, named
+  // (`R1 = ...` under them, as `infer` names derived sizes); the full ones are in --json.
+  std::vector<Dimension> totals;
+  for (const Dimension *d : {&s.total.macs, &s.total.flops, &s.total.readBytes, &s.total.writeBytes})
+    if (!d->isStatic() && d->expr() && !d->expr()->hasAnonymous) totals.push_back(*d);
+  NamedTexts named = nameForPrinting(*r.graph, totals);
   auto shown = [&](const Dimension &d, const char *unit) {
     std::string v = humanCount(asDouble(valueAt(r, d)), unit);
     if (d.isStatic()) return v;
-    std::string e = d.expr() && !d.expr()->hasAnonymous ? toString(d.expr()) : "?";
-    if (e.size() > 60) e = e.substr(0, 57) + "...";
+    std::string e = "?";
+    for (size_t i = 0; i < totals.size(); ++i)
+      if (totals[i].expr() == d.expr()) e = named.texts[i];
     return v + "  (" + e + ")";
   };
   // A total that is not an expression: what is known of it, and that a part is not.
@@ -456,6 +464,10 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
      << humanCount(double(s.paramBytes), "B") << ")\n";
   os << "  bytes read    " << total(t.readBytes, k.readBytes, "B") << "\n";
   os << "  bytes written " << total(t.writeBytes, k.writeBytes, "B") << "\n";
+  if (!named.where.empty()) {
+    os << "  where\n";
+    for (const std::string &line : named.where) os << "    " << line << "\n";
+  }
   if (r.device) {
     auto t = valueAt(r, s.total.timeNs);
     os << "  time on " << r.device->name << ": " << (t ? humanTime(double(*t)) : "?")

@@ -268,5 +268,22 @@ TEST_F(SymbolTableTest, EquateWithIntervalNarrowsTheSymbol) {
   EXPECT_EQ(table.resolve(m).interval(), (Interval{4, 8}));
 }
 
+// max(T, P + S) == P + S says T <= P + S: T's range ends at P + S's largest (a mask length a
+// plan must bound, which the user bounds through P and S).
+// min(T, P + S) == P + S says T >= P + S.
+TEST_F(SymbolTableTest, AMaxEqualToOneOfItsArgumentsBoundsTheOthers) {
+  Dimension p = named("P", {0, 4096}), s = named("S", {1, 2048}), t = named("T", {1, kInf});
+  Dimension sum = Dimension(GET(add(p.expr(), s.expr())));
+  Dimension mx = Dimension(GET(max(t.expr(), sum.expr())));
+  ASSERT_TRUE(table.equate(mx, sum).ok());
+  EXPECT_EQ(table.resolve(t).interval(), (Interval{1, 6144}));
+  EXPECT_EQ(table.resolve(t).toString(), "T");
+
+  Dimension u = named("U", {0, 100}), v = named("V", {5, 9});
+  Dimension mn = Dimension(GET(min(u.expr(), v.expr())));
+  ASSERT_TRUE(table.equate(mn, v).ok());
+  EXPECT_EQ(table.resolve(u).interval(), (Interval{5, 100}));
+}
+
 } // namespace
 } // namespace sf

@@ -79,6 +79,11 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
 /// without an error with that symbol alone at 0 (`infersAtZero` loads and infers the model again
 /// with the symbol pinned there); the others keep their minimum of 1. Returns the symbols lowered.
 std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(const std::string &)> &infersAtZero);
+/// `e` at sizes given by symbol name; none where one is missing or it does not evaluate.
+std::optional<int64_t> evaluateByName(Expr e, const std::map<std::string, int64_t> &at);
+/// `d` likewise: its length when static, its expression's value otherwise.
+std::optional<int64_t> evaluateByName(const Dimension &d, const std::map<std::string, int64_t> &at);
+
 /// The sizes a report shows its numbers at, by one rule for `stats`, `plan` and `memory`: each
 /// input symbol at the value given; else at the upper end of its range where the range is
 /// bounded (by `--dim` or by the model); else at its smallest admitted size, because nothing

@@ -35,9 +35,24 @@ struct NamingOptions {
   size_t minLength = 24;
   /// Dims (and definitions) printed longer than this get their longest part named.
   size_t maxLength = 80;
+  /// The expressions a report prints (a model's totals, a plan's peak): named for these alone.
+  /// Empty: every dim and shape value of the graph's tensors.
+  std::vector<Expr> roots;
 };
 
 /// The names for a report of `g` (call inside `g.enter()`).
 ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &options = {});
+
+/// `name = text` for each definition, in order, a text longer than `maxText` characters given as
+/// its length (the full one is in the report's JSON).
+std::vector<std::string> definitionLines(const ReportNames &names, size_t maxText = 160);
+
+/// Names for `dims` alone (a report's totals, a plan's peak), each printed at most about
+/// `maxLength` characters: the texts, and the definitions they use (definitionLines).
+struct NamedTexts {
+  std::vector<std::string> texts; // one per dim: a number, or the expression with names
+  std::vector<std::string> where; // `R1 = ...`
+};
+NamedTexts nameForPrinting(const Graph &g, const std::vector<Dimension> &dims, size_t maxLength = 64);
 
 } // namespace sf
