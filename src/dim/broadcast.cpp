@@ -28,22 +28,27 @@ void broadcastLeaves(Expr e, std::vector<Expr> &out) {
   Expr mn = e->ops[0], mx = e->ops[1];
   if (mn->kind != ExprKind::Min) std::swap(mn, mx);
   if (mn->kind != ExprKind::Min || mx->kind != ExprKind::Max) return self();
-  std::vector<Expr> rest;
+  // The dims: the minimum's (but 1), and the maximum's that are at least 1 (a dim of at least 1
+  // drops out of min(..., 1)). They are the broadcast's when the engine writes min(dims, 1)
+  // and max(dims) as the two factors (max(x, max(y, 0)) is max(x, y) for a size x).
+  std::vector<Expr> dims;
   bool one = false;
   for (Expr x : mn->ops) {
     if (x->kind == ExprKind::Const && x->value == 1 && !one) one = true;
-    else rest.push_back(x);
+    else dims.push_back(x);
   }
-  if (!one || rest.empty()) return self();
-  // max(rest) must be the other factor, as the engine writes it (max(x, max(y, 0)) is max(x, y)).
-  Expr top = rest.front();
-  for (size_t i = 1; i < rest.size(); ++i) {
-    auto m = max(top, rest[i]);
-    if (!m.ok()) return self();
-    top = *m;
+  for (Expr x : mx->ops)
+    if (x->bounds.lo >= 1 && std::find(dims.begin(), dims.end(), x) == dims.end()) dims.push_back(x);
+  if (!one || dims.empty()) return self();
+  Expr top = dims.front(), low = constant(1);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto hi = i ? max(top, dims[i]) : Result<Expr>(top);
+    auto lo = min(low, dims[i]);
+    if (!hi.ok() || !lo.ok()) return self();
+    top = *hi, low = *lo;
   }
-  if (top != mx) return self();
-  for (Expr x : rest) broadcastLeaves(x, out);
+  if (top != mx || low != mn) return self();
+  for (Expr x : dims) broadcastLeaves(x, out);
 }
 
 /// Whether every dim `a` broadcasts together is among those of `b`: then, wherever the two

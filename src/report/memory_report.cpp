@@ -1,6 +1,7 @@
 // A model's memory in parts, at bindings, and the largest size that fits (memory_report.h).
 #include "shapeflow/report/memory_report.h"
 #include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/names.h"
 
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/report/report.h"
@@ -310,8 +311,10 @@ Result<MemoryFit> fitSymbol(RowEvaluator &rows, const Contract &c, const Binding
   return fit;
 }
 
-std::string shortExpr(const Dimension &d) {
+/// The i-th of the report's printed expressions (kv cache, activations, io).
+std::string shortExpr(const MemoryReport &r, size_t i, const Dimension &d) {
   if (!d.isStatic() && !d.expr()) return "no expression over every size (each row planned at its sizes)";
+  if (i < r.printed.size()) return r.printed[i];
   std::string s = toString(d);
   return s.size() <= 120 ? s : fmt::format("an expression of {} characters (--json)", s.size());
 }
@@ -462,6 +465,11 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
     return errorf("the memory plan: {} (bounding the sizes helps where an expression grows too large: "
                   "--dim SYM=LO..HI)", plan.error().message);
   r.plan = std::move(*plan);
+  {
+    NamedTexts named = nameForPrinting(g, {r.kvCache, r.plan.peak, r.io}, 72);
+    r.printed = std::move(named.texts);
+    r.where = std::move(named.where);
+  }
   RowEvaluator evaluate(g, r, options);
   for (size_t i = 0; i < rows.size(); ++i) {
     SF_ASSIGN(MemoryRow row, evaluate.at(rows[i]));
@@ -527,13 +535,15 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
     for (const CachePair &p : r.cache)
       os << "  " << p.input << " -> " << p.output << "  (axis " << p.axis << (p.grows ? ")" : ", written in place)")
          << "\n";
-    os << "  bytes, in and out: " << shortExpr(r.kvCache) << "\n";
+    os << "  bytes, in and out: " << shortExpr(r, 0, r.kvCache) << "\n";
   }
   os << "activations: the static plan's peak, inputs and outputs the caller's (a row: planned at its sizes; the "
         "expression: planned at the rows' largest, valid at every size): "
-     << shortExpr(r.plan.peak) << "\n";
+     << shortExpr(r, 1, r.plan.peak) << "\n";
   for (const std::string &line : derivedLines(r.plan)) os << "  " << line << "\n";
-  os << "inputs and outputs (not cache): " << shortExpr(r.io) << "\n";
+  os << "inputs and outputs (not cache): " << shortExpr(r, 2, r.io) << "\n";
+  if (!r.where.empty()) os << "where\n";
+  for (const std::string &line : r.where) os << "  " << line << "\n";
   if (!r.rows.empty()) {
     std::vector<std::string> names;
     for (const auto &[k, v] : r.rows.front().at) names.push_back(k);

@@ -80,6 +80,9 @@ struct MemoryReport {
   lower::MemoryPlan plan; // the activations' expression: plan.peak
   std::vector<MemoryRow> rows;
   std::optional<MemoryFit> fit;
+  /// The text report's kv cache, activations and io expressions, short (names for what they
+  /// share and their long parts), and those names' definitions.
+  std::vector<std::string> printed, where;
 };
 
 struct MemoryOptions {
