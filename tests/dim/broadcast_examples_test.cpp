@@ -316,9 +316,9 @@ TEST_F(BroadcastRules, BroadcastAgainstWhatItAlreadyHolds) {
       }
   // A dim of at least 1 drops out of the minimum (min(S, M, 1) is min(M, 1)): still found.
   Dimension s1 = named("S", {1, kInf});
-  Dimension sm = GET(broadcastDim(s1, m));
-  EXPECT_EQ(GET(broadcastDim(s1, sm)), sm);
-  EXPECT_EQ(GET(broadcastDim(sm, m)), sm);
+  Dimension s1m = GET(broadcastDim(s1, m));
+  EXPECT_EQ(GET(broadcastDim(s1, s1m)), s1m);
+  EXPECT_EQ(GET(broadcastDim(s1m, m)), s1m);
   // Dims of at least 1 broadcast to their max, and the same absorption holds.
   Dimension p = named("P", {1, kInf}), q = named("Q", {1, kInf});
   Dimension pq = GET(broadcastDim(p, q));
