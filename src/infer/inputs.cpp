@@ -236,8 +236,21 @@ Result<void> applyInputs(Graph &g, const InferOptions &options, Diagnostics *dia
         for (const Dimension &d : *v)
           if (d.expr())
             for (SymbolId s : symbolsOf(d.expr())) add(s);
+    // Sizes the model's declared types name inside it (an op without a rule whose output is
+    // declared f16[N,16,P,Q]) are bounded the same way: a plan asks for their bounds.
+    std::vector<std::string> declared = known;
+    for (const Node &n : g.nodes)
+      for (const Outlet &out : n.outputs)
+        for (const Fact *f : {&out.fact, out.declared.get()})
+          if (f && f->shape.rankIsStatic())
+            for (const Dimension &d : f->shape.dims())
+              if (d.expr() && !d.isStatic())
+                for (SymbolId s : symbolsOf(d.expr()))
+                  if (const std::string &name = symbolInfo(s).name;
+                      !name.empty() && std::find(declared.begin(), declared.end(), name) == declared.end())
+                    declared.push_back(name);
     for (const DimBound &d : options.dims)
-      if (std::find(known.begin(), known.end(), d.symbol) == known.end())
+      if (std::find(declared.begin(), declared.end(), d.symbol) == declared.end())
         return errorf("a range is given for '{}' ({}), but no input of the model has a size named '{}' ({})",
                       d.symbol, toString(d.range), d.symbol, namedSizesText(g, known));
   }

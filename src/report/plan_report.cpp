@@ -29,7 +29,14 @@ std::map<std::string, int64_t> shownSizes(const PlanReport &r) {
 }
 
 std::string bindingText(const PlanReport &r) {
-  if (!r.shownNote.empty()) return r.shownNote;
+  if (!r.shownNote.empty()) {
+    // Sizes inside the model that no input names (a declared P): at the plan's reference.
+    std::string others;
+    for (const auto &[k, v] : r.plan->reference)
+      if (!r.shown.count(k) && !r.at.count(k) && k.rfind("_", 0) != 0)
+        others += fmt::format("{}{}={}", others.empty() ? "" : ", ", k, v);
+    return others.empty() ? r.shownNote : r.shownNote + "; " + others + " (the plan's reference)";
+  }
   std::map<std::string, int64_t> b = shownSizes(r);
   std::string s;
   for (const auto &[k, v] : b)

@@ -91,6 +91,13 @@ TEST(InputOptions, ARangeForASizeNoInputHasIsAnError) {
   fixed.dims = {{"H", {32, 512}}};
   EXPECT_EQ(inferred(*f, fixed), "error: a range is given for 'H' (32..512), but no input of the model has a "
                                  "size named 'H' (the inputs have no named sizes: x: f32[1,3,224,224])");
+  // A size a declared type names inside the model (an op without a rule, its output declared
+  // f32[N,16,P,Q]) takes a range: a plan asks for its bound.
+  auto inside = parseGraph("graph main(x: f32[N,3,H,W]) {\n  t: f32[N,16,P,Q] = IE.Layer1(x)\n  y = Relu(t)\n  return y\n}\n");
+  ASSERT_TRUE(inside.ok());
+  InferOptions bounded;
+  bounded.dims = {{"P", {1, 32}}};
+  EXPECT_EQ(inferred(*inside, bounded).find("error: a range"), std::string::npos) << inferred(*inside, bounded);
 }
 
 Graph shapeModel() {
