@@ -480,7 +480,9 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
     // The other sizes: the first --at, the rule for those it leaves open.
     std::set<std::string> leave = userTied;
     leave.insert(*options.fitSymbol);
-    ShownAt base = shownAt(contract, options.at.empty() ? Binding{} : options.at.front(), leave, false);
+    Binding first = options.at.empty() ? Binding{} : options.at.front();
+    first.erase(*options.fitSymbol); // the size searched: what it ties follows each value tried
+    ShownAt base = shownAt(contract, first, leave, false);
     const Binding &given = base.at;
     SF_ASSIGN(MemoryFit fit, fitSymbol(evaluate, contract, given, options));
     if (!base.upper.empty() || !base.smallest.empty()) fit.why += "; the other sizes at " + base.text();

@@ -186,6 +186,30 @@ TEST(MemoryReport, TheFitIsTheLargestSizeWithinTheBudget) {
   EXPECT_GT(checked, 30);
 }
 
+// The size searched may be in the --at row, and a size the graph ties to it (a mask length
+// equal to P + S) follows each value tried rather than the row's.
+TEST(MemoryReport, TheFitMovesTheSizesTiedToTheOneItSearches) {
+  auto m = inferred(R"(opset 17
+graph main(x: f32[B,S,8], past: f32[B,P,8], mask: f32[B,T]) {
+  present = Concat(past, x) {axis = 1}
+  axes = Constant() {value = i64[1] [2]}
+  m3 = Unsqueeze(mask, axes)
+  y = Add(present, m3)
+  return y, present
+})");
+  ExprScope scope = m->g.enter();
+  MemoryOptions o;
+  o.at = {{{"B", 1}, {"S", 4}, {"P", 0}}};
+  o.fitSymbol = "P";
+  o.budget = 100000;
+  auto r = memoryReport(m->g, m->c, "m", o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].at.at("T"), 4);
+  ASSERT_TRUE(r->fit && r->fit->max) << (r->fit ? r->fit->why : "");
+  EXPECT_GT(*r->fit->max, 100) << r->fit->why;
+}
+
 TEST(MemoryReport, BytesReadAndPrintWithTheirUnits) {
   EXPECT_EQ(*parseBytes("8GiB"), int64_t(8) << 30);
   EXPECT_EQ(*parseBytes("512 MiB"), int64_t(512) << 20);
