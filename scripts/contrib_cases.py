@@ -935,6 +935,123 @@ def quick_gelu_alpha():
     return c
 
 
+def fused_matmul_case(name, covers, a_shape, b_shape, trans_a, trans_b, alpha):
+    c = Case(name, "FusedMatMul", covers)
+    a, b = c.randn(*a_shape), c.randn(*b_shape)
+    c.nodes.append(node("FusedMatMul", [c.feed("A", a), c.feed("B", b)], ["Y"], alpha=alpha,
+                        transA=trans_a, transB=trans_b))
+    c.outputs = [("Y", F)]
+    ad, bd = a.astype(np.float64), b.astype(np.float64)
+    if trans_a:
+        ad = np.swapaxes(ad, -1, -2)
+    if trans_b:
+        bd = np.swapaxes(bd, -1, -2)
+    c.ref = {"Y": alpha * np.matmul(ad, bd)}
+    return c
+
+
+@case
+def fused_matmul():
+    return fused_matmul_case("fused_matmul", "A (2,3,4) x B (4,5), alpha 0.5", (2, 3, 4), (4, 5), 0, 0, 0.5)
+
+
+@case
+def fused_matmul_trans():
+    return fused_matmul_case("fused_matmul_trans", "A (2,1,4,3) transposed x B (3,5,4) transposed, batch broadcast, alpha 2",
+                             (2, 1, 4, 3), (3, 5, 4), 1, 1, 2.0)
+
+
+def activation_ref(name, x, params):
+    if name == "Relu":
+        return np.maximum(x, 0)
+    if name == "LeakyRelu":
+        return np.where(x >= 0, x, params[0] * x)
+    if name == "Sigmoid":
+        return 1 / (1 + np.exp(-x))
+    if name == "Tanh":
+        return np.tanh(x)
+    if name == "Clip":
+        return np.clip(x, params[0], params[1])
+    if name == "HardSigmoid":
+        return np.clip(params[0] * x + params[1], 0, 1)
+    raise ValueError(name)
+
+
+def fused_gemm_case(name, covers, activation, params, trans_b=0):
+    c = Case(name, "FusedGemm", covers)
+    a, b, bias = c.randn(3, 4), c.randn(5, 4) if trans_b else c.randn(4, 5), c.randn(5)
+    attrs = {"activation": activation, "alpha": 0.75, "beta": 1.5, "transB": trans_b}
+    if params:
+        attrs["activation_alpha"] = params[0]
+    if len(params) > 1:
+        attrs["activation_beta"] = params[1]
+    c.nodes.append(node("FusedGemm", [c.feed("A", a), c.feed("B", b), c.feed("C", bias)], ["Y"], **attrs))
+    c.outputs = [("Y", F)]
+    bd = b.astype(np.float64).T if trans_b else b.astype(np.float64)
+    c.ref = {"Y": activation_ref(activation, 0.75 * a.astype(np.float64) @ bd + 1.5 * bias, params)}
+    return c
+
+
+@case
+def fused_gemm_relu():
+    return fused_gemm_case("fused_gemm_relu", "A (3,4) x B (4,5) + C (5), alpha 0.75, beta 1.5, then Relu", "Relu", [])
+
+
+@case
+def fused_gemm_leaky_relu():
+    return fused_gemm_case("fused_gemm_leaky_relu", "A (3,4) x B (5,4) transposed + C, then LeakyRelu alpha 0.2",
+                           "LeakyRelu", [0.2], trans_b=1)
+
+
+def conv2d_ref(x, w, b, pads, strides):
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    oh, ow = (h - kh) // strides[0] + 1, (wd - kw) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
+            y[:, :, i, j] = np.tensordot(patch, w, axes=([1, 2, 3], [1, 2, 3]))
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def fused_conv_case(name, covers, activation, params, with_z):
+    c = Case(name, "FusedConv", covers)
+    x, w, b = c.randn(1, 3, 6, 6), c.randn(4, 3, 3, 3, scale=0.5), c.randn(4)
+    ins = [c.feed("X", x), c.feed("W", w), c.feed("B", b)]
+    y = conv2d_ref(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), [1, 1, 1, 1], [2, 2])
+    if with_z:
+        z = c.randn(*y.shape)
+        ins.append(c.feed("Z", z))
+        y = y + z
+    attrs = {"activation": activation, "pads": [1, 1, 1, 1], "strides": [2, 2], "kernel_shape": [3, 3]}
+    if params:
+        attrs["activation_params"] = params
+    c.nodes.append(node("FusedConv", ins, ["Y"], **attrs))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": activation_ref(activation, y, params)}
+    return c
+
+
+@case
+def fused_conv_relu():
+    return fused_conv_case("fused_conv_relu", "Conv 3x3 stride 2 pad 1, X (1,3,6,6), W (4,3,3,3), bias, then Relu",
+                           "Relu", [], False)
+
+
+@case
+def fused_conv_sum_clip():
+    return fused_conv_case("fused_conv_sum_clip", "Conv 3x3 stride 2 pad 1 plus Z (the sum input), then Clip (-0.5, 0.5)",
+                           "Clip", [-0.5, 0.5], True)
+
+
+@case
+def fused_conv_hard_sigmoid():
+    return fused_conv_case("fused_conv_hard_sigmoid", "Conv 3x3 stride 2 pad 1, then HardSigmoid (alpha 0.3, beta 0.4)",
+                           "HardSigmoid", [0.3, 0.4], False)
+
+
 # --------------------------------------------------------------------------------------------
 
 

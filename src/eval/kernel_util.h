@@ -258,6 +258,9 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
 Result<void> registerArrayOpsKernels(OpRegistry &r);
 Result<void> registerAttentionKernels(OpRegistry &r);
 Result<void> registerContribKernels(OpRegistry &r);
+/// Contrib ops whose kernels wrap standard ones (FusedConv, FusedGemm): after
+/// every other family.
+Result<void> registerContribKernelsOnStandardOnes(OpRegistry &r);
 Result<void> registerControlFlowKernels(OpRegistry &r);
 Result<void> registerConvPoolKernels(OpRegistry &r);
 Result<void> registerConvPoolQuantizedKernels(OpRegistry &r);

@@ -28,7 +28,8 @@ void registerKernels(OpRegistry &r) {
                  detail::registerElementwiseUnaryKernels, detail::registerFusedKernels, detail::registerIndexKernels,
                  detail::registerMatMulKernels, detail::registerMiscKernels, detail::registerNormKernels,
                  detail::registerReduceKernels, detail::registerResizeKernels, detail::registerRnnKernels,
-                 detail::registerSequenceKernels, detail::registerShapeOpsKernels, detail::registerTrainingKernels})
+                 detail::registerSequenceKernels, detail::registerShapeOpsKernels, detail::registerTrainingKernels,
+                 detail::registerContribKernelsOnStandardOnes})
     if (auto ok = f(r); !ok.ok()) {
       // A kernel set on an op name the registry does not have: a mistake in this layer.
       std::fprintf(stderr, "shapeflow: internal error: %s\n", ok.error().message.c_str());

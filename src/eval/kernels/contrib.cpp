@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <limits>
 
 namespace sf::eval::detail {
@@ -771,6 +773,94 @@ double geluTanh(double x, double) {
 }
 double quickGelu(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
 
+/// FusedMatMul (com.microsoft): alpha * op(A) x op(B), op a transpose of the last two axes with
+/// transA / transB, batch axes broadcast as MatMul's (transBatchA/B, which move the batch axes
+/// too, are refused).
+Result<void> fusedMatMul(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
+  SF_ASSIGN(int64_t ta, ctx.attrs().getInt("transA", 0));
+  SF_ASSIGN(int64_t tb, ctx.attrs().getInt("transB", 0));
+  SF_ASSIGN(int64_t tba, ctx.attrs().getInt("transBatchA", 0));
+  SF_ASSIGN(int64_t tbb, ctx.attrs().getInt("transBatchB", 0));
+  if (tba || tbb) return errorf("transBatchA and transBatchB are not computed by this kernel");
+  if (a.shape().size() < 2 || b.shape().size() < 2)
+    return errorf("A is {} and B {}: both of rank 2 or more", shapeText(a.shape()), shapeText(b.shape()));
+  const size_t ra = a.shape().size(), rb = b.shape().size();
+  const int64_t m = ta ? a.shape()[ra - 1] : a.shape()[ra - 2], ka = ta ? a.shape()[ra - 2] : a.shape()[ra - 1];
+  const int64_t kb = tb ? b.shape()[rb - 1] : b.shape()[rb - 2], n = tb ? b.shape()[rb - 2] : b.shape()[rb - 1];
+  if (ka != kb) return errorf("A is {} and B {}: inner sizes {} and {}", shapeText(a.shape()), shapeText(b.shape()), ka, kb);
+  Shape batchA(a.shape().begin(), a.shape().end() - 2), batchB(b.shape().begin(), b.shape().end() - 2);
+  SF_ASSIGN(Shape batch, broadcastAll({batchA, batchB}));
+  Shape outShape = batch;
+  outShape.push_back(m), outShape.push_back(n);
+  SF_TRY(ctx.admit(a.type(), outShape));
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto bv, doubles(b));
+  std::vector<double> y(size_t(countOf(outShape)));
+  const int64_t k = ka;
+  forEachBroadcast<2>(batch, {broadcastStrides(batchA, batch), broadcastStrides(batchB, batch)},
+                      [&](int64_t o, const std::array<int64_t, 2> &off) {
+                        const double *pa = av.data() + off[0] * m * k, *pb = bv.data() + off[1] * k * n;
+                        double *py = y.data() + o * m * n;
+                        for (int64_t i = 0; i < m; ++i)
+                          for (int64_t j = 0; j < n; ++j) {
+                            double sum = 0;
+                            for (int64_t t = 0; t < k; ++t)
+                              sum += (ta ? pa[t * m + i] : pa[i * k + t]) * (tb ? pb[j * k + t] : pb[t * n + j]);
+                            py[i * n + j] = alpha * sum;
+                          }
+                      });
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(a.type(), outShape, y));
+  return ctx.setOutput(0, std::move(out));
+}
+
+/// The activation of onnxruntime's fused ops (FusedConv, FusedGemm): Relu, Tanh, Sigmoid,
+/// LeakyRelu (alpha, 0.01), Clip (min, max), HardSigmoid (alpha 0.2, beta 0.5); none when empty.
+Result<std::function<double(double)>> fusedActivation(const std::string &name, const std::vector<double> &p) {
+  auto param = [&](size_t i, double otherwise) { return i < p.size() ? p[i] : otherwise; };
+  if (name.empty()) return std::function<double(double)>([](double x) { return x; });
+  if (name == "Relu") return std::function<double(double)>([](double x) { return x > 0 ? x : 0.0; });
+  if (name == "Tanh") return std::function<double(double)>([](double x) { return std::tanh(x); });
+  if (name == "Sigmoid") return std::function<double(double)>([](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+  if (name == "LeakyRelu") {
+    double alpha = param(0, 0.01);
+    return std::function<double(double)>([alpha](double x) { return x >= 0 ? x : alpha * x; });
+  }
+  if (name == "Clip") {
+    if (p.size() < 2) return errorf("activation Clip needs its min and max");
+    double lo = p[0], hi = p[1];
+    return std::function<double(double)>([lo, hi](double x) { return std::min(std::max(x, lo), hi); });
+  }
+  if (name == "HardSigmoid") {
+    double alpha = param(0, 0.2), beta = param(1, 0.5);
+    return std::function<double(double)>(
+        [alpha, beta](double x) { return std::max(0.0, std::min(1.0, alpha * x + beta)); });
+  }
+  return errorf("activation '{}' (Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid)", name);
+}
+
+/// `base` (the standard op's kernel) and then, on output 0, input `sumInput` added where given
+/// (FusedConv's Z) and the activation.
+Result<void> withActivation(EvalContext &ctx, const KernelFn &base, const std::string &activation,
+                            const std::vector<double> &params, std::optional<size_t> sumInput) {
+  SF_ASSIGN(auto f, fusedActivation(activation, params));
+  SF_TRY(base(ctx));
+  const Value &made = ctx.outputs().at(0);
+  if (!made.isTensor()) return errorf("the base op made no tensor");
+  std::shared_ptr<const Tensor> y = made.tensor();
+  SF_ASSIGN(auto v, doubles(*y));
+  if (sumInput && ctx.hasInput(*sumInput)) {
+    const Tensor &z = ctx.input(*sumInput);
+    if (z.shape() != y->shape()) return errorf("Z is {}, not the output's {}", shapeText(z.shape()), shapeText(y->shape()));
+    SF_ASSIGN(auto zv, doubles(z));
+    for (size_t i = 0; i < v.size(); ++i) v[i] += zv[i];
+  }
+  for (double &e : v) e = f(e);
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(y->type(), y->shape(), v));
+  return ctx.setOutput(0, std::move(out));
+}
+
 Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "SimplifiedLayerNormalization", simplifiedLayerNorm));
   SF_TRY(setKernel(r, "SkipSimplifiedLayerNormalization", [](EvalContext &c) { return skipLayerNorm(c, true); }, kMs));
@@ -786,6 +876,36 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "QuickGelu", [](EvalContext &c) -> Result<void> {
     SF_ASSIGN(double alpha, c.attrs().getFloat("alpha", 1.702));
     return activationWithBias(c, 9, quickGelu, alpha);
+  }, kMs));
+  SF_TRY(setKernel(r, "FusedMatMul", fusedMatMul, kMs));
+  return success();
+}
+
+Result<void> registerContribKernelsOnStandardOnes(OpRegistry &r) {
+  auto standard = [&](const char *name) -> Result<KernelFn> {
+    const OpDef *d = r.find("", name);
+    if (!d || !d->kernel) return errorf("no kernel for the standard {}", name);
+    return d->kernel;
+  };
+  SF_ASSIGN(KernelFn conv, standard("Conv"));
+  SF_TRY(setKernel(r, "FusedConv", [conv](EvalContext &c) -> Result<void> {
+    SF_ASSIGN(std::string activation, c.attrs().getString("activation", ""));
+    std::vector<double> params;
+    if (c.attrs().has("activation_params")) {
+      SF_ASSIGN(params, c.attrs().getFloats("activation_params"));
+    }
+    return withActivation(c, conv, activation, params, 3);
+  }, kMs));
+  SF_ASSIGN(KernelFn gemm, standard("Gemm"));
+  SF_TRY(setKernel(r, "FusedGemm", [gemm](EvalContext &c) -> Result<void> {
+    SF_ASSIGN(std::string activation, c.attrs().getString("activation", ""));
+    std::vector<double> params;
+    for (const char *name : {"activation_alpha", "activation_beta"})
+      if (c.attrs().has(name)) {
+        SF_ASSIGN(double v, c.attrs().getFloat(name));
+        params.push_back(v);
+      }
+    return withActivation(c, gemm, activation, params, std::nullopt);
   }, kMs));
   return success();
 }
