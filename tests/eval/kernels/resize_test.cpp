@@ -131,5 +131,27 @@ TEST(ResizeAntialias, ScalesThatAreNotPositiveNumbersAreErrors) {
   }
 }
 
+// GridSample over an empty X (fuzz_eval: the kernel read a first pixel that is not there):
+// every sample falls outside, so zeros padding gives zeros; border and reflection have no pixel
+// to repeat and are errors naming the node.
+TEST(GridSample, AnEmptyInputGivesZerosPaddingsZerosAndRefusesTheOthers) {
+  std::vector<double> grid{-0.5, -0.5, 0.5, -0.5, -0.5, 0.5, 0.5, 0.5};
+  for (const char *padding : {"zeros", "border", "reflection"}) {
+    SCOPED_TRACE(padding);
+    std::string text = fmt::format("opset 16\ngraph main(x: f32[1,1,0,3], g: f32[1,2,2,2]) {{\n"
+                                   "  y = GridSample(x, g) {{padding_mode = \"{}\"}}\n  return y\n}}\n",
+                                   padding);
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", f32({1, 1, 0, 3}, {})},
+                                                                {"g", f32({1, 2, 2, 2}, grid)}});
+    if (std::string(padding) == "zeros") {
+      ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+      EXPECT_EQ(values(r.result->outputs.at(0)), std::vector<double>(4, 0.0));
+    } else {
+      ASSERT_FALSE(r.result.ok());
+      EXPECT_NE(r.result.error().message.find("(GridSample)"), std::string::npos) << r.result.error().message;
+    }
+  }
+}
+
 } // namespace
 } // namespace sf::eval
