@@ -950,6 +950,77 @@ def fused_matmul_case(name, covers, a_shape, b_shape, trans_a, trans_b, alpha):
     return c
 
 
+def ms_attention(name, covers, B, S, N, sizes, mask=None, P=0, unidirectional=0, attn_bias=False):
+    """com.microsoft Attention: the projections, then the same attention as MultiHeadAttention."""
+    c = Case(name, "Attention", covers)
+    Din = 8
+    Dq, Dk, Dv = sizes
+    x, w, b = c.randn(B, S, Din), c.randn(Din, Dq + Dk + Dv, scale=0.5), c.randn(Dq + Dk + Dv)
+    ins = [c.feed("input", x), c.feed("weights", w), c.feed("bias", b), "", "", ""]
+    past_k = past_v = None
+    if mask is not None:
+        ins[3] = c.feed("mask_index", mask)
+    if P:
+        H = Dq // N
+        past = c.randn(2, B, N, P, H)
+        ins[4] = c.feed("past", past)
+        past_k, past_v = past[0].astype(np.float64), past[1].astype(np.float64)
+    ab = None
+    if attn_bias:
+        ab = c.randn(1, N, S, P + S)
+        ins[5] = c.feed("attention_bias", ab)
+    attrs = {"num_heads": N, "unidirectional": unidirectional}
+    if sizes[0] * 3 != sum(sizes) or sizes[2] != sizes[0]:
+        attrs["qkv_hidden_sizes"] = list(sizes)
+    outs = ["output"] + (["present"] if P else [])
+    c.nodes.append(node("Attention", ins, outs, **attrs))
+    c.outputs = [(o, F) for o in outs]
+    proj = x.astype(np.float64) @ w.astype(np.float64) + b
+    q, k, v = proj[..., :Dq], proj[..., Dq:Dq + Dk], proj[..., Dq + Dk:]
+    r = mha_model(q, k, v, None, mask, None if ab is None else ab.astype(np.float64), past_k, past_v, N,
+                  unidirectional=unidirectional)
+    c.ref = {"output": r["output"]}
+    if P:
+        c.ref["present"] = np.stack([r["present_key"], r["present_value"]])
+    return c
+
+
+@case
+def attention_ms():
+    return ms_attention("attention_ms", "input (2,3,8), weights (8,24), bias, 2 heads, no mask", 2, 3, 2, (8, 8, 8))
+
+
+@case
+def attention_ms_raw_mask():
+    mask = np.array([[1, 1, 0], [1, 0, 1]], dtype=np.int32)
+    return ms_attention("attention_ms_raw_mask", "mask_index (2,3) of 0 and 1, 2 heads", 2, 3, 2, (8, 8, 8), mask=mask)
+
+
+@case
+def attention_ms_lengths():
+    mask = np.array([2, 3], dtype=np.int32)
+    return ms_attention("attention_ms_lengths", "mask_index (2): key lengths 2 and 3", 2, 3, 2, (8, 8, 8), mask=mask)
+
+
+@case
+def attention_ms_past_unidirectional():
+    return ms_attention("attention_ms_past_unidirectional",
+                        "past (2,2,2,4,4), 2 new tokens, unidirectional, present (2,2,2,6,4)",
+                        2, 2, 2, (8, 8, 8), P=4, unidirectional=1)
+
+
+@case
+def attention_ms_bias():
+    return ms_attention("attention_ms_bias", "attention_bias (1,2,3,3) added to the scores, unidirectional",
+                        2, 3, 2, (8, 8, 8), unidirectional=1, attn_bias=True)
+
+
+@case
+def attention_ms_qkv_sizes():
+    return ms_attention("attention_ms_qkv_sizes", "qkv_hidden_sizes [8, 8, 4]: values of head size 2, 2 heads",
+                        1, 4, 2, (8, 8, 4))
+
+
 @case
 def fused_matmul():
     return fused_matmul_case("fused_matmul", "A (2,3,4) x B (4,5), alpha 0.5", (2, 3, 4), (4, 5), 0, 0, 0.5)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <tuple>
 #include <limits>
 
 namespace sf::eval::detail {
@@ -631,6 +632,163 @@ Result<void> gatherBlockQuantized(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// Sizes and masks of attention over heads: B batches, N heads, S queries, T keys of which the
+/// first P are a past cache, H the query and key head size, Hv the value's.
+struct HeadsArgs {
+  int64_t B, N, S, P, T, H, Hv;
+  double scale = 1, filter = -10000.0; // filter: added to a masked score
+  bool unidirectional = false;         // a key after the query's position is masked
+  const std::vector<int64_t> *mask = nullptr; // (B): key lengths; (B, T) or (B, S, T): 0 masks
+  Shape maskShape;
+  const std::vector<double> *bias = nullptr; // (B|1, N|1, S, T), added to the scores
+  Shape biasShape;
+};
+
+/// softmax(scale * Q K^T + masks + bias) V for Q (B, N, S, H), K (B, N, T, H), V (B, N, T, Hv):
+/// (B, S, N*Hv), as onnxruntime's CPU attention kernels compute it.
+std::vector<double> attendHeads(const HeadsArgs &a, const std::vector<double> &Q, const std::vector<double> &K,
+                                const std::vector<double> &V) {
+  const auto [B, N, S, P, T, H, Hv] = std::tuple{a.B, a.N, a.S, a.P, a.T, a.H, a.Hv};
+  const Shape &ms = a.maskShape, &as = a.biasShape;
+  std::vector<double> y(static_cast<size_t>(B * S * N * Hv)), p(static_cast<size_t>(T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0; s < S; ++s) {
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t t = 0; t < T; ++t) {
+          double dot = 0;
+          for (int64_t h = 0; h < H; ++h)
+            dot += Q[size_t(((b * N + n) * S + s) * H + h)] * K[size_t(((b * N + n) * T + t) * H + h)];
+          double x = a.scale * dot;
+          bool masked = a.unidirectional && t > P + s;
+          if (ms.size() == 1) masked |= t >= (*a.mask)[size_t(b)];
+          if (ms.size() == 2) masked |= (*a.mask)[size_t(b * T + t)] == 0;
+          if (ms.size() == 3) masked |= (*a.mask)[size_t((b * S + s) * T + t)] == 0;
+          if (masked) x += a.filter;
+          if (a.bias && !a.bias->empty())
+            x += (*a.bias)[size_t((((as[0] == 1 ? 0 : b) * as[1] + (as[1] == 1 ? 0 : n)) * S + s) * T + t)];
+          p[size_t(t)] = x;
+          top = std::max(top, x);
+        }
+        double sum = 0;
+        for (double &x : p) sum += (x = std::exp(x - top));
+        for (int64_t h = 0; h < Hv; ++h) {
+          double acc = 0;
+          for (int64_t t = 0; t < T; ++t) acc += p[size_t(t)] * V[size_t(((b * N + n) * T + t) * Hv + h)];
+          y[size_t((b * S + s) * N * Hv + n * Hv + h)] = acc / sum;
+        }
+      }
+  return y;
+}
+
+/// The mask and attention_bias inputs of an attention op, checked against its sizes.
+Result<void> readMasks(EvalContext &ctx, size_t maskAt, size_t biasAt, HeadsArgs &a, std::vector<int64_t> &mask,
+                       std::vector<double> &bias, const char *maskName) {
+  if (ctx.hasInput(maskAt)) {
+    a.maskShape = ctx.input(maskAt).shape();
+    SF_ASSIGN(mask, ints(ctx.input(maskAt)));
+    const Shape &ms = a.maskShape;
+    if (!(ms == Shape{a.B} || ms == Shape{a.B, a.T} || ms == Shape{a.B, a.S, a.T}))
+      return errorf("{} {}: (batch), (batch, {}) or (batch, {}, {}) expected", maskName, shapeText(ms), a.T, a.S, a.T);
+  }
+  if (ctx.hasInput(biasAt)) {
+    const Shape &as = a.biasShape = ctx.input(biasAt).shape();
+    if (as.size() != 4 || (as[0] != a.B && as[0] != 1) || (as[1] != a.N && as[1] != 1) || as[2] != a.S || as[3] != a.T)
+      return errorf("attention_bias {} for ({}, {}, {}, {})", shapeText(as), a.B, a.N, a.S, a.T);
+    SF_ASSIGN(bias, doubles(ctx.input(biasAt)));
+  }
+  a.mask = &mask, a.bias = &bias;
+  return success();
+}
+
+/// Attention (com.microsoft), as onnxruntime's CPU kernel computes it: input (B, S, Din) times
+/// weights (Din, Dq + Dk + Dv) plus bias, cut into Q, K and V (qkv_hidden_sizes, else three equal
+/// parts) of num_heads heads; past (2, B, N, P, H) before the new keys and values (present: P +
+/// S); mask_index (B): key lengths, (B, T) or (B, S, T): 0 masks; unidirectional;
+/// attention_bias (B|1, N|1, S, T), not with a past (onnxruntime refuses the two together). A
+/// shared past/present buffer, rotary and the other mask forms are refused.
+Result<void> msAttention(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &w = ctx.input(1);
+  SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(double scaleAttr, ctx.attrs().getFloat("scale", 0.0));
+  SF_ASSIGN(double filter, ctx.attrs().getFloat("mask_filter_value", -10000.0));
+  SF_ASSIGN(int64_t unidirectional, ctx.attrs().getInt("unidirectional", 0));
+  SF_ASSIGN(int64_t shared, ctx.attrs().getInt("past_present_share_buffer", 0));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
+  if (shared || rotary) return errorf("past_present_share_buffer and do_rotary are not run by this kernel");
+  const Shape &xs = x.shape(), &ws = w.shape();
+  if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2] || N <= 0)
+    return errorf("input {} and weights {} with num_heads {}", shapeText(xs), shapeText(ws), N);
+  std::vector<int64_t> sizes{ws[1] / 3, ws[1] / 3, ws[1] / 3};
+  if (ctx.attrs().has("qkv_hidden_sizes")) {
+    SF_ASSIGN(sizes, ctx.attrs().getInts("qkv_hidden_sizes"));
+  }
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != ws[1] || sizes[0] != sizes[1] || sizes[0] % N != 0 ||
+      sizes[2] % N != 0)
+    return errorf("qkv_hidden_sizes [{}] for weights {} and {} heads", fmt::join(sizes, ","), shapeText(ws), N);
+  const int64_t B = xs[0], S = xs[1], Din = xs[2], Dq = sizes[0], Dv = sizes[2], H = Dq / N, Hv = Dv / N,
+                Dall = ws[1];
+  int64_t P = 0;
+  std::vector<double> past;
+  if (ctx.hasInput(4)) {
+    const Shape &ps = ctx.input(4).shape();
+    if (ps.size() != 5 || ps[0] != 2 || ps[1] != B || ps[2] != N || ps[4] != H || Hv != H)
+      return errorf("past {}: (2, {}, {}, past, {}) expected", shapeText(ps), B, N, H);
+    P = ps[3];
+    SF_ASSIGN(past, doubles(ctx.input(4)));
+  }
+  const int64_t T = P + S;
+  SF_TRY(ctx.admit(x.type(), Shape{B, S, Dall}));
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto wv, doubles(w));
+  std::vector<double> bias(size_t(Dall), 0.0);
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(bias, hiddenParam(ctx, 2, Dall, "bias"));
+  }
+  // The projections, (B*S, Dall).
+  std::vector<double> qkv(size_t(B * S * Dall));
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t i = 0; i < Din; ++i) {
+      const double xi = xv[size_t(r * Din + i)];
+      for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += xi * wv[size_t(i * Dall + j)];
+    }
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += bias[size_t(j)];
+  std::vector<double> Q(size_t(B * N * S * H)), K(size_t(B * N * T * H)), V(size_t(B * N * T * Hv));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < H; ++h) Q[size_t(((b * N + n) * S + s) * H + h)] = qkv[size_t((b * S + s) * Dall + n * H + h)];
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t s = t - P;
+        for (int64_t h = 0; h < H; ++h)
+          K[size_t(((b * N + n) * T + t) * H + h)] =
+              s < 0 ? past[size_t((((0 * B + b) * N + n) * P + t) * H + h)] : qkv[size_t((b * S + s) * Dall + Dq + n * H + h)];
+        for (int64_t h = 0; h < Hv; ++h)
+          V[size_t(((b * N + n) * T + t) * Hv + h)] =
+              s < 0 ? past[size_t((((1 * B + b) * N + n) * P + t) * H + h)]
+                    : qkv[size_t((b * S + s) * Dall + 2 * Dq + n * Hv + h)];
+      }
+    }
+  HeadsArgs heads{B, N, S, P, T, H, Hv};
+  heads.scale = scaleAttr != 0.0 ? scaleAttr : 1.0 / std::sqrt(double(H));
+  heads.filter = filter, heads.unidirectional = unidirectional != 0;
+  if (ctx.hasInput(4) && ctx.hasInput(5)) return errorf("past and attention_bias together (onnxruntime refuses them)");
+  std::vector<int64_t> mask;
+  std::vector<double> attnBias;
+  SF_TRY(readMasks(ctx, 3, 5, heads, mask, attnBias, "mask_index"));
+  std::vector<double> y = attendHeads(heads, Q, K, V);
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), Shape{B, S, Dv}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  if (ctx.numOutputs() > 1) {
+    std::vector<double> present(K);
+    present.insert(present.end(), V.begin(), V.end());
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), Shape{2, B, N, T, H}, present));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  return success();
+}
+
 /// MultiHeadAttention (com.microsoft), as onnxruntime's CPU kernel computes it: query (B, S, D);
 /// key and value (B, L, D) and (B, L, Dv) with the bias (2D + Dv) added to Q, K and V, or a
 /// cross-attention cache (B, N, L, H) used as it is; past_key and past_value (B, N, P, H) before
@@ -692,52 +850,20 @@ Result<void> multiHeadAttention(EvalContext &ctx) {
                       : vv[size_t((b * L + l) * N * Hv + n * Hv + h)] +
                             (bias.empty() ? 0.0 : bias[size_t(2 * D + n * Hv + h)]);
       }
-  std::vector<int64_t> mask;
-  Shape ms;
-  if (ctx.hasInput(4)) {
-    ms = ctx.input(4).shape();
-    SF_ASSIGN(mask, ints(ctx.input(4)));
-    if (!(ms == Shape{B} || ms == Shape{B, T} || ms == Shape{B, S, T}))
-      return errorf("key_padding_mask {}: (batch), (batch, {}) or (batch, {}, {}) expected", shapeText(ms), T, S, T);
-  }
-  std::vector<double> ab;
-  Shape as;
-  if (ctx.hasInput(5)) {
-    as = ctx.input(5).shape();
-    if (as.size() != 4 || (as[0] != B && as[0] != 1) || (as[1] != N && as[1] != 1) || as[2] != S || as[3] != T)
-      return errorf("attention_bias {} for ({}, {}, {}, {})", shapeText(as), B, N, S, T);
-    SF_ASSIGN(ab, doubles(ctx.input(5)));
-  }
-  const double scale = scaleAttr != 0.0 ? scaleAttr : 1.0 / std::sqrt(double(H));
-  std::vector<double> y(static_cast<size_t>(B * S * N * Hv)), p(static_cast<size_t>(T));
+  std::vector<double> Q(size_t(B * N * S * H));
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t s = 0; s < S; ++s) {
-        double top = -std::numeric_limits<double>::infinity();
-        for (int64_t t = 0; t < T; ++t) {
-          double dot = 0;
-          for (int64_t h = 0; h < H; ++h)
-            dot += (qv[size_t((b * S + s) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(n * H + h)])) *
-                   K[size_t(((b * N + n) * T + t) * H + h)];
-          double x = scale * dot;
-          bool masked = unidirectional != 0 && t > P + s;
-          if (ms.size() == 1) masked |= t >= mask[size_t(b)];
-          if (ms.size() == 2) masked |= mask[size_t(b * T + t)] == 0;
-          if (ms.size() == 3) masked |= mask[size_t((b * S + s) * T + t)] == 0;
-          if (masked) x += filter;
-          if (!ab.empty())
-            x += ab[size_t((((as[0] == 1 ? 0 : b) * as[1] + (as[1] == 1 ? 0 : n)) * S + s) * T + t)];
-          p[size_t(t)] = x;
-          top = std::max(top, x);
-        }
-        double sum = 0;
-        for (double &x : p) sum += (x = std::exp(x - top));
-        for (int64_t h = 0; h < Hv; ++h) {
-          double acc = 0;
-          for (int64_t t = 0; t < T; ++t) acc += p[size_t(t)] * V[size_t(((b * N + n) * T + t) * Hv + h)];
-          y[size_t((b * S + s) * N * Hv + n * Hv + h)] = acc / sum;
-        }
-      }
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t h = 0; h < H; ++h)
+          Q[size_t(((b * N + n) * S + s) * H + h)] =
+              qv[size_t((b * S + s) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(n * H + h)]);
+  HeadsArgs heads{B, N, S, P, T, H, Hv};
+  heads.scale = scaleAttr != 0.0 ? scaleAttr : 1.0 / std::sqrt(double(H));
+  heads.filter = filter, heads.unidirectional = unidirectional != 0;
+  std::vector<int64_t> mask;
+  std::vector<double> ab;
+  SF_TRY(readMasks(ctx, 4, 5, heads, mask, ab, "key_padding_mask"));
+  std::vector<double> y = attendHeads(heads, Q, K, V);
   SF_ASSIGN(Tensor out, Tensor::fromDoubles(q.type(), Shape{B, S, N * Hv}, y));
   SF_TRY(ctx.setOutput(0, std::move(out)));
   if (ctx.numOutputs() > 1) {
@@ -878,6 +1004,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
     return activationWithBias(c, 9, quickGelu, alpha);
   }, kMs));
   SF_TRY(setKernel(r, "FusedMatMul", fusedMatMul, kMs));
+  SF_TRY(setKernel(r, "Attention", msAttention, kMs));
   return success();
 }
 
