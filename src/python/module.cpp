@@ -267,12 +267,23 @@ struct Inference {
                                             : take(onnx::annotatedModel(state->source.path, state->graph));
     return py::bytes(bytes);
   }
-  py::object stats(const std::map<std::string, int64_t> &at) const {
+  /// `at`: one {symbol: size}, or a list of them (a row of the totals each, as several `--at`
+  /// give; the rankings at them merged).
+  py::object stats(const py::object &at) const {
     auto s = take(computeStats(state->graph));
     ExprScope scope = state->graph.enter();
     StatsReport r{state->source.label(), &state->graph, &s, std::nullopt, {}, {}};
-    take(checkNamesSymbols(state->graph, at));
-    r.at = at;
+    if (py::isinstance<py::list>(at) || py::isinstance<py::tuple>(at)) {
+      for (const py::handle &item : at) {
+        auto row = item.cast<std::map<std::string, int64_t>>();
+        take(checkNamesSymbols(state->graph, row));
+        for (const auto &[k, v] : row) r.at[k] = v;
+        r.rows.push_back(std::move(row));
+      }
+    } else if (!at.is_none()) {
+      r.at = at.cast<std::map<std::string, int64_t>>();
+      take(checkNamesSymbols(state->graph, r.at));
+    }
     return fromJsonText(statsJsonText(r));
   }
   py::object plan(int64_t align, const std::string &order, bool callerOwnedIO,
@@ -517,8 +528,9 @@ PYBIND11_MODULE(shapeflow, m) {
       .def("text", &Inference::listing, py::arg("names") = true, "The listing `shapeflow infer` prints.")
       .def("annotated_model", &Inference::annotated,
            "The model with a value_info for every inferred tensor, as bytes (onnx.load_from_string reads it).")
-      .def("stats", &Inference::stats, py::arg("at") = std::map<std::string, int64_t>{},
-           "The object `shapeflow stats --json` prints.")
+      .def("stats", &Inference::stats, py::arg("at") = py::none(),
+           "The object `shapeflow stats --json` prints; `at` a {symbol: size} (`--at`), or a list of them "
+           "(several `--at`: `rows`, the totals at each).")
       .def("plan", &Inference::plan, py::arg("align") = 64, py::arg("order") = "model",
            py::arg("caller_owned_io") = false, py::arg("reference") = std::map<std::string, int64_t>{},
            py::arg("at") = std::map<std::string, int64_t>{}, "The object `shapeflow plan --json` prints.");

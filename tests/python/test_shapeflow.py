@@ -214,6 +214,16 @@ def test_stats_and_plan_equal_their_subcommands():
     assert got == want
 
 
+def test_stats_rows_equal_the_subcommands_several_at():
+    rows = [{"N": 1, "H": 32, "W": 32}, {"N": 2, "H": 64, "W": 48}]
+    out = subprocess.run([CLI, "stats", EXAMPLE, "--json", "--at", "N=1,H=32,W=32", "--at", "N=2,H=64,W=48"],
+                         capture_output=True, text=True)
+    want = json.loads(out.stdout)
+    got = shapeflow.load(EXAMPLE).infer().stats(at=rows)
+    assert len(got["rows"]) == 2 and got["rows"] == want["rows"]
+    assert got["rows"][1]["macs"] > got["rows"][0]["macs"]
+
+
 def test_contract_equals_the_subcommand():
     out = subprocess.run([CLI, "contract", EXAMPLE, "--json"], capture_output=True, text=True)
     want = json.loads(out.stdout)
