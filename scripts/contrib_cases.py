@@ -46,7 +46,8 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(ROOT, "tests", "conformance", "data", "contrib")
 MS = "com.microsoft"
 ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
-        np.dtype(np.int64): TensorProto.INT64, np.dtype(np.uint8): TensorProto.UINT8}
+        np.dtype(np.int64): TensorProto.INT64, np.dtype(np.uint8): TensorProto.UINT8,
+        np.dtype(np.int8): TensorProto.INT8}
 
 # --------------------------------------------------------------------------------------------
 # Running onnxruntime (scripts/ort/run_npy.js, as scripts/opset_cases.py does)
@@ -1019,6 +1020,94 @@ def attention_ms_bias():
 def attention_ms_qkv_sizes():
     return ms_attention("attention_ms_qkv_sizes", "qkv_hidden_sizes [8, 8, 4]: values of head size 2, 2 heads",
                         1, 4, 2, (8, 8, 4))
+
+
+def layer_norm_ref(x, g, b, eps):
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+def embed_case(name, covers, with_segments, with_mask, position_ids=None):
+    c = Case(name, "EmbedLayerNormalization", covers)
+    B, S, V, P, H = 2, 5, 20, 8, 16
+    ids = c.rng.integers(0, V, (B, S)).astype(np.int32)
+    words, pos, gamma, beta = c.randn(V, H), c.randn(P, H), c.randn(H), c.randn(H)
+    ins = [c.feed("input_ids", ids), "", c.feed("word_embedding", words), c.feed("position_embedding", pos), "",
+           c.feed("gamma", gamma), c.feed("beta", beta), "", ""]
+    total = words[ids].astype(np.float64)
+    pidx = np.arange(S)[None, :] if position_ids is None else position_ids
+    if position_ids is not None:
+        ins[8] = c.feed("position_ids", position_ids)
+    total = total + pos[pidx].astype(np.float64)
+    if with_segments:
+        seg_ids = c.rng.integers(0, 2, (B, S)).astype(np.int32)
+        seg = c.randn(2, H)
+        ins[1], ins[4] = c.feed("segment_ids", seg_ids), c.feed("segment_embedding", seg)
+        total = total + seg[seg_ids]
+    mask = None
+    if with_mask:
+        mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=np.int32)
+        ins[7] = c.feed("mask", mask)
+    c.nodes.append(node("EmbedLayerNormalization", ins, ["output", "mask_index", "embedding_sum"], epsilon=1e-5))
+    c.outputs = [("output", F), ("mask_index", TensorProto.INT32), ("embedding_sum", F)]
+    c.ref = {"output": layer_norm_ref(total, gamma, beta, 1e-5), "embedding_sum": total,
+             "mask_index": (mask != 0).sum(1).astype(np.int32) if mask is not None else np.zeros(B, np.int32)}
+    return c
+
+
+@case
+def embed_layer_norm():
+    return embed_case("embed_layer_norm", "input_ids (2,5), words (20,16), positions (8,16), segments and a mask",
+                      True, True)
+
+
+@case
+def embed_layer_norm_plain():
+    return embed_case("embed_layer_norm_plain", "input_ids (2,5), words and positions only: mask_index without a mask",
+                      False, False)
+
+
+@case
+def embed_layer_norm_position_ids():
+    return embed_case("embed_layer_norm_position_ids", "position_ids (1,5) read, not 0..S-1", False, True,
+                      position_ids=np.array([[3, 1, 4, 1, 5]], dtype=np.int32))
+
+
+@case
+def matmul_integer_to_float():
+    c = Case("matmul_integer_to_float", "MatMulIntegerToFloat",
+             "A u8 (2,3,8), B i8 (8,5), a_scale, b_scale per column, zero points, bias")
+    a = c.rng.integers(0, 256, (2, 3, 8)).astype(np.uint8)
+    b = c.rng.integers(-128, 128, (8, 5)).astype(np.int8)
+    a_scale, b_scale = np.array(0.02, np.float32), (c.rng.random(5) * 0.05 + 0.01).astype(np.float32)
+    a_zp, b_zp = np.array(128, np.uint8), np.array([1, -2, 0, 3, -1], np.int8)
+    bias = c.randn(5)
+    c.nodes.append(node("MatMulIntegerToFloat", [c.feed("A", a), c.init("B", b), c.feed("a_scale", a_scale),
+                                                 c.init("b_scale", b_scale), c.feed("a_zero_point", a_zp),
+                                                 c.init("b_zero_point", b_zp), c.init("bias", bias)], ["Y"]))
+    c.outputs = [("Y", F)]
+    prod = (a.astype(np.float64) - 128) @ (b.astype(np.float64) - b_zp.astype(np.float64))
+    c.ref = {"Y": prod * float(a_scale) * b_scale.astype(np.float64) + bias}
+    return c
+
+
+@case
+def dynamic_quantize_matmul():
+    c = Case("dynamic_quantize_matmul", "DynamicQuantizeMatMul",
+             "A f32 (3,8) quantized to uint8 at run time, B i8 (8,4), b_scale per column, bias")
+    a = c.randn(3, 8)
+    b = c.rng.integers(-128, 128, (8, 4)).astype(np.int8)
+    b_scale = (c.rng.random(4) * 0.05 + 0.01).astype(np.float32)
+    bias = c.randn(4)
+    c.nodes.append(node("DynamicQuantizeMatMul", [c.feed("A", a), c.init("B", b), c.init("b_scale", b_scale), "",
+                                                  c.init("bias", bias)], ["Y"]))
+    c.outputs = [("Y", F)]
+    lo, hi = min(0.0, float(a.min())), max(0.0, float(a.max()))
+    scale = np.float32((np.float32(hi) - np.float32(lo)) / np.float32(255))
+    zp = np.clip(np.rint(-np.float32(lo) / scale), 0, 255)
+    aq = np.clip(np.rint(a / scale) + zp, 0, 255)
+    c.ref = {"Y": (aq - zp) @ b.astype(np.float64) * float(scale) * b_scale.astype(np.float64) + bias}
+    return c
 
 
 @case

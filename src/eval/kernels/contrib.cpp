@@ -899,6 +899,92 @@ double geluTanh(double x, double) {
 }
 double quickGelu(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
 
+/// EmbedLayerNormalization (com.microsoft), BERT's embeddings: for input_ids (B, S), the rows of
+/// word_embedding (V, H), position_embedding (P, H) at position_ids (B, S) or (1, S) (else 0..S-1)
+/// and segment_embedding at segment_ids (where both are given) summed, then layer-normalized with
+/// gamma and beta (epsilon); mask_index (B): the count of the mask's non-zero elements per row
+/// (0 without a mask); embedding_sum: the sum before the normalization. An index outside its
+/// table is an error naming it.
+Result<void> embedLayerNorm(EvalContext &ctx) {
+  const Tensor &ids = ctx.input(0), &words = ctx.input(2), &positions = ctx.input(3);
+  SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-12));
+  const Shape &is = ids.shape(), &ws = words.shape(), &ps = positions.shape();
+  if (is.size() != 2 || ws.size() != 2 || ps.size() != 2 || ps[1] != ws[1])
+    return errorf("input_ids {}, word_embedding {} and position_embedding {}", shapeText(is), shapeText(ws), shapeText(ps));
+  const int64_t B = is[0], S = is[1], H = ws[1];
+  SF_TRY(ctx.admit(words.type(), Shape{B, S, H}));
+  SF_ASSIGN(auto id, ints(ids));
+  SF_ASSIGN(auto wv, doubles(words));
+  SF_ASSIGN(auto pv, doubles(positions));
+  SF_ASSIGN(auto gamma, hiddenParam(ctx, 5, H, "gamma"));
+  std::vector<double> beta(size_t(H), 0.0);
+  if (ctx.hasInput(6)) {
+    SF_ASSIGN(beta, hiddenParam(ctx, 6, H, "beta"));
+  }
+  const bool segments = ctx.hasInput(1) && ctx.hasInput(4);
+  std::vector<int64_t> seg;
+  std::vector<double> sv;
+  if (segments) {
+    if (ctx.input(1).shape() != is || ctx.input(4).shape().size() != 2 || ctx.input(4).shape()[1] != H)
+      return errorf("segment_ids {} and segment_embedding {}", shapeText(ctx.input(1).shape()), shapeText(ctx.input(4).shape()));
+    SF_ASSIGN(seg, ints(ctx.input(1)));
+    SF_ASSIGN(sv, doubles(ctx.input(4)));
+  }
+  std::vector<int64_t> pos;
+  bool posPerBatch = false;
+  if (ctx.hasInput(8)) {
+    const Shape &qs = ctx.input(8).shape();
+    if (!(qs == is || qs == Shape{1, S})) return errorf("position_ids {}: ({}, {}) or (1, {})", shapeText(qs), B, S, S);
+    posPerBatch = qs[0] == B && B != 1;
+    SF_ASSIGN(pos, ints(ctx.input(8)));
+  }
+  auto row = [](const std::vector<double> &table, int64_t rows, int64_t at, int64_t H, const char *name)
+      -> Result<const double *> {
+    if (at < 0 || at >= rows) return errorf("{} index {} is outside its {} rows", name, at, rows);
+    return table.data() + at * H;
+  };
+  std::vector<double> sum(size_t(B * S * H)), y(size_t(B * S * H));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t i = b * S + s;
+      SF_ASSIGN(const double *w, row(wv, ws[0], id[size_t(i)], H, "input_ids"));
+      const int64_t at = pos.empty() ? s : pos[size_t(posPerBatch ? i : s)];
+      SF_ASSIGN(const double *p, row(pv, ps[0], at, H, "position_ids"));
+      const double *g = nullptr;
+      if (segments) {
+        SF_ASSIGN(g, row(sv, ctx.input(4).shape()[0], seg[size_t(i)], H, "segment_ids"));
+      }
+      double mean = 0, var = 0;
+      for (int64_t h = 0; h < H; ++h) {
+        double v = w[h] + p[h] + (g ? g[h] : 0.0);
+        sum[size_t(i * H + h)] = v;
+        mean += v;
+      }
+      mean /= double(H);
+      for (int64_t h = 0; h < H; ++h) var += (sum[size_t(i * H + h)] - mean) * (sum[size_t(i * H + h)] - mean);
+      const double inv = 1.0 / std::sqrt(var / double(H) + eps);
+      for (int64_t h = 0; h < H; ++h)
+        y[size_t(i * H + h)] = (sum[size_t(i * H + h)] - mean) * inv * gamma[size_t(h)] + beta[size_t(h)];
+    }
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(words.type(), Shape{B, S, H}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  if (ctx.numOutputs() > 1) {
+    std::vector<double> count(size_t(B), 0.0);
+    if (ctx.hasInput(7)) {
+      if (ctx.input(7).shape() != is) return errorf("mask {}: ({}, {})", shapeText(ctx.input(7).shape()), B, S);
+      SF_ASSIGN(auto m, ints(ctx.input(7)));
+      for (int64_t i = 0; i < B * S; ++i) count[size_t(i / S)] += m[size_t(i)] != 0;
+    }
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::I32, Shape{B}, count));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(words.type(), Shape{B, S, H}, sum));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  return success();
+}
+
 /// FusedMatMul (com.microsoft): alpha * op(A) x op(B), op a transpose of the last two axes with
 /// transA / transB, batch axes broadcast as MatMul's (transBatchA/B, which move the batch axes
 /// too, are refused).
@@ -1005,6 +1091,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
   }, kMs));
   SF_TRY(setKernel(r, "FusedMatMul", fusedMatMul, kMs));
   SF_TRY(setKernel(r, "Attention", msAttention, kMs));
+  SF_TRY(setKernel(r, "EmbedLayerNormalization", embedLayerNorm, kMs));
   return success();
 }
 

@@ -1,4 +1,5 @@
-// Kernels of the products (src/ops/matmul.cpp): MatMul, Gemm, MatMulInteger, QLinearMatMul, Einsum.
+// Kernels of the products (src/ops/matmul.cpp): MatMul, Gemm, MatMulInteger, QLinearMatMul, Einsum,
+// and com.microsoft's integer products to float (MatMulIntegerToFloat, DynamicQuantizeMatMul).
 // f32 products with constant weights on oneDNN, other f32 products on sgemm (OpenBLAS where the
 // build has it); other types in loops; the integer and quantized products exactly in doubles;
 // Einsum by direct summation over every label.
@@ -192,6 +193,53 @@ Result<void> matmulInteger(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// The float product of integer operands (com.microsoft MatMulIntegerToFloat and
+/// DynamicQuantizeMatMul): (A - a_zero_point) x (B - b_zero_point) times a_scale and b_scale (one,
+/// or one per column of B), plus the bias (per column), in `out`'s type.
+Result<void> integerProductToFloat(EvalContext &ctx, std::vector<double> av, const Shape &sa, const std::vector<double> &azp,
+                                   double aScale, size_t bAt, size_t bScaleAt, size_t bZeroAt, size_t biasAt, ElementType out) {
+  const Tensor &b = ctx.input(bAt);
+  SF_ASSIGN(auto bv, doubles(b));
+  SF_ASSIGN(auto bzp, optionalDoubles(ctx, bZeroAt));
+  SF_ASSIGN(auto bs, doubles(ctx.input(bScaleAt)));
+  SF_ASSIGN(auto bias, optionalDoubles(ctx, biasAt));
+  const size_t rb = b.shape().size();
+  if (rb < 1) return errorf("B is a scalar");
+  const int64_t n = b.shape().back();
+  if ((bs.size() != 1 && int64_t(bs.size()) != n) || (!bias.empty() && int64_t(bias.size()) != n))
+    return errorf("b_scale has {} elements and bias {}: one or {} (B's columns)", bs.size(), bias.size(), n);
+  SF_ASSIGN(av, shifted(std::move(av), sa, azp, sa.size() >= 2 ? int64_t(sa.size()) - 2 : 0, "a_zero_point"));
+  SF_ASSIGN(bv, shifted(std::move(bv), b.shape(), bzp, int64_t(rb) - 1, "b_zero_point"));
+  SF_ASSIGN(auto r, matmulDoubles(av, sa, bv, b.shape()));
+  for (size_t i = 0; i < r.second.size(); ++i) {
+    const size_t col = size_t(int64_t(i) % n);
+    r.second[i] = r.second[i] * aScale * bs[bs.size() == 1 ? 0 : col] + (bias.empty() ? 0.0 : bias[col]);
+  }
+  SF_TRY(ctx.admit(out, r.first));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, r.first, r.second));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// MatMulIntegerToFloat (com.microsoft): A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias.
+Result<void> matmulIntegerToFloat(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto as, doubles(ctx.input(2)));
+  SF_ASSIGN(auto azp, optionalDoubles(ctx, 4));
+  if (as.size() != 1) return errorf("a_scale has {} elements: one per tensor", as.size());
+  return integerProductToFloat(ctx, std::move(av), a.shape(), azp, as[0], 1, 3, 5, 6, ctx.input(2).type());
+}
+
+/// DynamicQuantizeMatMul (com.microsoft): A (float) quantized to uint8 as DynamicQuantizeLinear
+/// does (its range widened to hold 0, 255 steps, the zero point rounded), then the integer
+/// product with B, b_scale, b_zero_point and bias.
+Result<void> dynamicQuantizeMatMul(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(auto av, doubles(a));
+  const auto [scale, zp] = quantizeU8Dynamic(av);
+  return integerProductToFloat(ctx, std::move(av), a.shape(), {double(zp)}, double(scale), 1, 2, 3, 4, a.type());
+}
+
 Result<void> qlinearMatMul(EvalContext &ctx) {
   const Tensor &a = ctx.input(0), &b = ctx.input(3);
   SF_ASSIGN(auto av, doubles(a));
@@ -344,6 +392,8 @@ Result<void> registerMatMulKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "MatMulInteger", matmulInteger));
   SF_TRY(setKernel(r, "QLinearMatMul", qlinearMatMul));
   SF_TRY(setKernel(r, "Einsum", einsum));
+  SF_TRY(setKernel(r, "MatMulIntegerToFloat", matmulIntegerToFloat, "com.microsoft"));
+  SF_TRY(setKernel(r, "DynamicQuantizeMatMul", dynamicQuantizeMatMul, "com.microsoft"));
   return success();
 }
 

@@ -2,6 +2,7 @@
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; HannWindow, HammingWindow,
 // BlackmanWindow; DFT, STFT, MelWeightMatrix.
 #include "../kernel_util.h"
+#include "quantized.h"
 
 #include <algorithm>
 #include <cmath>
@@ -152,14 +153,8 @@ Result<void> dequantize(EvalContext &ctx) {
 
 Result<void> dynamicQuantize(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
-  SF_ASSIGN(auto xs, doubles(x));
-  float lo = 0, hi = 0;
-  for (double v : xs) lo = std::min(lo, float(v)), hi = std::max(hi, float(v));
-  float scale = (hi - lo) / 255.0f;
-  float zpf = scale == 0 ? 0.0f : std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
-  std::vector<double> y(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i)
-    y[i] = scale == 0 ? zpf : std::clamp(double(std::nearbyint(float(xs[i]) / scale)) + zpf, 0.0, 255.0);
+  SF_ASSIGN(auto y, doubles(x));
+  const auto [scale, zpf] = quantizeU8Dynamic(y);
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::U8, x.shape(), y));
   SF_TRY(ctx.setOutput(0, std::move(t)));
   SF_ASSIGN(Tensor s, Tensor::fromDoubles(ElementType::F32, {}, {double(scale)}));

@@ -5,6 +5,8 @@
 
 #include "../kernel_util.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -37,6 +39,18 @@ inline Result<std::vector<double>> shifted(std::vector<double> v, const Shape &s
 inline Result<std::vector<double>> optionalDoubles(EvalContext &ctx, size_t i) {
   if (!ctx.hasInput(i)) return std::vector<double>{};
   return doubles(ctx.input(i));
+}
+
+/// DynamicQuantizeLinear's uint8 quantization of `v` in place (its range widened to hold 0, 255
+/// steps, the zero point rounded and saturated, in float as onnxruntime computes it): the scale
+/// and the zero point.
+inline std::pair<float, float> quantizeU8Dynamic(std::vector<double> &v) {
+  float lo = 0, hi = 0;
+  for (double x : v) lo = std::min(lo, float(x)), hi = std::max(hi, float(x));
+  const float scale = (hi - lo) / 255.0f;
+  const float zp = scale == 0 ? 0.0f : std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+  for (double &x : v) x = scale == 0 ? zp : std::clamp(double(std::nearbyint(float(x) / scale)) + zp, 0.0, 255.0);
+  return {scale, zp};
 }
 
 /// The range of a quantized output type (u8, i8).
