@@ -1110,6 +1110,72 @@ def dynamic_quantize_matmul():
     return c
 
 
+def qlinear_binary_case(name, covers, op, dtype, a_shape, b_shape):
+    c = Case(name, op, covers)
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    a = c.rng.integers(lo, hi, a_shape).astype(dtype)
+    b = c.rng.integers(lo, hi, b_shape).astype(dtype)
+    sa, sb, sc = np.float32(0.05), np.float32(0.03), np.float32(0.07 if op == "QLinearAdd" else 0.2)
+    za, zb, zc = (dtype(128), dtype(120), dtype(125)) if dtype == np.uint8 else (dtype(3), dtype(-5), dtype(1))
+    ins = [c.feed("A", a), c.feed("A_scale", np.array(sa)), c.feed("A_zero_point", np.array(za)),
+           c.feed("B", b), c.feed("B_scale", np.array(sb)), c.feed("B_zero_point", np.array(zb)),
+           c.feed("C_scale", np.array(sc)), c.feed("C_zero_point", np.array(zc))]
+    c.nodes.append(node(op, ins, ["C"]))
+    c.outputs = [("C", TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8)]
+    x, z = (a.astype(np.float64) - float(za)) * float(sa), (b.astype(np.float64) - float(zb)) * float(sb)
+    r = x + z if op == "QLinearAdd" else x * z
+    c.ref = {"C": np.clip(np.rint(r / float(sc)) + float(zc), lo, hi - 1).astype(dtype)}
+    return c
+
+
+@case
+def qlinear_add():
+    return qlinear_binary_case("qlinear_add", "u8 A (2,3,4) plus B (4), broadcast", "QLinearAdd", np.uint8, (2, 3, 4), (4,))
+
+
+@case
+def qlinear_add_int8():
+    return qlinear_binary_case("qlinear_add_int8", "i8 A (3,1) plus B (1,5)", "QLinearAdd", np.int8, (3, 1), (1, 5))
+
+
+@case
+def qlinear_mul():
+    return qlinear_binary_case("qlinear_mul", "u8 A (2,3,4) times B (2,3,4)", "QLinearMul", np.uint8, (2, 3, 4), (2, 3, 4))
+
+
+def qlinear_unary_case(name, covers, op, dtype, f, **attrs):
+    c = Case(name, op, covers)
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    x = np.arange(lo, hi).astype(dtype).reshape(16, 16)  # every value once
+    sx, sy = np.float32(0.04), np.float32(1 / 256 if op == "QLinearSigmoid" else 0.03)
+    zx, zy = (dtype(128), dtype(0 if op == "QLinearSigmoid" else 100)) if dtype == np.uint8 else (dtype(-3), dtype(-128 if op == "QLinearSigmoid" else 10))
+    ins = [c.feed("X", x), c.feed("X_scale", np.array(sx)), c.feed("X_zero_point", np.array(zx)),
+           c.feed("Y_scale", np.array(sy)), c.feed("Y_zero_point", np.array(zy))]
+    c.nodes.append(node(op, ins, ["Y"], **attrs))
+    c.outputs = [("Y", TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8)]
+    v = f((x.astype(np.float64) - float(zx)) * float(sx))
+    c.ref = {"Y": np.clip(np.rint(v / float(sy)) + float(zy), lo, hi - 1).astype(dtype)}
+    return c
+
+
+@case
+def qlinear_sigmoid():
+    return qlinear_unary_case("qlinear_sigmoid", "u8 X, every value 0..255 once", "QLinearSigmoid", np.uint8,
+                              lambda v: 1 / (1 + np.exp(-v)))
+
+
+@case
+def qlinear_sigmoid_int8():
+    return qlinear_unary_case("qlinear_sigmoid_int8", "i8 X, every value -128..127 once", "QLinearSigmoid", np.int8,
+                              lambda v: 1 / (1 + np.exp(-v)))
+
+
+@case
+def qlinear_leaky_relu():
+    return qlinear_unary_case("qlinear_leaky_relu", "u8 X, every value once, alpha 0.1", "QLinearLeakyRelu", np.uint8,
+                              lambda v: np.where(v >= 0, v, 0.1 * v), alpha=0.1)
+
+
 @case
 def fused_matmul():
     return fused_matmul_case("fused_matmul", "A (2,3,4) x B (4,5), alpha 0.5", (2, 3, 4), (4, 5), 0, 0, 0.5)

@@ -3,6 +3,7 @@
 // SkipSimplifiedLayerNormalization, SkipLayerNormalization, MatMulNBits and GroupQueryAttention
 // (com.microsoft), with onnxruntime 1.30's CPU semantics. They compute in double.
 #include "../kernel_util.h"
+#include "quantized.h"
 
 #include <algorithm>
 #include <cmath>
@@ -985,6 +986,72 @@ Result<void> embedLayerNorm(EvalContext &ctx) {
   return success();
 }
 
+/// A quantized tensor's scale and zero point (inputs `scaleAt`, `zeroAt`; the zero point 0 when
+/// absent), per tensor.
+Result<std::pair<float, float>> quantParams(EvalContext &ctx, size_t scaleAt, size_t zeroAt) {
+  SF_ASSIGN(auto scale, doubles(ctx.input(scaleAt)));
+  std::vector<double> zero{0.0};
+  if (ctx.hasInput(zeroAt)) {
+    SF_ASSIGN(zero, doubles(ctx.input(zeroAt)));
+  }
+  if (scale.size() != 1 || zero.size() != 1) return errorf("per-axis scales or zero points are not run by this kernel");
+  return std::pair{float(scale[0]), float(zero[0])};
+}
+
+/// `v` quantized to `t` (u8, i8) in float as onnxruntime does: rounded to nearest even, plus the
+/// zero point, saturated.
+Result<double> quantizeFloat(float v, float zero, ElementType t) {
+  SF_ASSIGN(auto range, quantRange(t));
+  return std::clamp(double(std::nearbyint(v) + zero), range.first, range.second);
+}
+
+/// QLinearAdd and QLinearMul (com.microsoft): A (scale, zero point) and B, broadcast, into C's
+/// scale and zero point, computed in float from the scale ratios as onnxruntime's kernels do.
+Result<void> qlinearBinary(EvalContext &ctx, bool multiply) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(3);
+  if (a.type() != b.type()) return errorf("A is {} and B {}", shortName(a.type()), shortName(b.type()));
+  SF_ASSIGN(auto pa, quantParams(ctx, 1, 2));
+  SF_ASSIGN(auto pb, quantParams(ctx, 4, 5));
+  SF_ASSIGN(auto pc, quantParams(ctx, 6, 7));
+  SF_ASSIGN(Shape out, broadcastAll({a.shape(), b.shape()}));
+  SF_TRY(ctx.admit(a.type(), out));
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto bv, doubles(b));
+  std::vector<double> y(size_t(countOf(out)));
+  const float ratioA = pa.first / pc.first, ratioB = pb.first / pc.first, ratioMul = pa.first * pb.first / pc.first;
+  Result<void> status = success();
+  forEachBroadcast<2>(out, {broadcastStrides(a.shape(), out), broadcastStrides(b.shape(), out)},
+                      [&](int64_t o, const std::array<int64_t, 2> &off) {
+                        const float x = float(av[size_t(off[0])]) - pa.second, z = float(bv[size_t(off[1])]) - pb.second;
+                        const float r = multiply ? x * z * ratioMul : x * ratioA + z * ratioB;
+                        auto q = quantizeFloat(r, pc.second, a.type());
+                        if (!q.ok()) status = q.takeError();
+                        else y[size_t(o)] = *q;
+                      });
+  SF_TRY(std::move(status));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(a.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// QLinearSigmoid and QLinearLeakyRelu (com.microsoft): X (scale, zero point) to Y's, element by
+/// element through a table of the 256 values as onnxruntime builds it (dequantized, `f` in float,
+/// quantized).
+Result<void> qlinearUnary(EvalContext &ctx, const std::function<float(float)> &f) {
+  const Tensor &x = ctx.input(0);
+  SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
+  SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
+  SF_ASSIGN(auto range, quantRange(x.type()));
+  std::vector<double> table(256);
+  for (int v = int(range.first); v <= int(range.second); ++v) {
+    const float y = f((float(v) - px.second) * px.first);
+    SF_ASSIGN(table[size_t(v - int(range.first))], quantizeFloat(y / py.first, py.second, x.type()));
+  }
+  SF_ASSIGN(auto xv, doubles(x));
+  for (double &v : xv) v = table[size_t(int(v) - int(range.first))];
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), x.shape(), xv));
+  return ctx.setOutput(0, std::move(t));
+}
+
 /// FusedMatMul (com.microsoft): alpha * op(A) x op(B), op a transpose of the last two axes with
 /// transA / transB, batch axes broadcast as MatMul's (transBatchA/B, which move the batch axes
 /// too, are refused).
@@ -1092,6 +1159,16 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "FusedMatMul", fusedMatMul, kMs));
   SF_TRY(setKernel(r, "Attention", msAttention, kMs));
   SF_TRY(setKernel(r, "EmbedLayerNormalization", embedLayerNorm, kMs));
+  SF_TRY(setKernel(r, "QLinearAdd", [](EvalContext &c) { return qlinearBinary(c, false); }, kMs));
+  SF_TRY(setKernel(r, "QLinearMul", [](EvalContext &c) { return qlinearBinary(c, true); }, kMs));
+  SF_TRY(setKernel(r, "QLinearSigmoid", [](EvalContext &c) {
+    return qlinearUnary(c, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+  }, kMs));
+  SF_TRY(setKernel(r, "QLinearLeakyRelu", [](EvalContext &c) -> Result<void> {
+    SF_ASSIGN(double alpha, c.attrs().getFloat("alpha", 0.01));
+    const float a = float(alpha);
+    return qlinearUnary(c, [a](float v) { return v >= 0 ? v : a * v; });
+  }, kMs));
   return success();
 }
 

@@ -1,0 +1,1 @@
+BYJ€SSSSSTTTTTTTUUUUUUUUVVVVVVVWWWWWWWWXXXXXXXYYYYYYYYZZZZZZZ[[[[[[[[\\\\\\\]]]]]]]]^^^^^^^________```````aaaaaaaabbbbbbbccccccccddddeghiklmopqstuwxy{|}€ƒ„…‡‰‹‘“”•—™› ΅£¤¥§¨©«¬­―°±³΄µ·ΈΉ»Ό½ΏΐΑΓΔΕΗΘΙΛΜΝΟΠΡΣΤΥΧΨΩΫάέίΰαγδεηθιλμνοπρστυχψωϋόύÿÿÿÿÿÿÿÿÿÿÿÿ

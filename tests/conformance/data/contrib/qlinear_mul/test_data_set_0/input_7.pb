@@ -1,0 +1,1 @@
+BC_zero_pointJ}
