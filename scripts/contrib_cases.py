@@ -32,7 +32,6 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import zlib
@@ -40,6 +39,8 @@ import zlib
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_run import run_ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -50,28 +51,11 @@ ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto
         np.dtype(np.int8): TensorProto.INT8}
 
 # --------------------------------------------------------------------------------------------
-# Running onnxruntime (scripts/ort/run_npy.js, as scripts/opset_cases.py does)
+# Names of the files a case writes (onnxruntime runs through scripts/ort_run.py)
 
 
 def file_name(name):
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "output"
-
-
-def run_ort(model_path, inputs, tmp):
-    """onnxruntime's outputs (by output name) for the inputs, or None and the reason it gave."""
-    specs = []
-    for name, arr in inputs.items():
-        f = os.path.join(tmp, f"in_{len(specs)}.npy")
-        np.save(f, arr)
-        specs.append(f"{name}={f}")
-    outdir = os.path.join(tmp, "out")
-    shutil.rmtree(outdir, ignore_errors=True)
-    r = subprocess.run(["node", os.path.join(HERE, "ort", "run_npy.js"), model_path, outdir, *specs],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        why = " ".join((r.stderr.strip().splitlines() or ["failed"])[-1].split())
-        return None, why.replace("run_npy: ", "")[:300]
-    return {f[:-4]: np.load(os.path.join(outdir, f)) for f in os.listdir(outdir)}, None
 
 
 # --------------------------------------------------------------------------------------------

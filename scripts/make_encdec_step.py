@@ -19,16 +19,14 @@ Needs python3 with torch and onnx; --verify also needs scripts/ort (onnxruntime 
 (batch 1 and 2) and compares every output with torch's."""
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
-import numpy as np
 import torch
 import torch.nn as nn
 
+from ort_run import check_against_ort
+
 VOCAB, HIDDEN, HEADS, HEAD, LAYERS, FF, MAX_POS = 96, 64, 4, 16, 2, 256, 448
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def split_heads(t):
@@ -132,27 +130,10 @@ def verify(model, path, cases):
         args = sample(gen, batch, seq, enc_len, past)
         with torch.no_grad():
             want = model(*args)
-        with tempfile.TemporaryDirectory() as d:
-            feeds = []
-            for n, t in zip(ins, args):
-                f = os.path.join(d, n + ".in.npy")
-                np.save(f, t.numpy())
-                feeds.append(f"{n}={f}")
-            r = subprocess.run(["node", os.path.join(HERE, "ort", "run_npy.js"), path, d] + feeds,
-                               capture_output=True, text=True)
-            what = f"batch {batch} seq {seq} enc {enc_len} past {past}"
-            if r.returncode != 0:
-                raise SystemExit(f"onnxruntime failed at {what}: {r.stderr.strip()}")
-            worst = 0.0
-            for n, w in zip(outs, want):
-                got = np.load(os.path.join(d, n + ".npy"))
-                if got.shape != tuple(w.shape):
-                    raise SystemExit(f"{n}: onnxruntime shape {got.shape}, torch {tuple(w.shape)}")
-                worst = max(worst, float(np.abs(got - w.numpy()).max()) if got.size else 0.0)
-            if worst > 1e-4:
-                raise SystemExit(f"{what}: max |ort - torch| {worst}")
-            print(f"verified {what}: logits {list(want[0].shape)}, "
-                  f"present.0.decoder.key {list(want[1].shape)}, max |ort - torch| {worst:.2e}")
+        what = f"batch {batch} seq {seq} enc {enc_len} past {past}"
+        worst = check_against_ort(path, ins, outs, args, want, what)
+        print(f"verified {what}: logits {list(want[0].shape)}, "
+              f"present.0.decoder.key {list(want[1].shape)}, max |ort - torch| {worst:.2e}")
 
 
 if __name__ == "__main__":

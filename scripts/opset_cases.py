@@ -27,6 +27,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from ort_run import run_ort
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(ROOT, "tests", "conformance", "data")
@@ -84,25 +86,6 @@ def load(path):
     with open(path, "rb") as f:
         t.ParseFromString(f.read())
     return t
-
-
-def run_ort(model, inputs, tmp):
-    """onnxruntime's outputs (by name) for the inputs, or the reason it gave none."""
-    specs = []
-    for name, arr in inputs.items():
-        f = os.path.join(tmp, f"in_{len(specs)}.npy")
-        np.save(f, arr)
-        specs.append(f"{name}={f}")
-    outdir = os.path.join(tmp, "out")
-    shutil.rmtree(outdir, ignore_errors=True)
-    r = subprocess.run(["node", os.path.join(HERE, "ort", "run_npy.js"), model, outdir, *specs],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, (r.stderr.strip().splitlines() or ["failed"])[-1][:200]
-    outs = {}
-    for f in os.listdir(outdir):
-        outs[f[:-4]] = np.load(os.path.join(outdir, f))
-    return outs, None
 
 
 def file_name(name):
