@@ -123,10 +123,15 @@ Result<Facts> inferReshape(InferContext &ctx) {
       bool jointZero = e->kind == ExprKind::Add && e->value >= 0 && e->ops.size() >= 2;
       for (size_t k = 0; jointZero && k < e->ops.size(); ++k)
         jointZero = isSymbol(e->ops[k]) && e->coefs[k] > 0 && symbolInfo(e->ops[k]->sym).range.lo >= 0;
-      if (inputDims || jointZero) {
+      if (inputDims) {
         mayBeZero = false;
         ctx.assume("target element " + std::to_string(i) + " (" + t.toString() +
                    ") is taken to be nonzero; a 0 would copy the input's dim instead");
+      } else if (jointZero) {
+        // No tokens at all would copy the input's dim and make other shapes than these: a
+        // requirement of the sizes (the contract states it), not an assumption.
+        mayBeZero = false;
+        SF_TRY(ctx.symbols().narrow(t.expr(), {1, kInf}));
       }
     }
     if (mayBeMinusOne || mayBeZero) {

@@ -63,13 +63,24 @@ Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOp
   if (nodes > probedNodes) return ContractedModel{std::move(m), std::move(c)};
   // A named size is assumed at least 1 while inferring; 0 is admitted where the model infers
   // with that size alone at 0 (the first step of a decoder: an empty cache).
-  admitZeroSizes(c, [&](const std::string &name) {
+  std::vector<std::string> lowered = admitZeroSizes(c, [&](const std::string &name) {
     InferOptions probe = options;
     probe.dims.push_back(DimBound{name, Interval{0, 0}});
     auto p = infer(probe, {});
     return p.ok() && !p->diags.hasErrors();
   });
-  return ContractedModel{std::move(m), std::move(c)};
+  if (lowered.empty()) return ContractedModel{std::move(m), std::move(c)};
+  // Each alone at 0 infers; together they may not (no new tokens and an empty cache): the model
+  // inferred again with all of them from 0 states what they need jointly (`S + P >= 1`), and
+  // its facts hold at 0.
+  InferOptions widened = options;
+  for (const std::string &name : lowered) widened.dims.push_back(DimBound{name, Interval{0, kInf}});
+  ContractBasis joint;
+  auto again = infer(widened, [&](Graph &g) { joint = contractBasis(g); });
+  if (!again.ok() || again->diags.hasErrors()) return ContractedModel{std::move(m), std::move(c)};
+  Contract jc = makeContract(again->graph, again->diags, joint);
+  jc.assumedMinimum = c.assumedMinimum;
+  return ContractedModel{std::move(*again), std::move(jc)};
 }
 
 Result<InferredModel> inferAdmittingZero(const InferModel &infer, const InferOptions &options,
