@@ -80,7 +80,7 @@ Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOp
   if (!again.ok() || again->diags.hasErrors()) return ContractedModel{std::move(m), std::move(c)};
   Contract jc = makeContract(again->graph, again->diags, joint);
   jc.assumedMinimum = c.assumedMinimum;
-  return ContractedModel{std::move(*again), std::move(jc)};
+  return ContractedModel{std::move(*again), std::move(jc), lowered};
 }
 
 Result<InferredModel> inferAdmittingZero(const InferModel &infer, const InferOptions &options,
@@ -92,9 +92,13 @@ Result<InferredModel> inferAdmittingZero(const InferModel &infer, const InferOpt
       if (s.name == name && s.range.lo == 0) names.push_back(name);
   if (admitted) *admitted = names;
   if (names.empty()) return std::move(m.model);
-  InferOptions widened = options;
-  for (const std::string &name : names) widened.dims.push_back(DimBound{name, Interval{0, kInf}});
-  SF_ASSIGN(InferredModel again, infer(widened, {}));
+  // Where inferWithContract inferred the model again with these sizes from 0, that is the model.
+  InferredModel again = std::move(m.model);
+  if (m.fromZero != names) {
+    InferOptions widened = options;
+    for (const std::string &name : names) widened.dims.push_back(DimBound{name, Interval{0, kInf}});
+    SF_ASSIGN(again, infer(widened, {}));
+  }
   again.diags.add({Severity::Note, "", "",
                    fmt::format("{} inferred from 0: the model infers with {} at 0 and meets every requirement "
                                "there (shapeflow contract)",

@@ -28,6 +28,8 @@ using InferModel = std::function<Result<InferredModel>(const InferOptions &optio
 struct ContractedModel {
   InferredModel model;
   Contract contract;
+  /// The sizes `model` was inferred with from 0 (those admitted there), empty when it was not.
+  std::vector<std::string> fromZero;
 };
 /// The model inferred at its symbolic sizes and its contract, each named size the importer
 /// takes to be at least 1 admitted from 0 where the model infers with it alone at 0.
