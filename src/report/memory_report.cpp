@@ -1,9 +1,8 @@
 // A model's memory in parts, at bindings, and the largest size that fits (memory_report.h).
 #include "shapeflow/report/memory_report.h"
-#include "shapeflow/report/plan_report.h"
-#include "shapeflow/report/names.h"
 
 #include "shapeflow/cost/stats.h"
+#include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/support/format.h"
 
@@ -311,12 +310,10 @@ Result<MemoryFit> fitSymbol(RowEvaluator &rows, const Contract &c, const Binding
   return fit;
 }
 
-/// The i-th of the report's printed expressions (kv cache, activations, io).
-std::string shortExpr(const MemoryReport &r, size_t i, const Dimension &d) {
+/// One of the report's parts printed with its names.
+std::string shortExpr(const MemoryReport &r, const Dimension &d) {
   if (!d.isStatic() && !d.expr()) return "no expression over every size (each row planned at its sizes)";
-  if (i < r.printed.size()) return r.printed[i];
-  std::string s = toString(d);
-  return s.size() <= 120 ? s : fmt::format("an expression of {} characters (--json)", s.size());
+  return r.names.text(d);
 }
 
 /// The derived sizes (`_o3 = max(...)`) the plan's peak names, and the ones they name, each
@@ -325,8 +322,6 @@ std::vector<std::string> derivedLines(const lower::MemoryPlan &plan) {
   // The derived sizes the peak names, directly or through others, in definition order.
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < plan.derived.size(); ++i) index[plan.derived[i].first] = i;
-  std::map<std::string, const Dimension *> defined;
-  for (const auto &[name, d] : plan.derived) defined[name] = &d;
   std::set<size_t> used;
   std::vector<Expr> pending;
   if (plan.peak.expr()) pending.push_back(plan.peak.expr());
@@ -337,15 +332,13 @@ std::vector<std::string> derivedLines(const lower::MemoryPlan &plan) {
       if (auto it = index.find(symbolInfo(s).name); it != index.end() && used.insert(it->second).second)
         if (Expr next = plan.derived[it->second].second.expr()) pending.push_back(next);
   }
-  std::vector<std::string> order;
-  for (size_t i : definitionOrder(plan))
-    if (used.count(i)) order.push_back(plan.derived[i].first);
-  std::vector<std::string> lines;
+  std::vector<std::string> order, lines;
   size_t length = 0;
-  for (const std::string &name : order) {
-    std::string line = name + " = " + toString(*defined[name]);
-    length += line.size();
-    lines.push_back(std::move(line));
+  for (size_t i : definitionOrder(plan)) {
+    if (!used.count(i)) continue;
+    order.push_back(plan.derived[i].first);
+    lines.push_back(plan.derived[i].first + " = " + toString(plan.derived[i].second));
+    length += lines.back().size();
   }
   if (lines.size() > 8 || length > 600)
     return {fmt::format("with {} derived sizes ({}): --json lists them under activations.derived", order.size(),
@@ -465,11 +458,7 @@ Result<MemoryReport> memoryReport(const Graph &g, const Contract &contract, cons
     return errorf("the memory plan: {} (bounding the sizes helps where an expression grows too large: "
                   "--dim SYM=LO..HI)", plan.error().message);
   r.plan = std::move(*plan);
-  {
-    NamedTexts named = nameForPrinting(g, {r.kvCache, r.plan.peak, r.io}, 72);
-    r.printed = std::move(named.texts);
-    r.where = std::move(named.where);
-  }
+  r.names = nameForPrinting(g, {r.kvCache, r.plan.peak, r.io}, 72);
   RowEvaluator evaluate(g, r, options);
   for (size_t i = 0; i < rows.size(); ++i) {
     SF_ASSIGN(MemoryRow row, evaluate.at(rows[i]));
@@ -537,15 +526,15 @@ void printMemory(const MemoryReport &r, std::ostream &os) {
     for (const CachePair &p : r.cache)
       os << "  " << p.input << " -> " << p.output << "  (axis " << p.axis << (p.grows ? ")" : ", written in place)")
          << "\n";
-    os << "  bytes, in and out: " << shortExpr(r, 0, r.kvCache) << "\n";
+    os << "  bytes, in and out: " << shortExpr(r, r.kvCache) << "\n";
   }
   os << "activations: the static plan's peak, inputs and outputs the caller's (a row: planned at its sizes; the "
         "expression: planned at the rows' largest, valid at every size): "
-     << shortExpr(r, 1, r.plan.peak) << "\n";
+     << shortExpr(r, r.plan.peak) << "\n";
   for (const std::string &line : derivedLines(r.plan)) os << "  " << line << "\n";
-  os << "inputs and outputs (not cache): " << shortExpr(r, 2, r.io) << "\n";
-  if (!r.where.empty()) os << "where\n";
-  for (const std::string &line : r.where) os << "  " << line << "\n";
+  os << "inputs and outputs (not cache): " << shortExpr(r, r.io) << "\n";
+  if (!r.names.where.empty()) os << "where\n";
+  for (const std::string &line : r.names.where) os << "  " << line << "\n";
   if (!r.rows.empty()) {
     std::vector<std::string> names;
     for (const auto &[k, v] : r.rows.front().at) names.push_back(k);

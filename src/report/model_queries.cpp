@@ -32,6 +32,12 @@ Result<std::vector<InputShape>> shapesAt(const Graph &g, const Binding &at) {
   return shapes;
 }
 
+/// `options` with each of `names` ranging from 0.
+InferOptions fromZero(InferOptions options, const std::vector<std::string> &names) {
+  for (const std::string &name : names) options.dims.push_back(DimBound{name, Interval{0, kInf}});
+  return options;
+}
+
 /// `SYM=EXPR` over the contract's sizes.
 Result<std::pair<std::string, Expr>> parseTie(const std::string &spec, Graph &g, const Contract &c) {
   auto eq = spec.find('=');
@@ -73,10 +79,8 @@ Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOp
   // Each alone at 0 infers; together they may not (no new tokens and an empty cache): the model
   // inferred again with all of them from 0 states what they need jointly (`S + P >= 1`), and
   // its facts hold at 0.
-  InferOptions widened = options;
-  for (const std::string &name : lowered) widened.dims.push_back(DimBound{name, Interval{0, kInf}});
   ContractBasis joint;
-  auto again = infer(widened, [&](Graph &g) { joint = contractBasis(g); });
+  auto again = infer(fromZero(options, lowered), [&](Graph &g) { joint = contractBasis(g); });
   if (!again.ok() || again->diags.hasErrors()) return ContractedModel{std::move(m), std::move(c)};
   Contract jc = makeContract(again->graph, again->diags, joint);
   jc.assumedMinimum = c.assumedMinimum;
@@ -95,9 +99,7 @@ Result<InferredModel> inferAdmittingZero(const InferModel &infer, const InferOpt
   // Where inferWithContract inferred the model again with these sizes from 0, that is the model.
   InferredModel again = std::move(m.model);
   if (m.fromZero != names) {
-    InferOptions widened = options;
-    for (const std::string &name : names) widened.dims.push_back(DimBound{name, Interval{0, kInf}});
-    SF_ASSIGN(again, infer(widened, {}));
+    SF_ASSIGN(again, infer(fromZero(options, names), {}));
   }
   again.diags.add({Severity::Note, "", "",
                    fmt::format("{} inferred from 0: the model infers with {} at 0 and meets every requirement "

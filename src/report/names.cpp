@@ -286,13 +286,12 @@ NamedTexts nameForPrinting(const Graph &g, const std::vector<Dimension> &dims, s
   for (const Dimension &d : dims)
     if (!d.isStatic() && d.expr()) naming.roots.push_back(d.expr());
   ReportNames names = nameDerivedSizes(g, naming);
-  NamedTexts out;
-  for (const Dimension &d : dims)
-    out.texts.push_back(d.isStatic() ? std::to_string(d.length())
-                        : d.expr()   ? toString(d.expr(), names.print)
-                                     : d.toString());
-  out.where = definitionLines(names);
-  return out;
+  return NamedTexts{std::move(names.print), definitionLines(names)};
+}
+
+std::string NamedTexts::text(const Dimension &d) const {
+  if (d.isStatic()) return std::to_string(d.length());
+  return d.expr() ? toString(d.expr(), print) : d.toString();
 }
 
 ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &o) {

@@ -1,8 +1,8 @@
 // The memory plan report (report/plan_report.h).
 #include "shapeflow/report/plan_report.h"
-#include "shapeflow/report/names.h"
 
 #include "shapeflow/report/json_writer.h"
+#include "shapeflow/report/names.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/stats_report.h"
 #include "shapeflow/support/format.h"
@@ -140,9 +140,7 @@ std::vector<std::string> planLines(const PlanReport &r) {
   auto shown = [&](const Dimension &d) {
     auto v = valueAt(d);
     std::string text = v ? humanCount(double(*v), "B") : std::string("?");
-    const Dimension *all[] = {&p.peak, &p.lowerBound, &p.lowerBoundModelOrder};
-    for (size_t i = 0; i < 3; ++i)
-      if (!d.isStatic() && all[i] == &d) text += "  (" + named.texts[i] + ")";
+    if (!d.isStatic()) text += "  (" + named.text(d) + ")";
     return text;
   };
   size_t owners = 0, shared = 0;

@@ -1,8 +1,8 @@
 // The statistics report (report/stats_report.h): JSON, CSV, a terminal table and an SVG picture.
 #include "shapeflow/report/stats_report.h"
-#include "shapeflow/report/names.h"
 
 #include "shapeflow/report/json_writer.h"
+#include "shapeflow/report/names.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/support/format.h"
 
@@ -432,10 +432,7 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
   auto shown = [&](const Dimension &d, const char *unit) {
     std::string v = humanCount(asDouble(valueAt(r, d)), unit);
     if (d.isStatic()) return v;
-    std::string e = "?";
-    for (size_t i = 0; i < totals.size(); ++i)
-      if (totals[i].expr() == d.expr()) e = named.texts[i];
-    return v + "  (" + e + ")";
+    return v + "  (" + (d.expr() && !d.expr()->hasAnonymous ? named.text(d) : std::string("?")) + ")";
   };
   // A total that is not an expression: what is known of it, and that a part is not.
   auto total = [&](const Dimension &d, const Dimension &known, const char *unit) {
@@ -443,19 +440,17 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
     return "at least " + shown(known, unit) + " + parts not known (notes)";
   };
   os << "model: " << r.model << "\n";
-  bool symbolic = false;
-  if (!r.atNote.empty() && !r.graph->symbols.namedSymbols().empty()) {
+  const auto symbols = r.graph->symbols.namedSymbols();
+  if (!symbols.empty() && !r.atNote.empty()) {
     os << "counts shown at: " << r.atNote << "\n";
-    symbolic = true;
+  } else if (!symbols.empty()) {
+    os << "symbols (counts shown at:";
+    for (const auto &[name, range] : symbols) {
+      auto it = r.at.find(name);
+      os << " " << name << "=" << (it != r.at.end() ? it->second : range.lo);
+    }
+    os << ")\n";
   }
-  for (const auto &[name, range] : r.graph->symbols.namedSymbols()) {
-    if (symbolic && !r.atNote.empty()) break;
-    if (!symbolic) os << "symbols (counts shown at:";
-    symbolic = true;
-    auto it = r.at.find(name);
-    os << " " << name << "=" << (it != r.at.end() ? it->second : range.lo);
-  }
-  if (symbolic && r.atNote.empty()) os << ")\n";
   os << "total:\n";
   const Counts &t = s.total, &k = s.totalKnown;
   os << "  MACs          " << total(t.macs, k.macs, "MAC") << "\n";

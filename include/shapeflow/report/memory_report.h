@@ -25,6 +25,7 @@
 #include "shapeflow/ir/graph.h"
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/report/contract.h"
+#include "shapeflow/report/names.h"
 
 #include <nlohmann/json.hpp>
 
@@ -80,9 +81,9 @@ struct MemoryReport {
   lower::MemoryPlan plan; // the activations' expression: plan.peak
   std::vector<MemoryRow> rows;
   std::optional<MemoryFit> fit;
-  /// The text report's kv cache, activations and io expressions, short (names for what they
-  /// share and their long parts), and those names' definitions.
-  std::vector<std::string> printed, where;
+  /// Names that print the kv cache's, the activations' and the io's expressions short (what
+  /// they share and their long parts), and those names' definitions.
+  NamedTexts names;
 };
 
 struct MemoryOptions {

@@ -48,10 +48,13 @@ ReportNames nameDerivedSizes(const Graph &g, const NamingOptions &options = {});
 std::vector<std::string> definitionLines(const ReportNames &names, size_t maxText = 160);
 
 /// Names for `dims` alone (a report's totals, a plan's peak), each printed at most about
-/// `maxLength` characters: the texts, and the definitions they use (definitionLines).
+/// `maxLength` characters, and the definitions they use (definitionLines). Its expressions live
+/// in the graph's context: print inside it.
 struct NamedTexts {
-  std::vector<std::string> texts; // one per dim: a number, or the expression with names
+  PrintNames print;
   std::vector<std::string> where; // `R1 = ...`
+  /// `d` printed with the names: a number, or its expression.
+  std::string text(const Dimension &d) const;
 };
 NamedTexts nameForPrinting(const Graph &g, const std::vector<Dimension> &dims, size_t maxLength = 64);
 

@@ -645,6 +645,17 @@ struct HeadsArgs {
   Shape biasShape;
 };
 
+/// The sizes and the attributes MultiHeadAttention and Attention share: scale (default
+/// 1/sqrt(H)), mask_filter_value, unidirectional.
+Result<HeadsArgs> headsArgs(EvalContext &ctx, HeadsArgs a) {
+  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
+  SF_ASSIGN(a.filter, ctx.attrs().getFloat("mask_filter_value", -10000.0));
+  SF_ASSIGN(int64_t unidirectional, ctx.attrs().getInt("unidirectional", 0));
+  a.scale = scale != 0.0 ? scale : 1.0 / std::sqrt(double(a.H));
+  a.unidirectional = unidirectional != 0;
+  return a;
+}
+
 /// softmax(scale * Q K^T + masks + bias) V for Q (B, N, S, H), K (B, N, T, H), V (B, N, T, Hv):
 /// (B, S, N*Hv), as onnxruntime's CPU attention kernels compute it.
 std::vector<double> attendHeads(const HeadsArgs &a, const std::vector<double> &Q, const std::vector<double> &K,
@@ -711,12 +722,10 @@ Result<void> readMasks(EvalContext &ctx, size_t maskAt, size_t biasAt, HeadsArgs
 Result<void> msAttention(EvalContext &ctx) {
   const Tensor &x = ctx.input(0), &w = ctx.input(1);
   SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
-  SF_ASSIGN(double scaleAttr, ctx.attrs().getFloat("scale", 0.0));
-  SF_ASSIGN(double filter, ctx.attrs().getFloat("mask_filter_value", -10000.0));
-  SF_ASSIGN(int64_t unidirectional, ctx.attrs().getInt("unidirectional", 0));
   SF_ASSIGN(int64_t shared, ctx.attrs().getInt("past_present_share_buffer", 0));
   SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
   if (shared || rotary) return errorf("past_present_share_buffer and do_rotary are not run by this kernel");
+  if (ctx.hasInput(4) && ctx.hasInput(5)) return errorf("past and attention_bias together (onnxruntime refuses them)");
   const Shape &xs = x.shape(), &ws = w.shape();
   if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2] || N <= 0)
     return errorf("input {} and weights {} with num_heads {}", shapeText(xs), shapeText(ws), N);
@@ -771,10 +780,7 @@ Result<void> msAttention(EvalContext &ctx) {
                     : qkv[size_t((b * S + s) * Dall + 2 * Dq + n * Hv + h)];
       }
     }
-  HeadsArgs heads{B, N, S, P, T, H, Hv};
-  heads.scale = scaleAttr != 0.0 ? scaleAttr : 1.0 / std::sqrt(double(H));
-  heads.filter = filter, heads.unidirectional = unidirectional != 0;
-  if (ctx.hasInput(4) && ctx.hasInput(5)) return errorf("past and attention_bias together (onnxruntime refuses them)");
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, {B, N, S, P, T, H, Hv}));
   std::vector<int64_t> mask;
   std::vector<double> attnBias;
   SF_TRY(readMasks(ctx, 3, 5, heads, mask, attnBias, "mask_index"));
@@ -799,9 +805,6 @@ Result<void> msAttention(EvalContext &ctx) {
 Result<void> multiHeadAttention(EvalContext &ctx) {
   const Tensor &q = ctx.input(0);
   SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
-  SF_ASSIGN(double scaleAttr, ctx.attrs().getFloat("scale", 0.0));
-  SF_ASSIGN(double filter, ctx.attrs().getFloat("mask_filter_value", -10000.0));
-  SF_ASSIGN(int64_t unidirectional, ctx.attrs().getInt("unidirectional", 0));
   if (!ctx.hasInput(1) || !ctx.hasInput(2)) return errorf("this kernel needs key and value (packed QKV is not run)");
   const Tensor &k = ctx.input(1), &v = ctx.input(2);
   const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
@@ -858,9 +861,7 @@ Result<void> multiHeadAttention(EvalContext &ctx) {
         for (int64_t h = 0; h < H; ++h)
           Q[size_t(((b * N + n) * S + s) * H + h)] =
               qv[size_t((b * S + s) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(n * H + h)]);
-  HeadsArgs heads{B, N, S, P, T, H, Hv};
-  heads.scale = scaleAttr != 0.0 ? scaleAttr : 1.0 / std::sqrt(double(H));
-  heads.filter = filter, heads.unidirectional = unidirectional != 0;
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, {B, N, S, P, T, H, Hv}));
   std::vector<int64_t> mask;
   std::vector<double> ab;
   SF_TRY(readMasks(ctx, 4, 5, heads, mask, ab, "key_padding_mask"));
@@ -955,17 +956,8 @@ Result<void> embedLayerNorm(EvalContext &ctx) {
       if (segments) {
         SF_ASSIGN(g, row(sv, ctx.input(4).shape()[0], seg[size_t(i)], H, "segment_ids"));
       }
-      double mean = 0, var = 0;
-      for (int64_t h = 0; h < H; ++h) {
-        double v = w[h] + p[h] + (g ? g[h] : 0.0);
-        sum[size_t(i * H + h)] = v;
-        mean += v;
-      }
-      mean /= double(H);
-      for (int64_t h = 0; h < H; ++h) var += (sum[size_t(i * H + h)] - mean) * (sum[size_t(i * H + h)] - mean);
-      const double inv = 1.0 / std::sqrt(var / double(H) + eps);
-      for (int64_t h = 0; h < H; ++h)
-        y[size_t(i * H + h)] = (sum[size_t(i * H + h)] - mean) * inv * gamma[size_t(h)] + beta[size_t(h)];
+      for (int64_t h = 0; h < H; ++h) sum[size_t(i * H + h)] = w[h] + p[h] + (g ? g[h] : 0.0);
+      normalizeRow(sum.data() + i * H, H, false, eps, gamma, &beta, y.data() + i * H, nullptr);
     }
   SF_ASSIGN(Tensor out, Tensor::fromDoubles(words.type(), Shape{B, S, H}, y));
   SF_TRY(ctx.setOutput(0, std::move(out)));
@@ -1052,48 +1044,6 @@ Result<void> qlinearUnary(EvalContext &ctx, const std::function<float(float)> &f
   return ctx.setOutput(0, std::move(t));
 }
 
-/// FusedMatMul (com.microsoft): alpha * op(A) x op(B), op a transpose of the last two axes with
-/// transA / transB, batch axes broadcast as MatMul's (transBatchA/B, which move the batch axes
-/// too, are refused).
-Result<void> fusedMatMul(EvalContext &ctx) {
-  const Tensor &a = ctx.input(0), &b = ctx.input(1);
-  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
-  SF_ASSIGN(int64_t ta, ctx.attrs().getInt("transA", 0));
-  SF_ASSIGN(int64_t tb, ctx.attrs().getInt("transB", 0));
-  SF_ASSIGN(int64_t tba, ctx.attrs().getInt("transBatchA", 0));
-  SF_ASSIGN(int64_t tbb, ctx.attrs().getInt("transBatchB", 0));
-  if (tba || tbb) return errorf("transBatchA and transBatchB are not computed by this kernel");
-  if (a.shape().size() < 2 || b.shape().size() < 2)
-    return errorf("A is {} and B {}: both of rank 2 or more", shapeText(a.shape()), shapeText(b.shape()));
-  const size_t ra = a.shape().size(), rb = b.shape().size();
-  const int64_t m = ta ? a.shape()[ra - 1] : a.shape()[ra - 2], ka = ta ? a.shape()[ra - 2] : a.shape()[ra - 1];
-  const int64_t kb = tb ? b.shape()[rb - 1] : b.shape()[rb - 2], n = tb ? b.shape()[rb - 2] : b.shape()[rb - 1];
-  if (ka != kb) return errorf("A is {} and B {}: inner sizes {} and {}", shapeText(a.shape()), shapeText(b.shape()), ka, kb);
-  Shape batchA(a.shape().begin(), a.shape().end() - 2), batchB(b.shape().begin(), b.shape().end() - 2);
-  SF_ASSIGN(Shape batch, broadcastAll({batchA, batchB}));
-  Shape outShape = batch;
-  outShape.push_back(m), outShape.push_back(n);
-  SF_TRY(ctx.admit(a.type(), outShape));
-  SF_ASSIGN(auto av, doubles(a));
-  SF_ASSIGN(auto bv, doubles(b));
-  std::vector<double> y(size_t(countOf(outShape)));
-  const int64_t k = ka;
-  forEachBroadcast<2>(batch, {broadcastStrides(batchA, batch), broadcastStrides(batchB, batch)},
-                      [&](int64_t o, const std::array<int64_t, 2> &off) {
-                        const double *pa = av.data() + off[0] * m * k, *pb = bv.data() + off[1] * k * n;
-                        double *py = y.data() + o * m * n;
-                        for (int64_t i = 0; i < m; ++i)
-                          for (int64_t j = 0; j < n; ++j) {
-                            double sum = 0;
-                            for (int64_t t = 0; t < k; ++t)
-                              sum += (ta ? pa[t * m + i] : pa[i * k + t]) * (tb ? pb[j * k + t] : pb[t * n + j]);
-                            py[i * n + j] = alpha * sum;
-                          }
-                      });
-  SF_ASSIGN(Tensor out, Tensor::fromDoubles(a.type(), outShape, y));
-  return ctx.setOutput(0, std::move(out));
-}
-
 /// The activation of onnxruntime's fused ops (FusedConv, FusedGemm): Relu, Tanh, Sigmoid,
 /// LeakyRelu (alpha, 0.01), Clip (min, max), HardSigmoid (alpha 0.2, beta 0.5); none when empty.
 Result<std::function<double(double)>> fusedActivation(const std::string &name, const std::vector<double> &p) {
@@ -1156,7 +1106,6 @@ Result<void> registerContribKernels(OpRegistry &r) {
     SF_ASSIGN(double alpha, c.attrs().getFloat("alpha", 1.702));
     return activationWithBias(c, 9, quickGelu, alpha);
   }, kMs));
-  SF_TRY(setKernel(r, "FusedMatMul", fusedMatMul, kMs));
   SF_TRY(setKernel(r, "Attention", msAttention, kMs));
   SF_TRY(setKernel(r, "EmbedLayerNormalization", embedLayerNorm, kMs));
   SF_TRY(setKernel(r, "QLinearAdd", [](EvalContext &c) { return qlinearBinary(c, false); }, kMs));

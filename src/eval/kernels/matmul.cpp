@@ -1,5 +1,6 @@
 // Kernels of the products (src/ops/matmul.cpp): MatMul, Gemm, MatMulInteger, QLinearMatMul, Einsum,
-// and com.microsoft's integer products to float (MatMulIntegerToFloat, DynamicQuantizeMatMul).
+// and com.microsoft's FusedMatMul and integer products to float (MatMulIntegerToFloat,
+// DynamicQuantizeMatMul).
 // f32 products with constant weights on oneDNN, other f32 products on sgemm (OpenBLAS where the
 // build has it); other types in loops; the integer and quantized products exactly in doubles;
 // Einsum by direct summation over every label.
@@ -190,6 +191,44 @@ Result<void> matmulInteger(EvalContext &ctx) {
   SF_ASSIGN(auto r, matmulDoubles(av, a.shape(), bv, b.shape()));
   SF_TRY(ctx.admit(ElementType::I32, r.first));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::I32, r.first, r.second));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// `v` of shape `s` (rank 2 or more) with its last two axes swapped; `s` swapped too.
+std::vector<double> swapLastTwo(const std::vector<double> &v, Shape &s) {
+  const size_t r = s.size();
+  const int64_t rows = s[r - 2], cols = s[r - 1], mats = rows * cols == 0 ? 0 : int64_t(v.size()) / (rows * cols);
+  std::vector<double> out(v.size());
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) out[size_t((m * cols + j) * rows + i)] = v[size_t((m * rows + i) * cols + j)];
+  std::swap(s[r - 2], s[r - 1]);
+  return out;
+}
+
+/// FusedMatMul (com.microsoft): alpha * op(A) x op(B), op a transpose of the last two axes with
+/// transA / transB, batch axes broadcast as MatMul's (transBatchA/B, which move the batch axes
+/// too, are refused).
+Result<void> fusedMatMul(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
+  SF_ASSIGN(int64_t ta, ctx.attrs().getInt("transA", 0));
+  SF_ASSIGN(int64_t tb, ctx.attrs().getInt("transB", 0));
+  SF_ASSIGN(int64_t tba, ctx.attrs().getInt("transBatchA", 0));
+  SF_ASSIGN(int64_t tbb, ctx.attrs().getInt("transBatchB", 0));
+  if (tba || tbb) return errorf("transBatchA and transBatchB are not computed by this kernel");
+  if (a.shape().size() < 2 || b.shape().size() < 2)
+    return errorf("A is {} and B {}: both of rank 2 or more", shapeText(a.shape()), shapeText(b.shape()));
+  Shape sa = a.shape(), sb = b.shape();
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto bv, doubles(b));
+  if (ta) av = swapLastTwo(av, sa);
+  if (tb) bv = swapLastTwo(bv, sb);
+  SF_ASSIGN(MatMulGeometry g, matmulGeometry(sa, sb));
+  SF_TRY(ctx.admit(a.type(), g.out));
+  SF_ASSIGN(auto r, matmulDoubles(av, sa, bv, sb));
+  for (double &v : r.second) v *= alpha;
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(a.type(), r.first, r.second));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -392,6 +431,7 @@ Result<void> registerMatMulKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "MatMulInteger", matmulInteger));
   SF_TRY(setKernel(r, "QLinearMatMul", qlinearMatMul));
   SF_TRY(setKernel(r, "Einsum", einsum));
+  SF_TRY(setKernel(r, "FusedMatMul", fusedMatMul, "com.microsoft"));
   SF_TRY(setKernel(r, "MatMulIntegerToFloat", matmulIntegerToFloat, "com.microsoft"));
   SF_TRY(setKernel(r, "DynamicQuantizeMatMul", dynamicQuantizeMatMul, "com.microsoft"));
   return success();
