@@ -1,0 +1,21 @@
+// What the kernels of onnxruntime's contrib ops share (contrib.cpp, contrib_attention.cpp,
+// contrib_quantized.cpp).
+#pragma once
+
+#include "../kernel_util.h"
+
+#include <vector>
+
+namespace sf::eval::detail {
+
+inline constexpr const char *kMs = "com.microsoft";
+
+/// A per-hidden-element parameter (gamma, beta, bias): `hidden` values.
+Result<std::vector<double>> hiddenParam(EvalContext &ctx, size_t i, int64_t hidden, const char *name);
+
+/// GroupQueryAttention, RotaryEmbedding, MultiHeadAttention and Attention (contrib_attention.cpp).
+Result<void> registerContribAttentionKernels(OpRegistry &r);
+/// MatMulNBits, GatherBlockQuantized and the QLinear element-wise ops (contrib_quantized.cpp).
+Result<void> registerContribQuantizedKernels(OpRegistry &r);
+
+} // namespace sf::eval::detail

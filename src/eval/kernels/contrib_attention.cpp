@@ -1,0 +1,609 @@
+// Kernels of onnxruntime's attention contrib ops (com.microsoft; rules in src/ops/contrib.cpp),
+// with onnxruntime 1.30's CPU semantics, computed in double: GroupQueryAttention, RotaryEmbedding,
+// MultiHeadAttention and Attention.
+#include "contrib.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+namespace sf::eval::detail {
+namespace {
+
+/// What a GroupQueryAttention node is given, read once.
+struct Gqa {
+  int64_t batch = 0, seq = 0, heads = 0, kvHeads = 0, head = 0, newKeys = 0, past = 0, present = 0, total = 0;
+  bool firstPrompt = false;
+  std::vector<int64_t> seqlens; // per batch row: the keys it attends to, minus 1
+};
+
+/// Rotates pairs of `x`'s first `rotary` features of one head by the angles of `position`
+/// (cos/sin caches [max_position, rotary / 2]); halves apart, or neighbours when interleaved.
+void rotate(double *x, int64_t rotary, bool interleaved, const double *cos, const double *sin) {
+  const int64_t half = rotary / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+    const double x1 = x[a], x2 = x[b];
+    x[a] = x1 * cos[i] - x2 * sin[i];
+    x[b] = x2 * cos[i] + x1 * sin[i];
+  }
+}
+
+/// The sizes and the checks onnxruntime makes before it runs GroupQueryAttention.
+Result<Gqa> gqaSizes(EvalContext &ctx) {
+  Gqa g;
+  const Tensor &q = ctx.input(0);
+  SF_ASSIGN(g.heads, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(g.kvHeads, ctx.attrs().getInt("kv_num_heads"));
+  if (g.heads <= 0 || g.kvHeads <= 0 || g.heads % g.kvHeads != 0 || g.heads > (int64_t(1) << 30) ||
+      g.kvHeads > (int64_t(1) << 30))
+    return errorf("num_heads {} must be a positive multiple of kv_num_heads {}", g.heads, g.kvHeads);
+  // What onnxruntime's CPU kernel does not run: refused rather than computed otherwise.
+  SF_ASSIGN(int64_t slidingCache, ctx.attrs().getInt("sliding_window_cache", 0));
+  SF_ASSIGN(int64_t cacheBits, ctx.attrs().getInt("kv_cache_bit_width", 0));
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
+  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
+  if (slidingCache != 0 || cacheBits != 0 || ctx.hasInput(12) || ctx.hasInput(13))
+    return errorf("a sliding-window or quantized KV cache is not run here");
+  if (ctx.hasInput(14) || ctx.hasInput(15)) return errorf("q_norm_weight and k_norm_weight are not supported (onnxruntime's CPU kernel refuses them)");
+  if (causal != 0 && causal != 1) return errorf("causal is {}; 0 or 1 expected", causal);
+  if (causal == 0 && window != -1) return errorf("causal 0 needs local_window_size -1, not {}", window);
+  if (q.shape().size() != 3) return errorf("query {} must be of rank 3", shapeText(q.shape()));
+  g.batch = q.shape()[0], g.seq = q.shape()[1];
+  const bool packed = !ctx.hasInput(1);
+  const int64_t parts = packed ? g.heads + 2 * g.kvHeads : g.heads;
+  if (q.shape()[2] % parts != 0) return errorf("query {}'s hidden size is not a multiple of {}", shapeText(q.shape()), parts);
+  g.head = q.shape()[2] / parts;
+  if (g.head <= 0 || g.head % 8 != 0) return errorf("the head size {} must be a positive multiple of 8", g.head);
+  g.newKeys = g.seq;
+  if (!packed) {
+    const Shape &k = ctx.input(1).shape(), &v = ctx.input(2).shape();
+    if (k.size() != 3 || k != v || k[0] != g.batch || k[2] != g.kvHeads * g.head)
+      return errorf("key {} and value {} must be [{}, L, {}]", shapeText(k), shapeText(v), g.batch, g.kvHeads * g.head);
+    g.newKeys = k[1];
+  }
+  if (ctx.hasInput(3)) {
+    if (ctx.input(3).type() != q.type() || ctx.input(4).type() != q.type())
+      return errorf("past_key and past_value must be {} like the query", shortName(q.type()));
+    const Shape &pk = ctx.input(3).shape();
+    if (pk.size() != 4 || pk != ctx.input(4).shape() || pk[0] != g.batch || pk[1] != g.kvHeads || pk[3] != g.head)
+      return errorf("past_key {} and past_value {} must be [{}, {}, P, {}]", shapeText(pk), shapeText(ctx.input(4).shape()),
+                    g.batch, g.kvHeads, g.head);
+    g.past = pk[2];
+  }
+  if (g.newKeys != g.seq && !(g.newKeys == 0 && ctx.hasInput(3)))
+    return errorf("key has {} positions for {} queries", g.newKeys, g.seq);
+  SF_ASSIGN(g.seqlens, ints(ctx.input(5)));
+  SF_ASSIGN(auto total, ints(ctx.input(6)));
+  if (int64_t(g.seqlens.size()) != g.batch) return errorf("seqlens_k has {} values for a batch of {}", g.seqlens.size(), g.batch);
+  if (total.size() != 1 || total[0] <= 0) return errorf("total_sequence_length must be one positive value");
+  g.total = total[0];
+  g.present = std::max(g.total, g.past);
+  if (g.newKeys == 0 && g.total > g.past)
+    return errorf("total_sequence_length {} exceeds the {} rows of the shared past", g.total, g.past);
+  g.firstPrompt = g.seq == g.total;
+  if (g.seq > 1 && !g.firstPrompt && g.batch != 1)
+    return errorf("a batch of {} with {} new tokens and a past (total {}): onnxruntime takes batch 1 then", g.batch, g.seq, g.total);
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const int64_t n = g.seqlens[size_t(b)];
+    if (n < 0 || n >= g.present) return errorf("seqlens_k[{}] = {} is outside [0, {})", b, n, g.present);
+    if (!g.firstPrompt && n + 1 < g.seq) return errorf("seqlens_k[{}] = {} is too small for {} new tokens", b, n, g.seq);
+    if (ctx.hasInput(3) && g.newKeys != 0 && !g.firstPrompt && n + 1 - g.seq > g.past)
+      return errorf("seqlens_k[{}] = {} needs {} past rows; the past has {}", b, n, n + 1 - g.seq, g.past);
+    // Keys shared with another layer (no new ones): every key is in the past.
+    if (g.newKeys == 0 && n + 1 > g.past)
+      return errorf("seqlens_k[{}] = {} reads past the {} rows of the shared past", b, n, g.past);
+  }
+  return g;
+}
+
+/// Q [B, N, S, H] and the new K and V [B, Nk, L, H], from BSNH inputs (or the packed query's
+/// heads: N of Q, Nk of K, Nk of V).
+struct GqaHeads {
+  std::vector<double> q, k, v;
+};
+
+Result<GqaHeads> gqaHeads(EvalContext &ctx, const Gqa &g) {
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, L = g.newKeys;
+  const bool packed = !ctx.hasInput(1);
+  SF_TRY(ctx.admit(ElementType::F64, Shape{B, N + 2 * Nk, std::max(S, g.present), H}));
+  SF_ASSIGN(auto qv, doubles(ctx.input(0)));
+  GqaHeads r;
+  r.q.resize(static_cast<size_t>(B * N * S * H));
+  r.k.resize(static_cast<size_t>(B * Nk * L * H));
+  r.v.resize(r.k.size());
+  const int64_t qRow = packed ? (N + 2 * Nk) * H : N * H;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t d = 0; d < H; ++d) {
+        const size_t base = size_t((b * S + s) * qRow);
+        for (int64_t h = 0; h < N; ++h) r.q[size_t(((b * N + h) * S + s) * H + d)] = qv[base + size_t(h * H + d)];
+        if (packed)
+          for (int64_t h = 0; h < Nk; ++h) {
+            r.k[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + h) * H + d)];
+            r.v[size_t(((b * Nk + h) * L + s) * H + d)] = qv[base + size_t((N + Nk + h) * H + d)];
+          }
+      }
+  if (packed) return r;
+  SF_ASSIGN(auto kv, doubles(ctx.input(1)));
+  SF_ASSIGN(auto vv, doubles(ctx.input(2)));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < L; ++s)
+      for (int64_t h = 0; h < Nk; ++h)
+        for (int64_t d = 0; d < H; ++d) {
+          r.k[size_t(((b * Nk + h) * L + s) * H + d)] = kv[size_t(((b * L + s) * Nk + h) * H + d)];
+          r.v[size_t(((b * Nk + h) * L + s) * H + d)] = vv[size_t(((b * L + s) * Nk + h) * H + d)];
+        }
+  return r;
+}
+
+/// do_rotary: queries and new keys rotated at their positions (position_ids; else in a first
+/// prompt 0.., else after each row's past: seqlens_k + 1 - S + s).
+Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
+  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("rotary_interleaved", 0));
+  if (!ctx.hasInput(7) || !ctx.hasInput(8)) return errorf("do_rotary needs cos_cache and sin_cache");
+  const Shape &cs = ctx.input(7).shape();
+  if (cs.size() != 2 || cs != ctx.input(8).shape() || 2 * cs[1] > g.head)
+    return errorf("cos_cache {} and sin_cache {} must be [max_position, at most {}]", shapeText(cs),
+                  shapeText(ctx.input(8).shape()), g.head / 2);
+  SF_ASSIGN(auto cosv, doubles(ctx.input(7)));
+  SF_ASSIGN(auto sinv, doubles(ctx.input(8)));
+  std::vector<int64_t> ids;
+  if (ctx.hasInput(9)) {
+    const Shape &ps = ctx.input(9).shape();
+    if (ps.size() != 2 || ps[0] != g.batch || ps[1] < g.seq)
+      return errorf("position_ids {} must be [{}, at least {}]", shapeText(ps), g.batch, g.seq);
+    SF_ASSIGN(ids, ints(ctx.input(9)));
+  }
+  const int64_t S = g.seq, H = g.head;
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t s = 0; s < S; ++s) {
+      int64_t pos = g.firstPrompt ? s : g.seqlens[size_t(b)] + 1 - S + s;
+      if (!ids.empty()) {
+        const int64_t first = ids[0];
+        if (g.firstPrompt && (first < 0 || first >= cs[0])) return errorf("position {} is outside the rotary cache of {}", first, cs[0]);
+        pos = g.firstPrompt ? first + s : ids[size_t(b * ctx.input(9).shape()[1] + s)];
+      }
+      if (pos < 0 || pos >= cs[0]) return errorf("position {} is outside the rotary cache of {}", pos, cs[0]);
+      const double *c = &cosv[size_t(pos * cs[1])], *n = &sinv[size_t(pos * cs[1])];
+      for (int64_t h = 0; h < g.heads; ++h) rotate(&x.q[size_t(((b * g.heads + h) * S + s) * H)], 2 * cs[1], interleaved, c, n);
+      if (s < g.newKeys)
+        for (int64_t h = 0; h < g.kvHeads; ++h)
+          rotate(&x.k[size_t(((b * g.kvHeads + h) * g.newKeys + s) * H)], 2 * cs[1], interleaved, c, n);
+    }
+  return success();
+}
+
+/// present_key and present_value [B, Nk, C, H]: each row's valid past (none in a first prompt;
+/// all its keys when the new keys are shared, L = 0), then its new keys; zeros elsewhere. Also
+/// each row's past as the causal mask counts it.
+struct GqaPresent {
+  std::vector<double> k, v;
+  std::vector<int64_t> causalPast;
+};
+
+Result<GqaPresent> gqaPresent(EvalContext &ctx, const Gqa &g, const GqaHeads &x) {
+  const int64_t B = g.batch, S = g.seq, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
+  const bool hasPast = ctx.hasInput(3);
+  std::vector<double> pk, pv;
+  if (hasPast) {
+    SF_ASSIGN(pk, doubles(ctx.input(3)));
+    SF_ASSIGN(pv, doubles(ctx.input(4)));
+  }
+  GqaPresent p;
+  p.k.resize(static_cast<size_t>(B * Nk * C * H));
+  p.v.resize(p.k.size());
+  p.causalPast.resize(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t total = g.seqlens[size_t(b)] + 1;
+    const int64_t pastRows = !hasPast ? 0 : L == 0 ? total : g.firstPrompt ? 0 : total - S;
+    p.causalPast[size_t(b)] = !hasPast || g.firstPrompt ? 0 : total - S;
+    if (pastRows + L > C) return errorf("batch row {}: {} past and {} new keys overflow the present's {}", b, pastRows, L, C);
+    for (int64_t h = 0; h < Nk; ++h)
+      for (int64_t t = 0; t < pastRows + L; ++t)
+        for (int64_t d = 0; d < H; ++d) {
+          const size_t at = size_t(((b * Nk + h) * C + t) * H + d);
+          const bool past = t < pastRows;
+          const size_t from = past ? size_t(((b * Nk + h) * g.past + t) * H + d) : size_t(((b * Nk + h) * L + t - pastRows) * H + d);
+          p.k[at] = past ? pk[from] : x.k[from];
+          p.v[at] = past ? pv[from] : x.v[from];
+        }
+  }
+  return p;
+}
+
+/// The attention: each query row against its row's keys, causally (a local window when
+/// local_window_size >= 0), scaled, soft-capped, plus attention_bias, a softmax (with a sink:
+/// smooth_softmax or head_sink), over the values; [B, S, N * H].
+Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaHeads &x, const GqaPresent &p) {
+  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
+  if (scale == 0) scale = 1.0 / std::sqrt(double(g.head));
+  SF_ASSIGN(double softcap, ctx.attrs().getFloat("softcap", 0.0));
+  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
+  SF_ASSIGN(int64_t smooth, ctx.attrs().getInt("smooth_softmax", 0));
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, C = g.present;
+  std::vector<double> bias, sinks;
+  Shape bs;
+  if (ctx.hasInput(10)) {
+    bs = ctx.input(10).shape();
+    if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] != g.total)
+      return errorf("attention_bias {} must be [{} or 1, {} or 1, {}, {}]", shapeText(bs), B, N, S, g.total);
+    for (int64_t b = 0; b < B; ++b)
+      if (g.seqlens[size_t(b)] + 1 > bs[3])
+        return errorf("seqlens_k[{}] = {} exceeds the attention_bias's {} keys", b, g.seqlens[size_t(b)], bs[3]);
+    SF_ASSIGN(bias, doubles(ctx.input(10)));
+  }
+  if (ctx.hasInput(11)) {
+    SF_ASSIGN(sinks, doubles(ctx.input(11)));
+    if (int64_t(sinks.size()) != N) return errorf("head_sink has {} values for {} heads", sinks.size(), N);
+  }
+  const bool sink = smooth || !sinks.empty();
+  std::vector<double> y(static_cast<size_t>(B * S * N * H)), row(static_cast<size_t>(C));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < N; ++h) {
+      const int64_t kh = h / (N / Nk), total = g.seqlens[size_t(b)] + 1;
+      const double sinkValue = sinks.empty() ? 0.0 : sinks[size_t(h)];
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t end = causal ? std::min(p.causalPast[size_t(b)] + s + 1, total) : total;
+        const int64_t start = window >= 0 && end > window ? end - window : 0;
+        double top = sink ? sinkValue : -std::numeric_limits<double>::infinity();
+        for (int64_t t = start; t < end; ++t) {
+          double v = 0;
+          for (int64_t d = 0; d < H; ++d)
+            v += x.q[size_t(((b * N + h) * S + s) * H + d)] * p.k[size_t(((b * Nk + kh) * C + t) * H + d)];
+          v *= scale;
+          if (softcap > 0) v = softcap * std::tanh(v / softcap);
+          if (!bias.empty())
+            v += bias[size_t((((bs[0] == 1 ? 0 : b) * bs[1] + (bs[1] == 1 ? 0 : h)) * bs[2] + s) * bs[3] + t)];
+          top = std::max(top, row[size_t(t)] = v);
+        }
+        double sum = sink ? std::exp(sinkValue - top) : 0.0;
+        for (int64_t t = start; t < end; ++t) sum += (row[size_t(t)] = std::exp(row[size_t(t)] - top));
+        for (int64_t d = 0; d < H; ++d) {
+          double acc = 0;
+          for (int64_t t = start; t < end; ++t) acc += row[size_t(t)] * p.v[size_t(((b * Nk + kh) * C + t) * H + d)];
+          y[size_t(((b * S + s) * N + h) * H + d)] = end > start ? acc / sum : 0.0;
+        }
+      }
+    }
+  return y;
+}
+
+/// GroupQueryAttention (onnxruntime's CPU semantics): the heads, rotated (do_rotary), written
+/// into the present caches, attended; output [B, S, num_heads * head] and the present caches.
+Result<void> groupQueryAttention(EvalContext &ctx) {
+  SF_ASSIGN(Gqa g, gqaSizes(ctx));
+  SF_ASSIGN(int64_t qkOutput, ctx.attrs().getInt("qk_output", 0));
+  if (qkOutput != 0) return errorf("qk_output {} is not supported", qkOutput);
+  SF_ASSIGN(GqaHeads x, gqaHeads(ctx, g));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
+  if (rotary) {
+    SF_TRY(gqaRotate(ctx, g, x));
+  }
+  SF_ASSIGN(GqaPresent p, gqaPresent(ctx, g, x));
+  SF_ASSIGN(auto y, gqaAttend(ctx, g, x, p));
+  const ElementType type = ctx.input(0).type(), cacheType = ctx.hasInput(3) ? ctx.input(3).type() : type;
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(type, Shape{g.batch, g.seq, g.heads * g.head}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  const Shape present{g.batch, g.kvHeads, g.present, g.head};
+  for (size_t i : {size_t(1), size_t(2)})
+    if (ctx.numOutputs() > i) {
+      SF_ASSIGN(Tensor t, Tensor::fromDoubles(cacheType, present, i == 1 ? p.k : p.v));
+      SF_TRY(ctx.setOutput(i, std::move(t)));
+    }
+  return success();
+}
+
+/// RotaryEmbedding (com.microsoft): input (B, S, hidden) or (B, N, S, H); position_ids one
+/// element (the first position, the others following it) or (B, S); cos_cache and sin_cache
+/// (max_position, R/2) with R the rotated size (rotary_embedding_dim, else the head size); the
+/// features past R copied. onnxruntime's checks: positions within the caches' rows.
+Result<void> msRotaryEmbedding(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &pos = ctx.input(1), &cosCache = ctx.input(2), &sinCache = ctx.input(3);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads", 0));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("rotary_embedding_dim", 0));
+  SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("interleaved", 0));
+  const Shape &s = x.shape(), &cs = cosCache.shape();
+  if (s.size() != 3 && s.size() != 4) return errorf("input {} is not of rank 3 or 4", shapeText(s));
+  if (cs.size() != 2 || cs != sinCache.shape())
+    return errorf("cos_cache {} and sin_cache {} must be two equal (max_position, rotated half) shapes", shapeText(cs),
+                  shapeText(sinCache.shape()));
+  const int64_t B = s[0], S = s.size() == 4 ? s[2] : s[1], rows = cs[0], width = cs[1];
+  int64_t N = 0, H = 0;
+  if (s.size() == 4) {
+    N = s[1], H = s[3];
+  } else {
+    H = rotary > 0 ? (heads > 0 ? s[2] / heads : 0) : 2 * width;
+    N = heads > 0 ? heads : (H > 0 ? s[2] / H : 0);
+    if (H <= 0 || N <= 0 || N * H != s[2])
+      return errorf("input {} does not split into heads of {} (num_heads {})", shapeText(s), H, heads);
+  }
+  const int64_t R = rotary > 0 ? rotary : H;
+  if (R > H || R % 2 != 0 || (width != R / 2 && width != H / 2))
+    return errorf("a rotated size of {} in heads of {} with caches {}", R, H, shapeText(cs));
+  SF_ASSIGN(auto pv, ints(pos));
+  auto positionOf = [&](int64_t b, int64_t p) -> Result<int64_t> {
+    int64_t v = pv.size() == 1 ? pv[0] + p : pv[size_t(b * S + p)];
+    if (v < 0 || v >= rows) return errorf("position {} is outside the caches' {} rows", v, rows);
+    return v;
+  };
+  if (pv.size() != 1 && int64_t(pv.size()) != B * S)
+    return errorf("position_ids has {} values: one, or (batch, sequence) = {}", pv.size(), B * S);
+  SF_ASSIGN(auto y, doubles(x));
+  SF_ASSIGN(auto cv, doubles(cosCache));
+  SF_ASSIGN(auto sv, doubles(sinCache));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t p = 0; p < S; ++p) {
+      SF_ASSIGN(int64_t row, positionOf(b, p));
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t base = s.size() == 4 ? ((b * N + n) * S + p) * H : (b * S + p) * N * H + n * H;
+        rotate(&y[size_t(base)], R, interleaved != 0, &cv[size_t(row * width)], &sv[size_t(row * width)]);
+      }
+    }
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), s, y));
+  return ctx.setOutput(0, std::move(out));
+}
+
+/// Sizes and masks of attention over heads: B batches, N heads, S queries, T keys of which the
+/// first P are a past cache, H the query and key head size, Hv the value's.
+struct HeadsArgs {
+  int64_t B = 0, N = 0, S = 0, P = 0, T = 0, H = 0, Hv = 0;
+  double scale = 1, filter = -10000.0; // filter: added to a masked score
+  bool unidirectional = false;         // a key after the query's position is masked
+  const std::vector<int64_t> *mask = nullptr; // (B): key lengths; (B, T) or (B, S, T): 0 masks
+  Shape maskShape;
+  const std::vector<double> *bias = nullptr; // (B|1, N|1, S, T), added to the scores
+  Shape biasShape;
+};
+
+/// The sizes and the attributes MultiHeadAttention and Attention share: scale (default
+/// 1/sqrt(H)), mask_filter_value, unidirectional.
+Result<HeadsArgs> headsArgs(EvalContext &ctx, int64_t B, int64_t N, int64_t S, int64_t P, int64_t T, int64_t H,
+                            int64_t Hv) {
+  HeadsArgs a;
+  a.B = B, a.N = N, a.S = S, a.P = P, a.T = T, a.H = H, a.Hv = Hv;
+  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
+  SF_ASSIGN(a.filter, ctx.attrs().getFloat("mask_filter_value", -10000.0));
+  SF_ASSIGN(int64_t unidirectional, ctx.attrs().getInt("unidirectional", 0));
+  a.scale = scale != 0.0 ? scale : 1.0 / std::sqrt(double(a.H));
+  a.unidirectional = unidirectional != 0;
+  return a;
+}
+
+/// softmax(scale * Q K^T + masks + bias) V for Q (B, N, S, H), K (B, N, T, H), V (B, N, T, Hv):
+/// (B, S, N*Hv), as onnxruntime's CPU attention kernels compute it.
+std::vector<double> attendHeads(const HeadsArgs &a, const std::vector<double> &Q, const std::vector<double> &K,
+                                const std::vector<double> &V) {
+  const auto [B, N, S, P, T, H, Hv] = std::tuple{a.B, a.N, a.S, a.P, a.T, a.H, a.Hv};
+  const Shape &ms = a.maskShape, &as = a.biasShape;
+  std::vector<double> y(static_cast<size_t>(B * S * N * Hv)), p(static_cast<size_t>(T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0; s < S; ++s) {
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t t = 0; t < T; ++t) {
+          double dot = 0;
+          for (int64_t h = 0; h < H; ++h)
+            dot += Q[size_t(((b * N + n) * S + s) * H + h)] * K[size_t(((b * N + n) * T + t) * H + h)];
+          double x = a.scale * dot;
+          bool masked = a.unidirectional && t > P + s;
+          if (ms.size() == 1) masked |= t >= (*a.mask)[size_t(b)];
+          if (ms.size() == 2) masked |= (*a.mask)[size_t(b * T + t)] == 0;
+          if (ms.size() == 3) masked |= (*a.mask)[size_t((b * S + s) * T + t)] == 0;
+          if (masked) x += a.filter;
+          if (a.bias && !a.bias->empty())
+            x += (*a.bias)[size_t((((as[0] == 1 ? 0 : b) * as[1] + (as[1] == 1 ? 0 : n)) * S + s) * T + t)];
+          p[size_t(t)] = x;
+          top = std::max(top, x);
+        }
+        double sum = 0;
+        for (double &x : p) sum += (x = std::exp(x - top));
+        for (int64_t h = 0; h < Hv; ++h) {
+          double acc = 0;
+          for (int64_t t = 0; t < T; ++t) acc += p[size_t(t)] * V[size_t(((b * N + n) * T + t) * Hv + h)];
+          y[size_t((b * S + s) * N * Hv + n * Hv + h)] = acc / sum;
+        }
+      }
+  return y;
+}
+
+/// The mask and attention_bias inputs of an attention op, checked against its sizes.
+Result<void> readMasks(EvalContext &ctx, size_t maskAt, size_t biasAt, HeadsArgs &a, std::vector<int64_t> &mask,
+                       std::vector<double> &bias, const char *maskName) {
+  if (ctx.hasInput(maskAt)) {
+    a.maskShape = ctx.input(maskAt).shape();
+    SF_ASSIGN(mask, ints(ctx.input(maskAt)));
+    const Shape &ms = a.maskShape;
+    if (!(ms == Shape{a.B} || ms == Shape{a.B, a.T} || ms == Shape{a.B, a.S, a.T}))
+      return errorf("{} {}: (batch), (batch, {}) or (batch, {}, {}) expected", maskName, shapeText(ms), a.T, a.S, a.T);
+  }
+  if (ctx.hasInput(biasAt)) {
+    const Shape &as = a.biasShape = ctx.input(biasAt).shape();
+    if (as.size() != 4 || (as[0] != a.B && as[0] != 1) || (as[1] != a.N && as[1] != 1) || as[2] != a.S || as[3] != a.T)
+      return errorf("attention_bias {} for ({}, {}, {}, {})", shapeText(as), a.B, a.N, a.S, a.T);
+    SF_ASSIGN(bias, doubles(ctx.input(biasAt)));
+  }
+  a.mask = &mask, a.bias = &bias;
+  return success();
+}
+
+/// Attention (com.microsoft), as onnxruntime's CPU kernel computes it: input (B, S, Din) times
+/// weights (Din, Dq + Dk + Dv) plus bias, cut into Q, K and V (qkv_hidden_sizes, else three equal
+/// parts) of num_heads heads; past (2, B, N, P, H) before the new keys and values (present: P +
+/// S); mask_index (B): key lengths, (B, T) or (B, S, T): 0 masks; unidirectional;
+/// attention_bias (B|1, N|1, S, T), not with a past (onnxruntime refuses the two together). A
+/// shared past/present buffer, rotary and the other mask forms are refused.
+Result<void> msAttention(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &w = ctx.input(1);
+  SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(int64_t shared, ctx.attrs().getInt("past_present_share_buffer", 0));
+  SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
+  if (shared || rotary) return errorf("past_present_share_buffer and do_rotary are not run by this kernel");
+  if (ctx.hasInput(4) && ctx.hasInput(5)) return errorf("past and attention_bias together (onnxruntime refuses them)");
+  const Shape &xs = x.shape(), &ws = w.shape();
+  if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2] || N <= 0)
+    return errorf("input {} and weights {} with num_heads {}", shapeText(xs), shapeText(ws), N);
+  std::vector<int64_t> sizes{ws[1] / 3, ws[1] / 3, ws[1] / 3};
+  if (ctx.attrs().has("qkv_hidden_sizes")) {
+    SF_ASSIGN(sizes, ctx.attrs().getInts("qkv_hidden_sizes"));
+  }
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != ws[1] || sizes[0] != sizes[1] || sizes[0] % N != 0 ||
+      sizes[2] % N != 0)
+    return errorf("qkv_hidden_sizes [{}] for weights {} and {} heads", fmt::join(sizes, ","), shapeText(ws), N);
+  const int64_t B = xs[0], S = xs[1], Din = xs[2], Dq = sizes[0], Dv = sizes[2], H = Dq / N, Hv = Dv / N,
+                Dall = ws[1];
+  int64_t P = 0;
+  std::vector<double> past;
+  if (ctx.hasInput(4)) {
+    const Shape &ps = ctx.input(4).shape();
+    if (ps.size() != 5 || ps[0] != 2 || ps[1] != B || ps[2] != N || ps[4] != H || Hv != H)
+      return errorf("past {}: (2, {}, {}, past, {}) expected", shapeText(ps), B, N, H);
+    P = ps[3];
+    SF_ASSIGN(past, doubles(ctx.input(4)));
+  }
+  const int64_t T = P + S;
+  SF_TRY(ctx.admit(x.type(), Shape{B, S, Dall}));
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto wv, doubles(w));
+  std::vector<double> bias(size_t(Dall), 0.0);
+  if (ctx.hasInput(2)) {
+    SF_ASSIGN(bias, hiddenParam(ctx, 2, Dall, "bias"));
+  }
+  // The projections, (B*S, Dall).
+  std::vector<double> qkv(size_t(B * S * Dall));
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t i = 0; i < Din; ++i) {
+      const double xi = xv[size_t(r * Din + i)];
+      for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += xi * wv[size_t(i * Dall + j)];
+    }
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += bias[size_t(j)];
+  std::vector<double> Q(size_t(B * N * S * H)), K(size_t(B * N * T * H)), V(size_t(B * N * T * Hv));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < H; ++h) Q[size_t(((b * N + n) * S + s) * H + h)] = qkv[size_t((b * S + s) * Dall + n * H + h)];
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t s = t - P;
+        for (int64_t h = 0; h < H; ++h)
+          K[size_t(((b * N + n) * T + t) * H + h)] =
+              s < 0 ? past[size_t((((0 * B + b) * N + n) * P + t) * H + h)] : qkv[size_t((b * S + s) * Dall + Dq + n * H + h)];
+        for (int64_t h = 0; h < Hv; ++h)
+          V[size_t(((b * N + n) * T + t) * Hv + h)] =
+              s < 0 ? past[size_t((((1 * B + b) * N + n) * P + t) * H + h)]
+                    : qkv[size_t((b * S + s) * Dall + 2 * Dq + n * Hv + h)];
+      }
+    }
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, T, H, Hv));
+  std::vector<int64_t> mask;
+  std::vector<double> attnBias;
+  SF_TRY(readMasks(ctx, 3, 5, heads, mask, attnBias, "mask_index"));
+  std::vector<double> y = attendHeads(heads, Q, K, V);
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), Shape{B, S, Dv}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  if (ctx.numOutputs() > 1) {
+    std::vector<double> present(K);
+    present.insert(present.end(), V.begin(), V.end());
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), Shape{2, B, N, T, H}, present));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  return success();
+}
+
+/// MultiHeadAttention (com.microsoft), as onnxruntime's CPU kernel computes it: query (B, S, D);
+/// key and value (B, L, D) and (B, L, Dv) with the bias (2D + Dv) added to Q, K and V, or a
+/// cross-attention cache (B, N, L, H) used as it is; past_key and past_value (B, N, P, H) before
+/// the new keys (present: P + L); scores scaled (default 1/sqrt(H)), plus mask_filter_value where
+/// key_padding_mask (B: lengths; (B, T) or (B, S, T): 0 masks) or unidirectional (a key after
+/// the query's position) masks them, plus attention_bias (B|1, N|1, S, T); softmax over the keys.
+Result<void> multiHeadAttention(EvalContext &ctx) {
+  const Tensor &q = ctx.input(0);
+  SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
+  if (!ctx.hasInput(1) || !ctx.hasInput(2)) return errorf("this kernel needs key and value (packed QKV is not run)");
+  const Tensor &k = ctx.input(1), &v = ctx.input(2);
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+  if (qs.size() != 3 || N <= 0 || qs[2] % N != 0) return errorf("query {} with num_heads {}", shapeText(qs), N);
+  const int64_t B = qs[0], S = qs[1], D = qs[2], H = D / N;
+  const bool cross = ks.size() == 4;
+  if (cross ? (vs.size() != 4 || ks[0] != B || ks[1] != N || ks[3] != H || vs[0] != B || vs[1] != N || vs[2] != ks[2])
+            : (ks.size() != 3 || vs.size() != 3 || ks[0] != B || ks[2] != D || vs[0] != B || vs[1] != ks[1] ||
+               vs[2] % N != 0))
+    return errorf("key {} and value {} for query {}", shapeText(ks), shapeText(vs), shapeText(qs));
+  const int64_t L = cross ? ks[2] : ks[1], Hv = cross ? vs[3] : vs[2] / N;
+  SF_ASSIGN(auto qv, doubles(q));
+  SF_ASSIGN(auto kv, doubles(k));
+  SF_ASSIGN(auto vv, doubles(v));
+  std::vector<double> bias;
+  if (ctx.hasInput(3)) {
+    if (cross) return errorf("a bias with a cross-attention cache");
+    SF_ASSIGN(bias, hiddenParam(ctx, 3, 2 * D + N * Hv, "bias"));
+  }
+  int64_t P = 0;
+  std::vector<double> pk, pv;
+  if (ctx.hasInput(6) || ctx.hasInput(7)) {
+    if (!ctx.hasInput(6) || !ctx.hasInput(7) || cross) return errorf("past_key and past_value go together, without a cache");
+    const Shape &ps = ctx.input(6).shape();
+    if (ps.size() != 4 || ps[0] != B || ps[1] != N || ps[3] != H || ctx.input(7).shape() != Shape{B, N, ps[2], Hv})
+      return errorf("past_key {} and past_value {}", shapeText(ps), shapeText(ctx.input(7).shape()));
+    P = ps[2];
+    SF_ASSIGN(pk, doubles(ctx.input(6)));
+    SF_ASSIGN(pv, doubles(ctx.input(7)));
+  }
+  const int64_t T = P + L;
+  // The present caches: the past, then the new keys and values (with their bias).
+  std::vector<double> K(size_t(B * N * T * H)), V(size_t(B * N * T * Hv));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t l = t - P;
+        for (int64_t h = 0; h < H; ++h)
+          K[size_t(((b * N + n) * T + t) * H + h)] =
+              l < 0 ? pk[size_t(((b * N + n) * P + t) * H + h)]
+              : cross ? kv[size_t(((b * N + n) * L + l) * H + h)]
+                      : kv[size_t((b * L + l) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(D + n * H + h)]);
+        for (int64_t h = 0; h < Hv; ++h)
+          V[size_t(((b * N + n) * T + t) * Hv + h)] =
+              l < 0 ? pv[size_t(((b * N + n) * P + t) * Hv + h)]
+              : cross ? vv[size_t(((b * N + n) * L + l) * Hv + h)]
+                      : vv[size_t((b * L + l) * N * Hv + n * Hv + h)] +
+                            (bias.empty() ? 0.0 : bias[size_t(2 * D + n * Hv + h)]);
+      }
+  std::vector<double> Q(size_t(B * N * S * H));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t h = 0; h < H; ++h)
+          Q[size_t(((b * N + n) * S + s) * H + h)] =
+              qv[size_t((b * S + s) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(n * H + h)]);
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, T, H, Hv));
+  std::vector<int64_t> mask;
+  std::vector<double> ab;
+  SF_TRY(readMasks(ctx, 4, 5, heads, mask, ab, "key_padding_mask"));
+  std::vector<double> y = attendHeads(heads, Q, K, V);
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(q.type(), Shape{B, S, N * Hv}, y));
+  SF_TRY(ctx.setOutput(0, std::move(out)));
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, N, T, H}, K));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, N, T, Hv}, V));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  if (ctx.numOutputs() > 3) return errorf("the qk output is not computed by this kernel");
+  return success();
+}
+
+} // namespace
+
+Result<void> registerContribAttentionKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "GroupQueryAttention", groupQueryAttention, kMs));
+  SF_TRY(setKernel(r, "RotaryEmbedding", msRotaryEmbedding, kMs));
+  SF_TRY(setKernel(r, "MultiHeadAttention", multiHeadAttention, kMs));
+  SF_TRY(setKernel(r, "Attention", msAttention, kMs));
+  return success();
+}
+
+} // namespace sf::eval::detail
