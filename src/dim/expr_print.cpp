@@ -151,22 +151,15 @@ std::string printMono(Expr m, const AnonFn &anon) {
   return s;
 }
 
-/// A sum that is a monomial times binomials `(x + c)` in its atoms (what the product of
-/// `(H - 1)//2 + 1` and `(W - 1)//2 + 1` expands to), printed as that product:
-/// `432*N*((H - 1)//2 + 1)*((W - 1)//2 + 1)` instead of its four expanded terms. Only sums with
-/// a product of atoms in them (linear sums print as they are), and only when the factoring is
-/// complete; otherwise nothing. Printing only: the canonical form stays the expanded sum, and
-/// the text reads back to it.
-std::optional<std::string> printFactored(Expr e, const AnonFn &anon) {
-  struct Term {
-    int64_t coef;
-    std::vector<Expr> atoms; // sorted, repeats allowed (as in a Mul node)
-  };
-  bool nonlinear = false;
-  for (Expr m : e->ops)
-    nonlinear |= m->kind == ExprKind::Mul;
-  if (!nonlinear || e->ops.size() + (e->value != 0) < 2) return std::nullopt;
-  std::vector<Term> terms;
+/// A term of a sum as a coefficient times atoms.
+struct FactorTerm {
+  int64_t coef;
+  std::vector<Expr> atoms; // sorted, repeats allowed (as in a Mul node)
+};
+
+/// The terms of the sum `e`, its constant last (when not zero).
+std::vector<FactorTerm> factorTerms(Expr e) {
+  std::vector<FactorTerm> terms;
   for (size_t i = 0; i < e->ops.size(); ++i) {
     Expr m = e->ops[i];
     terms.push_back({e->coefs[i], m->kind == ExprKind::Mul
@@ -174,76 +167,126 @@ std::optional<std::string> printFactored(Expr e, const AnonFn &anon) {
                                       : std::vector<Expr>{m}});
   }
   if (e->value != 0) terms.push_back({e->value, {}});
+  return terms;
+}
 
-  // The common part: the coefficients' gcd (with the first term's sign) and the common atoms.
+/// What every term shares: the coefficients' gcd (with the first term's sign) and the atoms.
+struct CommonPart {
+  uint64_t g;
+  bool negative;
+  std::vector<Expr> atoms;
+};
+
+/// Takes the common part out of the terms; nullopt when the gcd does not fit.
+std::optional<CommonPart> takeCommonPart(std::vector<FactorTerm> &terms) {
   uint64_t g = 0;
-  for (const Term &t : terms)
+  for (const FactorTerm &t : terms)
     g = std::gcd(g, t.coef < 0 ? uint64_t(0) - uint64_t(t.coef) : uint64_t(t.coef));
   if (g == 0 || g > uint64_t(std::numeric_limits<int64_t>::max())) return std::nullopt;
   bool negative = terms[0].coef < 0;
   std::vector<Expr> common = terms[0].atoms;
-  for (const Term &t : terms) {
+  for (const FactorTerm &t : terms) {
     std::vector<Expr> both;
     std::set_intersection(common.begin(), common.end(), t.atoms.begin(), t.atoms.end(),
                           std::back_inserter(both));
     common = std::move(both);
   }
-  for (Term &t : terms) {
+  for (FactorTerm &t : terms) {
     t.coef = (negative ? -1 : 1) * (t.coef / int64_t(g));
     std::vector<Expr> rest;
     std::set_difference(t.atoms.begin(), t.atoms.end(), common.begin(), common.end(),
                         std::back_inserter(rest));
     t.atoms = std::move(rest);
   }
+  return CommonPart{g, negative, std::move(common)};
+}
 
-  // Peel binomials: terms = x*A + c*A, x an atom of degree one.
-  std::vector<std::pair<Expr, int64_t>> binomials;
-  auto byAtoms = [](const Term &a, const Term &b) { return a.atoms < b.atoms; };
+/// The atoms of the terms, each once, in order of first appearance.
+std::vector<Expr> distinctAtoms(const std::vector<FactorTerm> &terms) {
+  std::vector<Expr> candidates;
+  for (const FactorTerm &t : terms)
+    for (Expr a : t.atoms)
+      if (std::find(candidates.begin(), candidates.end(), a) == candidates.end())
+        candidates.push_back(a);
+  return candidates;
+}
+
+/// The constant c with terms == x*A + c*A (x an atom of degree one), A replacing the terms;
+/// nullopt (terms unchanged) when they are not of that form.
+std::optional<int64_t> peelBinomial(std::vector<FactorTerm> &terms, Expr x) {
+  auto byAtoms = [](const FactorTerm &a, const FactorTerm &b) { return a.atoms < b.atoms; };
+  std::vector<FactorTerm> with, without;
+  bool linear = true;
+  for (const FactorTerm &t : terms) {
+    auto n = std::count(t.atoms.begin(), t.atoms.end(), x);
+    if (n > 1) linear = false;
+    if (n == 0) {
+      without.push_back(t);
+    } else {
+      FactorTerm r = t;
+      r.atoms.erase(std::find(r.atoms.begin(), r.atoms.end(), x));
+      with.push_back(std::move(r));
+    }
+  }
+  if (!linear || with.empty() || with.size() != without.size()) return std::nullopt;
+  std::sort(with.begin(), with.end(), byAtoms);
+  std::sort(without.begin(), without.end(), byAtoms);
+  std::optional<int64_t> c;
+  bool match = true;
+  for (size_t i = 0; i < with.size() && match; ++i) {
+    const FactorTerm &a = with[i], &b = without[i];
+    if (a.atoms != b.atoms || a.coef == 0 || b.coef % a.coef != 0 ||
+        (a.coef == -1 && b.coef == std::numeric_limits<int64_t>::min())) {
+      match = false;
+      break;
+    }
+    int64_t ratio = b.coef / a.coef;
+    if (c && *c != ratio) match = false;
+    c = ratio;
+  }
+  if (!match || !c) return std::nullopt;
+  terms = std::move(with);
+  return c;
+}
+
+/// Peels binomials `(x + c)` off the terms until one is left; false when some cannot be.
+bool peelBinomials(std::vector<FactorTerm> &terms, std::vector<std::pair<Expr, int64_t>> &binomials) {
   while (terms.size() > 1) {
     bool found = false;
-    std::vector<Expr> candidates;
-    for (const Term &t : terms)
-      for (Expr a : t.atoms)
-        if (std::find(candidates.begin(), candidates.end(), a) == candidates.end())
-          candidates.push_back(a);
-    for (Expr x : candidates) {
-      std::vector<Term> with, without;
-      bool linear = true;
-      for (const Term &t : terms) {
-        auto n = std::count(t.atoms.begin(), t.atoms.end(), x);
-        if (n > 1) linear = false;
-        if (n == 0) {
-          without.push_back(t);
-        } else {
-          Term r = t;
-          r.atoms.erase(std::find(r.atoms.begin(), r.atoms.end(), x));
-          with.push_back(std::move(r));
-        }
-      }
-      if (!linear || with.empty() || with.size() != without.size()) continue;
-      std::sort(with.begin(), with.end(), byAtoms);
-      std::sort(without.begin(), without.end(), byAtoms);
-      std::optional<int64_t> c;
-      bool match = true;
-      for (size_t i = 0; i < with.size() && match; ++i) {
-        const Term &a = with[i], &b = without[i];
-        if (a.atoms != b.atoms || a.coef == 0 || b.coef % a.coef != 0 ||
-            (a.coef == -1 && b.coef == std::numeric_limits<int64_t>::min())) {
-          match = false;
-          break;
-        }
-        int64_t ratio = b.coef / a.coef;
-        if (c && *c != ratio) match = false;
-        c = ratio;
-      }
-      if (!match || !c) continue;
+    for (Expr x : distinctAtoms(terms)) {
+      auto c = peelBinomial(terms, x);
+      if (!c) continue;
       binomials.push_back({x, *c});
-      terms = std::move(with);
       found = true;
       break;
     }
-    if (!found) return std::nullopt;
+    if (!found) return false;
   }
+  return true;
+}
+
+/// A sum that is a monomial times binomials `(x + c)` in its atoms (what the product of
+/// `(H - 1)//2 + 1` and `(W - 1)//2 + 1` expands to), printed as that product:
+/// `432*N*((H - 1)//2 + 1)*((W - 1)//2 + 1)` instead of its four expanded terms. Only sums with
+/// a product of atoms in them (linear sums print as they are), and only when the factoring is
+/// complete; otherwise nothing. Printing only: the canonical form stays the expanded sum, and
+/// the text reads back to it.
+std::optional<std::string> printFactored(Expr e, const AnonFn &anon) {
+  bool nonlinear = false;
+  for (Expr m : e->ops)
+    nonlinear |= m->kind == ExprKind::Mul;
+  if (!nonlinear || e->ops.size() + (e->value != 0) < 2) return std::nullopt;
+  std::vector<FactorTerm> terms = factorTerms(e);
+
+  // The common part: the coefficients' gcd (with the first term's sign) and the common atoms.
+  auto common = takeCommonPart(terms);
+  if (!common) return std::nullopt;
+  uint64_t g = common->g;
+  bool negative = common->negative;
+
+  // Peel binomials: terms = x*A + c*A, x an atom of degree one.
+  std::vector<std::pair<Expr, int64_t>> binomials;
+  if (!peelBinomials(terms, binomials)) return std::nullopt;
   if (binomials.empty() || terms.size() != 1 || !terms[0].atoms.empty() ||
       (terms[0].coef != 1 && terms[0].coef != -1))
     return std::nullopt;
@@ -251,7 +294,7 @@ std::optional<std::string> printFactored(Expr e, const AnonFn &anon) {
 
   std::vector<std::string> parts;
   if (g != 1) parts.push_back(std::to_string(g));
-  for (Expr a : common)
+  for (Expr a : common->atoms)
     parts.push_back(printFactor(a, anon));
   for (auto [x, c] : binomials) {
     uint64_t mag = c < 0 ? uint64_t(0) - uint64_t(c) : uint64_t(c);

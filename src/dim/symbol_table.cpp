@@ -79,6 +79,56 @@ bool nonDecreasing(Expr e) {
   default: return false;
   }
 }
+
+/// The range of `sym`, the one symbol of the non-decreasing `e` (in `b`), where `e` lies within
+/// `r`, found by bisection over the symbol's range; nullopt when it cannot be found.
+std::optional<Interval> symbolRangeWithin(Expr e, Expr sym, Interval b, Interval r) {
+  Interval range = bounds(sym);
+  const int64_t cap = int64_t(1) << 40; // sizes beyond this are not bisected
+  auto at = [&](int64_t v) -> std::optional<int64_t> {
+    auto x = evaluate(e, [&](SymbolId) -> std::optional<int64_t> { return v; });
+    if (!x.ok()) return std::nullopt;
+    return *x;
+  };
+  int64_t lo = range.lo, hi = std::min(range.hi, cap);
+  if (lo < -cap || lo > hi) return std::nullopt;
+  // The least v in [a, z] where `above` holds of e(v) (it holds from some v on, e being
+  // non-decreasing); z + 1 when it holds nowhere there; nullopt when e cannot be evaluated.
+  auto first = [&](int64_t a, int64_t z, auto above) -> std::optional<int64_t> {
+    int64_t l = a, h = z + 1;
+    while (l < h) {
+      int64_t m = l + (h - l) / 2;
+      auto x = at(m);
+      if (!x) return std::nullopt;
+      if (above(*x)) h = m;
+      else l = m + 1;
+    }
+    return l;
+  };
+  Interval want = range;
+  if (r.lo > b.lo) { // the smallest v with e(v) >= r.lo
+    auto v = first(lo, hi, [&](int64_t x) { return x >= r.lo; });
+    if (!v || *v > hi) return std::nullopt;
+    want.lo = *v;
+  }
+  if (r.hi < b.hi) { // the largest v with e(v) <= r.hi: one below the first past it
+    auto v = first(want.lo, hi, [&](int64_t x) { return x > r.hi; });
+    if (!v || *v == want.lo) return std::nullopt;
+    if (*v <= hi) want.hi = *v - 1;
+  }
+  return want;
+}
+
+/// The values of t with k*t + c in r (k nonzero).
+Interval valuesOfLinear(Interval r, int64_t k, int64_t c) {
+  auto divFloor = [](int64_t x, int64_t y) { return (x == kInf || x == -kInf) ? x : floorDivUnchecked(x, y); };
+  auto divCeil = [&](int64_t x, int64_t y) {
+    return (x == kInf || x == -kInf) ? x : -floorDivUnchecked(-x, y);
+  };
+  Interval shifted = add(r, Interval::point(-c));
+  return k > 0 ? Interval{divCeil(shifted.lo, k), divFloor(shifted.hi, k)}
+               : Interval{divCeil(neg(shifted).lo, -k), divFloor(neg(shifted).hi, -k)};
+}
 } // namespace
 
 Result<void> SymbolTable::narrow(Expr e0, Interval r) {
@@ -113,59 +163,16 @@ Result<void> SymbolTable::narrow(Expr e0, Interval r) {
     Expr sym = nullptr;
     for (SymbolId id : symbolsOf(e)) sym = symbol(id);
     if (!sym) return success();
-    Interval range = bounds(sym);
-    const int64_t cap = int64_t(1) << 40; // sizes beyond this are not bisected
-    auto at = [&](int64_t v) -> std::optional<int64_t> {
-      auto x = evaluate(e, [&](SymbolId) -> std::optional<int64_t> { return v; });
-      if (!x.ok()) return std::nullopt;
-      return *x;
-    };
-    int64_t lo = range.lo, hi = std::min(range.hi, cap);
-    if (lo < -cap || lo > hi) {
+    auto want = symbolRangeWithin(e, sym, b, r);
+    if (!want) {
       requireWithin(e, b, r);
       return success();
     }
-    // The least v in [a, z] where `above` holds of e(v) (it holds from some v on, e being
-    // non-decreasing); z + 1 when it holds nowhere there; nullopt when e cannot be evaluated.
-    auto first = [&](int64_t a, int64_t z, auto above) -> std::optional<int64_t> {
-      int64_t l = a, h = z + 1;
-      while (l < h) {
-        int64_t m = l + (h - l) / 2;
-        auto x = at(m);
-        if (!x) return std::nullopt;
-        if (above(*x)) h = m;
-        else l = m + 1;
-      }
-      return l;
-    };
-    Interval want = range;
-    if (r.lo > b.lo) { // the smallest v with e(v) >= r.lo
-      auto v = first(lo, hi, [&](int64_t x) { return x >= r.lo; });
-      if (!v || *v > hi) {
-        requireWithin(e, b, r);
-        return success();
-      }
-      want.lo = *v;
-    }
-    if (r.hi < b.hi) { // the largest v with e(v) <= r.hi: one below the first past it
-      auto v = first(want.lo, hi, [&](int64_t x) { return x > r.hi; });
-      if (!v || *v == want.lo) {
-        requireWithin(e, b, r);
-        return success();
-      }
-      if (*v <= hi) want.hi = *v - 1;
-    }
     t = sym, k = 1, c = 0;
-    r = want;
+    r = *want;
     b = bounds(sym);
   }
-  auto divFloor = [](int64_t x, int64_t y) { return (x == kInf || x == -kInf) ? x : floorDivUnchecked(x, y); };
-  auto divCeil = [&](int64_t x, int64_t y) {
-    return (x == kInf || x == -kInf) ? x : -floorDivUnchecked(-x, y);
-  };
-  Interval shifted = add(r, Interval::point(-c));
-  Interval tr = k > 0 ? Interval{divCeil(shifted.lo, k), divFloor(shifted.hi, k)}
-                      : Interval{divCeil(neg(shifted).lo, -k), divFloor(neg(shifted).hi, -k)};
+  Interval tr = valuesOfLinear(r, k, c);
   Interval nr = bounds(t).intersect(tr);
   if (nr.empty())
     return makeError(sf::toString(e) + " cannot be in " + toString(r) + ": it is in " + toString(b));
@@ -334,6 +341,102 @@ bool preferEliminate(SymbolId a, SymbolId b) {
   if (anonA != anonB) return anonA;
   return a > b;
 }
+
+/// ea - eb as sum of terms k*x plus a constant.
+struct LinearTerms {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t c = 0;
+};
+
+LinearTerms linearTerms(Expr d) {
+  LinearTerms out;
+  if (d->kind == ExprKind::Add) {
+    out.c = d->value;
+    for (size_t i = 0; i < d->ops.size(); ++i) out.terms.push_back({d->ops[i], d->coefs[i]});
+  } else {
+    out.terms.push_back({d, 1});
+  }
+  return out;
+}
+
+/// The value a symbol would be solved to: k*s + rest == 0  =>  s == -rest / k.
+Result<Expr> solvedValue(const LinearTerms &lt, size_t i) {
+  const auto &terms = lt.terms;
+  Expr rest = constant(lt.c);
+  for (size_t j = 0; j < terms.size(); ++j) {
+    if (j == i) continue;
+    SF_ASSIGN(Expr t, mul(constant(terms[j].second), terms[j].first));
+    SF_ASSIGN(rest, add(rest, t));
+  }
+  return terms[i].second == 1 ? neg(rest) : Result<Expr>(rest);
+}
+
+/// How far `value` leaves `range`: below it, then above it (saturated).
+std::pair<uint64_t, uint64_t> rangeLoss(Interval range, Interval value) {
+  auto gap = [](int64_t a, int64_t b) -> uint64_t { // b - a for a < b, saturated
+    if (a >= b) return 0;
+    if (a <= -kInf || b >= kInf) return UINT64_MAX;
+    return uint64_t(b) - uint64_t(a);
+  };
+  return {gap(value.lo, range.lo), gap(range.hi, value.hi)};
+}
+
+/// Whether the symbol appears in a term other than the i-th.
+bool inOtherTerm(const LinearTerms &lt, size_t i, SymbolId sym) {
+  for (size_t j = 0; j < lt.terms.size(); ++j) {
+    if (j == i) continue;
+    auto syms = symbolsOf(lt.terms[j].first);
+    if (std::binary_search(syms.begin(), syms.end(), sym)) return true;
+  }
+  return false;
+}
+
+/// The term whose symbol the sum is solved for, if any.
+std::optional<size_t> symbolToSolveFor(const LinearTerms &lt) {
+  const auto &terms = lt.terms;
+  // The symbol whose value leaves its range least is solved for first, below the range before
+  // above it (OH == H - KH + 1 solves H = OH + KH - 1, at least 1 as H is, rather than OH,
+  // whose value may be negative), then by preference (anonymous before named, newer before
+  // older).
+  std::optional<size_t> pick;
+  std::pair<uint64_t, uint64_t> pickLoss;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    auto [m, k] = terms[i];
+    if (!isSymbol(m) || (k != 1 && k != -1)) continue;
+    if (inOtherTerm(lt, i, m->sym)) continue;
+    auto v = solvedValue(lt, i);
+    auto l = v.ok() ? rangeLoss(bounds(m), bounds(*v)) : std::pair{UINT64_MAX, UINT64_MAX};
+    if (!pick || l < pickLoss ||
+        (l == pickLoss && preferEliminate(m->sym, terms[*pick].first->sym))) {
+      pick = i;
+      pickLoss = l;
+    }
+  }
+  // A value that may go below the symbol's range (`D - (D + 1)//2`, whose bounds interval
+  // arithmetic leaves open; `max(a, b)` for a size in 3..5) would lose the symbol's lower bound,
+  // and dims made of it could be smaller than any size allows, even negative: not solved (both
+  // sides keep their ranges, narrowed to what they share).
+  if (pick && pickLoss.first > 0) pick.reset();
+  return pick;
+}
+
+/// max(x, ..., o) == o: each x is at most o (a mask length T with max(T, P + S) == P + S is
+/// at most P + S's largest); min(x, ..., o) == o: each x is at least o.
+Result<void> narrowMinMaxOperands(SymbolTable &table, Expr ea, Expr eb) {
+  for (auto [side, other] : {std::pair{ea, eb}, std::pair{eb, ea}}) {
+    if ((side->kind != ExprKind::Max && side->kind != ExprKind::Min) ||
+        std::find(side->ops.begin(), side->ops.end(), other) == side->ops.end())
+      continue;
+    for (Expr x : side->ops) {
+      if (x == other) continue;
+      Interval bx = bounds(x), bo = bounds(other);
+      Interval to = side->kind == ExprKind::Max ? Interval{bx.lo, std::max(bx.lo, bo.hi)}
+                                                : Interval{std::min(bx.hi, bo.lo), bx.hi};
+      if (!to.empty()) SF_TRY(table.narrow(x, to));
+    }
+  }
+  return success();
+}
 } // namespace
 
 Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
@@ -387,61 +490,8 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
       return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
     return success();
   }
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t c = 0;
-  if (d->kind == ExprKind::Add) {
-    c = d->value;
-    for (size_t i = 0; i < d->ops.size(); ++i) terms.push_back({d->ops[i], d->coefs[i]});
-  } else {
-    terms.push_back({d, 1});
-  }
-  // The value a symbol would be solved to: k*s + rest == 0  =>  s == -rest / k.
-  auto valueFor = [&](size_t i) -> Result<Expr> {
-    Expr rest = constant(c);
-    for (size_t j = 0; j < terms.size(); ++j) {
-      if (j == i) continue;
-      SF_ASSIGN(Expr t, mul(constant(terms[j].second), terms[j].first));
-      SF_ASSIGN(rest, add(rest, t));
-    }
-    return terms[i].second == 1 ? neg(rest) : Result<Expr>(rest);
-  };
-  // The symbol whose value leaves its range least is solved for first, below the range before
-  // above it (OH == H - KH + 1 solves H = OH + KH - 1, at least 1 as H is, rather than OH,
-  // whose value may be negative), then by preference (anonymous before named, newer before
-  // older).
-  auto loss = [](Interval range, Interval value) -> std::pair<uint64_t, uint64_t> {
-    auto gap = [](int64_t a, int64_t b) -> uint64_t { // b - a for a < b, saturated
-      if (a >= b) return 0;
-      if (a <= -kInf || b >= kInf) return UINT64_MAX;
-      return uint64_t(b) - uint64_t(a);
-    };
-    return {gap(value.lo, range.lo), gap(range.hi, value.hi)};
-  };
-  std::optional<size_t> pick;
-  std::pair<uint64_t, uint64_t> pickLoss;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    auto [m, k] = terms[i];
-    if (!isSymbol(m) || (k != 1 && k != -1)) continue;
-    bool elsewhere = false;
-    for (size_t j = 0; j < terms.size() && !elsewhere; ++j) {
-      if (j == i) continue;
-      auto syms = symbolsOf(terms[j].first);
-      elsewhere = std::binary_search(syms.begin(), syms.end(), m->sym);
-    }
-    if (elsewhere) continue;
-    auto v = valueFor(i);
-    auto l = v.ok() ? loss(bounds(m), bounds(*v)) : std::pair{UINT64_MAX, UINT64_MAX};
-    if (!pick || l < pickLoss ||
-        (l == pickLoss && preferEliminate(m->sym, terms[*pick].first->sym))) {
-      pick = i;
-      pickLoss = l;
-    }
-  }
-  // A value that may go below the symbol's range (`D - (D + 1)//2`, whose bounds interval
-  // arithmetic leaves open; `max(a, b)` for a size in 3..5) would lose the symbol's lower bound,
-  // and dims made of it could be smaller than any size allows, even negative: not solved (both
-  // sides keep their ranges, narrowed to what they share).
-  if (pick && pickLoss.first > 0) pick.reset();
+  const LinearTerms terms = linearTerms(d);
+  std::optional<size_t> pick = symbolToSolveFor(terms);
   if (!pick) {
     // Cannot be solved for a symbol: a condition for the contract; the ranges still narrow, but a
     // bound that follows from the equality and the sizes' ranges (a product of sizes at least 64
@@ -451,26 +501,13 @@ Result<void> SymbolTable::equate(const Dimension &a0, const Dimension &b0) {
     bool recording = setRecordConditions(false);
     auto narrowed = narrow(ea, r);
     if (narrowed.ok()) narrowed = narrow(eb, r);
-    // max(x, ..., o) == o: each x is at most o (a mask length T with max(T, P + S) == P + S is
-    // at most P + S's largest); min(x, ..., o) == o: each x is at least o.
-    for (auto [side, other] : {std::pair{ea, eb}, std::pair{eb, ea}}) {
-      if ((side->kind != ExprKind::Max && side->kind != ExprKind::Min) ||
-          std::find(side->ops.begin(), side->ops.end(), other) == side->ops.end())
-        continue;
-      for (Expr x : side->ops) {
-        if (x == other || !narrowed.ok()) continue;
-        Interval bx = bounds(x), bo = bounds(other);
-        Interval to = side->kind == ExprKind::Max ? Interval{bx.lo, std::max(bx.lo, bo.hi)}
-                                                  : Interval{std::min(bx.hi, bo.lo), bx.hi};
-        if (!to.empty()) narrowed = narrow(x, to);
-      }
-    }
+    if (narrowed.ok()) narrowed = narrowMinMaxOperands(*this, ea, eb);
     setRecordConditions(recording);
     return narrowed;
   }
   // k*s + rest == 0  =>  s == -rest / k
-  Expr s = terms[*pick].first;
-  SF_ASSIGN(Expr value, valueFor(*pick));
+  Expr s = terms.terms[*pick].first;
+  SF_ASSIGN(Expr value, solvedValue(terms, *pick));
   if (bounds(value).intersect(bounds(s)).empty())
     return makeError("dimensions " + a.toString() + " and " + b.toString() + " cannot be equal");
   SF_TRY(bind(s->sym, value));
