@@ -307,6 +307,85 @@ Result<void> promptConditions(InferContext &ctx, const Dimension &batch, const D
   return success();
 }
 
+/// The sizes GroupQueryAttention's inputs share.
+struct GqaSizes {
+  Dimension batch, seq, head, hidden;
+  std::optional<Dimension> past;
+  ElementType cacheType;
+};
+
+/// Reads query, key and value (or the packed query) into the sizes.
+Result<void> queryKeyValueSizes(InferContext &ctx, int64_t heads, int64_t kvHeads, GqaSizes &s) {
+  const Fact &q = ctx.input(0);
+  SF_ASSIGN(auto qd, dimsOfRank(q, 0, "query", 3));
+  s.batch = qd[0], s.seq = qd[1];
+  const bool packed = !ctx.hasInput(1);
+  if (packed) {
+    if (ctx.hasInput(2)) return makeError("value is given without key");
+    SF_ASSIGN(s.head, splitInto(qd[2], heads + 2 * kvHeads, "the packed query, key and value's hidden size"));
+    SF_ASSIGN(s.hidden, s.head * Dimension(heads));
+    return success();
+  }
+  if (!ctx.hasInput(2)) return makeError("key is given without value");
+  SF_ASSIGN(s.head, splitInto(qd[2], heads, "the query's hidden size"));
+  s.hidden = qd[2];
+  SF_ASSIGN(auto kd, dimsOfRank(ctx.input(1), 1, "key", 3));
+  SF_ASSIGN(auto vd, dimsOfRank(ctx.input(2), 2, "value", 3));
+  SF_ASSIGN(s.batch, ctx.mergeDims(s.batch, kd[0]));
+  SF_ASSIGN(s.batch, ctx.mergeDims(s.batch, vd[0]));
+  SF_ASSIGN(Dimension kvHidden, s.head * Dimension(kvHeads));
+  SF_ASSIGN(kvHidden, ctx.mergeDims(kvHidden, kd[2]));
+  SF_TRY(ctx.mergeDims(kvHidden, vd[2]));
+  SF_TRY(ctx.mergeDims(kd[1], vd[1]));
+  // The new keys are the new queries' positions (or none: a cache shared with another layer).
+  if (!ctx.hasInput(3)) {
+    SF_ASSIGN(s.seq, ctx.mergeDims(s.seq, kd[1]));
+  }
+  return success();
+}
+
+/// Reads the cache past_key and past_value into the sizes.
+Result<void> pastSizes(InferContext &ctx, int64_t kvHeads, GqaSizes &s) {
+  const Fact &q = ctx.input(0);
+  if (ctx.hasInput(3) != ctx.hasInput(4)) return makeError("past_key and past_value must be given together");
+  if (!ctx.hasInput(3)) return success();
+  SF_ASSIGN(auto pk, dimsOfRank(ctx.input(3), 3, "past_key", 4));
+  SF_ASSIGN(auto pv, dimsOfRank(ctx.input(4), 4, "past_value", 4));
+  for (size_t d = 0; d < 4; ++d) {
+    SF_ASSIGN(pk[d], ctx.mergeDims(pk[d], pv[d]));
+  }
+  SF_ASSIGN(s.batch, ctx.mergeDims(s.batch, pk[0]));
+  SF_TRY(ctx.mergeDims(pk[1], Dimension(kvHeads)));
+  if (ctx.input(3).type == q.type || ctx.input(3).type == ElementType::Undefined) {
+    SF_ASSIGN(s.head, ctx.mergeDims(s.head, pk[3]));
+  }
+  s.past = pk[2];
+  if (ctx.input(3).type != ElementType::Undefined) s.cacheType = ctx.input(3).type;
+  return success();
+}
+
+/// The rotary caches hold a row per position: total_sequence_length at most their rows.
+Result<void> withinRotaryCache(InferContext &ctx, const Dimension &total) {
+  if (!ctx.hasInput(7) || !ctx.input(7).shape.rankIsStatic() || ctx.input(7).shape.size() != 2)
+    return success();
+  const Dimension &rows = ctx.input(7).shape[0];
+  if (total.isStatic() && rows.isStatic() && total.length() > rows.length())
+    return errorf("total_sequence_length {} is more than cos_cache's {} rows", total, rows);
+  if (total.expr() && rows.expr())
+    if (auto d = total - rows; d.ok() && !d->isStatic() && d->expr()) SF_TRY(ctx.symbols().narrow(d->expr(), {-kInf, 0}));
+  return success();
+}
+
+/// The positions present_key and present_value hold.
+Result<Dimension> presentLength(InferContext &ctx, const std::optional<Dimension> &total,
+                                const std::optional<Dimension> &past) {
+  SF_ASSIGN(int64_t slidingCache, ctx.attrs().getInt("sliding_window_cache", 0));
+  if (slidingCache != 0 && past) return *past; // a ring buffer of the past's capacity
+  if (total && past) return Dimension::max(*total, *past);
+  if (total) return *total;
+  return ctx.freshDim("present", Interval{past ? past->minLength() : 1, kInf});
+}
+
 /// GroupQueryAttention (com.microsoft): query [B, S, N*H] (or Q, K and V packed, [B, S,
 /// (N + 2*Nk)*H], without key and value), key and value [B, S, Nk*H], the cache past_key and
 /// past_value [B, Nk, P, H], total_sequence_length T (a scalar). Output [B, S, N*H]; present_key
@@ -318,47 +397,12 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
   if (heads <= 0 || kvHeads <= 0)
     return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
   if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
-  SF_ASSIGN(auto qd, dimsOfRank(q, 0, "query", 3));
-  Dimension batch = qd[0], seq = qd[1], head, hidden;
-  const bool packed = !ctx.hasInput(1);
-  if (packed) {
-    if (ctx.hasInput(2)) return makeError("value is given without key");
-    SF_ASSIGN(head, splitInto(qd[2], heads + 2 * kvHeads, "the packed query, key and value's hidden size"));
-    SF_ASSIGN(hidden, head * Dimension(heads));
-  } else {
-    if (!ctx.hasInput(2)) return makeError("key is given without value");
-    SF_ASSIGN(head, splitInto(qd[2], heads, "the query's hidden size"));
-    hidden = qd[2];
-    SF_ASSIGN(auto kd, dimsOfRank(ctx.input(1), 1, "key", 3));
-    SF_ASSIGN(auto vd, dimsOfRank(ctx.input(2), 2, "value", 3));
-    SF_ASSIGN(batch, ctx.mergeDims(batch, kd[0]));
-    SF_ASSIGN(batch, ctx.mergeDims(batch, vd[0]));
-    SF_ASSIGN(Dimension kvHidden, head * Dimension(kvHeads));
-    SF_ASSIGN(kvHidden, ctx.mergeDims(kvHidden, kd[2]));
-    SF_TRY(ctx.mergeDims(kvHidden, vd[2]));
-    SF_TRY(ctx.mergeDims(kd[1], vd[1]));
-    // The new keys are the new queries' positions (or none: a cache shared with another layer).
-    if (!ctx.hasInput(3)) {
-      SF_ASSIGN(seq, ctx.mergeDims(seq, kd[1]));
-    }
-  }
-  std::optional<Dimension> past;
-  ElementType cacheType = q.type;
-  if (ctx.hasInput(3) != ctx.hasInput(4)) return makeError("past_key and past_value must be given together");
-  if (ctx.hasInput(3)) {
-    SF_ASSIGN(auto pk, dimsOfRank(ctx.input(3), 3, "past_key", 4));
-    SF_ASSIGN(auto pv, dimsOfRank(ctx.input(4), 4, "past_value", 4));
-    for (size_t d = 0; d < 4; ++d) {
-      SF_ASSIGN(pk[d], ctx.mergeDims(pk[d], pv[d]));
-    }
-    SF_ASSIGN(batch, ctx.mergeDims(batch, pk[0]));
-    SF_TRY(ctx.mergeDims(pk[1], Dimension(kvHeads)));
-    if (ctx.input(3).type == q.type || ctx.input(3).type == ElementType::Undefined) {
-      SF_ASSIGN(head, ctx.mergeDims(head, pk[3]));
-    }
-    past = pk[2];
-    if (ctx.input(3).type != ElementType::Undefined) cacheType = ctx.input(3).type;
-  }
+  GqaSizes s;
+  s.cacheType = q.type;
+  SF_TRY(queryKeyValueSizes(ctx, heads, kvHeads, s));
+  SF_TRY(pastSizes(ctx, kvHeads, s));
+  const Dimension &batch = s.batch, &seq = s.seq, &head = s.head, &hidden = s.hidden;
+  const std::optional<Dimension> &past = s.past;
   // total_sequence_length: the keys attended to, past and new.
   std::optional<Dimension> total;
   if (ctx.hasInput(6)) {
@@ -371,25 +415,9 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
     SF_TRY(positiveSize(ctx, *total, "total_sequence_length"));
     SF_TRY(promptConditions(ctx, batch, seq, *total, past));
   }
-  // The rotary caches hold a row per position: total_sequence_length at most their rows.
-  if (total && ctx.hasInput(7) && ctx.input(7).shape.rankIsStatic() && ctx.input(7).shape.size() == 2) {
-    const Dimension &rows = ctx.input(7).shape[0];
-    if (total->isStatic() && rows.isStatic() && total->length() > rows.length())
-      return errorf("total_sequence_length {} is more than cos_cache's {} rows", *total, rows);
-    if (total->expr() && rows.expr())
-      if (auto d = *total - rows; d.ok() && !d->isStatic() && d->expr()) SF_TRY(ctx.symbols().narrow(d->expr(), {-kInf, 0}));
-  }
-  Dimension present;
-  SF_ASSIGN(int64_t slidingCache, ctx.attrs().getInt("sliding_window_cache", 0));
-  if (slidingCache != 0 && past) {
-    present = *past; // a ring buffer of the past's capacity
-  } else if (total && past) {
-    SF_ASSIGN(present, Dimension::max(*total, *past));
-  } else if (total) {
-    present = *total;
-  } else {
-    present = ctx.freshDim("present", Interval{past ? past->minLength() : 1, kInf});
-  }
+  if (total) SF_TRY(withinRotaryCache(ctx, *total));
+  SF_ASSIGN(Dimension present, presentLength(ctx, total, past));
+  const ElementType cacheType = s.cacheType;
   Facts out{makeFact(q.type, PartialShape({batch, seq, hidden}))};
   if (ctx.numOutputs() > 1) out.push_back(makeFact(cacheType, PartialShape({batch, Dimension(kvHeads), present, head})));
   if (ctx.numOutputs() > 2) out.push_back(makeFact(cacheType, PartialShape({batch, Dimension(kvHeads), present, head})));

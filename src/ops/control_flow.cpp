@@ -238,8 +238,13 @@ Result<Facts> inferIf(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Loop
-Result<Facts> inferLoop(InferContext &ctx) {
-  SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
+/// How many loop-carried values and scan outputs a Loop's body makes.
+struct LoopCounts {
+  size_t nCarried, nScan;
+};
+
+/// The body's counts, checked against the node's inputs and outputs.
+Result<LoopCounts> loopCounts(InferContext &ctx, const Graph *body) {
   size_t formals = body->formalInputCount();
   if (formals < 2)
     return errorf("body '{}' has {} inputs, expected at least 2 (iteration number, condition)",
@@ -257,6 +262,13 @@ Result<Facts> inferLoop(InferContext &ctx) {
     return errorf(
         "the node has {} outputs, the body makes {} loop-carried values and {} scan outputs",
         ctx.numOutputs(), nCarried, nScan);
+  return LoopCounts{nCarried, nScan};
+}
+
+Result<Facts> inferLoop(InferContext &ctx) {
+  SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
+  SF_ASSIGN(LoopCounts counts, loopCounts(ctx, body));
+  const size_t nCarried = counts.nCarried, nScan = counts.nScan;
   bool hasM = ctx.hasInput(0), hasCond = ctx.hasInput(1);
   if (hasM)
     SF_TRY(requireOneValue(ctx, ctx.input(0), ElementType::I64, "the trip count M (input 0)"));
@@ -327,8 +339,15 @@ Result<Facts> inferLoop(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Scan
-Result<Facts> inferScan(InferContext &ctx) {
-  SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
+/// A Scan node's counts and axes: N states, M scan inputs, K scan outputs; opset 8's batched
+/// form has a leading sequence_lens input (inputs from `first` on).
+struct ScanLayout {
+  size_t M, N, K, first;
+  bool batched;
+  std::vector<int64_t> inAxes, outAxes;
+};
+
+Result<ScanLayout> scanLayout(InferContext &ctx, const Graph *body) {
   SF_ASSIGN(int64_t nScanIn, ctx.attrs().getInt("num_scan_inputs"));
   size_t formals = body->formalInputCount();
   if (nScanIn < 1 || size_t(nScanIn) > formals)
@@ -362,90 +381,122 @@ Result<Facts> inferScan(InferContext &ctx) {
         return errorf("{} has {} entries, expected {}", a, dirs.size(), want);
     }
   }
+  return ScanLayout{M, N, K, first, batched, std::move(inAxes), std::move(outAxes)};
+}
+
+/// The batch (opset 8) and the scan length, shared by every input that has them.
+struct ScanSizes {
+  std::optional<Dimension> batch, length;
+};
+
+/// Merges `d`, input `input`'s `what`, into `acc` (the first one seen sets it).
+Result<void> joinScanSize(InferContext &ctx, std::optional<Dimension> &acc, const Dimension &d,
+                          const std::string &what, size_t input) {
+  if (!acc) {
+    acc = d;
+    return success();
+  }
+  auto m = ctx.mergeDims(*acc, d);
+  if (!m.ok())
+    return errorf("input {} has {} {}, other inputs {} ({})", input, what, d, acc->toString(),
+                  ctx.input(input));
+  acc = *m;
+  return success();
+}
+
+/// The state inputs as the body sees them (without their batch axis when batched).
+Result<Facts> scanStates(InferContext &ctx, const ScanLayout &l, ScanSizes &sizes) {
+  Facts states;
+  for (size_t j = 0; j < l.N; ++j) {
+    size_t i = l.first + j;
+    Fact s = ctx.input(i);
+    if (l.batched && s.shape.rankIsStatic()) {
+      if (s.shape.size() < 1) return errorf("state input {} has no batch axis ({})", i, s);
+      SF_TRY(joinScanSize(ctx, sizes.batch, s.shape[0], "batch size", i));
+      s = makeFact(s.type, removeAxis(s.shape, 0));
+    }
+    states.push_back(s);
+  }
+  return states;
+}
+
+/// One element of each scan input, as the body sees it (without the scan and batch axes).
+Result<Facts> scanElements(InferContext &ctx, const ScanLayout &l, ScanSizes &sizes) {
+  Facts elements;
+  for (size_t j = 0; j < l.M; ++j) {
+    size_t i = l.first + l.N + j;
+    const Fact &x = ctx.input(i);
+    Fact e = makeFact(x.type, PartialShape::dynamic());
+    if (x.shape.rankIsStatic()) {
+      int64_t r = int64_t(x.shape.size());
+      int64_t axis = 1;
+      if (l.batched) {
+        if (r < 2) return errorf("scan input {} needs batch and scan axes ({})", i, x);
+        SF_TRY(joinScanSize(ctx, sizes.batch, x.shape[0], "batch size", i));
+      } else {
+        auto a = normalizeAxis(l.inAxes[j], r);
+        if (!a.ok()) return errorf("scan_input_axes[{}]: {} ({})", j, a.error().message, x);
+        axis = *a;
+      }
+      SF_TRY(joinScanSize(ctx, sizes.length, x.shape[axis], "scan length", i));
+      PartialShape s = removeAxis(x.shape, axis);
+      e.shape = l.batched ? removeAxis(s, 0) : s;
+    }
+    elements.push_back(e);
+  }
+  return elements;
+}
+
+/// The node's outputs from the body's: the final states, then the scan outputs stacked along
+/// their axis (L long), each with the batch B in front when batched.
+Result<Facts> scanResults(const ScanLayout &l, const Facts &initial, const Facts &states,
+                          const Facts &out, const Dimension &L, const Dimension &B) {
+  Facts result;
+  for (size_t j = 0; j < l.N; ++j) {
+    Fact f = L.maxLength() == 0 ? initial[j] : L.minLength() >= 1 ? out[j] : states[j];
+    if (l.batched) f = makeFact(f.type, prepend(B, f.shape));
+    result.push_back(f);
+  }
+  for (size_t k = 0; k < l.K; ++k) {
+    const Fact &e = out[l.N + k];
+    Fact f = makeFact(e.type, PartialShape::dynamic());
+    if (e.shape.rankIsStatic()) {
+      if (l.batched) {
+        f.shape = prepend(B, prepend(L, e.shape));
+      } else {
+        auto a = normalizeAxis(l.outAxes[k], int64_t(e.shape.size()) + 1);
+        if (!a.ok())
+          return errorf("scan_output_axes[{}]: {} (body output {})", k, a.error().message, e);
+        f.shape = insertAxis(e.shape, *a, L);
+      }
+    }
+    result.push_back(shapeOnly(f));
+  }
+  return result;
+}
+
+Result<Facts> inferScan(InferContext &ctx) {
+  SF_ASSIGN(const Graph *body, bodyAttr(ctx, "body"));
+  SF_ASSIGN(const ScanLayout l, scanLayout(ctx, body));
 
   return ctx.memoized(*body, [&]() -> Result<Facts> {
-    // The batch (opset 8) and the scan length, shared by every input that has them.
-    std::optional<Dimension> batch, length;
-    auto join = [&](std::optional<Dimension> &acc, const Dimension &d, const std::string &what,
-                    size_t input) -> Result<void> {
-      if (!acc) {
-        acc = d;
-        return success();
-      }
-      auto m = ctx.mergeDims(*acc, d);
-      if (!m.ok())
-        return errorf("input {} has {} {}, other inputs {} ({})", input, what, d, acc->toString(),
-                      ctx.input(input));
-      acc = *m;
-      return success();
-    };
-    Facts states, elements;
-    for (size_t j = 0; j < N; ++j) {
-      size_t i = first + j;
-      Fact s = ctx.input(i);
-      if (batched && s.shape.rankIsStatic()) {
-        if (s.shape.size() < 1) return errorf("state input {} has no batch axis ({})", i, s);
-        SF_TRY(join(batch, s.shape[0], "batch size", i));
-        s = makeFact(s.type, removeAxis(s.shape, 0));
-      }
-      states.push_back(s);
-    }
-    for (size_t j = 0; j < M; ++j) {
-      size_t i = first + N + j;
-      const Fact &x = ctx.input(i);
-      Fact e = makeFact(x.type, PartialShape::dynamic());
-      if (x.shape.rankIsStatic()) {
-        int64_t r = int64_t(x.shape.size());
-        int64_t axis = 1;
-        if (batched) {
-          if (r < 2) return errorf("scan input {} needs batch and scan axes ({})", i, x);
-          SF_TRY(join(batch, x.shape[0], "batch size", i));
-        } else {
-          auto a = normalizeAxis(inAxes[j], r);
-          if (!a.ok()) return errorf("scan_input_axes[{}]: {} ({})", j, a.error().message, x);
-          axis = *a;
-        }
-        SF_TRY(join(length, x.shape[axis], "scan length", i));
-        PartialShape s = removeAxis(x.shape, axis);
-        e.shape = batched ? removeAxis(s, 0) : s;
-      }
-      elements.push_back(e);
-    }
-    if (batched && ctx.hasInput(0)) {
+    ScanSizes sizes;
+    SF_ASSIGN(Facts states, scanStates(ctx, l, sizes));
+    SF_ASSIGN(Facts elements, scanElements(ctx, l, sizes));
+    if (l.batched && ctx.hasInput(0)) {
       const Fact &lens = ctx.input(0);
       if (lens.shape.rankIsStatic() && lens.shape.size() != 1)
         return errorf("sequence_lens (input 0) must be 1-D, got {}", lens);
-      if (lens.shape.rankIsStatic()) SF_TRY(join(batch, lens.shape[0], "batch size", 0));
+      if (lens.shape.rankIsStatic()) SF_TRY(joinScanSize(ctx, sizes.batch, lens.shape[0], "batch size", 0));
     }
-    Dimension L = length ? ctx.symbols().resolve(*length) : Dimension::dynamic();
+    Dimension L = sizes.length ? ctx.symbols().resolve(*sizes.length) : Dimension::dynamic();
 
-    std::vector<bool> feeds(N, true);
+    std::vector<bool> feeds(l.N, true);
     Facts initial = states;
-    SF_ASSIGN(Facts out, fixedPoint(ctx, *body, {}, states, elements, feeds, N + K));
+    SF_ASSIGN(Facts out, fixedPoint(ctx, *body, {}, states, elements, feeds, l.N + l.K));
 
-    Facts result;
-    Dimension B = batch ? ctx.symbols().resolve(*batch) : Dimension::dynamic();
-    for (size_t j = 0; j < N; ++j) {
-      Fact f = L.maxLength() == 0 ? initial[j] : L.minLength() >= 1 ? out[j] : states[j];
-      if (batched) f = makeFact(f.type, prepend(B, f.shape));
-      result.push_back(f);
-    }
-    for (size_t k = 0; k < K; ++k) {
-      const Fact &e = out[N + k];
-      Fact f = makeFact(e.type, PartialShape::dynamic());
-      if (e.shape.rankIsStatic()) {
-        if (batched) {
-          f.shape = prepend(B, prepend(L, e.shape));
-        } else {
-          auto a = normalizeAxis(outAxes[k], int64_t(e.shape.size()) + 1);
-          if (!a.ok())
-            return errorf("scan_output_axes[{}]: {} (body output {})", k, a.error().message, e);
-          f.shape = insertAxis(e.shape, *a, L);
-        }
-      }
-      result.push_back(shapeOnly(f));
-    }
-    return result;
+    Dimension B = sizes.batch ? ctx.symbols().resolve(*sizes.batch) : Dimension::dynamic();
+    return scanResults(l, initial, states, out, L, B);
   });
 }
 

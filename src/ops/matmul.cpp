@@ -168,12 +168,8 @@ Result<EinsumEquation> parseEquation(const std::string &raw) {
   return out;
 }
 
-Result<Facts> inferEinsum(InferContext &ctx) {
-  SF_ASSIGN(std::string equation, ctx.attrs().getString("equation"));
-  SF_ASSIGN(EinsumEquation eq, parseEquation(equation));
-  if (eq.inputs.size() != ctx.numInputs())
-    return errorf("equation '{}' has {} input terms for {} inputs", equation, eq.inputs.size(),
-                  ctx.numInputs());
+/// The inputs' common element type (unknown when none is known).
+Result<ElementType> einsumType(InferContext &ctx) {
   ElementType type = kUnknownType;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
     const Fact &f = ctx.input(i);
@@ -181,90 +177,125 @@ Result<Facts> inferEinsum(InferContext &ctx) {
       return errorf("input types differ: {} vs {}", ctx.input(0), f);
     if (type == kUnknownType) type = f.type;
   }
+  return type;
+}
 
+/// What the input terms say of the letters.
+struct EinsumLetters {
   std::map<char, Dimension> dims; // letter -> its dim (broadcast across inputs)
   std::map<char, int> counts;     // letter -> occurrences over all input terms
   PartialShape ellipsis{};        // broadcast of every input's ellipsis dims
   bool anyEllipsis = false;
-  for (size_t i = 0; i < eq.inputs.size(); ++i) {
-    const EinsumTerm &t = eq.inputs[i];
-    const Fact &f = ctx.input(i);
-    bool hasEllipsis = t.ellipsisAt != std::string::npos;
-    anyEllipsis |= hasEllipsis;
-    for (char c : t.letters) ++counts[c];
-    if (!f.shape.rankIsStatic()) {
-      if (hasEllipsis) ellipsis = PartialShape::dynamic();
-      // Without an ellipsis the rank is known; the dims are not.
-      for (char c : t.letters) dims.emplace(c, Dimension());
-      continue;
-    }
-    size_t rank = f.shape.size();
-    if (rank < t.letters.size() || (!hasEllipsis && rank != t.letters.size()))
-      return errorf("input {} has rank {} but its term in '{}' names {} axes ({})", i, rank,
-                    equation, t.letters.size(), f);
-    size_t nEll = rank - t.letters.size();
-    std::map<char, Dimension> own; // repeated letters within one term: a diagonal, dims equal
-    for (size_t j = 0, axis = 0; j < t.letters.size(); ++j, ++axis) {
-      if (hasEllipsis && j == t.ellipsisAt) axis += nEll;
-      char c = t.letters[j];
-      Dimension d = f.shape[axis];
-      if (auto it = own.find(c); it != own.end()) {
-        auto m = ctx.mergeDims(it->second, d);
-        if (!m.ok())
-          return errorf("input {} repeats '{}' on axes of different sizes {} and {} ({})", i, c,
-                        it->second, d, f);
-        it->second = *m;
-      } else {
-        own.emplace(c, d);
-      }
-    }
-    for (auto &[c, d] : own) {
-      auto it = dims.find(c);
-      if (it == dims.end()) {
-        dims.emplace(c, d);
-        continue;
-      }
-      auto b = broadcastDim(it->second, d, &ctx.symbols());
-      if (!b.ok())
-        return errorf("dimension '{}' of input {} is {}, elsewhere {} ({})", c, i, d, it->second,
-                      f);
-      it->second = *b;
-    }
-    if (hasEllipsis) {
-      PartialShape e(std::vector<Dimension>(f.shape.dims().begin() + t.ellipsisAt,
-                                            f.shape.dims().begin() + t.ellipsisAt + nEll));
-      auto b = ctx.broadcast(ellipsis, e);
-      if (!b.ok()) return errorf("ellipsis dimensions do not broadcast: {}", b.error().message);
-      ellipsis = *b;
+};
+
+/// Each letter's dim in input i's term (`nEll` axes under its ellipsis); repeated letters within
+/// one term are a diagonal, their dims equal.
+Result<std::map<char, Dimension>> termDims(InferContext &ctx, const EinsumTerm &t, const Fact &f,
+                                           size_t i, size_t nEll) {
+  bool hasEllipsis = t.ellipsisAt != std::string::npos;
+  std::map<char, Dimension> own;
+  for (size_t j = 0, axis = 0; j < t.letters.size(); ++j, ++axis) {
+    if (hasEllipsis && j == t.ellipsisAt) axis += nEll;
+    char c = t.letters[j];
+    Dimension d = f.shape[axis];
+    if (auto it = own.find(c); it != own.end()) {
+      auto m = ctx.mergeDims(it->second, d);
+      if (!m.ok())
+        return errorf("input {} repeats '{}' on axes of different sizes {} and {} ({})", i, c,
+                      it->second, d, f);
+      it->second = *m;
+    } else {
+      own.emplace(c, d);
     }
   }
+  return own;
+}
 
+/// Adds input i's term `t` (of fact `f`) to the letters.
+Result<void> addInputTerm(InferContext &ctx, EinsumLetters &l, const EinsumTerm &t, const Fact &f,
+                          size_t i, const std::string &equation) {
+  bool hasEllipsis = t.ellipsisAt != std::string::npos;
+  l.anyEllipsis |= hasEllipsis;
+  for (char c : t.letters) ++l.counts[c];
+  if (!f.shape.rankIsStatic()) {
+    if (hasEllipsis) l.ellipsis = PartialShape::dynamic();
+    // Without an ellipsis the rank is known; the dims are not.
+    for (char c : t.letters) l.dims.emplace(c, Dimension());
+    return success();
+  }
+  size_t rank = f.shape.size();
+  if (rank < t.letters.size() || (!hasEllipsis && rank != t.letters.size()))
+    return errorf("input {} has rank {} but its term in '{}' names {} axes ({})", i, rank,
+                  equation, t.letters.size(), f);
+  size_t nEll = rank - t.letters.size();
+  SF_ASSIGN(auto own, termDims(ctx, t, f, i, nEll));
+  for (auto &[c, d] : own) {
+    auto it = l.dims.find(c);
+    if (it == l.dims.end()) {
+      l.dims.emplace(c, d);
+      continue;
+    }
+    auto b = broadcastDim(it->second, d, &ctx.symbols());
+    if (!b.ok())
+      return errorf("dimension '{}' of input {} is {}, elsewhere {} ({})", c, i, d, it->second,
+                    f);
+    it->second = *b;
+  }
+  if (hasEllipsis) {
+    PartialShape e(std::vector<Dimension>(f.shape.dims().begin() + t.ellipsisAt,
+                                          f.shape.dims().begin() + t.ellipsisAt + nEll));
+    auto b = ctx.broadcast(l.ellipsis, e);
+    if (!b.ok()) return errorf("ellipsis dimensions do not broadcast: {}", b.error().message);
+    l.ellipsis = *b;
+  }
+  return success();
+}
+
+/// The output term: the equation's (checked), or in implicit mode the one it implies.
+Result<EinsumTerm> outputTerm(const EinsumEquation &eq, const EinsumLetters &l,
+                              const std::string &equation) {
   EinsumTerm out;
   if (eq.output) {
     out = *eq.output;
-    if (out.ellipsisAt != std::string::npos && !anyEllipsis)
+    if (out.ellipsisAt != std::string::npos && !l.anyEllipsis)
       out.ellipsisAt = std::string::npos; // an ellipsis of rank 0
     for (size_t j = 0; j < out.letters.size(); ++j) {
       char c = out.letters[j];
-      if (!counts.count(c))
+      if (!l.counts.count(c))
         return errorf("output label '{}' of '{}' is not in any input", c, equation);
       if (out.letters.find(c) != j)
         return errorf("output label '{}' of '{}' is repeated", c, equation);
     }
   } else {
     // Implicit mode: the ellipsis dims, then the letters used once, in alphabetical (ASCII) order.
-    for (auto &[c, n] : counts)
+    for (auto &[c, n] : l.counts)
       if (n == 1) out.letters += c;
-    if (anyEllipsis) out.ellipsisAt = 0;
+    if (l.anyEllipsis) out.ellipsisAt = 0;
   }
+  return out;
+}
+
+Result<Facts> inferEinsum(InferContext &ctx) {
+  SF_ASSIGN(std::string equation, ctx.attrs().getString("equation"));
+  SF_ASSIGN(EinsumEquation eq, parseEquation(equation));
+  if (eq.inputs.size() != ctx.numInputs())
+    return errorf("equation '{}' has {} input terms for {} inputs", equation, eq.inputs.size(),
+                  ctx.numInputs());
+  SF_ASSIGN(ElementType type, einsumType(ctx));
+
+  EinsumLetters letters;
+  for (size_t i = 0; i < eq.inputs.size(); ++i)
+    SF_TRY(addInputTerm(ctx, letters, eq.inputs[i], ctx.input(i), i, equation));
+
+  SF_ASSIGN(EinsumTerm out, outputTerm(eq, letters, equation));
   bool withEllipsis = out.ellipsisAt != std::string::npos;
-  if (withEllipsis && !ellipsis.rankIsStatic())
+  if (withEllipsis && !letters.ellipsis.rankIsStatic())
     return factsOf(makeFact(type, PartialShape::dynamic()));
   std::vector<Dimension> shape;
   for (size_t j = 0; j <= out.letters.size(); ++j) {
     if (withEllipsis && j == out.ellipsisAt)
-      for (const Dimension &d : ellipsis.dims()) shape.push_back(d);
-    if (j < out.letters.size()) shape.push_back(dims[out.letters[j]]);
+      for (const Dimension &d : letters.ellipsis.dims()) shape.push_back(d);
+    if (j < out.letters.size()) shape.push_back(letters.dims[out.letters[j]]);
   }
   return factsOf(makeFact(type, ctx.symbols().resolve(PartialShape(std::move(shape)))));
 }

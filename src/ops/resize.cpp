@@ -146,6 +146,84 @@ Result<void> keepAspect(std::vector<Dimension> &dims, const std::vector<int64_t>
 }
 
 // ---------------------------------------------------------------- Resize
+/// The listed axes become unknown.
+void loosenAxes(std::vector<Dimension> &dims, const std::vector<int64_t> &axes) {
+  for (int64_t a : axes)
+    dims[a] = Dimension::dynamic();
+}
+
+/// The listed axes resized to `param`, the 'sizes' input.
+Result<void> resizeToSizes(InferContext &ctx, std::vector<Dimension> &dims,
+                           const std::vector<int64_t> &axes, const Fact &param,
+                           const std::string &policy) {
+  auto sv = dimValues(param);
+  if (!sv) {
+    loosenAxes(dims, axes);
+    return success();
+  }
+  for (const auto &v : *sv)
+    if (v.maxLength() < 0) return errorf("'sizes' has a negative element {}", v);
+  // onnxruntime takes size / input dim as each axis' scale and refuses a scale that is not
+  // positive: a size of 0 fails on an axis that is not empty (an empty one may stay empty).
+  for (size_t i = 0; i < axes.size() && i < sv->size(); ++i) {
+    const Dimension &v = (*sv)[i], &in = dims[axes[i]];
+    // An empty axis has nothing to sample: a size past 0 would take an infinite scale.
+    if (in.isStatic() && in.length() == 0 && v.minLength() >= 1)
+      return errorf("'sizes' element {} is {} for an empty axis: runtimes refuse the infinite scale", i, v);
+    if (in.minLength() < 1) continue;
+    if (v.maxLength() < 1)
+      return errorf("'sizes' element {} is {} for an axis of {}: runtimes refuse a zero scale", i, v, in);
+    if (v.minLength() < 1 && v.expr()) SF_TRY(ctx.symbols().narrow(v.expr(), {1, kInf}));
+  }
+  if (policy == "stretch") {
+    for (size_t i = 0; i < axes.size(); ++i)
+      dims[axes[i]] = (*sv)[i].nonNegative();
+    return success();
+  }
+  return keepAspect(dims, axes, *sv, policy);
+}
+
+/// The listed axes of `x` scaled by `param`, the 'scales' input.
+Result<void> resizeByScales(std::vector<Dimension> &dims, const std::vector<int64_t> &axes,
+                            const Fact &param, const Fact &x) {
+  auto sc = constFloats(param);
+  auto scExprs = sc ? std::nullopt : valueExprs(param);
+  if (!sc && scExprs && scExprs->size() == axes.size()) {
+    // Scales computed from sizes (an upsampling to another tensor's size): floor(dim * scale)
+    // in f32 per axis, as far as it can be expressed.
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto d = scaledDimExpr(dims[axes[i]], (*scExprs)[i]);
+      dims[axes[i]] = d.ok() ? *d : Dimension::dynamic();
+    }
+  } else if (!sc || sc->size() != axes.size()) {
+    loosenAxes(dims, axes);
+  } else {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto d = scaledDim(dims[axes[i]], (*sc)[i]);
+      if (!d.ok()) return errorf("axis {}: {} ({})", axes[i], d.error().message, x);
+      dims[axes[i]] = *d;
+    }
+  }
+  return success();
+}
+
+/// The output shape for an input of unknown rank: without axes, sizes give the whole of it.
+PartialShape unrankedResizeShape(InferContext &ctx, const Fact &param,
+                                 std::optional<int64_t> paramLen, bool useSizes,
+                                 const std::string &policy) {
+  if (ctx.attrs().has("axes") || !paramLen) return PartialShape::dynamic();
+  PartialShape shape = shapeOfRank(*paramLen);
+  if (useSizes && policy == "stretch") {
+    if (auto sv = dimValues(param)) {
+      std::vector<Dimension> d;
+      for (const auto &v : *sv)
+        d.push_back(v.nonNegative());
+      shape = PartialShape(std::move(d));
+    }
+  }
+  return shape;
+}
+
 Result<Facts> inferResize(InferContext &ctx) {
   const Fact &x = ctx.input(0);
   bool v10 = ctx.opset() != 0 && ctx.opset() < 11;
@@ -165,17 +243,7 @@ Result<Facts> inferResize(InferContext &ctx) {
     return errorf("unknown keep_aspect_ratio_policy '{}'", policy);
   Fact out = makeFact(x.type, PartialShape::dynamic());
   if (!x.shape.rankIsStatic()) {
-    // Without axes, sizes give the whole output shape.
-    if (ctx.attrs().has("axes") || !paramLen) return factsOf(std::move(out));
-    out.shape = shapeOfRank(*paramLen);
-    if (useSizes && policy == "stretch") {
-      if (auto sv = dimValues(param)) {
-        std::vector<Dimension> d;
-        for (const auto &v : *sv)
-          d.push_back(v.nonNegative());
-        out.shape = PartialShape(std::move(d));
-      }
-    }
+    out.shape = unrankedResizeShape(ctx, param, paramLen, useSizes, policy);
     return factsOf(std::move(out));
   }
   int64_t r = int64_t(x.shape.size());
@@ -184,57 +252,12 @@ Result<Facts> inferResize(InferContext &ctx) {
   if (paramLen && *paramLen != int64_t(axes.size()))
     return errorf("{} has {} elements, expected {} ({})", what, *paramLen, int64_t(axes.size()), x);
   std::vector<Dimension> dims = x.shape.dims();
-  auto loosen = [&] {
-    for (int64_t a : axes)
-      dims[a] = Dimension::dynamic();
-  };
   if (useSizes) {
-    auto sv = dimValues(param);
-    if (!sv) {
-      loosen();
-    } else {
-      for (const auto &v : *sv)
-        if (v.maxLength() < 0) return errorf("'sizes' has a negative element {}", v);
-      // onnxruntime takes size / input dim as each axis' scale and refuses a scale that is not
-      // positive: a size of 0 fails on an axis that is not empty (an empty one may stay empty).
-      for (size_t i = 0; i < axes.size() && i < sv->size(); ++i) {
-        const Dimension &v = (*sv)[i], &in = dims[axes[i]];
-        // An empty axis has nothing to sample: a size past 0 would take an infinite scale.
-        if (in.isStatic() && in.length() == 0 && v.minLength() >= 1)
-          return errorf("'sizes' element {} is {} for an empty axis: runtimes refuse the infinite scale", i, v);
-        if (in.minLength() < 1) continue;
-        if (v.maxLength() < 1)
-          return errorf("'sizes' element {} is {} for an axis of {}: runtimes refuse a zero scale", i, v, in);
-        if (v.minLength() < 1 && v.expr()) SF_TRY(ctx.symbols().narrow(v.expr(), {1, kInf}));
-      }
-      if (policy == "stretch") {
-        for (size_t i = 0; i < axes.size(); ++i)
-          dims[axes[i]] = (*sv)[i].nonNegative();
-      } else {
-        SF_TRY(keepAspect(dims, axes, *sv, policy));
-      }
-    }
+    SF_TRY(resizeToSizes(ctx, dims, axes, param, policy));
   } else if (useScales) {
-    auto sc = constFloats(param);
-    auto scExprs = sc ? std::nullopt : valueExprs(param);
-    if (!sc && scExprs && scExprs->size() == axes.size()) {
-      // Scales computed from sizes (an upsampling to another tensor's size): floor(dim * scale)
-      // in f32 per axis, as far as it can be expressed.
-      for (size_t i = 0; i < axes.size(); ++i) {
-        auto d = scaledDimExpr(dims[axes[i]], (*scExprs)[i]);
-        dims[axes[i]] = d.ok() ? *d : Dimension::dynamic();
-      }
-    } else if (!sc || sc->size() != axes.size()) {
-      loosen();
-    } else {
-      for (size_t i = 0; i < axes.size(); ++i) {
-        auto d = scaledDim(dims[axes[i]], (*sc)[i]);
-        if (!d.ok()) return errorf("axis {}: {} ({})", axes[i], d.error().message, x);
-        dims[axes[i]] = *d;
-      }
-    }
+    SF_TRY(resizeByScales(dims, axes, param, x));
   } else {
-    loosen();
+    loosenAxes(dims, axes);
   }
   out.shape = PartialShape(std::move(dims));
   return factsOf(std::move(out));

@@ -45,23 +45,26 @@ private:
   InferContext &ctx_;
 };
 
-Result<Facts> recurrentWith(InferContext &ctx, Cell cell) {
-  int64_t gates = cell.gates;
+/// The number of directions the `direction` attribute names.
+Result<int64_t> directionCount(InferContext &ctx) {
   SF_ASSIGN(std::string direction, ctx.attrs().getString("direction", "forward"));
-  int64_t numDir;
-  if (direction == "forward" || direction == "reverse")
-    numDir = 1;
-  else if (direction == "bidirectional")
-    numDir = 2;
-  else
-    return errorf("direction '{}' is not one of forward, reverse, bidirectional", direction);
+  if (direction == "forward" || direction == "reverse") return int64_t(1);
+  if (direction == "bidirectional") return int64_t(2);
+  return errorf("direction '{}' is not one of forward, reverse, bidirectional", direction);
+}
+
+/// The `layout` attribute (opset 14), 0 before it.
+Result<int64_t> recurrentLayout(InferContext &ctx) {
   int64_t layout = 0;
   if (ctx.opset() == 0 || ctx.opset() >= 14) {
     SF_ASSIGN(layout, ctx.attrs().getInt("layout", 0));
   }
   if (layout != 0 && layout != 1) return errorf("layout must be 0 or 1, got {}", layout);
+  return layout;
+}
 
-  // Element type: every float input shares X's.
+/// Element type: every float input shares X's; sequence_lens is i32.
+Result<ElementType> recurrentType(InferContext &ctx) {
   ElementType t = ElementType::Undefined;
   for (size_t i : {0, 1, 2, 3, 5, 6, 7}) {
     if (!ctx.hasInput(i)) continue;
@@ -77,17 +80,30 @@ Result<Facts> recurrentWith(InferContext &ctx, Cell cell) {
     if (tl != ElementType::Undefined && tl != ElementType::I32)
       return errorf("sequence_lens (input 4) must be i32, got {}", ctx.input(4));
   }
+  return t;
+}
 
-  Dimension seq, batch, input, hidden;
-  Dimension dir(numDir);
+/// The hidden size from the attribute, else from R's last axis (unknown when neither says).
+Result<Dimension> hiddenSize(InferContext &ctx) {
   if (ctx.attrs().has("hidden_size")) {
     SF_ASSIGN(int64_t h, ctx.attrs().getInt("hidden_size"));
     if (h <= 0) return errorf("hidden_size must be positive, got {}", h);
-    hidden = Dimension(h);
-  } else if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() &&
-             ctx.input(2).shape.size() == 3) {
-    hidden = ctx.input(2).shape[2];
+    return Dimension(h);
   }
+  if (ctx.hasInput(2) && ctx.input(2).shape.rankIsStatic() && ctx.input(2).shape.size() == 3)
+    return ctx.input(2).shape[2];
+  return Dimension();
+}
+
+Result<Facts> recurrentWith(InferContext &ctx, Cell cell) {
+  int64_t gates = cell.gates;
+  SF_ASSIGN(int64_t numDir, directionCount(ctx));
+  SF_ASSIGN(int64_t layout, recurrentLayout(ctx));
+  SF_ASSIGN(ElementType t, recurrentType(ctx));
+
+  Dimension seq, batch, input;
+  Dimension dir(numDir);
+  SF_ASSIGN(Dimension hidden, hiddenSize(ctx));
 
   DimChecker c(ctx);
   if (layout == 0)

@@ -39,6 +39,115 @@ Result<Facts> inferSize(InferContext &ctx) {
 }
 
 // ---------------------------------------------------------------- Reshape
+/// The output dim of a constant target element v other than -1 (0 copies the input's dim).
+Result<Dimension> constantTargetDim(int64_t v, size_t i, const PartialShape &in, bool allowZero) {
+  if (v < -1) return errorf("target shape has a negative dimension {}", v);
+  if (v == 0 && !allowZero) {
+    if (in.rankIsStatic() && i >= in.size())
+      return errorf("target shape copies dimension {} (a 0) but the input has rank {}", i,
+                    in.size());
+    return in.rankIsStatic() ? in[i] : Dimension::dynamic();
+  }
+  return Dimension(v);
+}
+
+/// Whether a non-constant target element `t` may be taken literally where it is 0 ("copy input
+/// dim i"), and what must be nonzero for t == 0 to force the input dim to 0.
+struct CopyCheck {
+  bool sameAsInput = false;
+  Expr beyondInput;
+};
+
+// When t may be 0 (meaning "copy input dim i"), taking t literally is still exact if t == 0
+// forces the input dim to be 0: t is the input dim times a nonzero constant (12*N vs N), or
+// times sizes that are never 0 (N*(H//7)*(W//7) vs N, H and W at least 7): a batch of none.
+CopyCheck copyCheck(const Dimension &t, const PartialShape &in, size_t i) {
+  CopyCheck out{false, t.expr()};
+  if (!in.rankIsStatic() || i >= in.size() || !t.expr() || !in[i].expr()) return out;
+  if (t.expr() == in[i].expr()) {
+    out.sameAsInput = true;
+  } else if (!isConst(in[i].expr())) {
+    bool sameAsInput;
+    auto q = divExact(t.expr(), in[i].expr());
+    sameAsInput = q.ok() && ((isConst(*q) && (*q)->value != 0) || bounds(*q).lo >= 1);
+    if (q.ok()) out.beyondInput = *q;
+    // The input dim a multiple of t (N*(H//7)*(W//7) read back as N): t == 0 makes it 0.
+    if (!sameAsInput && !isConst(t.expr())) sameAsInput = divExact(in[i].expr(), t.expr()).ok();
+    // t a size s, and the input dim 0 wherever s is (min(S, ...)*max(S, ...) read back as S).
+    if (!sameAsInput && isSymbol(t.expr())) {
+      SymbolId s = t.expr()->sym;
+      auto z = substitute(in[i].expr(), [&](SymbolId id) -> Expr { return id == s ? constant(0) : nullptr; });
+      sameAsInput = z.ok() && isConst(*z) && (*z)->value == 0;
+    }
+    out.sameAsInput = sameAsInput;
+  }
+  return out;
+}
+
+// A size computed from input dims (each >= 1) that is 0 only at a degenerate corner of its
+// range (floor(H * scale) with an extreme aspect ratio) is taken as the size it reads as,
+// and the assumption is reported.
+// With t the input dim times such a size (N*(H//7)*(W//7) for N), the input dim may be 0 (a
+// batch of none): t is 0 there too, as the copy would be.
+// So is a sum of two or more sizes (S + P: new tokens after a cache), 0 only where all of
+// them are (no tokens at all).
+/// Whether target element i, which may be 0, is taken to be nonzero (assumed or required).
+Result<bool> takenNonzero(InferContext &ctx, const Dimension &t, size_t i, Expr beyondInput) {
+  bool inputDims = true;
+  for (SymbolId sym : symbolsOf(beyondInput)) inputDims = inputDims && symbolInfo(sym).range.lo >= 1;
+  const Expr &e = t.expr();
+  bool jointZero = e->kind == ExprKind::Add && e->value >= 0 && e->ops.size() >= 2;
+  for (size_t k = 0; jointZero && k < e->ops.size(); ++k)
+    jointZero = isSymbol(e->ops[k]) && e->coefs[k] > 0 && symbolInfo(e->ops[k]->sym).range.lo >= 0;
+  if (inputDims) {
+    ctx.assume("target element " + std::to_string(i) + " (" + t.toString() +
+               ") is taken to be nonzero; a 0 would copy the input's dim instead");
+    return true;
+  }
+  if (jointZero) {
+    // No tokens at all would copy the input's dim and make other shapes than these: a
+    // requirement of the sizes (the contract states it), not an assumption.
+    SF_TRY(ctx.symbols().narrow(t.expr(), {1, kInf}));
+    return true;
+  }
+  return false;
+}
+
+/// The output dim of a non-constant target element `t` at i: itself unless it may be -1, or 0
+/// (copy) with a different input dim there; nullopt when it is ambiguous.
+Result<std::optional<Dimension>> variableTargetDim(InferContext &ctx, const Dimension &t,
+                                                   const PartialShape &in, size_t i, bool allowZero) {
+  CopyCheck copy = copyCheck(t, in, i);
+  bool mayBeMinusOne = t.interval().contains(-1);
+  bool mayBeZero = !allowZero && t.interval().contains(0) && !copy.sameAsInput;
+  // Past the input's rank a 0 has no dim to copy: the node would fail, so it is not 0.
+  if (mayBeZero && in.rankIsStatic() && i >= in.size()) mayBeZero = false;
+  if (mayBeZero && !mayBeMinusOne && t.isNamedExpr() && t.minLength() >= 0) {
+    SF_ASSIGN(bool nonzero, takenNonzero(ctx, t, i, copy.beyondInput));
+    if (nonzero) mayBeZero = false;
+  }
+  if (mayBeMinusOne || mayBeZero) return std::optional<Dimension>();
+  return std::optional<Dimension>(t.nonNegative());
+}
+
+/// The dim a -1 at `inferred` stands for: the input's elements over the other dims'.
+Result<Dimension> inferredTargetDim(const Fact &data, const std::vector<Dimension> &target,
+                                    const std::vector<Dimension> &dims, size_t inferred) {
+  SF_ASSIGN(Dimension total, data.shape.elementCount());
+  std::vector<Dimension> known;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (i != inferred) known.push_back(dims[i]);
+  SF_ASSIGN(Dimension rest, productOf(known));
+  if (total.isStatic() && rest.isStatic()) {
+    if (rest.length() == 0 || total.length() % rest.length() != 0)
+      return errorf("cannot reshape {} to {}: {} elements do not divide into {}", data,
+                    PartialShape(target), total.length(), rest.length());
+    return Dimension(total.length() / rest.length());
+  }
+  auto q = total.floorDiv(rest);
+  return q.ok() ? q->nonNegative() : Dimension::dynamic();
+}
+
 Result<Facts> inferReshape(InferContext &ctx) {
   const Fact &data = ctx.input(0);
   std::optional<std::vector<Dimension>> target;
@@ -64,98 +173,19 @@ Result<Facts> inferReshape(InferContext &ctx) {
   bool ambiguous = false;
   for (size_t i = 0; i < target->size(); ++i) {
     const Dimension &t = (*target)[i];
-    if (t.isStatic()) {
-      int64_t v = t.length();
-      if (v == -1) {
-        if (inferred) return makeError("more than one -1 in the target shape");
-        inferred = i;
-      } else if (v < -1) {
-        return errorf("target shape has a negative dimension {}", v);
-      } else if (v == 0 && !allowZero) {
-        if (in.rankIsStatic() && i >= in.size())
-          return errorf("target shape copies dimension {} (a 0) but the input has rank {}", i,
-                        in.size());
-        dims[i] = in.rankIsStatic() ? in[i] : Dimension::dynamic();
-      } else {
-        dims[i] = Dimension(v);
-      }
-      continue;
-    }
-    // A non-constant element: it is itself unless it may be -1, or 0 (copy) with a different
-    // input dim there.
-    // When t may be 0 (meaning "copy input dim i"), taking t literally is still exact if t == 0
-    // forces the input dim to be 0: t is the input dim times a nonzero constant (12*N vs N), or
-    // times sizes that are never 0 (N*(H//7)*(W//7) vs N, H and W at least 7): a batch of none.
-    bool sameAsInput = false;
-    Expr beyondInput = t.expr(); // what must be nonzero for t == 0 to force the input dim to 0
-    if (in.rankIsStatic() && i < in.size() && t.expr() && in[i].expr()) {
-      if (t.expr() == in[i].expr()) {
-        sameAsInput = true;
-      } else if (!isConst(in[i].expr())) {
-        auto q = divExact(t.expr(), in[i].expr());
-        sameAsInput = q.ok() && ((isConst(*q) && (*q)->value != 0) || bounds(*q).lo >= 1);
-        if (q.ok()) beyondInput = *q;
-        // The input dim a multiple of t (N*(H//7)*(W//7) read back as N): t == 0 makes it 0.
-        if (!sameAsInput && !isConst(t.expr())) sameAsInput = divExact(in[i].expr(), t.expr()).ok();
-        // t a size s, and the input dim 0 wherever s is (min(S, ...)*max(S, ...) read back as S).
-        if (!sameAsInput && isSymbol(t.expr())) {
-          SymbolId s = t.expr()->sym;
-          auto z = substitute(in[i].expr(), [&](SymbolId id) -> Expr { return id == s ? constant(0) : nullptr; });
-          sameAsInput = z.ok() && isConst(*z) && (*z)->value == 0;
-        }
-      }
-    }
-    bool mayBeMinusOne = t.interval().contains(-1);
-    bool mayBeZero = !allowZero && t.interval().contains(0) && !sameAsInput;
-    // Past the input's rank a 0 has no dim to copy: the node would fail, so it is not 0.
-    if (mayBeZero && in.rankIsStatic() && i >= in.size()) mayBeZero = false;
-    // A size computed from input dims (each >= 1) that is 0 only at a degenerate corner of its
-    // range (floor(H * scale) with an extreme aspect ratio) is taken as the size it reads as,
-    // and the assumption is reported.
-    // With t the input dim times such a size (N*(H//7)*(W//7) for N), the input dim may be 0 (a
-    // batch of none): t is 0 there too, as the copy would be.
-    // So is a sum of two or more sizes (S + P: new tokens after a cache), 0 only where all of
-    // them are (no tokens at all).
-    if (mayBeZero && !mayBeMinusOne && t.isNamedExpr() && t.minLength() >= 0) {
-      bool inputDims = true;
-      for (SymbolId sym : symbolsOf(beyondInput)) inputDims = inputDims && symbolInfo(sym).range.lo >= 1;
-      const Expr &e = t.expr();
-      bool jointZero = e->kind == ExprKind::Add && e->value >= 0 && e->ops.size() >= 2;
-      for (size_t k = 0; jointZero && k < e->ops.size(); ++k)
-        jointZero = isSymbol(e->ops[k]) && e->coefs[k] > 0 && symbolInfo(e->ops[k]->sym).range.lo >= 0;
-      if (inputDims) {
-        mayBeZero = false;
-        ctx.assume("target element " + std::to_string(i) + " (" + t.toString() +
-                   ") is taken to be nonzero; a 0 would copy the input's dim instead");
-      } else if (jointZero) {
-        // No tokens at all would copy the input's dim and make other shapes than these: a
-        // requirement of the sizes (the contract states it), not an assumption.
-        mayBeZero = false;
-        SF_TRY(ctx.symbols().narrow(t.expr(), {1, kInf}));
-      }
-    }
-    if (mayBeMinusOne || mayBeZero) {
-      ambiguous = true;
-      dims[i] = Dimension::dynamic();
+    if (t.isStatic() && t.length() == -1) {
+      if (inferred) return makeError("more than one -1 in the target shape");
+      inferred = i;
+    } else if (t.isStatic()) {
+      SF_ASSIGN(dims[i], constantTargetDim(t.length(), i, in, allowZero));
     } else {
-      dims[i] = t.nonNegative();
+      SF_ASSIGN(auto d, variableTargetDim(ctx, t, in, i, allowZero));
+      ambiguous = ambiguous || !d;
+      dims[i] = d ? *d : Dimension::dynamic();
     }
   }
   if (inferred && !ambiguous && in.rankIsStatic()) {
-    SF_ASSIGN(Dimension total, in.elementCount());
-    std::vector<Dimension> known;
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (i != *inferred) known.push_back(dims[i]);
-    SF_ASSIGN(Dimension rest, productOf(known));
-    if (total.isStatic() && rest.isStatic()) {
-      if (rest.length() == 0 || total.length() % rest.length() != 0)
-        return errorf("cannot reshape {} to {}: {} elements do not divide into {}", data,
-                      PartialShape(*target), total.length(), rest.length());
-      dims[*inferred] = Dimension(total.length() / rest.length());
-    } else {
-      auto q = total.floorDiv(rest);
-      dims[*inferred] = q.ok() ? q->nonNegative() : Dimension::dynamic();
-    }
+    SF_ASSIGN(dims[*inferred], inferredTargetDim(data, *target, dims, *inferred));
   } else if (inferred) {
     dims[*inferred] = Dimension::dynamic();
   }
