@@ -132,6 +132,59 @@ std::vector<const Graph *> bodiesOf(const Node &n) {
   return out;
 }
 
+/// Whether the op reads only its inputs' shapes (Shape, Size).
+bool readsShapeOnly(const OpDef *def) { return def && def->traits.metadataOnly; }
+
+/// Per graph input's node: the formal it takes (SIZE_MAX for other nodes and captured inputs).
+std::vector<size_t> formalIndices(const Graph &g) {
+  size_t formals = 0;
+  std::vector<size_t> formalOf(g.nodes.size(), SIZE_MAX);
+  for (OutletId o : g.inputs)
+    if (g.contains(o) && !g.nodes[o.node].isCaptured()) formalOf[o.node] = formals++;
+  return formalOf;
+}
+
+/// How a node runs: a graph input, a constant or an op (`role` and `blocked` as blockedOutputs
+/// made them, `role` empty without channel blocks). The bodies it runs are prepared apart.
+Result<Step> stepOf(const Node &n, uint32_t id, const std::vector<const OpDef *> &defs,
+                    const std::vector<size_t> &formalOf, const std::vector<int8_t> &role,
+                    const std::vector<bool> &blocked) {
+  Step s;
+  s.node = id;
+  s.kind = n.kind;
+  if (n.isParameter()) {
+    if (n.isCaptured()) {
+      SF_ASSIGN(s.captured, n.attrs.getInt("captured"));
+    } else {
+      s.formal = formalOf[id];
+      s.constant = alignedConstant(n.outputs[0].fact.constant);
+    }
+    return s;
+  }
+  if (n.isConstant()) {
+    const Fact &fact = n.outputs[0].fact;
+    if (!fact.constant || !fact.constant->hasData())
+      return errorf("node '{}': the constant '{}' ({}) has no data to run with", n.name, n.outputs[0].name, fact);
+    s.constant = alignedConstant(fact.constant);
+    return s;
+  }
+  s.def = defs[id];
+  s.op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
+  if (!s.def || !s.def->kernel) return errorf("node '{}' ({}): no kernel for op '{}'", n.name, s.op, s.op);
+  // A graph that does not say which opset it imports (the text form without `opset`) gets the
+  // newest one's semantics, as the rules do.
+  s.opset = n.opsetVersion ? n.opsetVersion : kNewestOpset;
+  s.readsShapeOnly = readsShapeOnly(defs[id]);
+  s.checksRule = s.def->infer && s.def->traits.bodies == BodyRuns::None;
+  s.runsBodies = s.def->traits.bodies != BodyRuns::None || s.def->kernelTakesSequences;
+  if (!role.empty() && role[id] == 1 && n.inputs[0].valid()) {
+    s.blockedIn = blocked[n.inputs[0].node] && n.inputs[0].slot == 0;
+    s.blockedOut = blocked[id];
+  }
+  s.layoutFreeBlocked = !role.empty() && role[id] == 2 && blocked[id];
+  return s;
+}
+
 } // namespace
 
 Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOptions &options) {
@@ -155,7 +208,6 @@ Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOpt
     if (!n.removed && n.kind == NodeKind::Op) defs[n.id] = plan->registry_->find(n.domain, n.opType);
     plan->firstOutlet_[n.id + 1] = plan->firstOutlet_[n.id] + n.outputs.size();
   }
-  auto readsShapeOnly = [&](uint32_t id) { return defs[id] && defs[id]->traits.metadataOnly; };
   const size_t outlets = plan->firstOutlet_[count];
   plan->readers_.assign(outlets, 0);
   plan->dataReaders_.assign(outlets, 0);
@@ -164,7 +216,7 @@ Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOpt
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       size_t o = plan->firstOutlet_[n.id] + k;
       plan->readers_[o] = uint32_t(n.outputs[k].successors.size());
-      for (InletId in : n.outputs[k].successors) plan->dataReaders_[o] += !readsShapeOnly(in.node);
+      for (InletId in : n.outputs[k].successors) plan->dataReaders_[o] += !readsShapeOnly(defs[in.node]);
     }
   for (OutletId o : g.outputs)
     if (g.contains(o)) plan->isOutput_[plan->outlet(o)] = true;
@@ -179,53 +231,17 @@ Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOpt
     blocked = blockedOutputs(g, defs, output0, role);
     plan->blockedCount_ = size_t(std::count(blocked.begin(), blocked.end(), true));
   }
-  size_t formals = 0;
-  std::vector<size_t> formalOf(count, SIZE_MAX);
-  for (OutletId o : g.inputs)
-    if (g.contains(o) && !g.nodes[o.node].isCaptured()) formalOf[o.node] = formals++;
+  const std::vector<size_t> formalOf = formalIndices(g);
   for (uint32_t id : order) {
     const Node &n = g.nodes[id];
     if (n.removed) continue;
-    Step s;
-    s.node = id;
-    s.kind = n.kind;
-    if (n.isParameter()) {
-      if (n.isCaptured()) {
-        SF_ASSIGN(s.captured, n.attrs.getInt("captured"));
-      } else {
-        s.formal = formalOf[id];
-        s.constant = alignedConstant(n.outputs[0].fact.constant);
-      }
-      plan->steps_.push_back(std::move(s));
-      continue;
-    }
-    if (n.isConstant()) {
-      const Fact &fact = n.outputs[0].fact;
-      if (!fact.constant || !fact.constant->hasData())
-        return errorf("node '{}': the constant '{}' ({}) has no data to run with", n.name, n.outputs[0].name, fact);
-      s.constant = alignedConstant(fact.constant);
-      plan->steps_.push_back(std::move(s));
-      continue;
-    }
-    s.def = defs[id];
-    s.op = n.domain.empty() ? n.opType : n.domain + "." + n.opType;
-    if (!s.def || !s.def->kernel) return errorf("node '{}' ({}): no kernel for op '{}'", n.name, s.op, s.op);
-    // A graph that does not say which opset it imports (the text form without `opset`) gets the
-    // newest one's semantics, as the rules do.
-    s.opset = n.opsetVersion ? n.opsetVersion : kNewestOpset;
-    s.readsShapeOnly = readsShapeOnly(id);
-    s.checksRule = s.def->infer && s.def->traits.bodies == BodyRuns::None;
-    s.runsBodies = s.def->traits.bodies != BodyRuns::None || s.def->kernelTakesSequences;
-    if (!role.empty() && role[id] == 1 && n.inputs[0].valid()) {
-      s.blockedIn = blocked[n.inputs[0].node] && n.inputs[0].slot == 0;
-      s.blockedOut = blocked[id];
-    }
-    s.layoutFreeBlocked = !role.empty() && role[id] == 2 && blocked[id];
-    for (const Graph *b : bodiesOf(n))
-      if (!plan->bodies_.count(b)) {
-        SF_ASSIGN(auto bp, prepare(*b, PrepareOptions{options.registry, options.observed, nullptr}));
-        plan->bodies_.emplace(b, std::move(bp));
-      }
+    SF_ASSIGN(Step s, stepOf(n, id, defs, formalOf, role, blocked));
+    if (!n.isParameter() && !n.isConstant())
+      for (const Graph *b : bodiesOf(n))
+        if (!plan->bodies_.count(b)) {
+          SF_ASSIGN(auto bp, prepare(*b, PrepareOptions{options.registry, options.observed, nullptr}));
+          plan->bodies_.emplace(b, std::move(bp));
+        }
     plan->steps_.push_back(std::move(s));
   }
   return std::shared_ptr<const ExecPlan>(std::move(plan));

@@ -139,52 +139,36 @@ Result<std::vector<bool>> unboundedWith(const Graph &g, const std::set<std::stri
   return unboundedTensors(again);
 }
 
-} // namespace
-
-Result<BoundsReport> computeBounds(const Graph &g) {
-  ExprScope scope = g.enter();
-  BoundsReport out;
-  Collector c{out, {}, {}, {}};
-  c.graph(g, "", 0);
-
-  std::vector<bool> tensorUnbounded = unboundedTensors(out);
-  out.unbounded = size_t(std::count(tensorUnbounded.begin(), tensorUnbounded.end(), true));
-  if (out.unbounded == 0) return out;
-
-  // Input symbols without an upper bound: the candidates. With every one bounded, the tensors
-  // still unbounded need what no input bound gives (sizes that depend on the data).
-  std::set<SymbolId> inputs = inputSymbols(g);
-  std::set<std::string> candidates;
+/// Input symbols without an upper bound, by name: the candidates.
+std::map<std::string, SymbolId> unboundedNamed(const std::set<SymbolId> &inputs) {
   std::map<std::string, SymbolId> idOf;
   for (SymbolId s : inputs)
-    if (!symbolInfo(s).name.empty() && symbolInfo(s).range.hi == kInf) {
-      candidates.insert(symbolInfo(s).name);
+    if (!symbolInfo(s).name.empty() && symbolInfo(s).range.hi == kInf)
       idOf[symbolInfo(s).name] = s;
-    }
-  std::vector<bool> before = unboundedTensors(out);
-  std::vector<bool> after = before;
-  if (!candidates.empty()) {
-    SF_ASSIGN(after, unboundedWith(g, candidates, out.tensors.size()));
-  }
-  std::vector<size_t> coverable, hopeless;
-  for (size_t i = 0; i < before.size(); ++i)
-    if (before[i]) (after[i] ? hopeless : coverable).push_back(i);
+  return idOf;
+}
 
-  // A minimal set: drop each candidate (the least used first) whose removal leaves every
-  // coverable tensor bounded.
-  auto mentions = [&](size_t tensor, SymbolId s) {
-    const PartialShape &sh = out.tensors[tensor].fact->shape;
-    if (!sh.rankIsStatic()) return false;
-    for (const Dimension &d : sh.dims())
-      if (d.expr())
-        for (SymbolId t : symbolsOf(d.expr()))
-          if (t == s) return true;
-    return false;
-  };
+/// Whether a dim of the tensor's shape mentions the symbol.
+bool mentionsSymbol(const BoundsReport &out, size_t tensor, SymbolId s) {
+  const PartialShape &sh = out.tensors[tensor].fact->shape;
+  if (!sh.rankIsStatic()) return false;
+  for (const Dimension &d : sh.dims())
+    if (d.expr())
+      for (SymbolId t : symbolsOf(d.expr()))
+        if (t == s) return true;
+  return false;
+}
+
+/// A minimal set: drop each candidate (the least used first) whose removal leaves every
+/// coverable tensor bounded.
+Result<std::set<std::string>> minimalBoundingSet(const Graph &g, const BoundsReport &out,
+                                                 const std::set<std::string> &candidates,
+                                                 const std::map<std::string, SymbolId> &idOf,
+                                                 const std::vector<size_t> &coverable) {
   auto uses = [&](const std::string &name) {
     size_t n = 0;
     for (size_t i : coverable)
-      n += mentions(i, idOf[name]);
+      n += mentionsSymbol(out, i, idOf.at(name));
     return n;
   };
   std::vector<std::string> order(candidates.begin(), candidates.end());
@@ -200,7 +184,12 @@ Result<BoundsReport> computeBounds(const Graph &g) {
       ok = ok && !still[i];
     if (ok) chosen = std::move(without);
   }
-  // Each chosen symbol with the tensors it bounds that the others do not.
+  return chosen;
+}
+
+/// Each chosen symbol with the tensors it bounds that the others do not.
+Result<void> addInputMissing(const Graph &g, BoundsReport &out, const std::set<std::string> &chosen,
+                             const std::vector<size_t> &coverable) {
   for (const std::string &name : chosen) {
     std::set<std::string> others = chosen;
     others.erase(name);
@@ -214,15 +203,14 @@ Result<BoundsReport> computeBounds(const Graph &g) {
       }
     if (m.tensors) out.missing.push_back(std::move(m));
   }
+  return success();
+}
 
-  // Sizes no input symbol bounds, grouped by where they start: a tensor whose producer reads
-  // such a tensor has its origin; otherwise its producer is the origin (the node that made the
-  // size: a data-dependent op, an op whose output size inference does not know).
-  std::vector<bool> isHopeless(out.tensors.size(), false);
-  for (size_t i : hopeless)
-    isHopeless[i] = true;
-  std::vector<const Node *> origin(out.tensors.size(), nullptr);
-  for (size_t i = 0; i < out.tensors.size(); ++i) {
+/// Per hopeless tensor, where its size starts: a tensor whose producer reads such a tensor has
+/// its origin; otherwise its producer is the origin.
+std::vector<const Node *> hopelessOrigins(const Collector &c, const std::vector<bool> &isHopeless) {
+  std::vector<const Node *> origin(isHopeless.size(), nullptr);
+  for (size_t i = 0; i < isHopeless.size(); ++i) {
     if (!isHopeless[i]) continue;
     const Node *n = c.producers[i];
     origin[i] = n;
@@ -235,6 +223,45 @@ Result<BoundsReport> computeBounds(const Graph &g) {
       }
     }
   }
+  return origin;
+}
+
+/// The missing bound of the sizes node `n` starts (its tensors `tensors`).
+MissingBound missingAtNode(const BoundsReport &out, const Node *n, const std::set<size_t> &tensors,
+                           const std::set<SymbolId> &inputs) {
+  MissingBound m;
+  m.input = false;
+  m.node = n->name;
+  m.op = n->isParameter() ? "input" : opName(*n);
+  m.tensors = tensors.size();
+  // The named sizes it makes that nothing bounds (P and Q of an op declared to make them).
+  for (size_t i : tensors) {
+    const PartialShape &sh = out.tensors[i].fact->shape;
+    if (!sh.rankIsStatic()) continue;
+    for (const Dimension &d : sh.dims()) {
+      if (d.hasUpperBound() || !d.expr()) continue;
+      for (SymbolId sym : symbolsOf(d.expr())) {
+        const SymbolInfo &info = symbolInfo(sym);
+        if (info.name.empty() || info.range.hi != kInf || inputs.count(sym)) continue;
+        if (std::find(m.symbols.begin(), m.symbols.end(), info.name) == m.symbols.end())
+          m.symbols.push_back(info.name);
+      }
+    }
+  }
+  if (!m.symbols.empty()) m.symbol = m.symbols.front();
+  m.example = out.tensors[*tensors.begin()].name;
+  return m;
+}
+
+/// Sizes no input symbol bounds, grouped by where they start: a tensor whose producer reads
+/// such a tensor has its origin; otherwise its producer is the origin (the node that made the
+/// size: a data-dependent op, an op whose output size inference does not know).
+void addDataDependentMissing(BoundsReport &out, const Collector &c, const std::vector<size_t> &hopeless,
+                             const std::set<SymbolId> &inputs) {
+  std::vector<bool> isHopeless(out.tensors.size(), false);
+  for (size_t i : hopeless)
+    isHopeless[i] = true;
+  std::vector<const Node *> origin = hopelessOrigins(c, isHopeless);
   std::map<const Node *, std::set<size_t>> byNode;
   std::vector<const Node *> nodeOrder;
   for (size_t i = 0; i < out.tensors.size(); ++i) {
@@ -242,30 +269,40 @@ Result<BoundsReport> computeBounds(const Graph &g) {
     if (!byNode.count(origin[i])) nodeOrder.push_back(origin[i]);
     byNode[origin[i]].insert(i);
   }
-  for (const Node *n : nodeOrder) {
-    MissingBound m;
-    m.input = false;
-    m.node = n->name;
-    m.op = n->isParameter() ? "input" : opName(*n);
-    m.tensors = byNode[n].size();
-    // The named sizes it makes that nothing bounds (P and Q of an op declared to make them).
-    for (size_t i : byNode[n]) {
-      const PartialShape &sh = out.tensors[i].fact->shape;
-      if (!sh.rankIsStatic()) continue;
-      for (const Dimension &d : sh.dims()) {
-        if (d.hasUpperBound() || !d.expr()) continue;
-        for (SymbolId sym : symbolsOf(d.expr())) {
-          const SymbolInfo &info = symbolInfo(sym);
-          if (info.name.empty() || info.range.hi != kInf || inputs.count(sym)) continue;
-          if (std::find(m.symbols.begin(), m.symbols.end(), info.name) == m.symbols.end())
-            m.symbols.push_back(info.name);
-        }
-      }
-    }
-    if (!m.symbols.empty()) m.symbol = m.symbols.front();
-    m.example = out.tensors[*byNode[n].begin()].name;
-    out.missing.push_back(std::move(m));
+  for (const Node *n : nodeOrder)
+    out.missing.push_back(missingAtNode(out, n, byNode[n], inputs));
+}
+
+} // namespace
+
+Result<BoundsReport> computeBounds(const Graph &g) {
+  ExprScope scope = g.enter();
+  BoundsReport out;
+  Collector c{out, {}, {}, {}};
+  c.graph(g, "", 0);
+
+  std::vector<bool> tensorUnbounded = unboundedTensors(out);
+  out.unbounded = size_t(std::count(tensorUnbounded.begin(), tensorUnbounded.end(), true));
+  if (out.unbounded == 0) return out;
+
+  // Input symbols without an upper bound: the candidates. With every one bounded, the tensors
+  // still unbounded need what no input bound gives (sizes that depend on the data).
+  std::set<SymbolId> inputs = inputSymbols(g);
+  std::map<std::string, SymbolId> idOf = unboundedNamed(inputs);
+  std::set<std::string> candidates;
+  for (const auto &[name, id] : idOf) candidates.insert(name);
+  std::vector<bool> before = unboundedTensors(out);
+  std::vector<bool> after = before;
+  if (!candidates.empty()) {
+    SF_ASSIGN(after, unboundedWith(g, candidates, out.tensors.size()));
   }
+  std::vector<size_t> coverable, hopeless;
+  for (size_t i = 0; i < before.size(); ++i)
+    if (before[i]) (after[i] ? hopeless : coverable).push_back(i);
+
+  SF_ASSIGN(std::set<std::string> chosen, minimalBoundingSet(g, out, candidates, idOf, coverable));
+  SF_TRY(addInputMissing(g, out, chosen, coverable));
+  addDataDependentMissing(out, c, hopeless, inputs);
   std::stable_sort(out.missing.begin(), out.missing.end(),
                    [](const MissingBound &a, const MissingBound &b) {
                      if (a.input != b.input) return a.input;
