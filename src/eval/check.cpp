@@ -11,6 +11,119 @@
 namespace sf::eval {
 namespace {
 
+/// A symbol's value at the sample's binding (nullopt where the binding does not say).
+using Lookup = std::function<std::optional<int64_t>(SymbolId)>;
+
+/// The shape of a graph input at the binding; the error says why it has none.
+Result<Shape> inputShape(const Outlet &in, const Lookup &lookup) {
+  if (!in.fact.shape.rankIsStatic() || in.fact.type == ElementType::Undefined)
+    return errorf("input '{}' is {}: its rank or type is unknown", in.name, in.fact);
+  Shape shape;
+  for (const Dimension &d : in.fact.shape.dims()) {
+    if (d.isStatic()) {
+      shape.push_back(d.length());
+      continue;
+    }
+    auto v = d.expr() ? evaluate(d.expr(), lookup) : Result<int64_t>(makeError("no expression"));
+    if (!v.ok()) return errorf("input '{}' ({}): a dim is not bound", in.name, in.fact);
+    shape.push_back(*v);
+  }
+  return shape;
+}
+
+/// Nothing is made past the memory budget (an input of 10^9 elements stops the sample).
+Result<void> withinBudget(const Outlet &in, const Shape &shape, int64_t maxMemory) {
+  int64_t elements = 1;
+  for (int64_t d : shape) elements = d > 0 && elements > (int64_t(1) << 40) / d ? (int64_t(1) << 40) : elements * d;
+  int64_t budget = maxMemory > 0 ? maxMemory : int64_t(1) << 30;
+  if (elements * int64_t(std::max<size_t>(elementSize(in.fact.type), 8)) > budget)
+    return errorf("input '{}' of shape {} is larger than the memory budget", in.name, toString(shape));
+  return success();
+}
+
+/// The elements of a graph input: floats random; integers 0 (a valid token id, type id or
+/// index) and 1 where the name says mask; bools true.
+Result<Tensor> sampleInput(const Outlet &in, const Shape &shape, const Lookup &lookup, uint64_t seed) {
+  if (in.fact.value && !isFloat(in.fact.type)) {
+    // A declared value (`k: i64[1] = [?{2..9}]`): each element where its fact says, at the
+    // binding, else the lowest value its bounds allow.
+    std::vector<double> v;
+    for (const Dimension &d : *in.fact.value) {
+      auto e = d.isStatic() ? Result<int64_t>(d.length())
+               : d.expr() ? evaluate(d.expr(), lookup) : Result<int64_t>(makeError(""));
+      v.push_back(double(e.ok() ? *e : d.minLength()));
+    }
+    return Tensor::fromDoubles(in.fact.type, shape, v);
+  }
+  if (isFloat(in.fact.type)) return randomTensor(in.fact.type, shape, seed);
+  std::string lower = in.name;
+  for (char &c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  double fill = in.fact.type == ElementType::Bool || lower.find("mask") != std::string::npos ? 1 : 0;
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return Tensor::fromDoubles(in.fact.type, shape, std::vector<double>(static_cast<size_t>(count), fill));
+}
+
+/// Inputs of the bound sizes, random elements, for sample k; the error says why there are none.
+Result<std::map<std::string, Tensor>> sampleInputs(const Graph &g, const CheckOptions &options, size_t k,
+                                                   const Lookup &lookup) {
+  std::map<std::string, Tensor> inputs;
+  for (OutletId o : g.inputs) {
+    const Outlet &in = g.outlet(o);
+    if (in.fact.constant && in.fact.constant->hasData()) continue;
+    SF_ASSIGN(Shape shape, inputShape(in, lookup));
+    SF_TRY(withinBudget(in, shape, options.maxMemory));
+    auto t = sampleInput(in, shape, lookup, options.seed + k * 131 + inputs.size());
+    if (!t.ok()) return makeError(t.error().message);
+    inputs[in.name] = std::move(*t);
+  }
+  return inputs;
+}
+
+/// Compares a tensor the run made with its inferred fact, noting a mismatch in `out`; a bare
+/// symbol no input binds, in the main graph, is bound in `values` from the run.
+void compareWithFact(const Graph &g, const Node &n, size_t slot, const Tensor &t, SampleOutcome &out,
+                     std::map<SymbolId, int64_t> &values, const Lookup &lookup) {
+  const Fact &f = n.outputs[slot].fact;
+  bool main = n.id < g.nodes.size() && &g.nodes[n.id] == &n;
+  ++out.tensors;
+  auto mismatch = [&](const std::string &why) {
+    if (out.mismatches.size() < 50)
+      out.mismatches.push_back(fmt::format("node '{}' ({}) output {} ('{}'): inferred {}, actual {}{}: {}",
+                                           n.name, n.opType, slot, n.outputs[slot].name, f,
+                                           shortName(t.type()), toString(t.shape()), why));
+  };
+  if (f.type != ElementType::Undefined && f.type != t.type()) return mismatch("element types differ");
+  if (!f.shape.rankIsStatic()) return;
+  if (f.shape.size() != t.shape().size()) return mismatch("ranks differ");
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    const Dimension &d = f.shape[i];
+    int64_t v = t.shape()[i];
+    if (d.isStatic()) {
+      if (d.length() != v) return mismatch(fmt::format("dim {} is {}, not {}", i, v, d.length()));
+      continue;
+    }
+    if (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength()))
+      return mismatch(fmt::format("dim {} is {}, outside {}", i, v, toString(d.interval())));
+    if (!d.expr()) continue;
+    // A bare symbol no input binds, in the main graph: the data decides it; bound here.
+    if (main && d.expr()->kind == ExprKind::Sym && !values.count(d.expr()->sym) &&
+        !lookup(d.expr()->sym)) {
+      values[d.expr()->sym] = v;
+      continue;
+    }
+    bool unbound = false;
+    auto e = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
+      if (auto it = values.find(s); it != values.end()) return it->second;
+      auto x = lookup(s);
+      if (!x) unbound = true;
+      return x;
+    });
+    if (unbound) continue; // bounds checked above
+    if (!e.ok()) continue;
+    if (*e != v) return mismatch(fmt::format("dim {} is {}, {} gives {}", i, v, d, *e));
+  }
+}
 
 } // namespace
 
@@ -31,125 +144,25 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
   for (size_t k = 0; k < bindings.size(); ++k) {
     SampleOutcome out;
     out.binding = bindings[k];
-    auto lookup = [&](SymbolId s) { return domain.valueAt(out.binding, s); };
+    Lookup lookup = [&](SymbolId s) { return domain.valueAt(out.binding, s); };
     if (auto broken = domain.breaks(out.binding)) {
       out.error = "the sizes break a requirement of the model: " + *broken;
       result.samples.push_back(std::move(out));
       continue;
     }
     std::map<SymbolId, int64_t> values; // sizes the data decides, bound from the run
-    // Inputs of the bound sizes, random elements.
-    std::map<std::string, Tensor> inputs;
-    bool ok = true;
-    for (OutletId o : g.inputs) {
-      const Outlet &in = g.outlet(o);
-      if (in.fact.constant && in.fact.constant->hasData()) continue;
-      if (!in.fact.shape.rankIsStatic() || in.fact.type == ElementType::Undefined) {
-        out.error = fmt::format("input '{}' is {}: its rank or type is unknown", in.name, in.fact);
-        ok = false;
-        break;
-      }
-      Shape shape;
-      for (const Dimension &d : in.fact.shape.dims()) {
-        if (d.isStatic()) {
-          shape.push_back(d.length());
-          continue;
-        }
-        auto v = d.expr() ? evaluate(d.expr(), lookup) : Result<int64_t>(makeError("no expression"));
-        if (!v.ok()) {
-          out.error = fmt::format("input '{}' ({}): a dim is not bound", in.name, in.fact);
-          ok = false;
-          break;
-        }
-        shape.push_back(*v);
-      }
-      if (!ok) break;
-      // Nothing is made past the memory budget (an input of 10^9 elements stops the sample).
-      int64_t elements = 1;
-      for (int64_t d : shape) elements = d > 0 && elements > (int64_t(1) << 40) / d ? (int64_t(1) << 40) : elements * d;
-      int64_t budget = options.maxMemory > 0 ? options.maxMemory : int64_t(1) << 30;
-      if (elements * int64_t(std::max<size_t>(elementSize(in.fact.type), 8)) > budget) {
-        out.error = fmt::format("input '{}' of shape {} is larger than the memory budget", in.name, toString(shape));
-        ok = false;
-        break;
-      }
-      // Floats random; integers 0 (a valid token id, type id or index) and 1 where the name
-      // says mask; bools true.
-      Result<Tensor> t = makeError("");
-      if (in.fact.value && !isFloat(in.fact.type)) {
-        // A declared value (`k: i64[1] = [?{2..9}]`): each element where its fact says, at the
-        // binding, else the lowest value its bounds allow.
-        std::vector<double> v;
-        for (const Dimension &d : *in.fact.value) {
-          auto e = d.isStatic() ? Result<int64_t>(d.length())
-                   : d.expr() ? evaluate(d.expr(), lookup) : Result<int64_t>(makeError(""));
-          v.push_back(double(e.ok() ? *e : d.minLength()));
-        }
-        t = Tensor::fromDoubles(in.fact.type, shape, v);
-      } else if (isFloat(in.fact.type)) {
-        t = randomTensor(in.fact.type, shape, options.seed + k * 131 + inputs.size());
-      } else {
-        std::string lower = in.name;
-        for (char &c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
-        double fill = in.fact.type == ElementType::Bool || lower.find("mask") != std::string::npos ? 1 : 0;
-        int64_t count = 1;
-        for (int64_t d : shape) count *= d;
-        t = Tensor::fromDoubles(in.fact.type, shape, std::vector<double>(static_cast<size_t>(count), fill));
-      }
-      if (!t.ok()) {
-        out.error = t.error().message;
-        ok = false;
-        break;
-      }
-      inputs[in.name] = std::move(*t);
-    }
-    if (ok) {
+    auto inputs = sampleInputs(g, options, k, lookup);
+    if (inputs.ok()) {
       RunOptions ro;
       ro.maxMemory = options.maxMemory;
       ro.observe = [&](const Node &n, size_t slot, const Tensor &t) {
-        const Fact &f = n.outputs[slot].fact;
-        bool main = n.id < g.nodes.size() && &g.nodes[n.id] == &n;
-        ++out.tensors;
-        auto mismatch = [&](const std::string &why) {
-          if (out.mismatches.size() < 50)
-            out.mismatches.push_back(fmt::format("node '{}' ({}) output {} ('{}'): inferred {}, actual {}{}: {}",
-                                                 n.name, n.opType, slot, n.outputs[slot].name, f,
-                                                 shortName(t.type()), toString(t.shape()), why));
-        };
-        if (f.type != ElementType::Undefined && f.type != t.type()) return mismatch("element types differ");
-        if (!f.shape.rankIsStatic()) return;
-        if (f.shape.size() != t.shape().size()) return mismatch("ranks differ");
-        for (size_t i = 0; i < t.shape().size(); ++i) {
-          const Dimension &d = f.shape[i];
-          int64_t v = t.shape()[i];
-          if (d.isStatic()) {
-            if (d.length() != v) return mismatch(fmt::format("dim {} is {}, not {}", i, v, d.length()));
-            continue;
-          }
-          if (v < d.minLength() || (d.hasUpperBound() && v > d.maxLength()))
-            return mismatch(fmt::format("dim {} is {}, outside {}", i, v, toString(d.interval())));
-          if (!d.expr()) continue;
-          // A bare symbol no input binds, in the main graph: the data decides it; bound here.
-          if (main && d.expr()->kind == ExprKind::Sym && !values.count(d.expr()->sym) &&
-              !lookup(d.expr()->sym)) {
-            values[d.expr()->sym] = v;
-            continue;
-          }
-          bool unbound = false;
-          auto e = evaluate(d.expr(), [&](SymbolId s) -> std::optional<int64_t> {
-            if (auto it = values.find(s); it != values.end()) return it->second;
-            auto x = lookup(s);
-            if (!x) unbound = true;
-            return x;
-          });
-          if (unbound) continue; // bounds checked above
-          if (!e.ok()) continue;
-          if (*e != v) return mismatch(fmt::format("dim {} is {}, {} gives {}", i, v, d, *e));
-        }
+        compareWithFact(g, n, slot, t, out, values, lookup);
       };
-      auto r = run(g, inputs, ro);
+      auto r = run(g, *inputs, ro);
       if (r.ok()) out.ran = true;
       else out.error = r.error().message;
+    } else {
+      out.error = inputs.error().message;
     }
     result.samples.push_back(std::move(out));
   }

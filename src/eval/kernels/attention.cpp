@@ -50,6 +50,81 @@ struct AttentionOptions {
   int64_t mode = 0;
 };
 
+/// The attributes, the scale defaulting to 1/sqrt(head).
+Result<AttentionOptions> attentionOptions(EvalContext &ctx, int64_t head) {
+  AttentionOptions o;
+  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("is_causal", 0));
+  o.causal = causal != 0;
+  SF_ASSIGN(o.scale, ctx.attrs().getFloat("scale", 1.0 / std::sqrt(double(head))));
+  SF_ASSIGN(o.softcap, ctx.attrs().getFloat("softcap", 0.0));
+  SF_ASSIGN(o.mode, ctx.attrs().getInt("qk_matmul_output_mode", 0));
+  return o;
+}
+
+/// attn_mask's elements and shape (none without the input), checked to broadcast to
+/// (B, Hq, Sq, T).
+struct AttentionMask {
+  std::vector<double> values;
+  Shape shape;
+  bool isBool = false;
+};
+
+Result<AttentionMask> attentionMask(EvalContext &ctx, int64_t B, int64_t Hq, int64_t Sq, int64_t T) {
+  AttentionMask out;
+  if (!ctx.hasInput(3)) return out;
+  const Tensor &m = ctx.input(3);
+  const Shape &maskShape = out.shape = m.shape();
+  // From opset 24 a mask may cover the first keys only: the rest are masked out.
+  if (maskShape.size() > 4 || maskShape.empty() || maskShape.back() > T || (maskShape.back() < T && ctx.opset() < 24))
+    return errorf("attn_mask {} does not cover the {} keys", shapeText(maskShape), T);
+  const int64_t to[] = {Sq, Hq, B};
+  for (size_t i = 1; i < maskShape.size(); ++i) {
+    const int64_t d = maskShape[maskShape.size() - 1 - i];
+    if (d != 1 && d != to[i - 1])
+      return errorf("attn_mask {} does not broadcast to ({}, {}, {}, {})", shapeText(maskShape), B, Hq, Sq, T);
+  }
+  out.isBool = m.type() == ElementType::Bool;
+  SF_ASSIGN(out.values, doubles(m));
+  return out;
+}
+
+/// nonpad_kv_seqlen (opset 24): per batch entry, the keys that are not padding; empty without it.
+Result<std::vector<int64_t>> nonpadLengths(EvalContext &ctx, int64_t B, int64_t T) {
+  std::vector<int64_t> nonpad;
+  if (ctx.opset() >= 24 && ctx.hasInput(6)) {
+    SF_ASSIGN(nonpad, ints(ctx.input(6)));
+    if (int64_t(nonpad.size()) != B) return errorf("nonpad_kv_seqlen has {} values for a batch of {}", nonpad.size(), B);
+    for (int64_t n : nonpad)
+      if (n < 0 || n > T) return errorf("nonpad_kv_seqlen {} is outside 0..{}", n, T);
+  }
+  return nonpad;
+}
+
+/// Y, then the present keys and values and the scores where the node has those outputs.
+Result<void> setAttentionOutputs(EvalContext &ctx, const AttentionGeometry &g, const std::vector<double> &y,
+                                 const std::vector<double> &keys, const std::vector<double> &values,
+                                 const std::vector<double> &scores) {
+  const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  const int64_t B = g.batch, Hq = g.qHeads, Hkv = g.kvHeads, Sq = g.queries, T = g.total();
+  const bool flat = g.rank == 3;
+  Shape yShape = flat ? Shape{B, Sq, Hq * g.vHead} : Shape{B, Hq, Sq, g.vHead};
+  SF_ASSIGN(Tensor yt, Tensor::fromDoubles(q.type(), yShape, y));
+  SF_TRY(ctx.setOutput(0, std::move(yt)));
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(k.type(), {B, Hkv, T, g.head}, keys));
+    SF_TRY(ctx.setOutput(1, std::move(t)));
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(v.type(), {B, Hkv, T, g.vHead}, values));
+    SF_TRY(ctx.setOutput(2, std::move(t)));
+  }
+  if (ctx.numOutputs() > 3) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, Hq, Sq, T}, scores));
+    SF_TRY(ctx.setOutput(3, std::move(t)));
+  }
+  return success();
+}
+
 Result<void> attention(EvalContext &ctx) {
   const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
   SF_ASSIGN(int64_t qHeads, ctx.attrs().getInt("q_num_heads", 0));
@@ -58,12 +133,7 @@ Result<void> attention(EvalContext &ctx) {
   SF_ASSIGN(AttentionGeometry g,
             attentionGeometry(q.shape(), k.shape(), v.shape(), hasPast ? &ctx.input(4).shape() : nullptr,
                               hasPast ? &ctx.input(5).shape() : nullptr, qHeads, kvHeads));
-  AttentionOptions o;
-  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("is_causal", 0));
-  o.causal = causal != 0;
-  SF_ASSIGN(o.scale, ctx.attrs().getFloat("scale", 1.0 / std::sqrt(double(g.head))));
-  SF_ASSIGN(o.softcap, ctx.attrs().getFloat("softcap", 0.0));
-  SF_ASSIGN(o.mode, ctx.attrs().getInt("qk_matmul_output_mode", 0));
+  SF_ASSIGN(const AttentionOptions o, attentionOptions(ctx, g.head));
   const int64_t B = g.batch, Hq = g.qHeads, Hkv = g.kvHeads, Sq = g.queries, T = g.total(), P = g.past;
   SF_ASSIGN(auto qv, doubles(q));
   SF_ASSIGN(auto kv, doubles(k));
@@ -80,31 +150,11 @@ Result<void> attention(EvalContext &ctx) {
   // The mask, broadcast to (B, Hq, Sq, T): added (a float mask) or leaving positions out (a
   // boolean one, false).
   const double lowest = std::numeric_limits<float>::lowest();
-  std::vector<double> mask;
-  Shape maskShape;
-  bool boolMask = false;
-  if (ctx.hasInput(3)) {
-    const Tensor &m = ctx.input(3);
-    maskShape = m.shape();
-    // From opset 24 a mask may cover the first keys only: the rest are masked out.
-    if (maskShape.size() > 4 || maskShape.empty() || maskShape.back() > T || (maskShape.back() < T && ctx.opset() < 24))
-      return errorf("attn_mask {} does not cover the {} keys", shapeText(maskShape), T);
-    const int64_t to[] = {Sq, Hq, B};
-    for (size_t i = 1; i < maskShape.size(); ++i) {
-      const int64_t d = maskShape[maskShape.size() - 1 - i];
-      if (d != 1 && d != to[i - 1])
-        return errorf("attn_mask {} does not broadcast to ({}, {}, {}, {})", shapeText(maskShape), B, Hq, Sq, T);
-    }
-    boolMask = m.type() == ElementType::Bool;
-    SF_ASSIGN(mask, doubles(m));
-  }
-  std::vector<int64_t> nonpad;
-  if (ctx.opset() >= 24 && ctx.hasInput(6)) {
-    SF_ASSIGN(nonpad, ints(ctx.input(6)));
-    if (int64_t(nonpad.size()) != B) return errorf("nonpad_kv_seqlen has {} values for a batch of {}", nonpad.size(), B);
-    for (int64_t n : nonpad)
-      if (n < 0 || n > T) return errorf("nonpad_kv_seqlen {} is outside 0..{}", n, T);
-  }
+  SF_ASSIGN(const AttentionMask am, attentionMask(ctx, B, Hq, Sq, T));
+  const std::vector<double> &mask = am.values;
+  const Shape &maskShape = am.shape;
+  const bool boolMask = am.isBool;
+  SF_ASSIGN(const std::vector<int64_t> nonpad, nonpadLengths(ctx, B, T));
   std::vector<double> y(static_cast<size_t>(B * Hq * Sq * g.vHead)), scores(static_cast<size_t>(B * Hq * Sq * T));
   std::vector<double> row(static_cast<size_t>(T));
   const int64_t group = Hq / Hkv;
@@ -147,22 +197,7 @@ Result<void> attention(EvalContext &ctx) {
         }
       }
     }
-  Shape yShape = flat ? Shape{B, Sq, Hq * g.vHead} : Shape{B, Hq, Sq, g.vHead};
-  SF_ASSIGN(Tensor yt, Tensor::fromDoubles(q.type(), yShape, y));
-  SF_TRY(ctx.setOutput(0, std::move(yt)));
-  if (ctx.numOutputs() > 1) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(k.type(), {B, Hkv, T, g.head}, keys));
-    SF_TRY(ctx.setOutput(1, std::move(t)));
-  }
-  if (ctx.numOutputs() > 2) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(v.type(), {B, Hkv, T, g.vHead}, values));
-    SF_TRY(ctx.setOutput(2, std::move(t)));
-  }
-  if (ctx.numOutputs() > 3) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, Hq, Sq, T}, scores));
-    SF_TRY(ctx.setOutput(3, std::move(t)));
-  }
-  return success();
+  return setAttentionOutputs(ctx, g, y, keys, values, scores);
 }
 
 /// RotaryEmbedding: per (batch, position, head) the first R features rotated in pairs (x[i],

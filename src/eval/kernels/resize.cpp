@@ -373,6 +373,60 @@ Result<void> gridSample3d(EvalContext &ctx, const std::string &mode, const std::
   return ctx.setOutput(0, std::move(t));
 }
 
+/// Bicubic weights of the four taps around a point at fraction t past the second one.
+std::array<double, 4> cubicCoeffs(double t) {
+  const double A = -0.75;
+  double t1 = t + 1, t2 = 1 - t, t3 = 2 - t;
+  return std::array<double, 4>{((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A,
+                               ((A + 2) * t - (A + 3)) * t * t + 1,
+                               ((A + 2) * t2 - (A + 3)) * t2 * t2 + 1,
+                               ((A * t3 - 5 * A) * t3 + 8 * A) * t3 - 4 * A};
+}
+
+/// One channel of one image, read with GridSample's padding (zeros, border, reflection within
+/// [bx0, bx1] x [by0, by1]).
+struct PaddedImage {
+  const double *img;
+  int64_t h, w;
+  const std::string &padding;
+  double bx0, bx1, by0, by1;
+
+  double pixel(int64_t r, int64_t col) const {
+    if (padding == "zeros") return r < 0 || r >= h || col < 0 || col >= w ? 0.0 : img[r * w + col];
+    if (padding == "border") {
+      r = std::clamp<int64_t>(r, 0, h - 1), col = std::clamp<int64_t>(col, 0, w - 1);
+      return img[r * w + col];
+    }
+    col = int64_t(reflect(double(col), bx0, bx1)), r = int64_t(reflect(double(r), by0, by1));
+    r = std::clamp<int64_t>(r, 0, h - 1), col = std::clamp<int64_t>(col, 0, w - 1);
+    return img[r * w + col];
+  }
+};
+
+/// The image sampled at (px, py) in pixels by `mode`; nullopt for a mode it does not know.
+std::optional<double> samplePixel(const PaddedImage &im, const std::string &mode, double px, double py) {
+  if (mode == "nearest") return im.pixel(int64_t(std::nearbyint(py)), int64_t(std::nearbyint(px)));
+  if (mode == "bilinear") {
+    double x1 = std::floor(px), y1 = std::floor(py);
+    double dx1 = px - x1, dx2 = x1 + 1 - px, dy1 = py - y1, dy2 = y1 + 1 - py;
+    int64_t c1 = int64_t(x1), r1 = int64_t(y1);
+    return dy2 * (dx2 * im.pixel(r1, c1) + dx1 * im.pixel(r1, c1 + 1)) +
+           dy1 * (dx2 * im.pixel(r1 + 1, c1) + dx1 * im.pixel(r1 + 1, c1 + 1));
+  }
+  if (mode == "bicubic") {
+    double x0 = std::floor(px) - 1, y0 = std::floor(py) - 1;
+    auto cx = cubicCoeffs(px - x0 - 1), cy = cubicCoeffs(py - y0 - 1);
+    double v = 0;
+    for (int a = 0; a < 4; ++a) {
+      double row = 0;
+      for (int bb = 0; bb < 4; ++bb) row += cx[size_t(bb)] * im.pixel(int64_t(y0) + a, int64_t(x0) + bb);
+      v += cy[size_t(a)] * row;
+    }
+    return v;
+  }
+  return std::nullopt;
+}
+
 /// GridSample over 2-D images (opset 16: bilinear, nearest, bicubic; zeros, border, reflection
 /// padding; align_corners), sampling X at the grid's normalised coordinates; volumes above.
 Result<void> gridSample(EvalContext &ctx) {
@@ -413,53 +467,16 @@ Result<void> gridSample(EvalContext &ctx) {
   std::vector<double> y(static_cast<size_t>(countOf(out)));
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch) {
-      const double *img = &xs[size_t((b * c + ch) * h * w)];
-      auto pixel = [&](int64_t r, int64_t col) -> double {
-        if (padding == "zeros") return r < 0 || r >= h || col < 0 || col >= w ? 0.0 : img[r * w + col];
-        if (padding == "border") {
-          r = std::clamp<int64_t>(r, 0, h - 1), col = std::clamp<int64_t>(col, 0, w - 1);
-          return img[r * w + col];
-        }
-        col = int64_t(reflect(double(col), bx0, bx1)), r = int64_t(reflect(double(r), by0, by1));
-        r = std::clamp<int64_t>(r, 0, h - 1), col = std::clamp<int64_t>(col, 0, w - 1);
-        return img[r * w + col];
-      };
+      const PaddedImage im{&xs[size_t((b * c + ch) * h * w)], h, w, padding, bx0, bx1, by0, by1};
       for (int64_t i = 0; i < ho; ++i)
         for (int64_t j = 0; j < wo; ++j) {
           double gx = gs[size_t(((b * ho + i) * wo + j) * 2)], gy = gs[size_t(((b * ho + i) * wo + j) * 2 + 1)];
           double px = denorm(gx, w), py = denorm(gy, h);
           if (padding == "border") px = std::clamp(px, 0.0, double(w - 1)), py = std::clamp(py, 0.0, double(h - 1));
           else if (padding == "reflection") px = reflect(px, bx0, bx1), py = reflect(py, by0, by1);
-          double v;
-          if (mode == "nearest") {
-            v = pixel(int64_t(std::nearbyint(py)), int64_t(std::nearbyint(px)));
-          } else if (mode == "bilinear") {
-            double x1 = std::floor(px), y1 = std::floor(py);
-            double dx1 = px - x1, dx2 = x1 + 1 - px, dy1 = py - y1, dy2 = y1 + 1 - py;
-            int64_t c1 = int64_t(x1), r1 = int64_t(y1);
-            v = dy2 * (dx2 * pixel(r1, c1) + dx1 * pixel(r1, c1 + 1)) +
-                dy1 * (dx2 * pixel(r1 + 1, c1) + dx1 * pixel(r1 + 1, c1 + 1));
-          } else if (mode == "bicubic") {
-            double x0 = std::floor(px) - 1, y0 = std::floor(py) - 1;
-            auto coeffs = [](double t) {
-              const double A = -0.75;
-              double t1 = t + 1, t2 = 1 - t, t3 = 2 - t;
-              return std::array<double, 4>{((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A,
-                                           ((A + 2) * t - (A + 3)) * t * t + 1,
-                                           ((A + 2) * t2 - (A + 3)) * t2 * t2 + 1,
-                                           ((A * t3 - 5 * A) * t3 + 8 * A) * t3 - 4 * A};
-            };
-            auto cx = coeffs(px - x0 - 1), cy = coeffs(py - y0 - 1);
-            v = 0;
-            for (int a = 0; a < 4; ++a) {
-              double row = 0;
-              for (int bb = 0; bb < 4; ++bb) row += cx[size_t(bb)] * pixel(int64_t(y0) + a, int64_t(x0) + bb);
-              v += cy[size_t(a)] * row;
-            }
-          } else {
-            return errorf("mode '{}'", mode);
-          }
-          y[size_t(((b * c + ch) * ho + i) * wo + j)] = v;
+          auto v = samplePixel(im, mode, px, py);
+          if (!v) return errorf("mode '{}'", mode);
+          y[size_t(((b * c + ch) * ho + i) * wo + j)] = *v;
         }
     }
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
