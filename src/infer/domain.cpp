@@ -130,59 +130,96 @@ std::optional<std::string> InputDomain::breaks(const Binding &b) const {
   return std::nullopt;
 }
 
+namespace {
+using FreeSymbols = std::vector<const InputDomain::Symbol *>;
+
+/// The free symbol `e` is, if it is one.
+const InputDomain::Symbol *freeSymbol(const FreeSymbols &free, Expr e) {
+  if (!isSymbol(e)) return nullptr;
+  for (const InputDomain::Symbol *s : free)
+    if (s->id == e->sym || s->key == keyOf(e->sym)) return s;
+  return nullptr;
+}
+
+/// Meets an equality or broadcast condition by giving a free, unpinned side the other side's
+/// value (within its range); whether it did.
+bool meetBySide(const InputDomain &d, const FreeSymbols &free, const SymbolRequirement &r, Binding &b,
+                std::set<std::string> &pinned) {
+  auto value = [&](SymbolId t) { return d.valueAt(b, t); };
+  for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}}) {
+    const InputDomain::Symbol *s = freeSymbol(free, side);
+    if (!s || pinned.count(s->key)) continue;
+    auto v = evaluate(other, value);
+    if (!v.ok() || !s->range.contains(*v)) continue;
+    b[s->key] = *v;
+    pinned.insert(s->key);
+    return true;
+  }
+  return false;
+}
+
+/// Meets a condition by the first size of one of its free, unpinned symbols that meets it, from
+/// the drawn one on, within the drawn range; whether it did.
+bool meetBySearch(const InputDomain &d, const FreeSymbols &free, const SymbolRequirement &r, Binding &b,
+                  std::set<std::string> &pinned) {
+  auto value = [&](SymbolId t) { return d.valueAt(b, t); };
+  auto meets = [&](const SymbolRequirement &r) { return conditionHolds(r, value) != std::optional<bool>(false); };
+  bool met = false;
+  std::vector<SymbolId> mentioned = symbolsOf(r.a);
+  for (SymbolId t : symbolsOf(r.b)) mentioned.push_back(t);
+  for (SymbolId t : mentioned) {
+    if (met) break;
+    const InputDomain::Symbol *s = freeSymbol(free, symbol(t));
+    if (!s || pinned.count(s->key)) continue;
+    int64_t lo = smallest(*s), hi = std::max(lo, largestDrawn(*s)), was = b[s->key];
+    for (int64_t i = 0; i <= hi - lo && !met; ++i) {
+      b[s->key] = lo + (was - lo + i) % (hi - lo + 1);
+      met = meets(r);
+    }
+    if (met) pinned.insert(s->key);
+    else b[s->key] = was;
+  }
+  return met;
+}
+
+/// A condition a draw breaks is met where one of its free symbols can meet it: a symbol a
+/// condition ties to others (`L == S + P or L == 1`) takes the other side's value; otherwise
+/// the first size that meets it, from the drawn one on, within the drawn range. Each symbol is
+/// set at most once, and passes repeat until nothing changes.
+void meetConditions(const InputDomain &d, const FreeSymbols &free, Binding &b) {
+  std::set<std::string> pinned;
+  auto value = [&](SymbolId t) { return d.valueAt(b, t); };
+  auto meets = [&](const SymbolRequirement &r) { return conditionHolds(r, value) != std::optional<bool>(false); };
+  for (size_t pass = 0; pass <= d.conditions.size(); ++pass) {
+    bool changed = false;
+    for (const SymbolRequirement &r : d.conditions) {
+      if (meets(r)) continue;
+      bool met = false;
+      if (r.kind == Condition::Equal || r.kind == Condition::Broadcast) met = meetBySide(d, free, r, b, pinned);
+      if (!met) met = meetBySearch(d, free, r, b, pinned);
+      if (met) changed = true;
+    }
+    if (!changed) break;
+  }
+}
+
+/// The size drawn for a free symbol in attempt `attempt` of binding k: the smallest sizes first
+/// (raised as attempts fail), then one above, then the middle, then random.
+int64_t drawnSize(const InputDomain::Symbol &s, size_t k, size_t attempt, uint64_t &state) {
+  int64_t lo = smallest(s), hi = std::max(lo, largestDrawn(s));
+  if (k == 0) return std::min(lo + int64_t(attempt), hi); // the smallest sizes, raised as needed
+  if (k == 1 && attempt == 0) return std::min(lo + 1, hi);
+  if (k == 2 && attempt == 0) return lo + (hi - lo) / 2;
+  return lo + int64_t(nextRandom(state) % uint64_t(hi - lo + 1));
+}
+} // namespace
+
 InputDomain::Draw InputDomain::draw(size_t count, uint64_t seed) const {
   ExprScope scope(context);
   Draw out;
-  std::vector<const Symbol *> free;
+  FreeSymbols free;
   for (const Symbol &s : symbols)
     if (!s.solved) free.push_back(&s);
-  auto isFree = [&](Expr e) -> const Symbol * {
-    if (!isSymbol(e)) return nullptr;
-    for (const Symbol *s : free)
-      if (s->id == e->sym || s->key == keyOf(e->sym)) return s;
-    return nullptr;
-  };
-  // A condition a draw breaks is met where one of its free symbols can meet it: a symbol a
-  // condition ties to others (`L == S + P or L == 1`) takes the other side's value; otherwise
-  // the first size that meets it, from the drawn one on, within the drawn range. Each symbol is
-  // set at most once, and passes repeat until nothing changes.
-  auto meetConditions = [&](Binding &b) {
-    std::set<std::string> pinned;
-    auto value = [&](SymbolId t) { return valueAt(b, t); };
-    auto meets = [&](const SymbolRequirement &r) { return conditionHolds(r, value) != std::optional<bool>(false); };
-    for (size_t pass = 0; pass <= conditions.size(); ++pass) {
-      bool changed = false;
-      for (const SymbolRequirement &r : conditions) {
-        if (meets(r)) continue;
-        bool met = false;
-        if (r.kind == Condition::Equal || r.kind == Condition::Broadcast)
-          for (auto [side, other] : {std::pair{r.a, r.b}, std::pair{r.b, r.a}}) {
-            const Symbol *s = isFree(side);
-            if (!s || pinned.count(s->key)) continue;
-            auto v = evaluate(other, value);
-            if (!v.ok() || !s->range.contains(*v)) continue;
-            b[s->key] = *v;
-            pinned.insert(s->key), met = changed = true;
-            break;
-          }
-        std::vector<SymbolId> mentioned = symbolsOf(r.a);
-        for (SymbolId t : symbolsOf(r.b)) mentioned.push_back(t);
-        for (SymbolId t : mentioned) {
-          if (met) break;
-          const Symbol *s = isFree(symbol(t));
-          if (!s || pinned.count(s->key)) continue;
-          int64_t lo = smallest(*s), hi = std::max(lo, largestDrawn(*s)), was = b[s->key];
-          for (int64_t i = 0; i <= hi - lo && !met; ++i) {
-            b[s->key] = lo + (was - lo + i) % (hi - lo + 1);
-            met = meets(r);
-          }
-          if (met) pinned.insert(s->key), changed = true;
-          else b[s->key] = was;
-        }
-      }
-      if (!changed) break;
-    }
-  };
   uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 7;
   std::set<Binding> distinct;
   std::vector<Binding> repeats; // admissible, but drawn before
@@ -191,16 +228,8 @@ InputDomain::Draw InputDomain::draw(size_t count, uint64_t seed) const {
     bool found = false;
     for (size_t attempt = 0; attempt < kAttempts && !found; ++attempt) {
       Binding b;
-      for (const Symbol *s : free) {
-        int64_t lo = smallest(*s), hi = std::max(lo, largestDrawn(*s));
-        int64_t v;
-        if (k == 0) v = std::min(lo + int64_t(attempt), hi); // the smallest sizes, raised as needed
-        else if (k == 1 && attempt == 0) v = std::min(lo + 1, hi);
-        else if (k == 2 && attempt == 0) v = lo + (hi - lo) / 2;
-        else v = lo + int64_t(nextRandom(state) % uint64_t(hi - lo + 1));
-        b[s->key] = v;
-      }
-      meetConditions(b);
+      for (const Symbol *s : free) b[s->key] = drawnSize(*s, k, attempt, state);
+      meetConditions(*this, free, b);
       if (auto why = breaks(b)) {
         out.why = *why;
         continue;

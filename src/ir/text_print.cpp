@@ -40,6 +40,53 @@ void countOpsets(const Graph &g, std::map<std::string, std::map<int, size_t>> &c
   }
 }
 
+/// Printed names of outlets: their own, or a made-up one for an unnamed outlet that is read.
+class OutletNames {
+public:
+  explicit OutletNames(const Graph &g) : g_(g) {
+    for (const Node &n : g.nodes)
+      for (const Outlet &o : n.outputs)
+        if (!o.name.empty()) taken_.insert(o.name);
+    // Made-up names are stored as strings owned by `made_`; make them before printing so that
+    // definitions and uses agree.
+    for (const Node &n : g.nodes) {
+      if (n.removed) continue;
+      for (uint32_t s = 0; s < n.outputs.size(); ++s)
+        if (n.outputs[s].name.empty() && used(OutletId{n.id, s})) of(OutletId{n.id, s});
+    }
+    for (OutletId o : g.outputs) of(o);
+  }
+
+  std::string of(OutletId o) {
+    if (!g_.contains(o)) return "<missing>";
+    const std::string &own = g_.outlet(o).name;
+    if (!own.empty()) return own;
+    auto it = made_.find(key(o));
+    if (it != made_.end()) return it->second;
+    std::string s = "%" + std::to_string(o.node) + "." + std::to_string(o.slot);
+    while (taken_.count(s)) s += "_";
+    made_[key(o)] = s;
+    return s;
+  }
+
+  /// The made-up name of an outlet, if it has one.
+  const std::string *made(OutletId o) const {
+    auto it = made_.find(key(o));
+    return it != made_.end() ? &it->second : nullptr;
+  }
+
+private:
+  static uint64_t key(OutletId o) { return (uint64_t(o.node) << 32) | o.slot; }
+  bool used(OutletId o) const {
+    return !g_.outlet(o).successors.empty() ||
+           std::find(g_.outputs.begin(), g_.outputs.end(), o) != g_.outputs.end();
+  }
+
+  const Graph &g_;
+  std::set<std::string_view> taken_;
+  std::unordered_map<uint64_t, std::string> made_;
+};
+
 class Printer {
 public:
   explicit Printer(const PrintOptions &options) : opt_(options) {}
@@ -218,39 +265,25 @@ private:
 
   // ---- graphs ----
   void graph(const Graph &g, int indent, std::string &out) {
-    // Printed names of outlets: their own, or a made-up one for an unnamed outlet that is read.
-    std::set<std::string_view> taken;
-    for (const Node &n : g.nodes)
-      for (const Outlet &o : n.outputs)
-        if (!o.name.empty()) taken.insert(o.name);
-    std::unordered_map<uint64_t, std::string> made;
-    auto key = [](OutletId o) { return (uint64_t(o.node) << 32) | o.slot; };
-    auto nameOf = [&](OutletId o) -> std::string {
-      if (!g.contains(o)) return "<missing>";
-      const std::string &own = g.outlet(o).name;
-      if (!own.empty()) return own;
-      auto it = made.find(key(o));
-      if (it != made.end()) return it->second;
-      std::string s = "%" + std::to_string(o.node) + "." + std::to_string(o.slot);
-      while (taken.count(s)) s += "_";
-      made[key(o)] = s;
-      return s;
-    };
-    auto used = [&](OutletId o) {
-      return !g.outlet(o).successors.empty() ||
-             std::find(g.outputs.begin(), g.outputs.end(), o) != g.outputs.end();
-    };
-    // Made-up names are stored as strings owned by `made`; make them before printing so that
-    // definitions and uses agree.
-    for (const Node &n : g.nodes) {
-      if (n.removed) continue;
-      for (uint32_t s = 0; s < n.outputs.size(); ++s)
-        if (n.outputs[s].name.empty() && used(OutletId{n.id, s})) nameOf(OutletId{n.id, s});
-    }
-    for (OutletId o : g.outputs) nameOf(o);
-
+    OutletNames names(g);
     std::string pad(size_t(indent) + 2, ' ');
     out += "graph " + printName(g.name) + "(";
+    std::set<uint32_t> params = graphInputs(g, indent, names, out);
+    out += ") {\n";
+    for (const Node &n : g.nodes) {
+      if (n.removed || (n.isParameter() && params.count(n.id))) continue;
+      out += pad;
+      node(n, indent, names, out);
+      out += "\n";
+    }
+    out += pad + "return";
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      out += (k ? ", " : " ") + printName(names.of(g.outputs[k]));
+    out += "\n" + std::string(size_t(indent), ' ') + "}";
+  }
+
+  /// The graph's inputs, each with its fact and its Parameter's attributes; the Parameters.
+  std::set<uint32_t> graphInputs(const Graph &g, int indent, OutletNames &names, std::string &out) {
     std::set<uint32_t> params;
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       OutletId o = g.inputs[k];
@@ -261,58 +294,52 @@ private:
       }
       const Node &p = g.nodes[o.node];
       params.insert(o.node);
-      std::string outName = nameOf(o);
+      std::string outName = names.of(o);
       out += printName(outName) + ": " + fact(g.outlet(o).fact) + attrs(p.attrs, indent + 2);
       if (p.name != outName) out += " @" + printName(p.name);
     }
-    out += ") {\n";
-    for (const Node &n : g.nodes) {
-      if (n.removed || (n.isParameter() && params.count(n.id))) continue;
-      out += pad;
-      std::string firstName;
-      for (uint32_t s = 0; s < n.outputs.size(); ++s) {
-        OutletId o{n.id, s};
-        auto it = made.find(key(o));
-        std::string name = it != made.end() ? it->second : n.outputs[s].name;
-        if (s == 0) firstName = name;
-        out += (s ? ", " : "") + (name.empty() ? std::string("\"\"") : printName(name));
-        if (opt_.facts) {
-          // The inferred fact; before inference, what the graph declared.
-          const Outlet &ol = n.outputs[s];
-          out += ": " + fact(ol.fact.isUnknown() && ol.declared ? *ol.declared : ol.fact);
-        }
+    return params;
+  }
+
+  /// A node's line: its outputs (with their facts), op, inputs, attributes and name.
+  void node(const Node &n, int indent, OutletNames &names, std::string &out) {
+    std::string firstName;
+    for (uint32_t s = 0; s < n.outputs.size(); ++s) {
+      const std::string *made = names.made(OutletId{n.id, s});
+      std::string name = made ? *made : n.outputs[s].name;
+      if (s == 0) firstName = name;
+      out += (s ? ", " : "") + (name.empty() ? std::string("\"\"") : printName(name));
+      if (opt_.facts) {
+        // The inferred fact; before inference, what the graph declared.
+        const Outlet &ol = n.outputs[s];
+        out += ": " + fact(ol.fact.isUnknown() && ol.declared ? *ol.declared : ol.fact);
       }
-      if (!n.outputs.empty()) out += " = ";
-      // An op a model names like one of the IR's own nodes spells its domain out, so that it
-      // parses back as an op.
-      std::string op = n.opNamedLikeIrNode() ? "ai.onnx." + n.opType
-                       : n.domain.empty()    ? n.opType
-                                             : n.domain + "." + n.opType;
-      out += printName(op);
-      int defaultVersion = 0;
-      if (!skipsOpset(n)) {
-        auto it = opsets_.find(n.domain);
-        if (it != opsets_.end()) defaultVersion = it->second;
-      }
-      if (n.opsetVersion != defaultVersion) out += ":" + std::to_string(n.opsetVersion);
-      out += "(";
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (i) out += ", ";
-        OutletId in = n.inputs[i];
-        if (!in.valid()) {
-          if (n.inputs.size() == 1) out += "\"\"";
-          continue;
-        }
-        out += printName(nameOf(in));
-      }
-      out += ")" + attrs(n.attrs, indent + 2);
-      if (n.name != firstName) out += " @" + printName(n.name);
-      out += "\n";
     }
-    out += pad + "return";
-    for (size_t k = 0; k < g.outputs.size(); ++k)
-      out += (k ? ", " : " ") + printName(nameOf(g.outputs[k]));
-    out += "\n" + std::string(size_t(indent), ' ') + "}";
+    if (!n.outputs.empty()) out += " = ";
+    // An op a model names like one of the IR's own nodes spells its domain out, so that it
+    // parses back as an op.
+    std::string op = n.opNamedLikeIrNode() ? "ai.onnx." + n.opType
+                     : n.domain.empty()    ? n.opType
+                                           : n.domain + "." + n.opType;
+    out += printName(op);
+    int defaultVersion = 0;
+    if (!skipsOpset(n)) {
+      auto it = opsets_.find(n.domain);
+      if (it != opsets_.end()) defaultVersion = it->second;
+    }
+    if (n.opsetVersion != defaultVersion) out += ":" + std::to_string(n.opsetVersion);
+    out += "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (i) out += ", ";
+      OutletId in = n.inputs[i];
+      if (!in.valid()) {
+        if (n.inputs.size() == 1) out += "\"\"";
+        continue;
+      }
+      out += printName(names.of(in));
+    }
+    out += ")" + attrs(n.attrs, indent + 2);
+    if (n.name != firstName) out += " @" + printName(n.name);
   }
 
   const PrintOptions &opt_;
