@@ -9,4 +9,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev libabsl-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libtcmalloc-minimal4 \
   libonnx-dev libonnx-testdata python3-onnx python3-numpy time \
-  pybind11-dev python3-dev python3-pytest python3-jsonschema libopenblas-dev libdnnl-dev >/dev/null
+  pybind11-dev python3-dev python3-pytest python3-jsonschema python3-venv python3-pip python3-setuptools mypy \
+  libopenblas-dev libdnnl-dev >/dev/null

@@ -1,17 +1,28 @@
-// `import shapeflow`: the Python front end (pybind11). It wraps the library and the shared report
-// code and has no logic of its own: load (a path, bytes, or anything with SerializeToString, such
-// as onnx.ModelProto), infer with the options of `shapeflow infer` (inputs, dims, values), and
-// read the facts as objects (Tensor, Dim, Diagnostic) or as the CLI's JSON; stats, plan and run
-// as their subcommands compute them. Every library error is raised as shapeflow.Error.
+// `shapeflow._core`: the extension under the Python package `shapeflow` (pybind11). It wraps the
+// library and the shared report code and has no logic of its own: load (a path, bytes, or
+// anything with SerializeToString, such as onnx.ModelProto), infer with the options of
+// `shapeflow infer` (inputs, dims, values), and read the facts as objects (Tensor, Dim,
+// Diagnostic) or as the CLI's JSON; stats, plan, memory, contract, lower, why, check and run as
+// their subcommands compute them; the command line itself. Every library error is raised as
+// shapeflow.Error. The typed objects and the drop-in functions are the package's Python layer.
+#include "app.h"
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/eval/eval.h"
+#include "shapeflow/eval/check.h"
 #include "shapeflow/eval/session.h"
 #include "shapeflow/infer/domain.h"
 #include "shapeflow/infer/infer.h"
+#include "shapeflow/lower/bounds.h"
+#include "shapeflow/lower/buffers.h"
 #include "shapeflow/lower/memory_plan.h"
+#include "shapeflow/lower/shape_values.h"
 #include "shapeflow/onnx/export.h"
 #include "shapeflow/onnx/import.h"
 #include "shapeflow/report/json_writer.h"
+#include "shapeflow/report/lower_report.h"
+#include "shapeflow/report/names.h"
+#include "shapeflow/report/run_report.h"
+#include "shapeflow/report/why.h"
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/contract.h"
@@ -22,7 +33,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -153,6 +167,49 @@ struct Dim {
   }
 };
 
+py::object dimObject(const StatePtr &s, const Dimension &d);
+
+/// An int or a Dim of the same inference as a Dimension (arithmetic and comparison operands).
+std::optional<Dimension> operand(const Dim &self, const py::object &o) {
+  if (py::isinstance<py::bool_>(o)) return std::nullopt;
+  if (py::isinstance<py::int_>(o)) {
+    auto v = py::cast<int64_t>(o);
+    if (v < 0) throw Error("a dim is a size of at least 0, not " + std::to_string(v));
+    return Dimension(v);
+  }
+  if (py::isinstance<Dim>(o)) {
+    const Dim &other = py::cast<const Dim &>(o);
+    if (other.state != self.state) throw Error("dims of different inferences cannot be combined");
+    return other.d;
+  }
+  return std::nullopt;
+}
+
+/// `a op b` in the library's algebra (the canonical expression a rule would make), as a Python
+/// int when it is a number; NotImplemented for an operand that is not an int or a Dim.
+template <class Op> py::object combine(const Dim &self, const py::object &o, bool reflected, Op op) {
+  auto other = operand(self, o);
+  if (!other) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  ExprScope scope = self.state->graph.enter();
+  const Dimension &a = reflected ? *other : self.d, &b = reflected ? self.d : *other;
+  return dimObject(self.state, take(op(a, b)));
+}
+
+/// a < b as far as the facts decide it: True or False when every binding agrees, an error when
+/// it depends on the sizes (Python's comparisons must answer).
+bool less(const Dim &self, const py::object &o, bool orEqual, bool reflected) {
+  auto other = operand(self, o);
+  if (!other) throw py::type_error("a Dim compares with an int or a Dim");
+  ExprScope scope = self.state->graph.enter();
+  const Dimension &a = reflected ? *other : self.d, &b = reflected ? self.d : *other;
+  Dimension diff = take(b - a); // b - a >= 1 (a < b) or >= 0 (a <= b)
+  int64_t need = orEqual ? 0 : 1;
+  if (diff.minLength() >= need) return true;
+  if (diff.isStatic() || diff.maxLength() < need) return false;
+  throw Error(fmt::format("{} {} {} depends on the sizes (the difference is {})", a.toString(),
+                          orEqual ? "<=" : "<", b.toString(), diff.toString()));
+}
+
 py::object dimObject(const StatePtr &s, const Dimension &d) {
   if (d.isStatic()) return py::int_(d.length());
   return py::cast(Dim{s, d});
@@ -172,6 +229,19 @@ struct TensorFacts {
     return py::str("Tensor({!r}, {}, {!r})").format(name, dtype, shape);
   }
 };
+
+/// A tensor's facts as a Tensor object (`dtype` empty when unknown).
+TensorFacts tensorFacts(const StatePtr &s, const std::string &name, const Fact &f, const std::string &producer,
+                        const std::string &op) {
+  TensorFacts tf;
+  tf.name = text(name);
+  tf.dtype = text(f.type == ElementType::Undefined ? "" : longName(f.type));
+  tf.producer = text(producer);
+  tf.op = text(op);
+  tf.shape = f.shape.rankIsStatic() ? dimList(s, f.shape.dims()) : py::none();
+  tf.value = f.value ? dimList(s, *f.value) : py::none();
+  return tf;
+}
 
 struct DiagnosticObject {
   py::str severity, node, op, message, text;
@@ -241,14 +311,8 @@ struct Inference {
     for (const auto &[name, t] : j["tensors"].items()) {
       auto id = state->graph.findOutlet(name);
       if (!id) continue;
-      const Fact &f = state->graph.fact(*id);
-      TensorFacts tf;
-      tf.name = text(name);
+      TensorFacts tf = tensorFacts(state, name, state->graph.fact(*id), t.value("producer", ""), t.value("op", ""));
       tf.dtype = text(t["dtype"].is_null() ? "" : t["dtype"].get<std::string>());
-      tf.producer = text(t.value("producer", ""));
-      tf.op = text(t.value("op", ""));
-      tf.shape = f.shape.rankIsStatic() ? dimList(state, f.shape.dims()) : py::none();
-      tf.value = f.value ? dimList(state, *f.value) : py::none();
       py::str key = tf.name;
       out[key] = py::cast(std::move(tf));
     }
@@ -262,6 +326,66 @@ struct Inference {
     }
     return out;
   }
+  /// The facts as ONNX writes them in value_info: for every graph input and every tensor a node
+  /// computes, (name, kind 'input' | 'tensor', elem_type (ONNX's number, 0 unknown), dims or None
+  /// when the rank is unknown); a dim is an int, an expression's text (the whole expression, its
+  /// anonymous input dims named as reports name them: `x_d2`), or None where only an interval is
+  /// known. Subgraphs' tensors are not included.
+  py::list valueInfos() const {
+    const Graph &g = state->graph;
+    ExprScope scope = g.enter();
+    NamingOptions whole; // no derived size named: every dim printed in full
+    whole.minLength = whole.maxLength = std::numeric_limits<size_t>::max();
+    ReportNames names = nameDerivedSizes(g, whole);
+    auto dimOf = [&](const Dimension &d) -> py::object {
+      if (d.isStatic()) return py::int_(d.length());
+      if (!d.expr()) return py::none();
+      std::string t = d.toString(&names.print);
+      if (t.empty() || t.find('?') != std::string::npos) return py::none();
+      return text(t);
+    };
+    py::list out;
+    auto add = [&](const std::string &name, const char *kind, const Fact &f) {
+      py::object dims = py::none();
+      if (f.shape.rankIsStatic()) {
+        py::list l;
+        for (const Dimension &d : f.shape.dims()) l.append(dimOf(d));
+        dims = l;
+      }
+      out.append(py::make_tuple(text(name), kind, int(f.type), dims));
+    };
+    for (OutletId o : g.inputs) add(g.outlet(o).name, "input", g.outlet(o).fact);
+    for (const Node &n : g.nodes) {
+      if (n.removed || n.isParameter()) continue;
+      for (const Outlet &o : n.outputs)
+        if (!o.name.empty() && !o.fact.isUnknown()) add(o.name, "tensor", o.fact);
+    }
+    return out;
+  }
+  /// What `shapeflow why MODEL SPEC` prints.
+  py::str why(const std::string &spec) const {
+    std::ostringstream os;
+    take(explainDim(state->graph, state->diags, spec, os));
+    return text(os.str());
+  }
+  /// What `shapeflow lower --stage STAGE --json` prints.
+  py::object lower(const std::string &stage) const {
+    if (stage != "shapes" && stage != "bounds" && stage != "buffers")
+      throw Error("stage must be 'shapes', 'bounds' or 'buffers', not '" + stage + "'");
+    const Graph &g = state->graph;
+    auto program = take(lower::lowerShapes(g));
+    ExprScope scope = g.enter();
+    LowerReport report{state->source.label(), &g, &program, nullptr, nullptr};
+    if (stage == "shapes") return fromJsonText(shapesJsonText(report));
+    if (stage == "bounds") {
+      auto bounds = take(lower::computeBounds(g));
+      report.bounds = &bounds;
+      return fromJsonText(boundsJsonText(report));
+    }
+    auto plan = take(lower::planBuffers(program));
+    report.plan = &plan;
+    return fromJsonText(buffersJsonText(report));
+  }
   py::bytes annotated() const {
     std::string bytes = state->source.bytes ? take(onnx::annotatedModelBuffer(*state->source.bytes, state->graph))
                                             : take(onnx::annotatedModel(state->source.path, state->graph));
@@ -269,10 +393,13 @@ struct Inference {
   }
   /// `at`: one {symbol: size}, or a list of them (a row of the totals each, as several `--at`
   /// give; the rankings at them merged).
-  py::object stats(const py::object &at) const {
+  py::object stats(const py::object &at, bool svg) const {
     auto s = take(computeStats(state->graph));
     ExprScope scope = state->graph.enter();
-    StatsReport r{state->source.label(), &state->graph, &s, std::nullopt, {}, {}};
+    StatsReport r;
+    r.model = state->source.label();
+    r.graph = &state->graph;
+    r.stats = &s;
     if (py::isinstance<py::list>(at) || py::isinstance<py::tuple>(at)) {
       for (const py::handle &item : at) {
         auto row = item.cast<std::map<std::string, int64_t>>();
@@ -284,10 +411,12 @@ struct Inference {
       r.at = at.cast<std::map<std::string, int64_t>>();
       take(checkNamesSymbols(state->graph, r.at));
     }
+    if (svg) return text(statsSvg(r));
     return fromJsonText(statsJsonText(r));
   }
   py::object plan(int64_t align, const std::string &order, bool callerOwnedIO,
-                  const std::map<std::string, int64_t> &reference, const std::map<std::string, int64_t> &at) const {
+                  const std::map<std::string, int64_t> &reference, const std::map<std::string, int64_t> &at,
+                  bool svg) const {
     if (order != "model" && order != "memory") throw Error("order must be 'model' or 'memory', not '" + order + "'");
     lower::PlanOptions o;
     o.align = align;
@@ -297,7 +426,12 @@ struct Inference {
     take(checkNamesSymbols(state->graph, reference));
     take(checkNamesSymbols(state->graph, at));
     auto p = take(lower::planMemory(state->graph, o));
-    PlanReport r{state->source.label(), &state->graph, &p, at};
+    PlanReport r;
+    r.model = state->source.label();
+    r.graph = &state->graph;
+    r.plan = &p;
+    r.at = at;
+    if (svg) return text(planSvg(r));
     return fromJsonText(planJsonText(r));
   }
 };
@@ -321,19 +455,52 @@ struct Model {
     return Inference{s};
   }
 
-  py::dict run(const py::dict &inputs, int64_t maxMemory) const;
+  py::dict run(const py::dict &inputs, int64_t maxMemory, const py::object &dims) const;
 
   /// One inference of this model, loaded afresh (model_queries.h).
-  InferModel inferModel() const {
+  InferModel inferModel(const onnx::ImportOptions &import = {}) const {
     Source src = source;
-    return [src](const InferOptions &o, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
+    return [src, import](const InferOptions &o, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
       InferredModel m;
-      m.graph = loadGraph(src, m.diags);
+      m.graph = loadGraph(src, m.diags, import);
       SF_TRY(applyInputs(m.graph, o, &m.diags));
       if (before) before(m.graph);
       m.stats = inferGraph(m.graph, m.diags, o);
       return m;
     };
+  }
+
+  /// The graph's inputs (`outputs`: its outputs) as the model declares them, before inference.
+  std::vector<TensorFacts> declared(bool outputs) const {
+    auto s = std::make_shared<State>();
+    s->source = source;
+    s->graph = loadGraph(source, s->diags);
+    ExprScope scope = s->graph.enter();
+    std::vector<TensorFacts> out;
+    for (OutletId o : outputs ? s->graph.outputs : s->graph.inputs) {
+      const Outlet &outlet = s->graph.outlet(o);
+      if (!outputs && outlet.fact.constant && outlet.fact.constant->hasData()) continue; // a weight
+      out.push_back(tensorFacts(s, outlet.name, outlet.fact, "", ""));
+    }
+    return out;
+  }
+
+  /// What `shapeflow check --json` prints: the inference checked against runs at sample sizes
+  /// (`at`: explicit samples, else `samples` drawn from what the model admits).
+  py::object check(size_t samples, const std::vector<std::map<std::string, int64_t>> &at, int64_t maxMemory,
+                   const py::object &dims) const {
+    eval::CheckOptions co;
+    co.samples = samples;
+    co.maxMemory = maxMemory;
+    co.bindings = at;
+    InferOptions o = withEmptySizes(inferOptions(py::none(), dims, py::none()), co.bindings);
+    nlohmann::json j;
+    {
+      py::gil_scoped_release release;
+      InferredModel m = take(inferModel(onnx::ImportOptions{.decodeLarge = true})(o, {}));
+      j = checkJson(source.label(), take(eval::checkInference(m.graph, co)));
+    }
+    return toPython(j);
   }
 
   /// What `shapeflow contract --json` prints: the input sizes the model accepts.
@@ -423,7 +590,8 @@ py::object valueOf(const Value &v) {
   return py::none();
 }
 
-py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
+py::dict Model::run(const py::dict &inputs, int64_t maxMemory, const py::object &dims) const {
+  InferOptions options = inferOptions(py::none(), dims, py::none());
   std::map<std::string, Tensor> tensors;
   for (const auto &[k, v] : inputs) {
     auto a = py::array::ensure(v, py::array::c_style);
@@ -439,11 +607,12 @@ py::dict Model::run(const py::dict &inputs, int64_t maxMemory) const {
   {
     py::gil_scoped_release release;
     Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
+    take(applyInputs(g, options, &diags));
     // Sizes of 0 in the data (an empty KV cache) admitted as `shapeflow run` admits them.
     std::map<std::string, Shape> shapes;
     for (const auto &[name, t] : tensors) shapes[name] = t.shape();
     admitEmptySizes(g, shapes);
-    inferGraph(g, diags);
+    inferGraph(g, diags, options);
     // Prepared as `shapeflow run` prepares it: the executor's rewrites, the arena at these sizes.
     std::map<std::string, Value> feeds;
     for (const auto &[name, t] : tensors) feeds.emplace(name, Value(std::make_shared<const Tensor>(t)));
@@ -482,11 +651,24 @@ Model load(const py::object &src) {
 } // namespace
 } // namespace sf::python
 
-PYBIND11_MODULE(shapeflow, m) {
+/// `python -m shapeflow ARGS`: the command line, in this process. argv[0] names the command.
+int commandLine(const std::vector<std::string> &args) {
+  std::vector<const char *> argv{"shapeflow"};
+  for (const std::string &a : args) argv.push_back(a.c_str());
+  py::gil_scoped_release release;
+  return sf::cli::runCommandLine(int(argv.size()), argv.data());
+}
+
+PYBIND11_MODULE(_core, m) {
   using namespace sf::python;
   m.doc() = "Static shape inference for neural networks (ONNX): the facts of every tensor, "
             "symbolic where the input sizes are.";
   py::register_exception<Error>(m, "Error");
+  m.attr("Error").attr("__doc__") = "An error of shapeflow: a model it cannot read, options that do not fit the "
+                                    "model, a question the facts cannot answer.";
+  m.attr("__version__") = sf::cli::version();
+  m.def("command_line", &commandLine, py::arg("args"),
+        "Runs the shapeflow command line with these arguments (after the command name); the exit status.");
 
   py::class_<Dim>(m, "Dim", "A dim that is not a number: a symbol, an expression of symbols, or an interval.")
       .def_property_readonly("expr", [](const Dim &d) { return text(d.expr()); },
@@ -498,6 +680,23 @@ PYBIND11_MODULE(shapeflow, m) {
       .def("__int__", &Dim::toInt)
       .def("__index__", &Dim::toInt)
       .def("__eq__", &Dim::equals)
+      .def("__ne__", [](const Dim &d, const py::object &o) { return !d.equals(o); })
+      .def("__add__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a + b; }); })
+      .def("__radd__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a + b; }); })
+      .def("__sub__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a - b; }); })
+      .def("__rsub__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a - b; }); })
+      .def("__mul__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a * b; }); })
+      .def("__rmul__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a * b; }); })
+      .def("__floordiv__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a.floorDiv(b); }); })
+      .def("__rfloordiv__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a.floorDiv(b); }); })
+      .def("__lt__", [](const Dim &d, const py::object &o) { return less(d, o, false, false); })
+      .def("__le__", [](const Dim &d, const py::object &o) { return less(d, o, true, false); })
+      .def("__gt__", [](const Dim &d, const py::object &o) { return less(d, o, false, true); })
+      .def("__ge__", [](const Dim &d, const py::object &o) { return less(d, o, true, true); })
+      .def("minimum", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return sf::Dimension::min(a, b); }); },
+           "min(self, other) as an expression")
+      .def("maximum", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return sf::Dimension::max(a, b); }); },
+           "max(self, other) as an expression")
       .def("__hash__", [](const Dim &d) { return py::hash(py::str(d.json().dump())); })
       .def("__str__", [](const Dim &d) { return text(d.expr()); })
       .def("__repr__", [](const Dim &d) { return text(d.repr()); });
@@ -511,7 +710,7 @@ PYBIND11_MODULE(shapeflow, m) {
       .def_readonly("op", &TensorFacts::op)
       .def("__repr__", &TensorFacts::repr);
 
-  py::class_<DiagnosticObject>(m, "Diagnostic")
+  py::class_<DiagnosticObject>(m, "Diagnostic", "An error, warning, assumption or note of inference, with its node and op.")
       .def_readonly("severity", &DiagnosticObject::severity)
       .def_readonly("node", &DiagnosticObject::node)
       .def_readonly("op", &DiagnosticObject::op)
@@ -526,14 +725,20 @@ PYBIND11_MODULE(shapeflow, m) {
       .def("json", &Inference::json, py::arg("names") = true,
            "The object `shapeflow infer --json` prints (names=False: `--no-names`, every dim expanded).")
       .def("text", &Inference::listing, py::arg("names") = true, "The listing `shapeflow infer` prints.")
+      .def("value_infos", &Inference::valueInfos,
+           "[(name, 'input' | 'tensor', elem_type, dims | None)] with dims of int | expression text | None.")
+      .def("why", &Inference::why, py::arg("spec"), "What `shapeflow why MODEL TENSOR[AXIS]` prints.")
+      .def("lower", &Inference::lower, py::arg("stage") = "shapes",
+           "The object `shapeflow lower --stage STAGE --json` prints.")
       .def("annotated_model", &Inference::annotated,
            "The model with a value_info for every inferred tensor, as bytes (onnx.load_from_string reads it).")
-      .def("stats", &Inference::stats, py::arg("at") = py::none(),
+      .def("stats", &Inference::stats, py::arg("at") = py::none(), py::arg("svg") = false,
            "The object `shapeflow stats --json` prints; `at` a {symbol: size} (`--at`), or a list of them "
            "(several `--at`: `rows`, the totals at each).")
       .def("plan", &Inference::plan, py::arg("align") = 64, py::arg("order") = "model",
            py::arg("caller_owned_io") = false, py::arg("reference") = std::map<std::string, int64_t>{},
-           py::arg("at") = std::map<std::string, int64_t>{}, "The object `shapeflow plan --json` prints.");
+           py::arg("at") = std::map<std::string, int64_t>{}, py::arg("svg") = false,
+           "The object `shapeflow plan --json` prints (svg=True: the picture `--svg` draws).");
 
   py::class_<Model>(m, "Model", "A loaded model.")
       .def("infer", &Model::infer, py::arg("inputs") = py::none(), py::arg("dims") = py::none(),
@@ -551,7 +756,14 @@ PYBIND11_MODULE(shapeflow, m) {
            "What `shapeflow memory --json` prints: weights, KV cache, activations, inputs and outputs at each "
            "binding of `at` (a list of {symbol: size}), `ties` (['T=P+S']), and with fit (bytes or '8GiB') and "
            "for_ (a symbol) the largest size whose `part` fits.")
-      .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0,
+      .def_property_readonly("inputs", [](const Model &m) { return m.declared(false); },
+                             "The graph's inputs as the model declares them (weights left out).")
+      .def_property_readonly("outputs", [](const Model &m) { return m.declared(true); },
+                             "The graph's outputs as the model declares them.")
+      .def("check", &Model::check, py::arg("samples") = 4,
+           py::arg("at") = std::vector<std::map<std::string, int64_t>>{}, py::arg("max_memory") = 0,
+           py::arg("dims") = py::none(), "The object `shapeflow check --json` prints.")
+      .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0, py::arg("dims") = py::none(),
            "Runs the model on numpy arrays with the reference executor; {output name: array}.");
 
   m.def("load", &load, py::arg("model"),

@@ -203,13 +203,13 @@ def test_stats_and_plan_equal_their_subcommands():
     r = shapeflow.load(EXAMPLE).infer()
     out = subprocess.run([CLI, "stats", EXAMPLE, "--json"], capture_output=True, text=True)
     want = json.loads(out.stdout)
-    got = r.stats()
+    got = r.stats().json()
     got["model"] = want["model"]
     assert got == want
     out = subprocess.run([CLI, "plan", EXAMPLE, "--json", "--dim", "N=1..4", "--dim", "H=1..64", "--dim", "W=1..64"],
                          capture_output=True, text=True)
     want = json.loads(out.stdout)
-    got = shapeflow.load(EXAMPLE).infer(dims={"N": (1, 4), "H": (1, 64), "W": (1, 64)}).plan()
+    got = shapeflow.load(EXAMPLE).infer(dims={"N": (1, 4), "H": (1, 64), "W": (1, 64)}).plan().json()
     got["model"] = want["model"]
     assert got == want
 
@@ -227,12 +227,12 @@ def test_stats_rows_equal_the_subcommands_several_at():
 def test_contract_equals_the_subcommand():
     out = subprocess.run([CLI, "contract", EXAMPLE, "--json"], capture_output=True, text=True)
     want = json.loads(out.stdout)
-    got = shapeflow.load(EXAMPLE).contract()
+    got = shapeflow.load(EXAMPLE).contract().json()
     got["model"] = want["model"]
     assert got == want
     assert "x[1] == 3 (declared)" in got["summary"]
     # Sizes the model is told about are the contract's too: a fixed H is no longer a range.
-    fixed = shapeflow.load(EXAMPLE).contract(inputs={"x": ["N", 3, 32, "W"]})
+    fixed = shapeflow.load(EXAMPLE).contract(inputs={"x": ["N", 3, 32, "W"]}).json()
     assert {"input": "x", "axis": 2, "value": 32} in fixed["declared"]
 
 
@@ -241,7 +241,7 @@ def test_memory_equals_the_subcommand():
     args = [CLI, "memory", model, "--at", "B=1,S=4,P=0", "--at", "B=2,S=1,P=7", "--fit", "10KB", "--for", "P",
             "--json"]
     want = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
-    got = shapeflow.load(model).memory(at=[{"B": 1, "S": 4, "P": 0}, {"B": 2, "S": 1, "P": 7}], fit="10KB", for_="P")
+    got = shapeflow.load(model).memory(at=[{"B": 1, "S": 4, "P": 0}, {"B": 2, "S": 1, "P": 7}], fit="10KB", for_="P").json()
     got["model"] = want["model"]
     assert got == want
     assert [(p["input"], p["output"]) for p in got["kv_cache"]] == [("past", "present")]
