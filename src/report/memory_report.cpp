@@ -224,6 +224,83 @@ private:
   std::map<Binding, MemoryRow> rows_;
 };
 
+/// A part of the memory at sizes of one symbol, the others as given; why the last size that
+/// gave none did not.
+class PartProbe {
+public:
+  PartProbe(RowEvaluator &rows, const Contract &c, const Binding &base, const MemoryOptions &o, const MemoryFit &fit)
+      : rows_(rows), c_(c), base_(base), o_(o), fit_(fit) {}
+
+  std::optional<int64_t> operator()(int64_t v) {
+    Binding b = base_;
+    b[fit_.symbol] = v;
+    auto full = completeBinding(c_, b, o_.ties);
+    if (!full.ok()) {
+      lastWhy = full.error().message;
+      return std::nullopt;
+    }
+    auto row = rows_.at(*full);
+    if (!row.ok()) {
+      lastWhy = row.error().message;
+      return std::nullopt;
+    }
+    return row->part(fit_.part);
+  }
+
+  std::string lastWhy;
+
+private:
+  RowEvaluator &rows_;
+  const Contract &c_;
+  const Binding &base_;
+  const MemoryOptions &o_;
+  const MemoryFit &fit_;
+};
+
+/// The last size that fits (`good`) and the first past the budget or refused by the model
+/// (`bad`, -1 when none up to `hi`; `badWhy` says why the model refused it).
+struct FitBracket {
+  int64_t good, bad;
+  std::string badWhy;
+};
+
+/// Doubling steps to the first size past the budget (or that the model refuses), then
+/// bisection between the last that fits and it.
+FitBracket bracketBudget(PartProbe &partAt, int64_t lo, int64_t hi, int64_t budget) {
+  int64_t good = lo, bad = -1;
+  std::string badWhy;
+  for (int64_t step = 1; good < hi;) {
+    int64_t v = std::min(hi, good + step);
+    auto p = partAt(v);
+    if (!p || *p > budget) {
+      bad = v, badWhy = p ? "" : partAt.lastWhy;
+      break;
+    }
+    good = v;
+    step = step > (int64_t(1) << 40) ? step : step * 2;
+  }
+  while (bad >= 0 && bad - good > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    auto p = partAt(mid);
+    if (!p || *p > budget) bad = mid, badWhy = p ? "" : partAt.lastWhy;
+    else good = mid;
+  }
+  return {good, bad, badWhy};
+}
+
+/// The search takes the part to grow with the symbol: checked at sizes up to the answer.
+bool growsUpTo(PartProbe &partAt, int64_t lo, int64_t good) {
+  bool grows = true;
+  std::optional<int64_t> prev;
+  for (int k = 0; k <= 16 && grows; ++k) {
+    int64_t v = lo + (good - lo) * k / 16;
+    auto p = partAt(v);
+    if (p && prev && *p < *prev) grows = false;
+    if (p) prev = p;
+  }
+  return grows;
+}
+
 /// The largest value of `symbol` whose part is within the budget, the others as given.
 Result<MemoryFit> fitSymbol(RowEvaluator &rows, const Contract &c, const Binding &given, const MemoryOptions &o) {
   MemoryFit fit{*o.fitSymbol, o.budget, o.fitPart, std::nullopt, ""};
@@ -234,26 +311,11 @@ Result<MemoryFit> fitSymbol(RowEvaluator &rows, const Contract &c, const Binding
   if (sym->solved) return errorf("--for {}: the model ties it to other sizes ({} == {})", fit.symbol, sym->name, sym->equals);
   Binding base = given;
   base.erase(fit.symbol);
-  std::string lastWhy;
-  auto partAt = [&](int64_t v) -> std::optional<int64_t> {
-    Binding b = base;
-    b[fit.symbol] = v;
-    auto full = completeBinding(c, b, o.ties);
-    if (!full.ok()) {
-      lastWhy = full.error().message;
-      return std::nullopt;
-    }
-    auto row = rows.at(*full);
-    if (!row.ok()) {
-      lastWhy = row.error().message;
-      return std::nullopt;
-    }
-    return row->part(fit.part);
-  };
+  PartProbe partAt(rows, c, base, o, fit);
   const int64_t lo = sym->range.lo, hi = std::min<int64_t>(sym->range.hi, int64_t(1) << 40);
   auto first = partAt(lo);
   if (!first) {
-    fit.why = fmt::format("at {} = {} (its smallest size): {}", fit.symbol, lo, lastWhy);
+    fit.why = fmt::format("at {} = {} (its smallest size): {}", fit.symbol, lo, partAt.lastWhy);
     return fit;
   }
   if (*first > fit.budget) {
@@ -261,36 +323,9 @@ Result<MemoryFit> fitSymbol(RowEvaluator &rows, const Contract &c, const Binding
                           bytesIEC(*first));
     return fit;
   }
-  // Doubling steps to the first size past the budget (or that the model refuses), then
-  // bisection between the last that fits and it.
-  int64_t good = lo, bad = -1;
-  std::string badWhy;
-  for (int64_t step = 1; good < hi;) {
-    int64_t v = std::min(hi, good + step);
-    auto p = partAt(v);
-    if (!p || *p > fit.budget) {
-      bad = v, badWhy = p ? "" : lastWhy;
-      break;
-    }
-    good = v;
-    step = step > (int64_t(1) << 40) ? step : step * 2;
-  }
-  while (bad >= 0 && bad - good > 1) {
-    int64_t mid = good + (bad - good) / 2;
-    auto p = partAt(mid);
-    if (!p || *p > fit.budget) bad = mid, badWhy = p ? "" : lastWhy;
-    else good = mid;
-  }
+  const auto [good, bad, badWhy] = bracketBudget(partAt, lo, hi, fit.budget);
   fit.max = good;
-  // The search takes the part to grow with the symbol: checked at sizes up to the answer.
-  bool grows = true;
-  std::optional<int64_t> prev;
-  for (int k = 0; k <= 16 && grows; ++k) {
-    int64_t v = lo + (good - lo) * k / 16;
-    auto p = partAt(v);
-    if (p && prev && *p < *prev) grows = false;
-    if (p) prev = p;
-  }
+  bool grows = growsUpTo(partAt, lo, good);
   std::string growth = grows ? "" : fmt::format("; the {} does not grow with {} everywhere below it: a smaller "
                                                 "size may fit where a larger one does not", toString(fit.part), fit.symbol);
   if (bad < 0) {
