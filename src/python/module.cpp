@@ -328,39 +328,57 @@ struct Inference {
   }
   /// The facts as ONNX writes them in value_info: for every graph input and every tensor a node
   /// computes, (name, kind 'input' | 'tensor', elem_type (ONNX's number, 0 unknown), dims or None
-  /// when the rank is unknown); a dim is an int, an expression's text (the whole expression, its
-  /// anonymous input dims named as reports name them: `x_d2`), or None where only an interval is
-  /// known. Subgraphs' tensors are not included.
+  /// when the rank is unknown, path); a dim is an int, an expression's text (the whole
+  /// expression, its anonymous input dims named as reports name them: `x_d2`), or None where
+  /// only an interval is known. `path` locates a subgraph's tensors: [(first output of the node
+  /// that holds it, attribute name, index among the attribute's graphs)], empty for the model's.
   py::list valueInfos() const {
     const Graph &g = state->graph;
     ExprScope scope = g.enter();
     NamingOptions whole; // no derived size named: every dim printed in full
     whole.minLength = whole.maxLength = std::numeric_limits<size_t>::max();
     ReportNames names = nameDerivedSizes(g, whole);
-    auto dimOf = [&](const Dimension &d) -> py::object {
-      if (d.isStatic()) return py::int_(d.length());
-      if (!d.expr()) return py::none();
-      std::string t = d.toString(&names.print);
-      if (t.empty() || t.find('?') != std::string::npos) return py::none();
-      return text(t);
-    };
     py::list out;
+    addValueInfos(g, names.print, py::list(), out);
+    return out;
+  }
+  static py::object valueInfoDim(const Dimension &d, const PrintNames &print) {
+    if (d.isStatic()) return py::int_(d.length());
+    if (!d.expr()) return py::none();
+    std::string t = d.toString(&print);
+    if (t.empty() || t.find('?') != std::string::npos) return py::none();
+    return text(t);
+  }
+  static void addValueInfos(const Graph &g, const PrintNames &print, const py::list &path, py::list &out) {
     auto add = [&](const std::string &name, const char *kind, const Fact &f) {
       py::object dims = py::none();
       if (f.shape.rankIsStatic()) {
         py::list l;
-        for (const Dimension &d : f.shape.dims()) l.append(dimOf(d));
+        for (const Dimension &d : f.shape.dims()) l.append(valueInfoDim(d, print));
         dims = l;
       }
-      out.append(py::make_tuple(text(name), kind, int(f.type), dims));
+      out.append(py::make_tuple(text(name), kind, int(f.type), dims, path));
     };
-    for (OutletId o : g.inputs) add(g.outlet(o).name, "input", g.outlet(o).fact);
+    for (OutletId o : g.inputs)
+      if (!g.outlet(o).fact.isUnknown()) add(g.outlet(o).name, "input", g.outlet(o).fact);
     for (const Node &n : g.nodes) {
       if (n.removed || n.isParameter()) continue;
       for (const Outlet &o : n.outputs)
         if (!o.name.empty() && !o.fact.isUnknown()) add(o.name, "tensor", o.fact);
+      if (n.outputs.empty() || n.outputs[0].name.empty()) continue;
+      for (const auto &[attr, value] : n.attrs) {
+        std::vector<GraphPtr> bodies;
+        if (auto *one = value.get<GraphPtr>()) bodies.push_back(*one);
+        if (auto *many = value.get<std::vector<GraphPtr>>()) bodies = *many;
+        for (size_t i = 0; i < bodies.size(); ++i) {
+          if (!bodies[i]) continue;
+          py::list inner; // a new list (py::list(path) would refer to the same one)
+          for (const py::handle &step : path) inner.append(step);
+          inner.append(py::make_tuple(text(n.outputs[0].name), text(attr), i));
+          addValueInfos(*bodies[i], print, inner, out);
+        }
+      }
     }
-    return out;
   }
   /// What `shapeflow why MODEL SPEC` prints.
   py::str why(const std::string &spec) const {
@@ -726,7 +744,8 @@ PYBIND11_MODULE(_core, m) {
            "The object `shapeflow infer --json` prints (names=False: `--no-names`, every dim expanded).")
       .def("text", &Inference::listing, py::arg("names") = true, "The listing `shapeflow infer` prints.")
       .def("value_infos", &Inference::valueInfos,
-           "[(name, 'input' | 'tensor', elem_type, dims | None)] with dims of int | expression text | None.")
+           "[(name, 'input' | 'tensor', elem_type, dims | None, path)] with dims of int | expression text | None; "
+           "path: [(node's first output, attribute, index)] to a subgraph, [] for the model's graph.")
       .def("why", &Inference::why, py::arg("spec"), "What `shapeflow why MODEL TENSOR[AXIS]` prints.")
       .def("lower", &Inference::lower, py::arg("stage") = "shapes",
            "The object `shapeflow lower --stage STAGE --json` prints.")

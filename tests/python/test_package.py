@@ -120,6 +120,28 @@ def test_infer_shapes_names_unnamed_input_dims_and_fills_outputs():
         shapeflow.infer_shapes(EXAMPLE, strict=True)  # it assumes N, H, W >= 1
 
 
+def test_infer_shapes_annotates_subgraphs():
+    onnx = pytest.importorskip("onnx")
+    h = onnx.helper
+    x = h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 4])
+    c = h.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])
+    then_g = h.make_graph([h.make_node("Relu", ["x"], ["t1"]), h.make_node("Concat", ["t1", "t1"], ["t2"], axis=0)],
+                          "then", [], [h.make_tensor_value_info("t2", onnx.TensorProto.FLOAT, None)])
+    else_g = h.make_graph([h.make_node("Concat", ["x", "x"], ["e1"], axis=0)], "else", [],
+                          [h.make_tensor_value_info("e1", onnx.TensorProto.FLOAT, None)])
+    g = h.make_graph([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "g", [x, c],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    out = shapeflow.infer_shapes(m)
+    onnx.checker.check_model(out)
+    branches = {a.name: a.g for a in out.graph.node[0].attribute}
+    t1 = next(vi for vi in branches["then_branch"].value_info if vi.name == "t1")
+    assert written_dims(t1.type) == ["N", 4]
+    assert written_dims(branches["then_branch"].output[0].type) == ["2*N", 4]
+    assert written_dims(branches["else_branch"].output[0].type) == ["2*N", 4]
+    assert written_dims(out.graph.output[0].type) == ["2*N", 4]
+
+
 def test_infer_shapes_path_leaves_external_data_unread(tmp_path):
     onnx = pytest.importorskip("onnx")
     import onnx.numpy_helper

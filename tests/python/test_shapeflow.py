@@ -291,13 +291,16 @@ def test_a_long_loop_of_loads_keeps_memory_flat():
 def test_the_readme_example_runs_as_written(capsys, monkeypatch):
     with open(os.path.join(SRC, "README.md")) as f:
         readme = f.read()
-    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
-    assert len(code.strip().splitlines()) <= 5
+    blocks = [b.split("```", 1)[0] for b in readme.split("```python\n")[1:]]
+    code = next(b for b in blocks if "examples/tiny_cnn.onnx" in b)
+    assert len(code.strip().splitlines()) <= 12
     monkeypatch.chdir(SRC)
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("float32 [Dim('N', min=1, max=64), 8, Dim('(H - 1)//2 + 1'")
     assert out[1] == "112"
+    assert out[2] == "3*N + 1"
+    assert int(out[3].rsplit(" ", 1)[1]) > 0 and int(out[4]) > 0
 
 
 def test_mutated_models_give_facts_or_shapeflow_error_nothing_else():

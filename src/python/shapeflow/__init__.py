@@ -138,8 +138,9 @@ class Inference:
         """The model's bytes with a value_info for every inferred tensor (what `--out` writes)."""
         return bytes(self._core.annotated_model())
 
-    def value_infos(self) -> List[Tuple[str, str, int, Optional[List[Union[int, str, None]]]]]:
-        """[(name, 'input' | 'tensor', ONNX elem_type, dims)]: a dim an int, an expression's text or None."""
+    def value_infos(self) -> List[Tuple[str, str, int, Optional[List[Union[int, str, None]]], List[Tuple[str, str, int]]]]:
+        """[(name, 'input' | 'tensor', ONNX elem_type, dims, path)]: a dim an int, an expression's
+        text or None; `path` leads to a subgraph ([(node's first output, attribute, index)])."""
         return list(self._core.value_infos())
 
     @_translated

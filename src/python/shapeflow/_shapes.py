@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     import onnx
 
 Dim = Union[int, str, None]
-ValueInfo = Tuple[str, str, int, Optional[List[Dim]]]
+# (node's first output, attribute name, index among its graphs): one step into a subgraph.
+PathStep = Tuple[str, str, int]
+ValueInfo = Tuple[str, str, int, Optional[List[Dim]], List[PathStep]]
 
 
 def _onnx() -> Any:
@@ -73,7 +75,7 @@ def _annotate(graph: Any, infos: Sequence[ValueInfo], fixed_inputs: Set[str]) ->
     outputs = {vi.name: vi for vi in graph.output}
     initializers = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
     existing: Dict[str, Any] = {vi.name: vi for vi in graph.value_info}
-    for name, kind, elem_type, dims in infos:
+    for name, kind, elem_type, dims, _ in infos:
         if elem_type == 0 or name in initializers:
             continue  # ONNX requires an element type in a value_info; weights are not annotated
         if kind == "input":
@@ -97,6 +99,35 @@ def _annotate(graph: Any, infos: Sequence[ValueInfo], fixed_inputs: Set[str]) ->
         _write_type(vi.type.tensor_type, elem_type, dims)
 
 
+def _subgraph(graph: Any, path: Sequence[PathStep]) -> Any:
+    """The GraphProto `path` leads to from `graph`, or None when the file has no such graph."""
+    for output, attr, index in path:
+        node = next((n for n in graph.node if n.output and n.output[0] == output), None)
+        if node is None:
+            return None
+        a = next((a for a in node.attribute if a.name == attr), None)
+        if a is None:
+            return None
+        if a.HasField("g") and index == 0:
+            graph = a.g
+        elif index < len(a.graphs):
+            graph = a.graphs[index]
+        else:
+            return None
+    return graph
+
+
+def _annotate_all(graph: Any, infos: Sequence[ValueInfo], fixed_inputs: Set[str]) -> None:
+    """The model's graph and every subgraph the facts reach."""
+    by_path: Dict[Tuple[PathStep, ...], List[ValueInfo]] = {}
+    for info in infos:
+        by_path.setdefault(tuple(tuple(step) for step in info[4]), []).append(info)  # type: ignore[misc]
+    for path, entries in by_path.items():
+        target = _subgraph(graph, path)
+        if target is not None:
+            _annotate(target, entries, fixed_inputs if not path else set())
+
+
 def _infer(source: Any, inputs: Any, dims: Any, values: Any, strict: bool) -> List[ValueInfo]:
     from . import _python_terms, _ranges
     try:
@@ -117,8 +148,9 @@ def infer_shapes(model: Union["onnx.ModelProto", bytes, str, "os.PathLike[str]"]
     `onnx.shape_inference.infer_shapes` returns it: dims are numbers where they are numbers and
     `dim_param` expressions of the input sizes where they depend on them (`(H - 1)//2 + 1`;
     an input's unnamed dim takes the name the expressions use, `x_d0`); graph outputs' and
-    inputs' unknown types and dims are filled in, and `inputs=` fixes those inputs' dims.
-    A dim known only as an interval is left unknown. The model given is not modified.
+    inputs' unknown types and dims are filled in, and `inputs=` fixes those inputs' dims;
+    subgraphs (If branches, Loop and Scan bodies) are annotated alike. A dim known only as an
+    interval is left unknown. The model given is not modified.
 
     `model`: an onnx.ModelProto, its bytes, or a path (weights stored as external data stay
     there and are not read). `dims`, `inputs`, `values`: as `Model.infer`. `strict`: an error when
@@ -135,7 +167,7 @@ def infer_shapes(model: Union["onnx.ModelProto", bytes, str, "os.PathLike[str]"]
         source = os.fspath(model)
         proto = onnx.load(source, load_external_data=False)
     infos = _infer(source, inputs, dims, values, strict)
-    _annotate(proto.graph, infos, set(inputs or {}))
+    _annotate_all(proto.graph, infos, set(inputs or {}))
     return proto
 
 
