@@ -6,24 +6,20 @@
 #include "shapeflow/report/report.h"
 #include "shapeflow/support/format.h"
 
+#include "stats_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
 
 namespace sf {
-namespace {
+using stats_detail::asDouble;
+using stats_detail::trafficOf;
+using stats_detail::valueAt;
+using stats_detail::workOf;
 
-/// The value of `d` at the report's binding (symbols not given at the lower end of their
-/// range); the lower bound when it has no expression.
-/// The model's totals at each of the report's rows.
-struct RowTotals {
-  std::map<std::string, int64_t> at;
-  std::optional<int64_t> macs, flops, read, write, timeNs;
-};
-std::vector<RowTotals> rowTotals(const StatsReport &r);
-
-std::optional<int64_t> valueAt(const StatsReport &r, const Dimension &d) {
+std::optional<int64_t> stats_detail::valueAt(const StatsReport &r, const Dimension &d) {
   if (d.isStatic()) return d.length();
   if (!d.expr() || d.expr()->hasAnonymous) {
     if (d.minLength() >= 0) return d.minLength();
@@ -39,20 +35,26 @@ std::optional<int64_t> valueAt(const StatsReport &r, const Dimension &d) {
   return *v;
 }
 
-double asDouble(const std::optional<int64_t> &v) { return v ? double(*v) : 0.0; }
-
-/// 2 * macs + flops: the operations the roofline counts.
-Dimension workOf(const Counts &c) {
+Dimension stats_detail::workOf(const Counts &c) {
   auto twice = c.macs * Dimension(2);
   if (!twice.ok()) return Dimension::dynamic();
   auto w = *twice + c.flops;
   return w.ok() ? *w : Dimension::dynamic();
 }
 
-Dimension trafficOf(const Counts &c) {
+Dimension stats_detail::trafficOf(const Counts &c) {
   auto t = c.readBytes + c.writeBytes;
   return t.ok() ? *t : Dimension::dynamic();
 }
+
+namespace {
+
+/// The model's totals at each of the report's rows.
+struct RowTotals {
+  std::map<std::string, int64_t> at;
+  std::optional<int64_t> macs, flops, read, write, timeNs;
+};
+std::vector<RowTotals> rowTotals(const StatsReport &r);
 
 void writeCounts(JsonWriter &w, const Counts &c, DimTexts &texts) {
   w.key("macs"), writeDimJson(w, c.macs, texts);
@@ -114,29 +116,6 @@ std::string csvCell(const Dimension &d) {
   for (char ch : s)
     quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return quoted + "\"";
-}
-
-std::string xml(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
 }
 
 } // namespace
@@ -246,16 +225,12 @@ Result<Device> parseDevice(const nlohmann::json &j) {
   return d;
 }
 
-std::string statsJsonText(const StatsReport &r, int indent) {
+namespace {
+
+/// "total" (with the parameters, the intensity and the roofline) and, when some counts are not
+/// known, "total_known".
+void writeTotalsJson(JsonWriter &w, const StatsReport &r, DimTexts &texts) {
   const ModelStats &s = *r.stats;
-  ExprScope scope = r.graph->enter();
-  DimTexts texts; // counts repeat (in_bytes and read_bytes, a kind and the flops): print once
-  std::string out;
-  out.reserve(256 + s.nodes.size() * 700);
-  JsonWriter w(out, indent);
-  w.beginObject();
-  w.key("model").value(r.model);
-  writeSymbolsJson(w, *r.graph);
   w.key("total").beginObject();
   writeCounts(w, s.total, texts);
   w.key("params").value(s.params);
@@ -268,6 +243,9 @@ std::string statsJsonText(const StatsReport &r, int indent) {
     writeCounts(w, s.totalKnown, texts);
     w.endObject();
   }
+}
+
+void writeByOpTypeJson(JsonWriter &w, const ModelStats &s, DimTexts &texts) {
   w.key("by_op_type").beginObject();
   for (const auto &[op, t] : s.byOpType) {
     w.key(op).beginObject();
@@ -276,62 +254,85 @@ std::string statsJsonText(const StatsReport &r, int indent) {
     w.endObject();
   }
   w.endObject();
-  w.key("nodes").beginArray();
-  for (const NodeStats &n : s.nodes) {
-    w.beginObject();
-    w.key("name").value(n.name);
-    w.key("op").value(n.op);
-    if (!n.path.empty()) w.key("path").value(n.path);
-    writeCounts(w, n.counts, texts);
-    w.key("runs"), writeDimJson(w, n.runs, texts);
-    w.key("in_elems"), writeDimJson(w, n.inElems, texts);
-    w.key("out_elems"), writeDimJson(w, n.outElems, texts);
-    w.key("in_bytes"), writeDimJson(w, n.inBytes, texts);
-    w.key("out_bytes"), writeDimJson(w, n.outBytes, texts);
-    w.key("param_elems").value(n.paramElems);
-    w.key("param_bytes").value(n.paramBytes);
-    writeIntensity(w, r, n.counts);
-    if (!n.modeled) w.key("modeled").value(false);
-    if (!n.note.empty()) w.key("note").value(n.note);
-    writeRoofline(w, r, n.counts, false, texts);
+}
+
+void writeNodeJson(JsonWriter &w, const StatsReport &r, const NodeStats &n, DimTexts &texts) {
+  w.beginObject();
+  w.key("name").value(n.name);
+  w.key("op").value(n.op);
+  if (!n.path.empty()) w.key("path").value(n.path);
+  writeCounts(w, n.counts, texts);
+  w.key("runs"), writeDimJson(w, n.runs, texts);
+  w.key("in_elems"), writeDimJson(w, n.inElems, texts);
+  w.key("out_elems"), writeDimJson(w, n.outElems, texts);
+  w.key("in_bytes"), writeDimJson(w, n.inBytes, texts);
+  w.key("out_bytes"), writeDimJson(w, n.outBytes, texts);
+  w.key("param_elems").value(n.paramElems);
+  w.key("param_bytes").value(n.paramBytes);
+  writeIntensity(w, r, n.counts);
+  if (!n.modeled) w.key("modeled").value(false);
+  if (!n.note.empty()) w.key("note").value(n.note);
+  writeRoofline(w, r, n.counts, false, texts);
+  w.endObject();
+}
+
+void writeDeviceJson(JsonWriter &w, const Device &d) {
+  w.key("device").beginObject();
+  w.key("name").value(d.name);
+  w.key("peak_flops").value(d.peakFlops);
+  w.key("memory_bandwidth").value(d.bandwidth);
+  w.key("cache_bytes").value(d.cacheBytes);
+  if (d.macRate > 0) w.key("mac_rate").value(d.macRate);
+  bool anyKind = false;
+  for (size_t k = 0; k < kFlopKinds; ++k) {
+    if (d.kindRate[k] <= 0) continue;
+    if (!anyKind) w.key("peak_by_kind").beginObject();
+    anyKind = true;
+    w.key(toString(FlopKind(k))).value(d.kindRate[k]);
+  }
+  if (anyKind) w.endObject();
+  w.endObject();
+}
+
+/// "rows": the totals at each binding of --at.
+void writeRowsJson(JsonWriter &w, const StatsReport &r) {
+  w.key("rows").beginArray();
+  for (const RowTotals &row : rowTotals(r)) {
+    w.beginObject().key("at").beginObject();
+    for (const auto &[k, v] : row.at) w.key(k).value(v);
+    w.endObject();
+    auto put = [&](const char *key, const std::optional<int64_t> &v) {
+      w.key(key);
+      if (v) w.value(*v);
+      else w.null();
+    };
+    put("macs", row.macs), put("flops", row.flops), put("read_bytes", row.read), put("write_bytes", row.write);
+    if (r.device) put("time_ns", row.timeNs);
     w.endObject();
   }
   w.endArray();
-  if (r.device) {
-    const Device &d = *r.device;
-    w.key("device").beginObject();
-    w.key("name").value(d.name);
-    w.key("peak_flops").value(d.peakFlops);
-    w.key("memory_bandwidth").value(d.bandwidth);
-    w.key("cache_bytes").value(d.cacheBytes);
-    if (d.macRate > 0) w.key("mac_rate").value(d.macRate);
-    bool anyKind = false;
-    for (size_t k = 0; k < kFlopKinds; ++k) {
-      if (d.kindRate[k] <= 0) continue;
-      if (!anyKind) w.key("peak_by_kind").beginObject();
-      anyKind = true;
-      w.key(toString(FlopKind(k))).value(d.kindRate[k]);
-    }
-    if (anyKind) w.endObject();
-    w.endObject();
-  }
-  if (!r.rows.empty()) {
-    w.key("rows").beginArray();
-    for (const RowTotals &row : rowTotals(r)) {
-      w.beginObject().key("at").beginObject();
-      for (const auto &[k, v] : row.at) w.key(k).value(v);
-      w.endObject();
-      auto put = [&](const char *key, const std::optional<int64_t> &v) {
-        w.key(key);
-        if (v) w.value(*v);
-        else w.null();
-      };
-      put("macs", row.macs), put("flops", row.flops), put("read_bytes", row.read), put("write_bytes", row.write);
-      if (r.device) put("time_ns", row.timeNs);
-      w.endObject();
-    }
-    w.endArray();
-  }
+}
+
+} // namespace
+
+std::string statsJsonText(const StatsReport &r, int indent) {
+  const ModelStats &s = *r.stats;
+  ExprScope scope = r.graph->enter();
+  DimTexts texts; // counts repeat (in_bytes and read_bytes, a kind and the flops): print once
+  std::string out;
+  out.reserve(256 + s.nodes.size() * 700);
+  JsonWriter w(out, indent);
+  w.beginObject();
+  w.key("model").value(r.model);
+  writeSymbolsJson(w, *r.graph);
+  writeTotalsJson(w, r, texts);
+  writeByOpTypeJson(w, s, texts);
+  w.key("nodes").beginArray();
+  for (const NodeStats &n : s.nodes)
+    writeNodeJson(w, r, n, texts);
+  w.endArray();
+  if (r.device) writeDeviceJson(w, *r.device);
+  if (!r.rows.empty()) writeRowsJson(w, r);
   w.key("notes").beginArray();
   for (const std::string &note : s.notes)
     w.value(note);
@@ -418,27 +419,18 @@ void printStatsRows(const StatsReport &r, std::ostream &os) {
   }
 }
 
-} // namespace
-
-void printStatsText(const StatsReport &r, std::ostream &os) {
+/// The totals' expressions short: what they share, and the parts that make one long, named
+/// (`R1 = ...` under them, as `infer` names derived sizes); the full ones are in --json.
+NamedTexts namedTotals(const StatsReport &r) {
   const ModelStats &s = *r.stats;
-  ExprScope scope = r.graph->enter();
-  // The totals' expressions short: what they share, and the parts that make one long, named
-  // (`R1 = ...` under them, as `infer` names derived sizes); the full ones are in --json.
   std::vector<Dimension> totals;
   for (const Dimension *d : {&s.total.macs, &s.total.flops, &s.total.readBytes, &s.total.writeBytes})
     if (!d->isStatic() && d->expr() && !d->expr()->hasAnonymous) totals.push_back(*d);
-  NamedTexts named = nameForPrinting(*r.graph, totals);
-  auto shown = [&](const Dimension &d, const char *unit) {
-    std::string v = humanCount(asDouble(valueAt(r, d)), unit);
-    if (d.isStatic()) return v;
-    return v + "  (" + (d.expr() && !d.expr()->hasAnonymous ? named.text(d) : std::string("?")) + ")";
-  };
-  // A total that is not an expression: what is known of it, and that a part is not.
-  auto total = [&](const Dimension &d, const Dimension &known, const char *unit) {
-    if (d.isStatic() || (d.expr() && !d.expr()->hasAnonymous)) return shown(d, unit);
-    return "at least " + shown(known, unit) + " + parts not known (notes)";
-  };
+  return nameForPrinting(*r.graph, totals);
+}
+
+/// The model, and the binding the counts are shown at.
+void printShownAt(const StatsReport &r, std::ostream &os) {
   os << "model: " << r.model << "\n";
   const auto symbols = r.graph->symbols.namedSymbols();
   if (!symbols.empty() && !r.atNote.empty()) {
@@ -451,6 +443,22 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
     }
     os << ")\n";
   }
+}
+
+/// The model's totals at the binding, their expressions (named with `named`) and with a device
+/// its time.
+void printTotals(const StatsReport &r, const NamedTexts &named, std::ostream &os) {
+  const ModelStats &s = *r.stats;
+  auto shown = [&](const Dimension &d, const char *unit) {
+    std::string v = humanCount(asDouble(valueAt(r, d)), unit);
+    if (d.isStatic()) return v;
+    return v + "  (" + (d.expr() && !d.expr()->hasAnonymous ? named.text(d) : std::string("?")) + ")";
+  };
+  // A total that is not an expression: what is known of it, and that a part is not.
+  auto total = [&](const Dimension &d, const Dimension &known, const char *unit) {
+    if (d.isStatic() || (d.expr() && !d.expr()->hasAnonymous)) return shown(d, unit);
+    return "at least " + shown(known, unit) + " + parts not known (notes)";
+  };
   os << "total:\n";
   const Counts &t = s.total, &k = s.totalKnown;
   os << "  MACs          " << total(t.macs, k.macs, "MAC") << "\n";
@@ -468,34 +476,32 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
     os << "  time on " << r.device->name << ": " << (t ? humanTime(double(*t)) : "?")
        << " (the sum of the nodes' roofline times)\n";
   }
-  printStatsRows(r, os);
-  // Top nodes by MACs and by bytes, at the binding.
-  std::vector<const NodeStats *> nodes;
-  for (const NodeStats &n : s.nodes)
-    nodes.push_back(&n);
-  auto top = [&](const char *title, auto key, const char *unit) {
-    std::vector<std::pair<double, const NodeStats *>> v;
-    for (const NodeStats *n : nodes) {
-      auto runs = valueAt(r, n->runs);
-      v.push_back({key(*n) * asDouble(runs ? runs : std::optional<int64_t>(1)), n});
-    }
-    std::stable_sort(v.begin(), v.end(),
-                     [](const auto &a, const auto &b) { return a.first > b.first; });
-    os << title << ":\n";
-    for (size_t i = 0; i < std::min<size_t>(10, v.size()) && v[i].first > 0; ++i) {
-      const NodeStats &n = *v[i].second;
-      std::string label = (n.path.empty() ? "" : n.path + "/") + n.name;
-      if (label.size() > 48) label = "..." + label.substr(label.size() - 45);
-      os << "  " << std::left << std::setw(48) << label << " " << std::setw(22) << n.op << " "
-         << humanCount(v[i].first, unit) << "\n";
-    }
-  };
-  top(
-      "top nodes by MACs", [&](const NodeStats &n) { return asDouble(valueAt(r, n.counts.macs)); },
-      "MAC");
-  top(
-      "top nodes by bytes moved",
-      [&](const NodeStats &n) { return asDouble(valueAt(r, trafficOf(n.counts))); }, "B");
+}
+
+/// The ten nodes with the largest `key` (times their runs) at the binding.
+template <class Key>
+void printTopNodes(const StatsReport &r, std::ostream &os, const char *title, Key key,
+                   const char *unit) {
+  std::vector<std::pair<double, const NodeStats *>> v;
+  for (const NodeStats &n : r.stats->nodes) {
+    auto runs = valueAt(r, n.runs);
+    v.push_back({key(n) * asDouble(runs ? runs : std::optional<int64_t>(1)), &n});
+  }
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  os << title << ":\n";
+  for (size_t i = 0; i < std::min<size_t>(10, v.size()) && v[i].first > 0; ++i) {
+    const NodeStats &n = *v[i].second;
+    std::string label = (n.path.empty() ? "" : n.path + "/") + n.name;
+    if (label.size() > 48) label = "..." + label.substr(label.size() - 45);
+    os << "  " << std::left << std::setw(48) << label << " " << std::setw(22) << n.op << " "
+       << humanCount(v[i].first, unit) << "\n";
+  }
+}
+
+/// The op types by work (then bytes moved) at the binding: MACs, other FLOPs, bytes moved.
+void printByOpType(const StatsReport &r, std::ostream &os) {
+  const ModelStats &s = *r.stats;
   os << "by op type (MACs, other FLOPs, bytes moved):\n";
   std::vector<std::pair<double, std::string>> ops;
   for (const auto &[op, t] : s.byOpType)
@@ -511,150 +517,26 @@ void printStatsText(const StatsReport &r, std::ostream &os) {
        << std::setw(15) << humanCount(asDouble(valueAt(r, t.counts.flops)), "FLOP")
        << humanCount(asDouble(valueAt(r, trafficOf(t.counts))), "B") << "\n";
   }
-  for (const std::string &n : s.notes)
-    os << "note: " << n << "\n";
 }
 
-std::string statsSvg(const StatsReport &r) {
-  const ModelStats &s = *r.stats;
+} // namespace
+
+void printStatsText(const StatsReport &r, std::ostream &os) {
   ExprScope scope = r.graph->enter();
-  const int width = 960, pad = 60;
-  std::ostringstream svg;
-  int y = 30;
-  std::ostringstream body;
-  auto title = [&](const std::string &t) {
-    body << "<text x='" << pad << "' y='" << y << "' font-size='16' font-weight='bold'>" << xml(t)
-         << "</text>\n";
-    y += 14;
-  };
-  title("Where the work goes: " + r.model);
-  // 1. Per op type: work (2 * MACs + other FLOPs) as horizontal bars.
-  std::vector<std::pair<double, std::string>> ops;
-  double maxWork = 0;
-  for (const auto &[op, t] : s.byOpType) {
-    double w = asDouble(valueAt(r, workOf(t.counts)));
-    ops.push_back({w, op});
-    maxWork = std::max(maxWork, w);
-  }
-  std::stable_sort(ops.begin(), ops.end(),
-                   [](const auto &a, const auto &b) { return a.first > b.first; });
-  if (ops.size() > 14) ops.resize(14);
-  y += 10;
-  body << "<text x='" << pad << "' y='" << y
-       << "' font-size='12'>operations per op type (2 x MACs + other FLOPs)</text>\n";
-  y += 8;
-  for (const auto &[w, op] : ops) {
-    double len = maxWork > 0 ? w / maxWork * (width - 2 * pad - 260) : 0;
-    body << "<text x='" << pad << "' y='" << y + 12 << "' font-size='11'>" << xml(op) << "</text>"
-         << "<rect x='" << pad + 170 << "' y='" << y + 2 << "' width='" << std::max(len, 0.5)
-         << "' height='12' fill='#4878a8'/>"
-         << "<text x='" << pad + 176 + len << "' y='" << y + 12 << "' font-size='10'>"
-         << xml(humanCount(w, "OP")) << "</text>\n";
-    y += 16;
-  }
-  // 2. Per node in graph order: work as columns; memory-bound nodes red (with a device).
-  y += 24;
-  body << "<text x='" << pad << "' y='" << y
-       << "' font-size='12'>operations per node, in graph order"
-       << (r.device ? " (red: memory-bound on " + xml(r.device->name) + ")" : std::string())
-       << "</text>\n";
-  y += 8;
-  const int chartH = 160;
-  double maxNode = 0;
-  std::vector<double> works;
-  for (const NodeStats &n : s.nodes) {
-    auto runs = valueAt(r, n.runs);
-    double w =
-        asDouble(valueAt(r, workOf(n.counts))) * asDouble(runs ? runs : std::optional<int64_t>(1));
-    works.push_back(w);
-    maxNode = std::max(maxNode, w);
-  }
-  double colW = s.nodes.empty() ? 1 : double(width - 2 * pad) / double(s.nodes.size());
-  body << "<rect x='" << pad << "' y='" << y << "' width='" << width - 2 * pad << "' height='"
-       << chartH << "' fill='none' stroke='#ccc'/>\n";
-  for (size_t i = 0; i < s.nodes.size(); ++i) {
-    double h = maxNode > 0 ? works[i] / maxNode * chartH : 0;
-    if (h <= 0) continue;
-    std::string color = "#4878a8";
-    if (r.device) {
-      auto rf = roofline(s.nodes[i].counts, *r.device);
-      if (rf.ok()) {
-        auto c = valueAt(r, rf->computeNs), m = valueAt(r, rf->memoryNs);
-        if (c && m && *m > *c) color = "#c0392b";
-      }
-    }
-    body << "<rect x='" << pad + colW * double(i) << "' y='" << y + chartH - h << "' width='"
-         << std::max(colW * 0.9, 0.3) << "' height='" << h << "' fill='" << color << "'><title>"
-         << xml(s.nodes[i].name + " (" + s.nodes[i].op + "): " + humanCount(works[i], "OP"))
-         << "</title></rect>\n";
-  }
-  y += chartH + 10;
-  // 3. A symbolic model: the total's growth with one symbol between its bounds (--sweep, else
-  // the first symbol the total depends on that --at does not fix), the others at the binding.
-  auto syms = r.graph->symbols.namedSymbols();
-  std::vector<std::string> used;
-  if (!s.total.macs.isStatic() && s.total.macs.expr() && !s.total.macs.expr()->hasAnonymous)
-    for (SymbolId id : symbolsOf(s.total.macs.expr()))
-      used.push_back(symbolInfo(id).name);
-  std::optional<std::pair<std::string, Interval>> swept;
-  for (const auto &[name, range] : syms) {
-    bool mentioned = std::find(used.begin(), used.end(), name) != used.end();
-    if (!r.sweep.empty() ? name == r.sweep : mentioned && !r.at.count(name)) {
-      swept = {name, range};
-      break;
-    }
-  }
-  if (!swept && r.sweep.empty())
-    for (const auto &[name, range] : syms)
-      if (std::find(used.begin(), used.end(), name) != used.end()) {
-        swept = {name, range};
-        break;
-      }
-  if (swept) {
-    const auto &[name, range] = *swept;
-    int64_t lo = std::max<int64_t>(range.lo, 1);
-    int64_t hi = range.hi == kInf ? std::max<int64_t>(lo * 16, 1024) : range.hi;
-    std::string others;
-    for (const auto &[other, otherRange] : syms) {
-      if (other == name || std::find(used.begin(), used.end(), other) == used.end()) continue;
-      auto it = r.at.find(other);
-      others += (others.empty() ? "" : ", ") + other + "=" +
-                std::to_string(it != r.at.end() ? it->second : otherRange.lo);
-    }
-    y += 24;
-    body << "<text x='" << pad << "' y='" << y << "' font-size='12'>total MACs as " << xml(name)
-         << " goes from " << lo << " to " << hi
-         << xml(others.empty() ? std::string() : " (" + others + ")") << "</text>\n";
-    y += 8;
-    std::vector<std::pair<double, double>> pts;
-    double maxV = 0;
-    for (int i = 0; i <= 32; ++i) {
-      int64_t v = lo + (hi - lo) * i / 32;
-      StatsReport at = r;
-      at.at[name] = v;
-      double m = asDouble(valueAt(at, s.total.macs));
-      pts.push_back({double(v), m});
-      maxV = std::max(maxV, m);
-    }
-    body << "<rect x='" << pad << "' y='" << y << "' width='" << width - 2 * pad << "' height='"
-         << chartH
-         << "' fill='none' stroke='#ccc'/>\n<polyline fill='none' stroke='#4878a8' "
-            "stroke-width='2' points='";
-    for (const auto &[v, m] : pts) {
-      double px = pad + (hi > lo ? (v - double(lo)) / double(hi - lo) : 0) * (width - 2 * pad);
-      double py = y + chartH - (maxV > 0 ? m / maxV * chartH : 0);
-      body << px << "," << py << " ";
-    }
-    body << "'/>\n<text x='" << pad << "' y='" << y + chartH + 14 << "' font-size='10'>" << lo
-         << "</text><text x='" << width - pad - 40 << "' y='" << y + chartH + 14
-         << "' font-size='10'>" << hi << "</text><text x='" << pad + 4 << "' y='" << y + 12
-         << "' font-size='10'>" << xml(humanCount(maxV, "MAC")) << "</text>\n";
-    y += chartH + 20;
-  }
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << y + 20
-      << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n"
-      << body.str() << "</svg>\n";
-  return svg.str();
+  NamedTexts named = namedTotals(r);
+  printShownAt(r, os);
+  printTotals(r, named, os);
+  printStatsRows(r, os);
+  // Top nodes by MACs and by bytes, at the binding.
+  printTopNodes(
+      r, os, "top nodes by MACs",
+      [&](const NodeStats &n) { return asDouble(valueAt(r, n.counts.macs)); }, "MAC");
+  printTopNodes(
+      r, os, "top nodes by bytes moved",
+      [&](const NodeStats &n) { return asDouble(valueAt(r, trafficOf(n.counts))); }, "B");
+  printByOpType(r, os);
+  for (const std::string &n : r.stats->notes)
+    os << "note: " << n << "\n";
 }
 
 } // namespace sf
