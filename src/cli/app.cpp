@@ -20,7 +20,7 @@ int runCommandLine(int argc, const char *const *argv) {
   app.set_version_flag("--version", std::string("shapeflow ") + version());
   app.require_subcommand(1);
   std::vector<Command> commands;
-  for (auto add : {addInfer, addContract, addWhy, addStats, addLower, addPlan, addCheckPlan, addRun, addCheck, addOps, addMemory})
+  for (auto add : {addInfer, addContract, addWhy, addStats, addLower, addPlan, addCheckPlan, addRun, addCheck, addOps, addMemory, addSimplify})
     commands.push_back(add(app));
   auto finish = [](int rc) {
     std::cout.flush();

@@ -88,5 +88,6 @@ Command addRun(CLI::App &app);
 Command addCheck(CLI::App &app);
 Command addOps(CLI::App &app);
 Command addMemory(CLI::App &app);
+Command addSimplify(CLI::App &app);
 
 } // namespace sf::cli

@@ -383,16 +383,37 @@ Result<Facts> inferGather(InferContext &ctx) {
   return factsOf(std::move(out));
 }
 
+/// Pad by nothing: every pad 0 (input 1 from opset 11, the `pads` attribute before).
+std::optional<size_t> padPassesThrough(const PassThroughArgs &a) {
+  std::optional<std::vector<int64_t>> pads;
+  if (a.inputs.size() > 1 && a.inputs[1]) pads = constInts(*a.inputs[1]);
+  else if (auto p = a.attrs.getInts("pads"); p.ok() && a.inputs.size() <= 1) pads = *p;
+  if (!pads) return std::nullopt;
+  for (int64_t p : *pads)
+    if (p != 0) return std::nullopt;
+  return sameTensorShape(a, 0) ? std::optional<size_t>(0) : std::nullopt;
+}
+
 } // namespace
 
 void registerArrayOps(OpRegistry &r) {
-  r.add({.name = "Concat", .infer = inferConcat, .refine = refineConcat(), .cost = costNone});
+  r.add({.name = "Concat", .infer = inferConcat, .refine = refineConcat(), .cost = costNone, .passThrough = passInput(0, true)});
   r.add({.name = "Split", .infer = inferSplit, .refine = refineSplit(), .cost = costNone});
-  r.add({.name = "Expand", .infer = inferExpand, .traits = {.movesElements = true, .keepsElements = true}, .refine = refineTypeOnly(), .cost = costNone});
-  r.add({.name = "Tile", .infer = inferTile, .traits = {.movesElements = true, .keepsElements = true}, .refine = refineSameRank(), .cost = costNone});
+  r.add({.name = "Expand",
+         .infer = inferExpand,
+         .traits = {.movesElements = true, .keepsElements = true, .shapeInput = ShapeInput::Broadcast},
+         .refine = refineTypeOnly(),
+         .cost = costNone,
+         .passThrough = passWhenSameShape()});
+  r.add({.name = "Tile",
+         .infer = inferTile,
+         .traits = {.movesElements = true, .keepsElements = true},
+         .refine = refineSameRank(),
+         .cost = costNone,
+         .passThrough = passWhenSameShape()});
   r.add({.name = "ConstantOfShape", .infer = inferConstantOfShape, .cost = costNone});
   r.add({.name = "Range", .infer = inferRange, .cost = costPerOutput(FlopKind::Add)});
-  r.add({.name = "Pad", .infer = inferPad, .refine = refineSameRank(), .cost = costNone});
+  r.add({.name = "Pad", .infer = inferPad, .refine = refineSameRank(), .cost = costNone, .passThrough = padPassesThrough});
   r.add({.name = "Gather", .infer = inferGather, .traits = {.movesElements = true}, .refine = refineGather(), .cost = costNone});
 }
 

@@ -506,11 +506,11 @@ void registerControlFlowOps(OpRegistry &r) {
   // The ops themselves compute nothing: their bodies' costs count, as often as they run.
   r.add({.name = "If",
          .infer = inferIf,
-         .traits = {.bodies = BodyRuns::OneBranch},
+         .traits = {.bodies = BodyRuns::OneBranch, .outputKind = OutputKind::Unknown},
          .cost = costNone});
   r.add({.name = "Loop",
          .infer = inferLoop,
-         .traits = {.bodies = BodyRuns::TripCount},
+         .traits = {.bodies = BodyRuns::TripCount, .outputKind = OutputKind::Unknown},
          .cost = costNone});
   r.add({.name = "Scan",
          .infer = inferScan,

@@ -570,30 +570,34 @@ void registerElementwiseOps(OpRegistry &r) {
   r.add({.name = "Identity",
          .infer = inferIdentity,
          .traits = {.sameShape = true, .view = true, .movesElements = true, .keepsElements = true,
-                    .pointwise = Pointwise::Identity},
+                    .pointwise = Pointwise::Identity, .outputKind = OutputKind::AsInput},
          .refine = same,
-         .cost = costNone});
+         .cost = costNone,
+         .passThrough = passInput()});
 
-  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn, FlopKind k, Pointwise pw) {
+  // `neutral`: the constant that makes the op pass the other input on (x + 0, x * 1).
+  auto arithmetic = [&](const char *name, ValueOp op, FloatOp f, FloatFn fn, FlopKind k, Pointwise pw,
+                        double neutral, bool commutative) {
     OpTraits traits = binary;
     traits.pointwise = pw;
     r.add({.name = name,
            .infer = inferBinary(),
            .values = chain(intValues(op), floatValues(fn, exprFold(f))),
            .traits = traits, .refine = broadcast,
-           .cost = costPerOutput(k)});
+           .cost = costPerOutput(k),
+           .passThrough = passWhenOtherIs(neutral, commutative)});
   };
   arithmetic(
       "Add", [](const Dimension &x, const Dimension &y) { return opt(x + y); }, FloatOp::Add,
-      [](Doubles x) { return x[0] + x[1]; }, FlopKind::Add, Pointwise::Add);
+      [](Doubles x) { return x[0] + x[1]; }, FlopKind::Add, Pointwise::Add, 0, true);
   arithmetic(
       "Sub", [](const Dimension &x, const Dimension &y) { return opt(x - y); }, FloatOp::Sub,
-      [](Doubles x) { return x[0] - x[1]; }, FlopKind::Add, Pointwise::Sub);
+      [](Doubles x) { return x[0] - x[1]; }, FlopKind::Add, Pointwise::Sub, 0, false);
   arithmetic(
       "Mul", [](const Dimension &x, const Dimension &y) { return opt(x * y); }, FloatOp::Mul,
-      [](Doubles x) { return x[0] * x[1]; }, FlopKind::Mul, Pointwise::Mul);
+      [](Doubles x) { return x[0] * x[1]; }, FlopKind::Mul, Pointwise::Mul, 1, true);
   arithmetic(
-      "Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; }, FlopKind::Div, Pointwise::Div);
+      "Div", divValue, FloatOp::Div, [](Doubles x) { return x[0] / x[1]; }, FlopKind::Div, Pointwise::Div, 1, false);
   r.add({.name = "Mod",
          .infer = inferMod,
          .values = modValues,
@@ -610,11 +614,13 @@ void registerElementwiseOps(OpRegistry &r) {
   r.add({.name = "Sum",
          .infer = inferVariadic,
          .traits = binary, .refine = broadcast,
-         .cost = costVariadic(FlopKind::Add)});
+         .cost = costVariadic(FlopKind::Add),
+         .passThrough = passInput(0, true)});
   r.add({.name = "Mean",
          .infer = inferVariadic,
          .traits = binary, .refine = broadcast,
-         .cost = costVariadic(FlopKind::Add, 1, FlopKind::Div)});
+         .cost = costVariadic(FlopKind::Add, 1, FlopKind::Div),
+         .passThrough = passInput(0, true)});
   r.add(
       {.name = "Max",
        .infer = inferVariadic,
@@ -622,7 +628,8 @@ void registerElementwiseOps(OpRegistry &r) {
                        floatValues([](Doubles x) { return *std::max_element(x.begin(), x.end()); },
                                    exprFold(FloatOp::Max))),
        .traits = binary, .refine = broadcast,
-       .cost = costVariadic(FlopKind::Compare)});
+       .cost = costVariadic(FlopKind::Compare),
+       .passThrough = passInput(0, true)});
   r.add(
       {.name = "Min",
        .infer = inferVariadic,
@@ -630,27 +637,40 @@ void registerElementwiseOps(OpRegistry &r) {
                        floatValues([](Doubles x) { return *std::min_element(x.begin(), x.end()); },
                                    exprFold(FloatOp::Min))),
        .traits = binary, .refine = broadcast,
-       .cost = costVariadic(FlopKind::Compare)});
+       .cost = costVariadic(FlopKind::Compare),
+       .passThrough = passInput(0, true)});
   r.add({.name = "Where", .infer = inferWhere, .values = whereValues, .refine = refineBroadcast(1), .cost = compare});
   r.add({.name = "Cast",
          .infer = inferCast(false),
          .values = chain(castValues, floatValues([](Doubles x) { return x[0]; })),
          .traits = {.sameShape = true},
          .refine = refineSameShape(false),
-         .cost = other});
+         .cost = other,
+         .passThrough = passWhenSameType()});
   r.add({.name = "CastLike",
          .infer = inferCast(true),
          .values = castValues,
          .traits = {.sameShape = true},
          .refine = refineSameShape(false),
-         .cost = other});
+         .cost = other,
+         .passThrough = passWhenSameType()});
   r.add({.name = "PRelu",
          .infer = inferPRelu,
          .traits = elementwise, .refine = same,
          .cost = costPerOutput(FlopKind::Mul)});
-  // Inference mode: the input passes through.
-  r.add(
-      {.name = "Dropout", .infer = inferDropout, .traits = {.sameShape = true}, .refine = same, .cost = costNone});
+  // Inference mode: the input passes through (training_mode, opset 12's input 2, absent or false).
+  r.add({.name = "Dropout",
+         .infer = inferDropout,
+         .traits = {.sameShape = true},
+         .refine = same,
+         .cost = costNone,
+         .passThrough = [](const PassThroughArgs &a) -> std::optional<size_t> {
+           if (a.inputs.size() > 2 && a.inputs[2]) {
+             auto training = constInts(*a.inputs[2]);
+             if (!training || training->size() != 1 || (*training)[0] != 0) return std::nullopt;
+           }
+           return size_t(0);
+         }});
 }
 
 } // namespace sf

@@ -251,4 +251,49 @@ Result<Dimension> productOf(const std::vector<Dimension> &dims) {
   return n;
 }
 
+bool sameTensorShape(const PassThroughArgs &a, size_t i) {
+  if (i >= a.inputs.size() || !a.inputs[i] || a.outputs.empty()) return false;
+  const Fact &in = *a.inputs[i], &out = *a.outputs[0];
+  return in.type == out.type && in.type != ElementType::Undefined && in.shape.equalEverywhere(out.shape);
+}
+
+PassThroughFn passInput(size_t i, bool whenSole) {
+  return [i, whenSole](const PassThroughArgs &a) -> std::optional<size_t> {
+    if (whenSole && a.inputs.size() != 1) return std::nullopt;
+    return i;
+  };
+}
+
+PassThroughFn passWhenSameShape() {
+  return [](const PassThroughArgs &a) -> std::optional<size_t> {
+    return sameTensorShape(a, 0) ? std::optional<size_t>(0) : std::nullopt;
+  };
+}
+
+PassThroughFn passWhenSameType() {
+  return [](const PassThroughArgs &a) -> std::optional<size_t> {
+    if (a.inputs.empty() || !a.inputs[0] || a.outputs.empty()) return std::nullopt;
+    return a.inputs[0]->type == a.outputs[0]->type && a.inputs[0]->type != ElementType::Undefined
+               ? std::optional<size_t>(0)
+               : std::nullopt;
+  };
+}
+
+PassThroughFn passWhenOtherIs(double neutral, bool commutative) {
+  return [neutral, commutative](const PassThroughArgs &a) -> std::optional<size_t> {
+    if (a.inputs.size() != 2) return std::nullopt;
+    auto allNeutral = [&](size_t i) {
+      if (!a.inputs[i] || !a.inputs[i]->constant) return false;
+      auto v = constFloats(*a.inputs[i]);
+      if (!v || v->empty()) return false;
+      for (double x : *v)
+        if (x != neutral) return false;
+      return true;
+    };
+    if (allNeutral(1) && sameTensorShape(a, 0)) return size_t(0);
+    if (commutative && allNeutral(0) && sameTensorShape(a, 1)) return size_t(1);
+    return std::nullopt;
+  };
+}
+
 } // namespace sf

@@ -360,11 +360,12 @@ void registerMiscOps(OpRegistry &r) {
   // Costs (docs/COSTS.md): a random number is one "other" operation; quantising divides, adds
   // the zero point and rounds; dequantising subtracts and multiplies.
   const CostFn random = costPerOutput(FlopKind::Other);
-  r.addAll({"RandomNormal", "RandomUniform"}, {.infer = inferRandomFromShape, .cost = random});
+  r.addAll({"RandomNormal", "RandomUniform"},
+           {.infer = inferRandomFromShape, .traits = {.nondeterministic = true}, .cost = random});
   r.addAll({"RandomNormalLike", "RandomUniformLike"},
-           {.infer = inferRandomLike(false), .cost = random});
-  r.add({.name = "Bernoulli", .infer = inferRandomLike(true), .cost = random});
-  r.add({.name = "Multinomial", .infer = inferMultinomial, .cost = random});
+           {.infer = inferRandomLike(false), .traits = {.nondeterministic = true}, .cost = random});
+  r.add({.name = "Bernoulli", .infer = inferRandomLike(true), .traits = {.nondeterministic = true}, .cost = random});
+  r.add({.name = "Multinomial", .infer = inferMultinomial, .traits = {.nondeterministic = true}, .cost = random});
   r.add({.name = "QuantizeLinear",
          .infer = inferQuantizeLinear,
          .cost = costSum({costPerOutput(FlopKind::Div), costPerOutput(FlopKind::Add),

@@ -84,6 +84,24 @@ std::vector<const OpDef *> OpRegistry::all() const {
   return out;
 }
 
+bool holdsTensor(const Graph &g, OutletId o, const OpRegistry &registry) {
+  for (int depth = 0; depth < 256 && g.contains(o); ++depth) {
+    const Node &n = g.nodes[o.node];
+    if (n.kind != NodeKind::Op) return true;
+    const OpDef *def = registry.find(n.domain, n.opType);
+    if (!def) return false;
+    switch (def->traits.outputKind) {
+    case OutputKind::Tensor: return true;
+    case OutputKind::AsInput:
+      if (n.inputs.empty() || !n.inputs[0].valid()) return false;
+      o = n.inputs[0];
+      continue;
+    default: return false;
+    }
+  }
+  return false;
+}
+
 const OpRegistry &defaultRegistry() {
   static const OpRegistry *r = [] {
     auto *reg = new OpRegistry();

@@ -204,21 +204,21 @@ Result<Facts> inferOptionalGetElement(InferContext &ctx) {
 } // namespace
 
 void registerSequenceOps(OpRegistry &r) {
-  r.add({.name = "SequenceConstruct", .infer = inferSequenceConstruct, .cost = costNone});
-  r.add({.name = "SequenceEmpty", .infer = inferSequenceEmpty, .cost = costNone});
-  r.add({.name = "SequenceInsert", .infer = inferSequenceInsert, .cost = costNone});
+  r.add({.name = "SequenceConstruct", .infer = inferSequenceConstruct, .traits = {.outputKind = OutputKind::Other}, .cost = costNone});
+  r.add({.name = "SequenceEmpty", .infer = inferSequenceEmpty, .traits = {.outputKind = OutputKind::Other}, .cost = costNone});
+  r.add({.name = "SequenceInsert", .infer = inferSequenceInsert, .traits = {.outputKind = OutputKind::Other}, .cost = costNone});
   r.add({.name = "SequenceAt", .infer = inferSequenceAt, .cost = costNone});
-  r.add({.name = "SequenceErase", .infer = inferSequenceErase, .cost = costNone});
+  r.add({.name = "SequenceErase", .infer = inferSequenceErase, .traits = {.outputKind = OutputKind::Other}, .cost = costNone});
   r.add({.name = "SequenceLength", .infer = inferSequenceLength, .cost = costNone});
-  r.add({.name = "SplitToSequence", .infer = inferSplitToSequence, .cost = costNone});
+  r.add({.name = "SplitToSequence", .infer = inferSplitToSequence, .traits = {.outputKind = OutputKind::Other}, .cost = costNone});
   r.add({.name = "ConcatFromSequence", .infer = inferConcatFromSequence, .cost = costNone});
   r.add({.name = "SequenceMap",
          .infer = inferSequenceMap,
-         .traits = {.bodies = BodyRuns::PerElement},
+         .traits = {.bodies = BodyRuns::PerElement, .outputKind = OutputKind::Other},
          .cost = costNone});
-  r.add({.name = "Optional", .infer = inferOptional, .cost = costNone});
+  r.add({.name = "Optional", .infer = inferOptional, .traits = {.outputKind = OutputKind::Other}, .cost = costNone});
   r.add({.name = "OptionalHasElement", .infer = inferOptionalHasElement, .cost = costNone});
-  r.add({.name = "OptionalGetElement", .infer = inferOptionalGetElement, .cost = costNone});
+  r.add({.name = "OptionalGetElement", .infer = inferOptionalGetElement, .traits = {.outputKind = OutputKind::Unknown}, .cost = costNone});
 }
 
 } // namespace sf

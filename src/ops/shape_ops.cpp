@@ -602,6 +602,28 @@ ValueFn movedValues(Move move) {
   };
 }
 
+/// Transpose by the identity permutation (or with none, of rank 1 or less).
+std::optional<size_t> transposePassesThrough(const PassThroughArgs &a) {
+  if (a.inputs.empty() || !a.inputs[0] || !a.inputs[0]->shape.rankIsStatic()) return std::nullopt;
+  const int64_t rank = int64_t(a.inputs[0]->shape.size());
+  auto perm = a.attrs.getInts("perm");
+  if (!perm.ok()) return rank <= 1 ? std::optional<size_t>(0) : std::nullopt;
+  for (int64_t i = 0; i < int64_t(perm->size()); ++i)
+    if ((*perm)[size_t(i)] != i) return std::nullopt;
+  return size_t(0);
+}
+
+/// Slice that keeps every element in order: positive steps (input 4, known) and the input's shape.
+std::optional<size_t> slicePassesThrough(const PassThroughArgs &a) {
+  if (a.inputs.size() > 4 && a.inputs[4]) {
+    auto steps = constInts(*a.inputs[4]);
+    if (!steps) return std::nullopt;
+    for (int64_t s : *steps)
+      if (s <= 0) return std::nullopt;
+  }
+  return sameTensorShape(a, 0) ? std::optional<size_t>(0) : std::nullopt;
+}
+
 } // namespace
 
 void registerShapeOps(OpRegistry &r) {
@@ -610,35 +632,45 @@ void registerShapeOps(OpRegistry &r) {
   r.add({.name = "Reshape",
          .infer = inferReshape,
          .values = movedValues(Move::Flat),
-         .traits = {.view = true, .movesElements = true, .keepsElements = true},
+         .traits = {.view = true, .movesElements = true, .keepsElements = true, .shapeInput = ShapeInput::Reshape},
          .refine = refineTypeOnly(),
-         .cost = costNone});
+         .cost = costNone,
+         .passThrough = passWhenSameShape()});
   r.add({.name = "Flatten",
          .infer = inferFlatten,
          .values = movedValues(Move::Flat),
          .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineTypeOnly(),
-         .cost = costNone});
+         .cost = costNone,
+         .passThrough = passWhenSameShape()});
   r.add({.name = "Squeeze",
          .infer = inferSqueeze,
          .values = movedValues(Move::Flat),
          .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineSqueeze(),
-         .cost = costNone});
+         .cost = costNone,
+         .passThrough = passWhenSameShape()});
   r.add({.name = "Unsqueeze",
          .infer = inferUnsqueeze,
          .values = movedValues(Move::Flat),
          .traits = {.view = true, .movesElements = true, .keepsElements = true},
          .refine = refineUnsqueeze(),
-         .cost = costNone});
+         .cost = costNone,
+         .passThrough = passWhenSameShape()});
   r.add({.name = "Transpose",
          .infer = inferTranspose,
          .values = movedValues(Move::Transpose),
          .traits = {.movesElements = true, .keepsElements = true},
          .refine = refineTranspose(),
-         .cost = costNone});
-  r.add(
-      {.name = "Slice", .infer = inferSlice, .values = movedValues(Move::Slice), .traits = {.movesElements = true}, .refine = refineSameRank(), .cost = costNone});
+         .cost = costNone,
+         .passThrough = transposePassesThrough});
+  r.add({.name = "Slice",
+         .infer = inferSlice,
+         .values = movedValues(Move::Slice),
+         .traits = {.movesElements = true},
+         .refine = refineSameRank(),
+         .cost = costNone,
+         .passThrough = slicePassesThrough});
 }
 
 } // namespace sf

@@ -21,6 +21,7 @@
 #include "shapeflow/report/stats_report.h"
 #include "shapeflow/eval/eval.h"
 #include "shapeflow/rewrite/rewrite.h"
+#include "shapeflow/eval/evaluator.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -275,8 +276,11 @@ std::vector<std::string> rewriteLines(Graph &g, const std::string &file) {
   std::vector<rewrite::Pass> passes;
   for (rewrite::Pass &p : rewrite::executionPasses())
     if (stem == "execution" || p.name == stem) passes.push_back(std::move(p));
+  for (rewrite::Pass &p : rewrite::simplifyPasses())
+    if (stem == "simplify" || p.name == stem) passes.push_back(std::move(p));
   if (passes.empty()) return {"no pass is named '" + stem + "'"};
-  rewrite::PassContext ctx{g, eval::evalRegistry(), nullptr};
+  eval::KernelEvaluator evaluator;
+  rewrite::PassContext ctx{g, eval::evalRegistry(), &evaluator};
   auto counts = rewrite::runPasses(ctx, passes);
   if (!counts.ok()) return {"rewrite error: " + counts.error().message};
   std::vector<std::string> out = splitLines(printGraph(g));

@@ -99,4 +99,21 @@ Result<const Graph *> bodyAttr(InferContext &ctx, const std::string &name);
 /// Product of dims (symbolic where possible).
 Result<Dimension> productOf(const std::vector<Dimension> &dims);
 
+// ---- passThrough slots (op.h): when a node passes an input on unchanged ----
+
+/// Input `i`, always (Identity); with `whenSole`, only when it is the node's one input (Concat,
+/// Sum, Max, Min, Mean of one input).
+PassThroughFn passInput(size_t i = 0, bool whenSole = false);
+/// Input 0 when output 0 has its shape at every binding (Reshape, Flatten, Squeeze, Unsqueeze,
+/// Expand, Tile: the same shape means the same elements).
+PassThroughFn passWhenSameShape();
+/// Input 0 when output 0 has its element type (Cast, CastLike).
+PassThroughFn passWhenSameType();
+/// The other input when one is a constant whose every element is `neutral` and the output has
+/// the other's shape: Add of 0 and Mul by 1 either way (`commutative`), Sub of 0 and Div by 1 on
+/// the right.
+PassThroughFn passWhenOtherIs(double neutral, bool commutative);
+/// Output 0 has input i's type and shape at every binding.
+bool sameTensorShape(const PassThroughArgs &a, size_t i);
+
 } // namespace sf

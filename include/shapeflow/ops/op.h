@@ -27,6 +27,7 @@
 #include "shapeflow/support/result.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,6 +36,7 @@
 namespace sf {
 
 class Graph;
+struct OutletId;
 
 /// A rule's outputs.
 using Facts = std::vector<Fact>;
@@ -125,6 +127,23 @@ enum class BodyRuns : uint8_t {
 /// from op-type strings.
 enum class Pointwise : uint8_t { None, Identity, Add, Sub, Mul, Div, Relu, Sigmoid, Erf };
 
+/// What an op's outputs hold as ONNX types them: the IR's facts describe tensors, and a
+/// sequence or an optional by its elements (ops/sequence.cpp), so a writer of ONNX types reads
+/// this to know which outputs are tensors.
+enum class OutputKind : uint8_t {
+  Tensor,  // tensors (most ops)
+  Other,   // sequences or optionals (SequenceConstruct, SplitToSequence, Optional, ...)
+  AsInput, // what input 0 holds (Identity)
+  Unknown, // what its bodies or its input's contents hold (If, Loop, OptionalGetElement)
+};
+
+/// How input 1 gives output 0's shape, for rewrites that write a computed one as a constant.
+enum class ShapeInput : uint8_t {
+  None,
+  Reshape,   // Reshape's target: 0 copies input 0's dim at that index (unless allowzero), one -1
+  Broadcast, // Expand's: broadcast with input 0's shape, a 1 keeps input 0's dim
+};
+
 /// What lowering, memory planning and rewrites need to know about an op without running it.
 struct OpTraits {
   /// Output 0 has the shape of input 0 (elementwise unary ops, activations, normalisations):
@@ -153,7 +172,27 @@ struct OpTraits {
   /// An activation applied to output 0 may be fused into the op (rewrite/: Conv followed by a
   /// Relu becomes one FusedConv, ops/fused.h).
   bool takesActivation = false;
+  /// See OutputKind.
+  OutputKind outputKind = OutputKind::Tensor;
+  /// See ShapeInput.
+  ShapeInput shapeInput = ShapeInput::None;
+  /// Two runs with the same inputs may differ (RandomNormal, Bernoulli, ...): never folded,
+  /// merged or removed by a rewrite.
+  bool nondeterministic = false;
 };
+
+/// What an op's passThrough slot reads: the node's attributes, its inputs' facts (null for an
+/// absent input; a constant input's elements in Fact::constant) and its outputs' facts.
+struct PassThroughArgs {
+  const Attributes &attrs;
+  std::vector<const Fact *> inputs;
+  std::vector<const Fact *> outputs;
+  int64_t opset = 0;
+};
+/// The index of the input a node passes on unchanged as its output 0 (the simplifier removes
+/// the node: Identity; Cast to the type it has; Reshape to the shape it has; Add of zeros), or
+/// nullopt.
+using PassThroughFn = std::function<std::optional<size_t>(const PassThroughArgs &)>;
 
 struct OpDef {
   std::string name = {};
@@ -163,6 +202,8 @@ struct OpDef {
   OpTraits traits = {};
   RefineFn refine = {};
   CostFn cost = {};
+  /// See PassThroughFn (empty: the op never passes an input on unchanged).
+  PassThroughFn passThrough = {};
   KernelFn kernel = {};
   /// The kernel reads inputs that are sequences or optionals (the executor gives the others
   /// tensors only).
@@ -193,5 +234,9 @@ private:
 void registerAllOps(OpRegistry &r);
 /// A process-wide registry with every op (built once).
 const OpRegistry &defaultRegistry();
+
+/// The outlet holds a tensor as ONNX types it (OutputKind through its producers; a graph input
+/// or a constant does), not a sequence or an optional or what bodies decide.
+bool holdsTensor(const Graph &g, OutletId o, const OpRegistry &registry);
 
 } // namespace sf

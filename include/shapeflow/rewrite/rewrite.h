@@ -31,6 +31,9 @@ struct PassContext {
   Graph &graph;
   const OpRegistry &registry;
   const Evaluator *evaluator = nullptr;
+  /// Constant folding makes tensors of at most this many bytes (or no larger than what the
+  /// folded node reads): a ConstantOfShape of 1 GB is not written into the model.
+  int64_t foldLimit = int64_t(1) << 20;
 };
 
 /// One rewrite: applied once over the graph, it returns how many places it rewrote.
@@ -76,5 +79,31 @@ Result<size_t> fuseConvActivation(PassContext &ctx);
 Result<size_t> fuseGelu(PassContext &ctx);
 /// The passes the executor runs a graph through before it runs it.
 std::vector<Pass> executionPasses();
+
+// ---- the simplifier (simplify.cpp): a smaller equivalent graph that stays dynamic ----
+
+/// A node whose inputs are all constants becomes constants computed by the evaluator (none
+/// without one), within `foldLimit`; never an op whose record is nondeterministic or has bodies.
+Result<size_t> foldConstants(PassContext &ctx);
+/// An output whose facts know every element (a shape computed from static dims) becomes a
+/// constant.
+Result<size_t> foldShapeValues(PassContext &ctx);
+/// A computed shape input (OpTraits::shapeInput: Reshape's target, Expand's) whose elements
+/// are known symbolically becomes a constant that keeps the output dynamic: 0 copies an input
+/// dim, one -1 is inferred (Reshape), 1 keeps the input's dim (Expand); the node's rule must
+/// give the same output from it.
+Result<size_t> foldShapeInputs(PassContext &ctx);
+/// A node that passes an input on unchanged (its record's passThrough: Identity, Cast to its
+/// own type, Reshape to its own shape, ...) is removed; its readers read that input.
+Result<size_t> removeNoOps(PassContext &ctx);
+/// Identical constants (type, shape, elements) become one.
+Result<size_t> mergeConstants(PassContext &ctx);
+/// Nodes of the same op with the same inputs and attributes become one (not nondeterministic
+/// ops, not ops with bodies).
+Result<size_t> mergeNodes(PassContext &ctx);
+/// Nodes and constants nothing reads are removed (graph inputs stay).
+Result<size_t> removeDeadNodes(PassContext &ctx);
+/// The simplifier's passes in the order they run, round after round.
+std::vector<Pass> simplifyPasses();
 
 } // namespace sf::rewrite
