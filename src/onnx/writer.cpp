@@ -118,12 +118,15 @@ struct Writer {
     putBytes(type, 1, tensor);
     return type;
   }
-  std::string valueInfo(const std::string &name, const Fact &f) const {
+  /// A ValueInfoProto: the name, and the tensor type when the element type is known (ONNX
+  /// has no tensor type without one) and the value is a tensor.
+  std::string valueInfo(const std::string &name, const Fact &f, bool tensor = true) const {
     std::string vi;
     putBytes(vi, 1, name);
-    putBytes(vi, 2, tensorType(f));
+    if (tensor && f.type != ElementType::Undefined) putBytes(vi, 2, tensorType(f));
     return vi;
   }
+  bool holdsTensor(const Graph &g, OutletId o) const { return !options.holdsTensor || options.holdsTensor(g, o); }
 
   /// ONNX packs 4-bit elements two to a byte, the first in the low nibble; in memory they take
   /// a byte each.
@@ -277,14 +280,14 @@ struct Writer {
       const Outlet &o = p.outputs[0];
       putBytes(tail, 11, parent && o.declared ? valueInfo(o.name, *o.declared) : valueInfo(o.name, o.fact));
     }
-    for (OutletId o : g.outputs) putBytes(tail, 12, valueInfo(scope.nameOf(o), g.fact(o)));
+    for (OutletId o : g.outputs) putBytes(tail, 12, valueInfo(scope.nameOf(o), g.fact(o), holdsTensor(g, o)));
     for (uint32_t id : ids) {
       const Node &n = g.nodes[id];
       if (n.kind != NodeKind::Op) continue;
       for (uint32_t k = 0; k < n.outputs.size(); ++k) {
         const Outlet &o = n.outputs[k];
         if (o.name.empty() || outputs.count(OutletId{id, k}) || o.fact.type == ElementType::Undefined ||
-            (options.holdsTensor && !options.holdsTensor(g, OutletId{id, k})))
+            !holdsTensor(g, OutletId{id, k}))
           continue;
         putBytes(tail, 13, valueInfo(o.name, o.fact));
       }

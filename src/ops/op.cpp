@@ -84,9 +84,25 @@ std::vector<const OpDef *> OpRegistry::all() const {
   return out;
 }
 
-bool holdsTensor(const Graph &g, OutletId o, const OpRegistry &registry) {
-  for (int depth = 0; depth < 256 && g.contains(o); ++depth) {
-    const Node &n = g.nodes[o.node];
+namespace {
+
+/// The body an If (its then-branch) or a Loop gives output `slot` from, and that body output's
+/// index (a Loop's body outputs its condition first).
+std::optional<std::pair<const Graph *, size_t>> bodyOutputFor(const Node &n, const OpDef &def, uint32_t slot) {
+  if (def.traits.bodies != BodyRuns::OneBranch && def.traits.bodies != BodyRuns::TripCount) return std::nullopt;
+  const size_t offset = def.traits.bodies == BodyRuns::TripCount ? 1 : 0;
+  for (const auto &[name, a] : n.attrs)
+    if (const auto *body = a.get<GraphPtr>(); body && *body && slot + offset < (*body)->outputs.size())
+      return std::pair<const Graph *, size_t>{body->get(), slot + offset};
+  return std::nullopt;
+}
+
+} // namespace
+
+bool holdsTensor(const Graph &graph, OutletId o, const OpRegistry &registry) {
+  const Graph *g = &graph;
+  for (int depth = 0; depth < 256 && g->contains(o); ++depth) {
+    const Node &n = g->nodes[o.node];
     if (n.kind != NodeKind::Op) return true;
     const OpDef *def = registry.find(n.domain, n.opType);
     if (!def) return false;
@@ -96,6 +112,13 @@ bool holdsTensor(const Graph &g, OutletId o, const OpRegistry &registry) {
       if (n.inputs.empty() || !n.inputs[0].valid()) return false;
       o = n.inputs[0];
       continue;
+    case OutputKind::Unknown:
+      if (auto body = bodyOutputFor(n, *def, o.slot)) {
+        g = body->first;
+        o = g->outputs[body->second];
+        continue;
+      }
+      return false;
     default: return false;
     }
   }

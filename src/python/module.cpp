@@ -27,7 +27,10 @@
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/contract.h"
 #include "shapeflow/report/model_queries.h"
+#include "shapeflow/report/simplify_report.h"
 #include "shapeflow/report/stats_report.h"
+#include "shapeflow/onnx/mapped_file.h"
+#include "shapeflow/onnx/sniff.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -363,8 +366,12 @@ struct Inference {
       if (!g.outlet(o).fact.isUnknown()) add(g.outlet(o).name, "input", g.outlet(o).fact);
     for (const Node &n : g.nodes) {
       if (n.removed || n.isParameter()) continue;
-      for (const Outlet &o : n.outputs)
-        if (!o.name.empty() && !o.fact.isUnknown()) add(o.name, "tensor", o.fact);
+      for (uint32_t k = 0; k < n.outputs.size(); ++k) {
+        const Outlet &o = n.outputs[k];
+        // Sequences and optionals have no tensor type to write (their facts are their elements').
+        if (!o.name.empty() && !o.fact.isUnknown() && holdsTensor(g, {n.id, k}, defaultRegistry()))
+          add(o.name, "tensor", o.fact);
+      }
       if (n.outputs.empty() || n.outputs[0].name.empty()) continue;
       for (const auto &[attr, value] : n.attrs) {
         std::vector<GraphPtr> bodies;
@@ -519,6 +526,41 @@ struct Model {
       j = checkJson(source.label(), take(eval::checkInference(m.graph, co)));
     }
     return toPython(j);
+  }
+
+  /// `shapeflow simplify`: the simplified model's bytes and the report (its JSON).
+  py::tuple simplify(const py::object &inputs, const py::object &dims, const py::object &values,
+                     int64_t foldLimit) const {
+    InferOptions o = inferOptions(inputs, dims, values);
+    std::string bytes;
+    nlohmann::json report;
+    {
+      py::gil_scoped_release release;
+      InferredModel m = take(inferAdmittingZero(inferModel(onnx::ImportOptions{.decodeLarge = true}), o));
+      if (m.diags.hasErrors()) {
+        std::string errors;
+        for (const Diagnostic &d : m.diags.list())
+          if (d.severity == Severity::Error) errors += "\n  " + format(d);
+        throw Error("not simplified: the model has errors:" + errors);
+      }
+      SimplifyOptions so;
+      so.foldLimit = foldLimit;
+      SimplifyReport r = take(simplifyGraph(m.graph, so));
+      r.model = source.label();
+      std::shared_ptr<onnx::MappedFile> file;
+      std::string_view original;
+      if (source.bytes) original = *source.bytes;
+      else {
+        file = take(onnx::MappedFile::open(source.path));
+        original = file->bytes();
+      }
+      if (onnx::sniffModelBytes(original.substr(0, 64)).kind != onnx::FileKind::Onnx) original = {};
+      std::ostringstream os;
+      take(writeSimplified(m.graph, original, os, r));
+      bytes = std::move(os).str();
+      report = simplifyJson(r);
+    }
+    return py::make_tuple(py::bytes(bytes), toPython(report));
   }
 
   /// What `shapeflow contract --json` prints: the input sizes the model accepts.
@@ -782,6 +824,9 @@ PYBIND11_MODULE(_core, m) {
       .def("check", &Model::check, py::arg("samples") = 4,
            py::arg("at") = std::vector<std::map<std::string, int64_t>>{}, py::arg("max_memory") = 0,
            py::arg("dims") = py::none(), "The object `shapeflow check --json` prints.")
+      .def("simplify", &Model::simplify, py::arg("inputs") = py::none(), py::arg("dims") = py::none(),
+           py::arg("values") = py::none(), py::arg("fold_limit") = int64_t(1) << 20,
+           "`shapeflow simplify`: (the simplified model's bytes, the report `--json` prints).")
       .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0, py::arg("dims") = py::none(),
            "Runs the model on numpy arrays with the reference executor; {output name: array}.");
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -369,8 +370,82 @@ Result<size_t> mergeNodes(PassContext &ctx) {
   return merged;
 }
 
+namespace {
+
+/// The branch an If whose condition the facts know takes (null: not known).
+const Graph *knownBranch(const PassContext &ctx, const Graph &g, const Node &n) {
+  const OpDef *def = recordOf(ctx, n);
+  if (!def || def->traits.bodies != BodyRuns::OneBranch || n.inputs.empty() || !g.contains(n.inputs[0])) return nullptr;
+  auto cond = dimValues(g.fact(n.inputs[0]));
+  if (!cond || cond->size() != 1 || !(*cond)[0].isStatic()) return nullptr;
+  auto branch = n.attrs.getGraph((*cond)[0].length() != 0 ? "then_branch" : "else_branch");
+  return branch.ok() && *branch && (*branch)->outputs.size() == n.outputs.size() ? branch->get() : nullptr;
+}
+
+/// Copies `body`'s nodes into `g` (its captured values read from `owner`'s inputs, its
+/// constants and ops under names free in `g`); the outer outlet of each body outlet.
+Result<std::map<OutletId, OutletId>> inlineBody(Graph &g, const Graph &body, const Node &owner) {
+  std::map<OutletId, OutletId> outer;
+  const std::vector<OutletId> ownerInputs(owner.inputs.begin(), owner.inputs.end());
+  auto order = body.topologicalOrder();
+  if (!order.ok()) return order.error();
+  for (uint32_t id : *order) {
+    const Node &n = body.nodes[id];
+    if (n.isParameter()) {
+      auto k = n.attrs.getInt("captured");
+      if (!k.ok() || size_t(*k) >= ownerInputs.size()) return errorf("a branch input that is not captured");
+      outer[{id, 0}] = ownerInputs[size_t(*k)];
+      continue;
+    }
+    if (n.isConstant()) {
+      SF_ASSIGN(OutletId c, g.addConstant(freshName(g, n.outputs[0].name), n.outputs[0].fact.constant));
+      outer[{id, 0}] = c;
+      continue;
+    }
+    std::vector<OutletId> inputs;
+    for (OutletId in : n.inputs) inputs.push_back(in.valid() ? outer.at(in) : OutletId{});
+    std::vector<std::string> names;
+    for (const Outlet &o : n.outputs) names.push_back(o.name.empty() ? std::string() : freshName(g, o.name));
+    SF_ASSIGN(uint32_t copy, g.addNode(n.opType, n.name, std::move(inputs), std::move(names), n.attrs));
+    g.nodes[copy].domain = n.domain;
+    g.nodes[copy].opsetVersion = n.opsetVersion;
+    g.nodes[copy].kind = n.kind;
+    for (uint32_t k = 0; k < n.outputs.size(); ++k) {
+      g.nodes[copy].outputs[k].fact = n.outputs[k].fact;
+      outer[{id, k}] = {copy, k};
+    }
+  }
+  return outer;
+}
+
+} // namespace
+
+Result<size_t> inlineKnownBranches(PassContext &ctx) {
+  Graph &g = ctx.graph;
+  size_t inlined = 0;
+  for (uint32_t id = 0; id < g.nodes.size(); ++id) {
+    const Graph *branch = knownBranch(ctx, g, g.nodes[id]);
+    if (!branch) continue;
+    // An output of the If that is a graph output must come from a node of the branch (it takes
+    // the output's name), not straight from a value the branch reads.
+    bool renamable = true;
+    for (uint32_t k = 0; k < g.nodes[id].outputs.size(); ++k)
+      if (isGraphOutput(g, {id, k}) && branch->nodes[branch->outputs[k].node].isParameter()) renamable = false;
+    if (!renamable) continue;
+    SF_ASSIGN(auto outer, inlineBody(g, *branch, g.nodes[id]));
+    for (uint32_t k = 0; k < g.nodes[id].outputs.size(); ++k) {
+      OutletId to = outer.at(branch->outputs[k]);
+      if (!stand(g, {id, k}, to)) return errorf("{}: its output {} could not be replaced", g.nodeLabel(id), k);
+    }
+    (void)removeIfUnread(g, id);
+    ++inlined;
+  }
+  return inlined;
+}
+
 std::vector<Pass> simplifyPasses() {
-  return {{"fold-constants", foldConstants},   {"fold-shape-values", foldShapeValues},
+  return {{"inline-known-branches", inlineKnownBranches},
+          {"fold-constants", foldConstants},   {"fold-shape-values", foldShapeValues},
           {"fold-shape-inputs", foldShapeInputs}, {"remove-no-ops", removeNoOps},
           {"merge-constants", mergeConstants}, {"merge-nodes", mergeNodes},
           {"remove-dead-nodes", removeDeadNodes}};

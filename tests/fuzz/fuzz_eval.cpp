@@ -3,9 +3,12 @@
 // must not crash, hang or allocate past its budget; it may fail with an error. Where it
 // succeeds, the same graph run in the arena laid out from its memory plan (eval/arena.h) must
 // succeed too with the same output bytes, and the executor must not have refused a place the
-// plan gave (the plan and the run disagreeing about a tensor's lifetime). Build and run:
-// scripts/fuzz.sh 60 eval.
+// plan gave (the plan and the run disagreeing about a tensor's lifetime). And the simplifier's
+// graph (rewrite/: simplifyPasses) computes the same outputs, on the heap and in its own arena,
+// and simplifying it again changes nothing. Build and run: scripts/fuzz.sh 60 eval.
 #include "shapeflow/eval/arena.h"
+#include "shapeflow/eval/evaluator.h"
+#include "shapeflow/rewrite/rewrite.h"
 #include "../eval/same_bytes.h"
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/text.h"
@@ -25,6 +28,35 @@ namespace {
 [[noreturn]] void fail(const std::string &what, const Graph &g) {
   std::fprintf(stderr, "property violated: %s\n%s\n", what.c_str(), printGraph(g).c_str());
   std::abort();
+}
+
+/// The simplified graph computes what `g` computed (`heap`), on the heap and in its arena, and a
+/// second simplification rewrites nothing.
+void checkSimplified(const Graph &g, const std::map<std::string, Tensor> &inputs,
+                     const std::map<std::string, Value> &given, const eval::RunResult &heap) {
+  Graph s = g.clone();
+  eval::KernelEvaluator evaluator(int64_t(64) << 20);
+  rewrite::PassContext ctx{s, eval::evalRegistry(), &evaluator};
+  const auto passes = rewrite::simplifyPasses();
+  auto counts = rewrite::runPasses(ctx, passes, 16);
+  if (!counts.ok()) fail("simplify: " + counts.error().message, g);
+  if (auto v = s.verify(); !v.ok()) fail("the simplified graph does not verify: " + v.error().message, g);
+  eval::RunOptions options;
+  options.maxMemory = int64_t(64) << 20;
+  auto run = eval::run(s, inputs, options);
+  if (!run.ok()) fail("the graph runs, its simplified graph fails: " + run.error().message + "\n" + printGraph(s), g);
+  auto layout = eval::planArena(s, given);
+  if (!layout.ok()) fail("the simplified graph has no arena: " + layout.error().message, g);
+  options.arena = &*layout;
+  auto inArena = eval::run(s, inputs, options);
+  if (!inArena.ok()) fail("the simplified graph fails in its arena: " + inArena.error().message, g);
+  for (size_t k = 0; k < heap.outputs.size(); ++k)
+    if (!eval::sameValues(heap.outputs[k], run->outputs[k]) || !eval::sameValues(heap.outputs[k], inArena->outputs[k]))
+      fail("output " + std::to_string(k) + " differs after simplification\n" + printGraph(s), g);
+  auto again = rewrite::runPasses(ctx, passes, 16);
+  if (!again.ok()) fail("simplify again: " + again.error().message, g);
+  for (const auto &c : *again)
+    if (c.rewrites) fail("simplifying twice rewrites again (" + c.name + ")\n" + printGraph(s), g);
 }
 
 } // namespace
@@ -79,5 +111,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t k = 0; k < heap->outputs.size(); ++k)
     if (!eval::sameBytes(heap->outputs[k], inArena->outputs[k]))
       fail("output " + std::to_string(k) + " differs between the heap and the arena", g);
+  checkSimplified(g, inputs, given, *heap);
   return 0;
 }

@@ -82,6 +82,8 @@ std::vector<Pass> executionPasses();
 
 // ---- the simplifier (simplify.cpp): a smaller equivalent graph that stays dynamic ----
 
+/// An If whose condition the facts know is replaced by the nodes of the branch it takes.
+Result<size_t> inlineKnownBranches(PassContext &ctx);
 /// A node whose inputs are all constants becomes constants computed by the evaluator (none
 /// without one), within `foldLimit`; never an op whose record is nondeterministic or has bodies.
 Result<size_t> foldConstants(PassContext &ctx);

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from . import _core
 from ._core import Diagnostic, Dim, Error, Tensor
-from ._reports import (SVG, Buffer, CheckResult, Contract, ContractSymbol, Expression, Lowering, Memory, MemoryRow,
-                       NodeStats, Plan, Quantity, Requirement, Sample, Stats, SymbolRange, Totals)
+from ._reports import (SVG, Buffer, CheckResult, Contract, ContractSymbol, Expression, GraphCensus, Lowering, Memory,
+                       MemoryRow, NodeStats, Plan, Quantity, Requirement, Sample, SimplifyReport, Stats, SymbolRange,
+                       Totals)
 from ._shapes import infer_shapes, infer_shapes_path
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ __all__ = [
     "__version__", "load", "Model", "Inference", "Tensor", "Dim", "Diagnostic", "Error", "infer_shapes",
     "infer_shapes_path", "Stats", "Totals", "NodeStats", "Plan", "Buffer", "Memory", "MemoryRow", "Contract",
     "ContractSymbol", "Requirement", "CheckResult", "Sample", "Lowering", "Expression", "Quantity", "SymbolRange",
-    "SVG", "main",
+    "SVG", "main", "simplify", "Simplified", "SimplifyReport", "GraphCensus",
 ]
 
 ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, "onnx.ModelProto", Any]
@@ -236,9 +237,47 @@ class Model:
         (a sequence output is a list of arrays, an empty optional None)."""
         return dict(self._core.run(dict(inputs), max_memory, _ranges(dims)))
 
+    @_translated
+    def simplify(self, *, inputs: Optional[InputShapes] = None, dims: Optional[Dims] = None,
+                 values: Optional[InputValues] = None, fold_limit: int = 1 << 20) -> "Simplified":
+        """A smaller equivalent model that stays dynamic (`shapeflow simplify`): constants and
+        shape computations folded from the facts, no-ops, dead and duplicate nodes removed."""
+        data, report = self._core.simplify(inputs, _ranges(dims), values, fold_limit)
+        return Simplified(bytes(data), SimplifyReport(report))
+
     def __repr__(self) -> str:
         names = ", ".join(t.name for t in self.inputs)
         return f"<shapeflow.Model with inputs {names}>"
+
+
+class Simplified:
+    """A simplified model: its bytes, the onnx.ModelProto they make (when onnx is installed) and
+    the report of what changed."""
+
+    def __init__(self, data: bytes, report: SimplifyReport) -> None:
+        self.bytes = data
+        self.report = report
+
+    @property
+    def model(self) -> "onnx.ModelProto":
+        """The simplified model as an onnx.ModelProto (needs onnx)."""
+        import onnx
+        return onnx.load_from_string(self.bytes)
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the model's bytes to `path`."""
+        with open(path, "wb") as f:
+            f.write(self.bytes)
+
+    def _repr_html_(self) -> str:
+        return self.report._repr_html_()
+
+
+def simplify(model: ModelSource, *, inputs: Optional[InputShapes] = None, dims: Optional[Dims] = None,
+             values: Optional[InputValues] = None, fold_limit: int = 1 << 20) -> Simplified:
+    """`shapeflow simplify` on a model (a path, bytes or an onnx.ModelProto): `.bytes`,
+    `.model` (an onnx.ModelProto), `.report`, `.save(path)`."""
+    return load(model).simplify(inputs=inputs, dims=dims, values=values, fold_limit=fold_limit)
 
 
 @_translated

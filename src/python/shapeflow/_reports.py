@@ -19,7 +19,7 @@ JsonDict = Dict[str, Any]
 __all__ = [
     "Expression", "Quantity", "SymbolRange", "Totals", "NodeStats", "Stats", "Buffer", "Plan",
     "MemoryRow", "Memory", "Requirement", "ContractSymbol", "Contract", "Sample", "CheckResult",
-    "Lowering", "SVG",
+    "Lowering", "SVG", "GraphCensus", "SimplifyReport",
 ]
 
 
@@ -467,3 +467,48 @@ class Lowering(_Document):
         self.stage = j.get("stage", stage)
         self.symbols = _symbols(j.get("symbols", {}))
 
+
+
+@dataclass(frozen=True)
+class GraphCensus:
+    """A graph's size: op nodes, those computing shapes, nodes by op type, bytes of constants."""
+
+    nodes: int
+    shape_nodes: int
+    by_op: Dict[str, int]
+    weight_bytes: int
+
+    @staticmethod
+    def from_json(j: JsonDict) -> "GraphCensus":
+        return GraphCensus(int(j.get("nodes", 0)), int(j.get("shape_nodes", 0)), dict(j.get("by_op", {})),
+                           int(j.get("weight_bytes", 0)))
+
+
+class SimplifyReport(_Document):
+    """What `shapeflow simplify --json` prints: the graph before and after, what each pass
+    rewrote, the nodes removed by op type."""
+
+    model: str
+    before: GraphCensus
+    after: GraphCensus
+    passes: Dict[str, int]
+    removed_by_op: Dict[str, int]
+    inputs_kept: bool
+    numerics_changed: bool
+
+    def __init__(self, j: JsonDict) -> None:
+        self._json = j
+        self.model = j.get("model", "")
+        self.before = GraphCensus.from_json(j.get("before", {}))
+        self.after = GraphCensus.from_json(j.get("after", {}))
+        self.passes = dict(j.get("passes", {}))
+        self.removed_by_op = dict(j.get("removed_by_op", {}))
+        self.inputs_kept = bool(j.get("inputs_kept", True))
+        self.numerics_changed = bool(j.get("numerics_changed", False))
+
+    def _repr_html_(self) -> str:
+        rows = [["nodes", self.before.nodes, self.after.nodes],
+                ["nodes computing shapes", self.before.shape_nodes, self.after.shape_nodes],
+                ["bytes of weights", self.before.weight_bytes, self.after.weight_bytes]]
+        return f"<h4>{html.escape(self.model)}</h4>" + _table(["", "before", "after"], rows) + _table(
+            ["op type", "removed"], [[k, v] for k, v in self.removed_by_op.items()])

@@ -45,9 +45,10 @@ def _write_type(tensor_type: Any, elem_type: int, dims: Optional[List[Dim]]) -> 
 
 
 def _fill_type(tensor_type: Any, elem_type: int, dims: Optional[List[Dim]], replace: bool) -> None:
-    """Our facts into a declared TypeProto.Tensor without contradicting it: an unknown element
-    type, rank or dim is filled in, a number replaces a declared name (it is more precise); a
-    declared dim is otherwise kept (`replace`: the caller fixed the input, ours are written)."""
+    """Our facts into a declared TypeProto.Tensor: an unknown element type, rank or dim is filled
+    in and a number replaces a declared name; with `replace` (a graph output, or an input the
+    caller fixed) every dim we know is written (an output's declared name is the exporter's
+    guess; the expression is what the graph computes). A declared number is never replaced."""
     if tensor_type.elem_type == 0:
         tensor_type.elem_type = elem_type
     if dims is None:
@@ -87,7 +88,7 @@ def _annotate(graph: Any, infos: Sequence[ValueInfo], fixed_inputs: Set[str]) ->
         if name in outputs:
             vi = outputs[name]
             if not vi.type.HasField("sequence_type") and not vi.type.HasField("optional_type"):
-                _fill_type(vi.type.tensor_type, elem_type, dims, False)
+                _fill_type(vi.type.tensor_type, elem_type, dims, True)
             continue
         vi = existing.get(name)
         if vi is None:
