@@ -74,7 +74,10 @@ int runSimplify(const SimplifyArgs &a) {
   if (!report.ok()) return fail("simplify: " + report.error().message);
   report->model = a.model.path;
   report->output = a.outPath;
-  if (int rc = writeOutputs(a, r.graph, *report)) return rc;
+  // A protobuf message cannot exceed 2 GB: larger weights go to external data whatever was asked.
+  SimplifyArgs out = a;
+  out.externalData = a.externalData || report->after.weightBytes > int64_t(1800) << 20;
+  if (int rc = writeOutputs(out, r.graph, *report)) return rc;
   if (a.json) std::cout << simplifyJson(*report).dump(1) << "\n";
   else printSimplify(*report, std::cout);
   return 0;
@@ -91,7 +94,7 @@ Command addSimplify(CLI::App &app) {
   cmd->add_option("-o,--out", args->outPath, "the simplified .onnx model to write")->required();
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
   cmd->add_flag("--external-data", args->externalData,
-                "write tensors of 1 KiB or more to OUT.data (ONNX external data), as models over 2 GB need");
+                "write tensors of 1 KiB or more to OUT.data (ONNX external data; always when the weights are over 1.8 GB)");
   cmd->add_option("--fold-limit", args->foldLimit,
                   "bytes a folded constant may have (default 1 MiB; a larger one is folded only when no "
                   "larger than what its node reads)");

@@ -418,3 +418,20 @@ def test_simplify_keeps_a_decoder_dynamic_and_its_cache_empty_runs():
     b = shapeflow.load(s.bytes).run({"past": past, "new": new})
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert s.report.inputs_kept
+
+
+def test_simplify_writes_external_data_that_onnx_and_shapeflow_read(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    out = tmp_path / "s.onnx"
+    r = subprocess.run([CLI, "simplify", EXAMPLE, "-o", str(out), "--external-data", "--json"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["external_bytes"] > 0 and (tmp_path / "s.onnx.data").stat().st_size == report["external_bytes"]
+    assert out.stat().st_size < report["external_bytes"]
+    m = onnx.load(str(out))  # reads the data file
+    onnx.checker.check_model(m)
+    x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    a = shapeflow.load(EXAMPLE).run({"x": x})
+    b = shapeflow.load(str(out)).run({"x": x})
+    assert all(np.array_equal(a[k], b[k]) for k in a)
