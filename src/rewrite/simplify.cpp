@@ -263,9 +263,8 @@ Result<size_t> foldShapeValues(PassContext &ctx) {
   size_t folded = 0;
   for (uint32_t id = 0; id < g.nodes.size(); ++id) {
     const Node &n = g.nodes[id];
-    if (!recordOf(ctx, n) || hasBodies(n)) continue;
     const OpDef *def = recordOf(ctx, n);
-    if (def->traits.nondeterministic) continue;
+    if (!def || hasBodies(n) || def->traits.nondeterministic) continue;
     size_t done = 0, live = 0;
     for (uint32_t k = 0; k < n.outputs.size(); ++k) {
       if (unread(g, {id, k})) continue;
