@@ -148,10 +148,11 @@ def infer_shapes(model: Union["onnx.ModelProto", bytes, str, "os.PathLike[str]"]
     """The model with a value_info for every tensor a node computes, as
     `onnx.shape_inference.infer_shapes` returns it: dims are numbers where they are numbers and
     `dim_param` expressions of the input sizes where they depend on them (`(H - 1)//2 + 1`;
-    an input's unnamed dim takes the name the expressions use, `x_d0`); graph outputs' and
-    inputs' unknown types and dims are filled in, and `inputs=` fixes those inputs' dims;
-    subgraphs (If branches, Loop and Scan bodies) are annotated alike. A dim known only as an
-    interval is left unknown. The model given is not modified.
+    an input's unnamed dim takes the name the expressions use, `x_d0`); graph outputs get what
+    the graph computes (over a declared name), inputs what they left unknown, and `inputs=` fixes
+    those inputs' dims; subgraphs (If branches, Loop and Scan bodies) are annotated alike;
+    sequences and optionals get no tensor type. A dim known only as an interval is left unknown.
+    The model given is not modified.
 
     `model`: an onnx.ModelProto, its bytes, or a path (weights stored as external data stay
     there and are not read). `dims`, `inputs`, `values`: as `Model.infer`. `strict`: an error when
