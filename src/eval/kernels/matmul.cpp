@@ -244,7 +244,8 @@ Result<void> integerProductToFloat(EvalContext &ctx, std::vector<double> av, con
   SF_ASSIGN(auto bias, optionalDoubles(ctx, biasAt));
   const size_t rb = b.shape().size();
   if (rb < 1) return errorf("B is a scalar");
-  const int64_t n = b.shape().back();
+  // B's columns (a vector B is one column: the product drops that axis).
+  const int64_t n = rb >= 2 ? b.shape().back() : 1;
   if ((bs.size() != 1 && int64_t(bs.size()) != n) || (!bias.empty() && int64_t(bias.size()) != n))
     return errorf("b_scale has {} elements and bias {}: one or {} (B's columns)", bs.size(), bias.size(), n);
   SF_ASSIGN(av, shifted(std::move(av), sa, azp, sa.size() >= 2 ? int64_t(sa.size()) - 2 : 0, "a_zero_point"));
