@@ -98,38 +98,9 @@ void writeValueInfo(CodedOutputStream &out, const std::string &name, const Fact 
 /// True when `bytes` is a sequence of well-formed protobuf fields that includes ModelProto.graph
 /// (field 7): a top-level scan, without parsing the fields' contents.
 bool looksLikeModel(std::string_view bytes) {
-  const auto *p = reinterpret_cast<const uint8_t *>(bytes.data()), *end = p + bytes.size();
-  auto varint = [&](uint64_t &v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-      uint8_t b = *p++;
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
   bool graph = false;
-  while (p < end) {
-    uint64_t t, v;
-    if (!varint(t)) return false;
-    switch (t & 7) {
-    case 0:
-      if (!varint(v)) return false;
-      break;
-    case 1:
-    case 5:
-      if (uint64_t(end - p) < ((t & 7) == 1 ? 8u : 4u)) return false;
-      p += (t & 7) == 1 ? 8 : 4;
-      break;
-    case 2:
-      if (!varint(v) || v > uint64_t(end - p)) return false;
-      p += v;
-      graph = graph || (t >> 3) == 7;
-      break;
-    default: return false;
-    }
-  }
-  return graph;
+  return detail::forEachTopLevelField(bytes, [&](uint32_t field, std::string_view) { graph = graph || field == 7; }) &&
+         graph;
 }
 
 } // namespace

@@ -416,4 +416,40 @@ bool WireReader::failDepth() {
   return fail("messages nested deeper than " + std::to_string(limits_.maxNestingDepth) + " levels");
 }
 
+bool forEachTopLevelField(std::string_view bytes,
+                          const std::function<void(uint32_t field, std::string_view whole)> &visit) {
+  const auto *p = reinterpret_cast<const uint8_t *>(bytes.data()), *end = p + bytes.size();
+  auto varint = [&](uint64_t &v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+      uint8_t b = *p++;
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  while (p < end) {
+    const uint8_t *start = p;
+    uint64_t t, v;
+    if (!varint(t)) return false;
+    switch (t & 7) {
+    case 0:
+      if (!varint(v)) return false;
+      break;
+    case 1:
+    case 5:
+      if (uint64_t(end - p) < ((t & 7) == 1 ? 8u : 4u)) return false;
+      p += (t & 7) == 1 ? 8 : 4;
+      break;
+    case 2:
+      if (!varint(v) || v > uint64_t(end - p)) return false;
+      p += v;
+      break;
+    default: return false;
+    }
+    visit(uint32_t(t >> 3), std::string_view(reinterpret_cast<const char *>(start), size_t(p - start)));
+  }
+  return true;
+}
+
 } // namespace sf::onnx::detail

@@ -11,6 +11,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -288,5 +289,11 @@ private:
 
 /// "field 'ints' (8)": how messages name a field.
 std::string fieldLabel(const char *name, uint32_t number);
+
+/// Walks the top-level fields of a protobuf message without reading what they hold: `visit`
+/// gets each field's number and its whole bytes, tag included. False when the bytes are not a
+/// sequence of well-formed fields.
+bool forEachTopLevelField(std::string_view bytes,
+                          const std::function<void(uint32_t field, std::string_view whole)> &visit);
 
 } // namespace sf::onnx::detail

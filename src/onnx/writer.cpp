@@ -4,6 +4,8 @@
 // message with its length).
 #include "shapeflow/onnx/writer.h"
 
+#include "wire_reader.h"
+
 
 #include <algorithm>
 #include <functional>
@@ -19,7 +21,10 @@ namespace {
 
 // ---- protobuf encoding ----
 
-enum Wire : uint32_t { kVarintWire = 0, kFixed64 = 1, kLenWire = 2, kFixed32 = 5 };
+using detail::kFixed32;
+using detail::kLen;
+using detail::kVarint;
+using Wire = detail::WireType;
 
 void putVarint(std::string &out, uint64_t v) {
   while (v >= 0x80) {
@@ -30,11 +35,11 @@ void putVarint(std::string &out, uint64_t v) {
 }
 void putTag(std::string &out, int field, Wire w) { putVarint(out, (uint64_t(field) << 3) | w); }
 void putInt(std::string &out, int field, int64_t v) {
-  putTag(out, field, kVarintWire);
+  putTag(out, field, kVarint);
   putVarint(out, uint64_t(v));
 }
 void putBytes(std::string &out, int field, std::string_view bytes) {
-  putTag(out, field, kLenWire);
+  putTag(out, field, kLen);
   putVarint(out, bytes.size());
   out.append(bytes);
 }
@@ -168,7 +173,7 @@ struct Writer {
       putInt(head, 14, 1); // data_location = EXTERNAL
       return {std::move(head)};
     }
-    putTag(head, 9, kLenWire);
+    putTag(head, 9, kLen);
     putVarint(head, bytes.size());
     if (!packed.empty()) return {head + packed};
     return {std::move(head), bytes};
@@ -259,7 +264,7 @@ struct Writer {
     out.push_back(std::move(head));
     for (uint32_t id : ids) {
       const Node &n = g.nodes[id];
-      if (!n.isConstant() || n.outputs[0].successors.empty() && !outputs.count(OutletId{id, 0})) continue;
+      if (!n.isConstant() || (n.outputs[0].successors.empty() && !outputs.count(OutletId{id, 0}))) continue;
       const Attribute *value = n.attrs.find("value");
       const TensorPtr *t = value ? value->get<TensorPtr>() : nullptr;
       if (!t || !*t) continue;
@@ -267,7 +272,7 @@ struct Writer {
       size_t size = 0;
       for (const Chunk &c : tensor) size += sizeOf(c);
       std::string tag;
-      putTag(tag, 5, kLenWire);
+      putTag(tag, 5, kLen);
       putVarint(tag, size);
       out.push_back(std::move(tag));
       for (Chunk &c : tensor) out.push_back(std::move(c));
@@ -300,37 +305,10 @@ struct Writer {
 /// The top-level fields of `original` other than the graph, as they are.
 Result<std::string> modelFieldsOf(std::string_view original) {
   std::string out;
-  const auto *p = reinterpret_cast<const uint8_t *>(original.data()), *end = p + original.size();
-  auto varint = [&](uint64_t &v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-      uint8_t b = *p++;
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
-  while (p < end) {
-    const uint8_t *start = p;
-    uint64_t t, v;
-    if (!varint(t)) return errorf("not an ONNX model (protobuf)");
-    switch (t & 7) {
-    case 0:
-      if (!varint(v)) return errorf("not an ONNX model (protobuf)");
-      break;
-    case 1:
-    case 5:
-      if (uint64_t(end - p) < ((t & 7) == 1 ? 8u : 4u)) return errorf("not an ONNX model (protobuf)");
-      p += (t & 7) == 1 ? 8 : 4;
-      break;
-    case 2:
-      if (!varint(v) || v > uint64_t(end - p)) return errorf("not an ONNX model (protobuf)");
-      p += v;
-      break;
-    default: return errorf("not an ONNX model (protobuf)");
-    }
-    if ((t >> 3) != 7) out.append(reinterpret_cast<const char *>(start), size_t(p - start));
-  }
+  if (!detail::forEachTopLevelField(original, [&](uint32_t field, std::string_view whole) {
+        if (field != 7) out.append(whole);
+      }))
+    return errorf("not an ONNX model (protobuf)");
   return out;
 }
 
@@ -372,12 +350,12 @@ Result<WriteStats> writeModel(const Graph &g, std::string_view original, std::os
   else {
     SF_ASSIGN(fields, modelFieldsOf(original));
   }
-  Writer w{options};
+  Writer w{options, {}};
   std::vector<Chunk> graph = w.graph(g, nullptr, g.name.empty() ? "main" : g.name);
   size_t size = 0;
   for (const Chunk &c : graph) size += sizeOf(c);
   std::string tag;
-  putTag(tag, 7, kLenWire);
+  putTag(tag, 7, kLen);
   putVarint(tag, size);
   os.write(fields.data(), std::streamsize(fields.size()));
   os.write(tag.data(), std::streamsize(tag.size()));

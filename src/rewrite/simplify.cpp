@@ -6,6 +6,7 @@
 #include "shapeflow/support/format.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <map>
 #include <set>
@@ -89,6 +90,19 @@ bool replaceByConstant(Graph &g, OutletId o, TensorPtr t) {
   (void)g.renameOutlet(*c, name);
   g.nodes[c->node].name = name;
   return true;
+}
+
+/// Each output of node `id` that something reads becomes the constant `tensorOf(k)` gives
+/// (none when it gives null); the node goes once nothing reads it. How many were replaced.
+size_t replaceOutputsByConstants(Graph &g, uint32_t id, const std::function<TensorPtr(uint32_t)> &tensorOf) {
+  size_t replaced = 0;
+  for (uint32_t k = 0; k < g.nodes[id].outputs.size(); ++k) {
+    if (unread(g, {id, k})) continue;
+    TensorPtr t = tensorOf(k);
+    if (t && replaceByConstant(g, {id, k}, std::move(t))) ++replaced;
+  }
+  if (replaced) (void)removeIfUnread(g, id);
+  return replaced;
 }
 
 bool hasBodies(const Node &n) {
@@ -245,15 +259,11 @@ Result<size_t> foldConstants(PassContext &ctx) {
     if (!fits) continue;
     auto outputs = ctx.evaluator->evaluate(g, n, inputs);
     if (!outputs.ok() || outputs->size() != n.outputs.size()) continue;
-    bool replaced = true;
-    for (uint32_t k = 0; k < n.outputs.size() && replaced; ++k) {
-      if (unread(g, {id, k})) continue;
-      const TensorPtr &t = (*outputs)[k];
-      replaced = t && t->type() == n.outputs[k].fact.type && replaceByConstant(g, {id, k}, t);
-    }
-    if (!replaced) continue;
-    (void)removeIfUnread(g, id);
-    ++folded;
+    const std::vector<TensorPtr> &made = *outputs;
+    if (replaceOutputsByConstants(g, id, [&](uint32_t k) {
+          return made[k] && made[k]->type() == g.nodes[id].outputs[k].fact.type ? made[k] : nullptr;
+        }))
+      ++folded;
   }
   return folded;
 }
@@ -265,16 +275,8 @@ Result<size_t> foldShapeValues(PassContext &ctx) {
     const Node &n = g.nodes[id];
     const OpDef *def = recordOf(ctx, n);
     if (!def || hasBodies(n) || def->traits.nondeterministic) continue;
-    size_t done = 0, live = 0;
-    for (uint32_t k = 0; k < n.outputs.size(); ++k) {
-      if (unread(g, {id, k})) continue;
-      ++live;
-      TensorPtr t = tensorOfValue(n.outputs[k].fact);
-      if (t && replaceByConstant(g, {id, k}, t)) ++done;
-    }
-    if (done == 0) continue;
-    if (done == live) (void)removeIfUnread(g, id);
-    ++folded;
+    if (replaceOutputsByConstants(g, id, [&](uint32_t k) { return tensorOfValue(g.nodes[id].outputs[k].fact); }))
+      ++folded;
   }
   return folded;
 }
