@@ -5,9 +5,12 @@
 //   onnx:      onnx::shape_inference::InferShapes with data propagation on (ModelProto in memory)
 //   shapeflow: inferGraph on the imported graph (symbolic facts, value propagation)
 // and reports the load time and the size of the symbolic results.
-// Usage: scale_bench [--shapeflow-only | --infer-only] [--reps R] [NODES...]   (default: 10000 100000)
+// Usage: scale_bench [--shapeflow-only | --infer-only] [--reps R] [--weights-mb M] [NODES...]
+//   (default: 10000 100000)
 //   --shapeflow-only skips ONNX (for profiling shapeflow alone); --infer-only also infers 20
-//   copies of each loaded graph (a profile of inference alone); --reps sets repetitions (3).
+//   copies of each loaded graph (a profile of inference alone); --reps sets repetitions (3);
+//   --weights-mb M gives the blocks their own projection weights (raw_data, about M MB in all,
+//   sets reused in turn past that), written as /tmp/sf_scale_<NODES>_w<M>.onnx.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/import.h"
 
@@ -19,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <cstdio>
 #include <fstream>
@@ -81,6 +85,22 @@ struct Builder {
     if (!scalar) t->add_dims(int64_t(v.size()));
     for (auto x : v) t->add_int64_data(x);
   }
+  // A weight as raw_data (how exporters write them), values varying with the element.
+  void initRaw(const std::string &name, int64_t rows, int64_t cols, uint32_t seed) {
+    auto *t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(rows);
+    t->add_dims(cols);
+    std::string bytes(size_t(rows * cols) * sizeof(float), '\0');
+    uint32_t state = seed * 2654435761u + 1;
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      state = state * 1664525u + 1013904223u;
+      float v = (float(state >> 8) / float(1u << 24) - 0.5f) * 0.02f;
+      std::memcpy(bytes.data() + i * sizeof(float), &v, sizeof v);
+    }
+    t->set_raw_data(std::move(bytes));
+  }
   void initFloats(const std::string &name, std::vector<int64_t> dims, float value) {
     auto *t = g->add_initializer();
     t->set_name(name);
@@ -93,7 +113,17 @@ struct Builder {
 
 constexpr int64_t kD = 64, kHeads = 4, kHd = 16;
 
-std::string block(Builder &b, const std::string &x) {
+// The projection weights a block reads: the shared set, or with --weights-mb its own set (sets
+// made on first use, `sets` of them, reused in turn).
+std::string weight(Builder &b, const char *stem, int64_t block, int64_t sets) {
+  if (sets == 0) return stem;
+  int64_t k = block % sets;
+  std::string name = std::string(stem) + "_" + std::to_string(k);
+  if (block < sets) b.initRaw(name, kD, kD, uint32_t(k * 4 + stem[1]));
+  return name;
+}
+
+std::string block(Builder &b, const std::string &x, int64_t index, int64_t sets) {
   // LayerNorm by hand.
   std::string mean = b.node("ReduceMean", {x}, {{"axes", {-1}}}, {{"keepdims", 1}});
   std::string d = b.node("Sub", {x, mean});
@@ -109,14 +139,16 @@ std::string block(Builder &b, const std::string &x) {
   auto heads = [&](const std::string &w, std::vector<int64_t> perm) {
     return b.node("Transpose", {b.node("Reshape", {b.node("MatMul", {n, w}), split})}, {{"perm", perm}});
   };
-  std::string q = heads("wq", {0, 2, 1, 3}), k = heads("wk", {0, 2, 3, 1}), v = heads("wv", {0, 2, 1, 3});
+  std::string q = heads(weight(b, "wq", index, sets), {0, 2, 1, 3});
+  std::string k = heads(weight(b, "wk", index, sets), {0, 2, 3, 1});
+  std::string v = heads(weight(b, "wv", index, sets), {0, 2, 1, 3});
   std::string att = b.node("Softmax", {b.node("Div", {b.node("MatMul", {q, k}), "scale"})}, {}, {{"axis", -1}});
   std::string o = b.node("Transpose", {b.node("MatMul", {att, v})}, {{"perm", {0, 2, 1, 3}}});
-  std::string y = b.node("MatMul", {b.node("Reshape", {o, merge}), "wo"});
+  std::string y = b.node("MatMul", {b.node("Reshape", {o, merge}), weight(b, "wo", index, sets)});
   return b.node("Add", {x, y});
 }
 
-onnx::ModelProto makeModel(int64_t targetNodes) {
+onnx::ModelProto makeModel(int64_t targetNodes, int64_t weightsMb) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
@@ -140,8 +172,10 @@ onnx::ModelProto makeModel(int64_t targetNodes) {
   b.initInts("heads", {kHeads});
   b.initInts("hd", {kHd});
   b.initInts("dmodel", {kD});
+  // Four kD x kD float matrices per set.
+  int64_t sets = weightsMb * 1000000 / (4 * kD * kD * int64_t(sizeof(float)));
   std::string x = "x";
-  while (b.g->node_size() < targetNodes) x = block(b, x);
+  for (int64_t i = 0; b.g->node_size() < targetNodes; ++i) x = block(b, x, i, sets);
   auto *out = b.g->add_output();
   out->set_name(x);
   out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
@@ -154,19 +188,22 @@ int main(int argc, char **argv) {
   std::vector<int64_t> sizes;
   bool onlySf = false, inferOnly = false;
   int reps = 3;
+  int64_t weightsMb = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--shapeflow-only") onlySf = true;
     else if (a == "--infer-only") onlySf = inferOnly = true;
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
+    else if (a == "--weights-mb" && i + 1 < argc) weightsMb = std::max(0LL, std::stoll(argv[++i]));
     else sizes.push_back(std::stoll(a));
   }
   if (sizes.empty()) sizes = {10000, 100000};
   std::printf("%10s %10s %12s %12s %12s %11s %8s %s\n", "nodes", "onnx ms", "shapeflow ms",
               "sf load ms", "ratio", "allocs/node", "errors", "last output");
   for (int64_t n : sizes) {
-    onnx::ModelProto m = makeModel(n);
-    std::string path = "/tmp/sf_scale_" + std::to_string(n) + ".onnx";
+    onnx::ModelProto m = makeModel(n, weightsMb);
+    std::string path = "/tmp/sf_scale_" + std::to_string(n) +
+                       (weightsMb ? "_w" + std::to_string(weightsMb) : "") + ".onnx";
     {
       std::ofstream f(path, std::ios::binary);
       m.SerializeToOstream(&f);

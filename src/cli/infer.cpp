@@ -21,7 +21,7 @@ int writeAnnotated(const std::string &modelPath, const Graph &g, const std::stri
   std::string tmp = outPath + ".shapeflow-tmp";
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) return fail("cannot write " + outPath + ": cannot open " + tmp);
-  auto written = onnx::writeAnnotatedModel((*file)->bytes(), g, out, modelPath);
+  auto written = onnx::writeAnnotatedModel(**file, g, out);
   out.close();
   std::error_code ec;
   if (written.ok() && out) std::filesystem::rename(tmp, outPath, ec);

@@ -7,6 +7,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -103,11 +104,9 @@ bool looksLikeModel(std::string_view bytes) {
          graph;
 }
 
-} // namespace
 
-Result<void> writeAnnotatedModel(std::string_view original, const Graph &g, std::ostream &os,
-                                 std::string_view label) {
-  if (!looksLikeModel(original)) return errorf("{}: not an ONNX model (protobuf)", label);
+/// The annotation: a second ModelProto.graph field holding value_info for every inferred tensor.
+std::string annotationTail(const Graph &g) {
   ExprScope scope = g.enter();
   std::string tail;
   {
@@ -125,9 +124,35 @@ Result<void> writeAnnotatedModel(std::string_view original, const Graph &g, std:
       }
     });
   }
+  return tail;
+}
+
+} // namespace
+
+Result<void> writeAnnotatedModel(std::string_view original, const Graph &g, std::ostream &os,
+                                 std::string_view label) {
+  if (!looksLikeModel(original)) return errorf("{}: not an ONNX model (protobuf)", label);
+  std::string tail = annotationTail(g);
   os.write(original.data(), std::streamsize(original.size()));
   os.write(tail.data(), std::streamsize(tail.size()));
   if (!os) return errorf("{}: writing the annotated model failed", label);
+  return success();
+}
+
+Result<void> writeAnnotatedModel(const MappedFile &original, const Graph &g, std::ostream &os) {
+  std::string_view bytes = original.bytes();
+  if (!looksLikeModel(bytes)) return errorf("{}: not an ONNX model (protobuf)", original.path());
+  std::string tail = annotationTail(g);
+  // In pieces, each dropped from this mapping once written: the copy never holds the whole
+  // file's pages (they stay in the kernel's cache, not in the process).
+  constexpr size_t kPiece = size_t(8) << 20;
+  for (size_t at = 0; at < bytes.size() && os; at += kPiece) {
+    size_t n = std::min(kPiece, bytes.size() - at);
+    os.write(bytes.data() + at, std::streamsize(n));
+    original.release(at, n);
+  }
+  os.write(tail.data(), std::streamsize(tail.size()));
+  if (!os) return errorf("{}: writing the annotated model failed", original.path());
   return success();
 }
 

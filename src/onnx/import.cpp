@@ -219,6 +219,10 @@ struct GraphImport {
     g.name = str(gv.name);
     SF_TRY(readNodes());
     SF_TRY(addInputs());
+    // Reading the initializers' names touched a page of every weight, and the kernel maps the
+    // cached pages around each: drop them from the process before the nodes grow the heap (what
+    // is read later comes back from the kernel's cache).
+    if (imp.depth == 0) releaseFilePages(imp.model);
     // Nodes: create them all, then connect by name (files are not always in topological order).
     declared.reserve(gv.valueInfo.size() + gv.outputs.size());
     for (const auto &vi : gv.valueInfo) declared[vi.name] = &vi;
@@ -286,7 +290,8 @@ struct GraphImport {
                          str(t.name) + "' is already used by an initializer");
       SF_ASSIGN(OutletId o, g.appendConstant(str(t.name), *tensor));
       g.nodes[o.node].attrs.set("initializer", Attribute(int64_t(1)));
-      scope.names[t.name] = o;
+      // Keyed by a copy: the nodes' lookups must not read the file's pages among the weights.
+      scope.names[imp.own(str(t.name))] = o;
     }
     return success();
   }

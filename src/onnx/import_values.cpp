@@ -60,7 +60,22 @@ Result<std::shared_ptr<const Tensor>> Importer::tensorFrom(const TensorView &t) 
   }
   const bool ints = isInteger(type) || isInt4(type) || type == ElementType::Bool;
   const bool floats = isFloat(type) || isNarrowFloat(type);
-  if (size_t(count) <= options.decodeBudget) {
+  // Bytes in raw layout (raw_data or external data, not 4-bit types, which are packed in the
+  // file and a byte each in memory) become a view of the file whatever their size: copying them
+  // would hold every weight twice (the mapping and the heap). Booleans are decoded when small so
+  // that every byte reads as 0 or 1.
+  const bool rawLayout = (t.hasRawData || t.isExternal) &&
+                         int64_t(elementSize(type)) * 8 == dataTypeBits(t.dataType);
+  const bool small = size_t(count) <= options.decodeBudget;
+  if (rawLayout && !(small && type == ElementType::Bool)) {
+    auto bytes = tensorBytes(t, model);
+    if (bytes.ok())
+      return share(Tensor::view(
+          type, shape,
+          std::span<const std::byte>(reinterpret_cast<const std::byte *>(bytes->data()), bytes->size()),
+          std::shared_ptr<const void>(model.storage)));
+  }
+  if (small) {
     if (ints) {
       SF_ASSIGN(auto v, decodeInts(t, model, options.decodeBudget));
       return share(Tensor::fromInt64s(shape, v, type));
@@ -69,16 +84,6 @@ Result<std::shared_ptr<const Tensor>> Importer::tensorFrom(const TensorView &t) 
       SF_ASSIGN(auto v, decodeFloats(t, model, options.decodeBudget));
       return share(Tensor::fromDoubles(type, shape, v));
     }
-  }
-  // Large: a view of the file's bytes when they are in raw layout (4-bit types are packed in
-  // the file, a byte each in memory), else type and shape only.
-  if ((t.hasRawData || t.isExternal) && int64_t(elementSize(type)) * 8 == dataTypeBits(t.dataType)) {
-    auto bytes = tensorBytes(t, model);
-    if (bytes.ok())
-      return share(Tensor::view(
-          type, shape,
-          std::span<const std::byte>(reinterpret_cast<const std::byte *>(bytes->data()), bytes->size()),
-          std::shared_ptr<const void>(model.storage)));
   }
   if (options.decodeLarge && ints) {
     SF_ASSIGN(auto v, decodeInts(t, model, size_t(count)));

@@ -1,6 +1,7 @@
 // Read-only mmap of a file (POSIX), with the error messages the ONNX reader passes on.
 #include "shapeflow/onnx/mapped_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -52,6 +53,17 @@ void MappedFile::advise(Access access) const {
                : access == Access::Sequential ? MADV_SEQUENTIAL
                                               : MADV_NORMAL;
   ::madvise(data_, size_, advice); // only a hint: if it fails, nothing that matters changes
+}
+
+void MappedFile::release(uint64_t offset, uint64_t size) const {
+  if (!data_ || offset >= size_) return;
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  uint64_t end = offset + std::min(size, size_ - offset);
+  uint64_t first = (offset + page - 1) / page * page; // whole pages inside the range only
+  uint64_t last = end == size_ ? end : end / page * page;
+  if (last <= first) return;
+  // A private read-only mapping never holds changed pages, so dropping them loses nothing.
+  ::madvise(static_cast<char *>(data_) + first, last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -321,6 +321,10 @@ Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limit
   return m;
 }
 
+void releaseFilePages(const ModelView &model) {
+  if (model.storage && model.storage->file) model.storage->file->release(0, model.storage->file->size());
+}
+
 Result<TensorView> readTensorBuffer(std::string_view bytes, std::string_view label) {
   SF_TRY(detail::checkSize(bytes, label));
   TensorView t;

@@ -11,6 +11,8 @@
 
 namespace sf::onnx {
 
+class MappedFile;
+
 /// Writes the annotated model to `os`. Protobuf merges a repeated occurrence of an embedded
 /// message, so the annotation is the original bytes followed by a second ModelProto.graph field
 /// that holds only value_info entries: weights are never decoded or copied through a parser, and
@@ -19,6 +21,9 @@ namespace sf::onnx {
 /// (checked: well-formed top-level fields with a graph); `label` starts error messages.
 Result<void> writeAnnotatedModel(std::string_view original, const Graph &g, std::ostream &os,
                                  std::string_view label = "<memory>");
+/// The same from a mapped file (its path starts errors), written in pieces that are dropped from
+/// the mapping once written, so that the copy does not hold the whole file in memory.
+Result<void> writeAnnotatedModel(const MappedFile &original, const Graph &g, std::ostream &os);
 /// The same as bytes.
 Result<std::string> annotatedModelBuffer(std::string_view original, const Graph &g,
                                          std::string_view label = "<memory>");

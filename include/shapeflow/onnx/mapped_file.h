@@ -30,6 +30,11 @@ public:
   /// later pass over the weights gets the kernel's read-ahead again.
   void advise(Access access) const;
 
+  /// Drops the whole pages inside [offset, offset + size) from this process's memory (the file
+  /// and the kernel's cache keep them; reading them again faults them back in). For a pass that
+  /// reads a large file once.
+  void release(uint64_t offset, uint64_t size) const;
+
   std::string_view bytes() const { return {static_cast<const char *>(data_), size_}; }
   uint64_t size() const { return size_; }
   const std::string &path() const { return path_; }

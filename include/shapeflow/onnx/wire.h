@@ -270,6 +270,11 @@ struct ReadOptions {
   bool deferNodes = false;
 };
 
+/// Drops the pages of the model's file from the process's memory (not from the kernel's cache):
+/// for a reader that has read what it needs from the weights' headers. Views stay valid (pages
+/// fault back in when read). Nothing for a model read from a caller's buffer.
+void releaseFilePages(const ModelView &model);
+
 /// Reads a model file through a read-only mapping. Errors start with `path: `.
 Result<ModelView> readModelFile(const std::string &path, const ReadLimits &limits = {},
                                 const ReadOptions &options = {});
