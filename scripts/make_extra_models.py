@@ -38,6 +38,7 @@ export("fasterrcnn_op11", tv.detection.fasterrcnn_mobilenet_v3_large_320_fpn(wei
 export("maskrcnn", tv.detection.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
 export("keypointrcnn", tv.detection.keypointrcnn_resnet50_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
 export("fasterrcnn_mbv3", tv.detection.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None), ([torch.rand(3, 320, 320)],), ["images"], {"images": {1: "H", 2: "W"}}, 17)
+export("vit_b_16", tv.vit_b_16(), (img,), ["x"], {"x": {0: "N"}}, 17)  # ViT-B/16 at 224x224: 197 tokens of 768
 class Seq(nn.Module):
     def __init__(s):
         super().__init__()

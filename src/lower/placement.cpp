@@ -31,8 +31,9 @@ namespace {
 /// Places slots in the given order, each into the smallest gap that holds it among the already
 /// placed slots live at the same time (else on top of them); offsets at the reference.
 std::vector<int64_t> placeInOrder(const std::vector<Item> &items, const std::vector<size_t> &order,
-                                  int64_t align, const std::vector<std::vector<size_t>> &conflicts) {
-  std::vector<int64_t> offset(items.size(), -1);
+                                  int64_t align, const std::vector<std::vector<size_t>> &conflicts,
+                                  std::vector<int64_t> offset = {}) {
+  offset.resize(items.size(), -1);
   std::vector<std::pair<int64_t, int64_t>> busy;
   for (size_t i : order) {
     busy.clear();
@@ -49,6 +50,75 @@ std::vector<int64_t> placeInOrder(const std::vector<Item> &items, const std::vec
       cursor = std::max(cursor, e);
     }
     offset[i] = best >= 0 ? best : alignUp(cursor, align);
+  }
+  return offset;
+}
+
+/// The largest free run in [0, target) left by the intervals `busy` (sorted by start).
+int64_t largestFree(const std::vector<std::pair<int64_t, int64_t>> &busy, int64_t target) {
+  int64_t cursor = 0, largest = 0;
+  for (const auto &[b, e] : busy) {
+    if (b >= target) break;
+    largest = std::max(largest, b - cursor);
+    cursor = std::max(cursor, e);
+  }
+  return std::max(largest, target - cursor);
+}
+
+/// Places slots in the given order under a target peak (the live-bytes lower bound), each at
+/// either end of a free gap among the placed slots it lives with: of those positions, the one
+/// that leaves the largest free run, under the target, at the busiest step of its lifetime (where
+/// the slots not yet placed need room most), the lower on a tie. A slot with no room under the
+/// target goes where placeInOrder would put it. Where long-lived slots (a residual stream) and
+/// large temporaries alternate, placing each long-lived one at the bottom or the top as the
+/// following temporaries need keeps them from stacking one above the other.
+std::vector<int64_t> placeTwoEnded(const std::vector<Item> &items, const std::vector<size_t> &order,
+                                   int64_t align, const std::vector<std::vector<size_t>> &conflicts,
+                                   const std::vector<int64_t> &live, int64_t target) {
+  std::vector<int64_t> offset(items.size(), -1);
+  std::vector<std::pair<int64_t, int64_t>> busy, atStep;
+  for (size_t i : order) {
+    const Item &it = items[i];
+    busy.clear();
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0) busy.push_back({offset[j], offset[j] + items[j].size});
+    std::sort(busy.begin(), busy.end());
+    // The candidates: both ends of every gap under the target that holds the slot.
+    std::vector<int64_t> candidates;
+    int64_t cursor = 0;
+    auto gap = [&](int64_t from, int64_t to) {
+      int64_t lo = alignUp(from, align);
+      if (to - lo < it.size) return;
+      int64_t hi = (to - it.size) / align * align; // >= lo: both are multiples of align
+      candidates.push_back(lo);
+      if (hi != lo) candidates.push_back(hi);
+    };
+    for (const auto &[b, e] : busy) {
+      if (b > cursor) gap(cursor, std::min(b, target));
+      cursor = std::max(cursor, e);
+    }
+    if (cursor < target) gap(cursor, target);
+    if (candidates.empty()) {
+      offset[i] = placeInOrder(items, {i}, align, conflicts, offset)[i];
+      continue;
+    }
+    // The busiest step of the slot's lifetime, and the placed slots live there.
+    size_t step = it.first;
+    for (size_t t = it.first; t <= it.last && t < live.size(); ++t)
+      if (live[t] > live[step]) step = t;
+    atStep.clear();
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0 && items[j].first <= step && step <= items[j].last)
+        atStep.push_back({offset[j], offset[j] + items[j].size});
+    std::sort(atStep.begin(), atStep.end());
+    int64_t best = candidates.front(), bestRoom = -1;
+    for (int64_t c : candidates) {
+      auto with = atStep;
+      with.insert(std::upper_bound(with.begin(), with.end(), std::pair{c, c + it.size}), {c, c + it.size});
+      int64_t room = largestFree(with, target);
+      if (room > bestRoom || (room == bestRoom && c < best)) best = c, bestRoom = room;
+    }
+    offset[i] = best;
   }
   return offset;
 }
@@ -152,6 +222,40 @@ struct Search {
     if (bestPeak < 0 || p < bestPeak) bestPeak = p, best = off, bestOrder = order;
     return {std::move(off), p};
   }
+  /// The two-ended placement (placeTwoEnded) under the lower bound, in order of first use, of
+  /// lifetime and of size. Kept when it is the best so far; the iterated greedy goes on from
+  /// the best order whichever placement made it.
+  void twoEnded(size_t steps) {
+    if (bestPeak <= bound) return;
+    std::vector<int64_t> live(steps + 1, 0);
+    std::vector<int64_t> delta(steps + 2, 0);
+    for (const Item &it : items) {
+      delta[std::min(it.first, steps + 1)] += alignUp(it.size, align);
+      delta[std::min(it.last + 1, steps + 1)] -= alignUp(it.size, align);
+    }
+    int64_t acc = 0;
+    for (size_t t = 0; t <= steps; ++t) live[t] = acc += delta[t];
+    std::vector<size_t> base(items.size());
+    std::iota(base.begin(), base.end(), 0);
+    auto life = [&](size_t i) { return items[i].last - items[i].first; };
+    std::vector<std::vector<size_t>> orders(3, base);
+    std::stable_sort(orders[0].begin(), orders[0].end(), [&](size_t a, size_t b) {
+      if (items[a].first != items[b].first) return items[a].first < items[b].first;
+      return items[a].size > items[b].size;
+    });
+    std::stable_sort(orders[1].begin(), orders[1].end(), [&](size_t a, size_t b) {
+      if (life(a) != life(b)) return life(a) > life(b);
+      return items[a].size > items[b].size;
+    });
+    std::stable_sort(orders[2].begin(), orders[2].end(),
+                     [&](size_t a, size_t b) { return items[a].size > items[b].size; });
+    for (const auto &order : orders) {
+      if (bestPeak <= bound || !spend(kGreedyWork)) return;
+      auto off = placeTwoEnded(items, order, align, conflicts, live, bound);
+      int64_t p = peakOf(items, off);
+      if (p < bestPeak) bestPeak = p, best = std::move(off), bestOrder = order;
+    }
+  }
   /// Iterated greedy: a slot that ends at the peak goes earlier in the order, and the order is
   /// kept when the peak does not rise (so that the search drifts across equal plans).
   void iterate() {
@@ -205,6 +309,7 @@ std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, 
   std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
   for (const Item &it : items) lives.push_back({alignUp(it.size, align), {it.first, it.last}});
   search.bound = liveLowerBound(lives, steps + 1);
+  search.twoEnded(steps);
   search.iterate();
   search.perturb();
   return search.best;
