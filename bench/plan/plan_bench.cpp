@@ -8,11 +8,15 @@
 // Prints peak / lb of the symbolic plan and of the baseline at each binding, the lower bounds of
 // the model's order and of the order `--order memory` keeps at the upper end, the no-reuse
 // total, the verifier's verdict on the plan's JSON (lower/plan_check.h) and the planning time.
+// `--max-ratio R` adds a second table: the worst ratio of one plan for the whole domain at the
+// sizes the model admits, and of plans per range of the sizes (at most 8), each judged at those
+// inside its range (`shapeflow plan --max-ratio`), with the number of ranges and the time.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/lower/plan_check.h"
 #include "shapeflow/onnx/import.h"
 #include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/range_plans.h"
 
 #include <nlohmann/json.hpp>
 
@@ -92,12 +96,53 @@ Result<std::unique_ptr<Graph>> load(const std::string &path, const std::vector<D
 
 } // namespace
 
+/// The model of `path` inferred afresh for each range (what `plan --max-ratio` does).
+InferModel fileModel(const std::string &path) {
+  return [path](const InferOptions &options, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
+    InferredModel m;
+    SF_ASSIGN(m.graph, onnx::loadModelFile(path, m.diags));
+    SF_TRY(applyInputs(m.graph, options));
+    if (before) before(m.graph);
+    m.stats = inferGraph(m.graph, m.diags, options);
+    return m;
+  };
+}
+
+/// `--max-ratio`: one plan for the whole domain against plans per range, each judged at the sizes
+/// the model admits (report/range_plans.h).
+void rangeRows(const std::vector<std::string> &models, const nlohmann::json &domains, double maxRatio) {
+  std::printf("\n%-20s | %9s | %6s %9s | %5s | %9s\n", "model", "one plan", "ranges", "worst", "sizes", "plan ms");
+  for (const std::string &path : models) {
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    name = name.substr(0, name.size() - 5);
+    InferOptions options;
+    if (domains.contains(name))
+      for (const auto &[sym, r] : domains[name].items())
+        options.dims.push_back({sym, {r[0].get<int64_t>(), r[1].get<int64_t>()}});
+    auto t0 = std::chrono::steady_clock::now();
+    auto plans = planByRanges(fileModel(path), options, {}, {maxRatio, 8});
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!plans.ok()) {
+      std::printf("%-20s | %s\n", name.c_str(), plans.error().message.c_str());
+      continue;
+    }
+    double worst = 1;
+    size_t sizes = 0;
+    for (const RangePlan &r : plans->ranges) worst = std::max(worst, r.worst), sizes += r.judged.size();
+    std::printf("%-20s | %9.3f | %6zu %9.3f | %5zu | %9.1f\n", name.c_str(), plans->wholeWorst,
+                plans->ranges.size(), worst, sizes, ms);
+  }
+}
+
 int main(int argc, char **argv) {
   std::string domainsPath = "bench/plan/domains.json";
   std::vector<std::string> models;
+  double maxRatio = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--domains") && i + 1 < argc)
       domainsPath = argv[++i];
+    else if (!std::strcmp(argv[i], "--max-ratio") && i + 1 < argc)
+      maxRatio = std::atof(argv[++i]);
     else
       models.push_back(argv[i]);
   }
@@ -169,5 +214,6 @@ int main(int argc, char **argv) {
                 ratio(base, b.lb), ratio(c.peak, c.lb), ratio(base, c.lb), double(c.lb),
                 double(memLb), double(c.none), verdict.c_str(), ms);
   }
+  if (maxRatio > 0) rangeRows(models, domains, maxRatio);
   return 0;
 }

@@ -5,6 +5,10 @@
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/lower/plan_check.h"
 #include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/range_plans.h"
+#include "shapeflow/report/stats_report.h"
+
+#include <fmt/format.h>
 
 #include <fstream>
 #include <iostream>
@@ -19,6 +23,8 @@ struct PlanArgs {
   bool json = false, callerOwnedIO = false, verify = false;
   std::string svgPath;
   std::vector<std::string> at, reference;
+  double maxRatio = 0; // > 0: plans per range (--max-ratio)
+  size_t maxRanges = 8;
 };
 
 /// Prints the verifier's verdict on a plan's JSON; 0 when it holds, 1 when not, 2 when the JSON
@@ -32,6 +38,54 @@ int reportCheck(const nlohmann::json &j, std::ostream &os) {
      << (check->ok() ? "valid" : "INVALID") << "\n";
   for (const std::string &p : check->problems) os << "  " << p << "\n";
   return check->ok() ? 0 : 1;
+}
+
+/// `--max-ratio`: plans per range of the sizes, each within the ratio of the lower bound at its
+/// lower, middle and upper sizes where `--max-ranges` allows.
+int runRangePlans(const PlanArgs &a, const lower::PlanOptions &options) {
+  auto inferOptions = a.model.options();
+  if (!inferOptions.ok()) return fail(inferOptions.error().message);
+  auto plans = planByRanges(fileModel(a.model.path), *inferOptions, options, {a.maxRatio, a.maxRanges});
+  if (!plans.ok()) return fail(plans.error().message);
+  nlohmann::json j = {{"model", a.model.path}, {"max_ratio", a.maxRatio},
+                      {"whole_domain_worst", plans->wholeWorst}, {"ranges", nlohmann::json::array()}};
+  std::vector<std::string> lines;
+  for (const RangePlan &r : plans->ranges) {
+    ExprScope scope = r.model->graph.enter();
+    std::string dims;
+    nlohmann::json d = nlohmann::json::object();
+    for (const auto &[name, range] : r.domain) {
+      dims += fmt::format("{}{}={}..{}", dims.empty() ? "" : ", ", name, range.lo, range.hi);
+      d[name] = {range.lo, range.hi};
+    }
+    auto peak = lower::PlanValues(r.plan, domainBindings(r.domain)[2])(r.plan.peak);
+    PlanReport report{a.model.path, &r.model->graph, &r.plan, {}};
+    nlohmann::json judged = nlohmann::json::array();
+    for (const auto &b : r.judged) {
+      auto ratio = lower::peakOverLowerBound(r.plan, b);
+      judged.push_back({{"sizes", b}, {"ratio", ratio ? nlohmann::json(*ratio) : nlohmann::json()}});
+    }
+    j["ranges"].push_back({{"dims", d}, {"worst_ratio", r.worst}, {"judged_at", judged},
+                           {"peak_at_upper", peak ? nlohmann::json(*peak) : nlohmann::json()},
+                           {"plan", nlohmann::json::parse(planJsonText(report))}});
+    lines.push_back(fmt::format("  {:<40} {:>12} {:>8} {}", dims.empty() ? "(no sizes)" : dims,
+                                peak ? humanCount(double(*peak), "B") : std::string("?"),
+                                r.judged.empty() ? "-" : fmt::format("{:.4f}", r.worst),
+                                r.judged.empty() ? "(no size tried here is admitted)"
+                                                 : fmt::format("({} size{})", r.judged.size(), r.judged.size() == 1 ? "" : "s")));
+  }
+  if (a.json) {
+    std::cout << j.dump(1) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{} plan{} by range of the sizes (at most {}), each judged at the sizes the model admits "
+                           "in its range (the lower, middle and upper ends, and sizes drawn), the goal {:.4g}x of the "
+                           "lower bound; one plan for the whole domain: {:.4f}\n",
+                           plans->ranges.size(), plans->ranges.size() == 1 ? "" : "s", a.maxRanges, a.maxRatio,
+                           plans->wholeWorst);
+  std::cout << fmt::format("  {:<40} {:>12} {:>8} {}\n", "range", "peak (upper)", "worst", "judged at");
+  for (const std::string &l : lines) std::cout << l << "\n";
+  return 0;
 }
 
 int runPlan(const PlanArgs &a) {
@@ -66,6 +120,7 @@ int runPlan(const PlanArgs &a) {
     report.shown = shown.at;
     report.shownNote = shown.text();
   }
+  if (a.maxRatio > 0) return runRangePlans(a, options);
   auto plan = lower::planMemory(r.graph, options);
   if (!plan.ok() && r.diags.hasErrors()) return failAfterErrors(r.diags, "memory plan", plan.error().message);
   if (!plan.ok()) return fail(plan.error().message);
@@ -102,6 +157,12 @@ Command addPlan(CLI::App &app) {
                   "decide a symbolic plan's placement at SYM=V[,SYM=V...] (default: upper bounds)");
   cmd->add_flag("--caller-owned-io", args->callerOwnedIO, "graph inputs and outputs outside the arena");
   cmd->add_flag("--verify", args->verify, "check the plan with the verifier (stderr)");
+  cmd->add_option("--max-ratio", args->maxRatio,
+                  "plan per range of the sizes, each within this ratio of the lower bound (1.05) at its lower, "
+                  "middle and upper sizes")
+      ->check(CLI::Range(1.0, 1e9));
+  cmd->add_option("--max-ranges", args->maxRanges, "at most this many ranges with --max-ratio (8)")
+      ->check(CLI::Range(1, 64));
   return {cmd, [args] { return runPlan(*args); }};
 }
 

@@ -457,28 +457,6 @@ namespace {
 
 Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options);
 
-/// A plan's peak over the live-bytes lower bound of its order, at a binding of the named symbols
-/// (the others at their upper bounds). None where it does not evaluate.
-std::optional<double> ratioAt(const MemoryPlan &p, const Graph &g,
-                              const std::map<std::string, int64_t> &values) {
-  (void)g;
-  // Only the values given and upper bounds: the plan's own reference is not a binding here.
-  MemoryPlan unreferenced;
-  unreferenced.derived = p.derived;
-  PlanValues eval(unreferenced, values);
-  std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
-  for (const Slot &s : p.slots) {
-    if (s.sharesWith) continue;
-    auto size = eval(s.size);
-    if (!size) return std::nullopt;
-    lives.push_back({*size, {s.first, s.last}});
-  }
-  auto peak = eval(p.peak);
-  int64_t lb = liveLowerBound(lives, p.order.size());
-  if (!peak || lb <= 0) return std::nullopt;
-  return double(*peak) / double(lb);
-}
-
 /// The named symbols the plan's sizes use, with their ranges.
 std::map<std::string, Interval> namedSymbols(const MemoryPlan &p) {
   std::map<std::string, Interval> out;
@@ -497,6 +475,24 @@ std::map<std::string, Interval> namedSymbols(const MemoryPlan &p) {
 
 } // namespace
 
+std::optional<double> peakOverLowerBound(const MemoryPlan &p, const std::map<std::string, int64_t> &values) {
+  // Only the values given and upper bounds: the plan's own reference is not a binding here.
+  MemoryPlan unreferenced;
+  unreferenced.derived = p.derived;
+  PlanValues eval(unreferenced, values);
+  std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
+  for (const Slot &s : p.slots) {
+    if (s.sharesWith) continue;
+    auto size = eval(s.size);
+    if (!size) return std::nullopt;
+    lives.push_back({*size, {s.first, s.last}});
+  }
+  auto peak = eval(p.peak);
+  int64_t lb = liveLowerBound(lives, p.order.size());
+  if (!peak || lb <= 0) return std::nullopt;
+  return double(*peak) / double(lb);
+}
+
 Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options) {
   if (options.align <= 0 || (options.align & (options.align - 1)) != 0)
     return errorf("the alignment must be a power of two, not {}", options.align);
@@ -504,30 +500,37 @@ Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options) {
   if (!best.symbolic || !options.reference.empty()) return best;
   // Decided at the upper bounds, a plan is as good as the lower bound there; at the small end
   // of the domain its order of slots may be worse. Where it is more than 5% above the lower
-  // bound at the lower or middle binding, plans decided there are tried too, and the one whose
-  // worst ratio over the three bindings is least is kept.
+  // bound at the lower or middle binding (or one of the caller's), plans decided there are tried
+  // too, and the one whose worst ratio over those bindings is least is kept.
   ExprScope scope = g.enter();
-  std::map<std::string, Interval> named = namedSymbols(best);
-  if (named.empty()) return best;
-  std::map<std::string, int64_t> lo, mid, hi;
-  for (const auto &[name, r] : named) {
-    lo[name] = r.lo;
-    mid[name] = r.lo + (r.hi - r.lo) / 2;
-    hi[name] = r.hi;
+  std::vector<std::map<std::string, int64_t>> judge = options.judgeAt, tries;
+  if (judge.empty()) {
+    std::map<std::string, Interval> named = namedSymbols(best);
+    if (named.empty()) return best;
+    std::map<std::string, int64_t> lo, mid, hi;
+    for (const auto &[name, r] : named) {
+      lo[name] = r.lo;
+      mid[name] = r.lo + (r.hi - r.lo) / 2;
+      hi[name] = r.hi;
+    }
+    judge = {lo, mid, hi};
+    tries = {mid, lo};
+  } else {
+    tries = judge;
   }
   auto worst = [&](const MemoryPlan &p) {
     double w = 1;
-    for (const auto *b : {&lo, &mid, &hi}) {
-      auto r = ratioAt(p, g, *b);
+    for (const auto &b : judge) {
+      auto r = peakOverLowerBound(p, b);
       w = std::max(w, r ? *r : 1e9);
     }
     return w;
   };
   double bestWorst = worst(best);
   if (bestWorst <= 1.05) return best;
-  for (const auto *b : {&mid, &lo}) {
+  for (const auto &b : tries) {
     PlanOptions o = options;
-    o.reference = *b;
+    o.reference = b;
     auto p = planAt(g, o);
     if (!p.ok()) continue;
     double w = worst(*p);

@@ -31,6 +31,11 @@ struct PlanOptions {
   /// Where to decide the placement of a symbolic plan: values by symbol name (default: each
   /// symbol's upper bound; a symbol without one is an error naming it).
   std::map<std::string, int64_t> reference;
+  /// The sizes a symbolic plan is judged at (peak over the lower bound) when it tries other
+  /// references: default, every named size at the lower end, the middle and the upper end of its
+  /// range; a caller that knows which sizes the model admits together gives them here (each is
+  /// then tried as a reference too).
+  std::vector<std::map<std::string, int64_t>> judgeAt;
 };
 
 struct Slot {
@@ -85,6 +90,11 @@ private:
   std::map<std::string, const Dimension *> derived_;
   std::unordered_map<SymbolId, std::optional<int64_t>> memo_;
 };
+
+/// A plan's peak over the live-bytes lower bound of its order at a binding of the named symbols
+/// (the others at their upper bounds; the plan's own reference is not used). None where it does
+/// not evaluate. Under the plan's graph's expression scope.
+std::optional<double> peakOverLowerBound(const MemoryPlan &p, const std::map<std::string, int64_t> &values);
 
 /// The live-bytes lower bound of slots (sizes at `at`) over `steps` steps.
 int64_t liveLowerBound(const std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> &slots,

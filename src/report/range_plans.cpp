@@ -1,0 +1,190 @@
+// Memory plans per range of the sizes (report/range_plans.h).
+#include "shapeflow/report/range_plans.h"
+
+#include "shapeflow/infer/domain.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace sf {
+
+std::vector<std::map<std::string, int64_t>> domainBindings(const SizeDomain &domain) {
+  std::vector<std::map<std::string, int64_t>> out(3);
+  for (const auto &[name, r] : domain) {
+    out[0][name] = r.lo;
+    out[1][name] = r.lo + (r.hi - r.lo) / 2;
+    out[2][name] = r.hi;
+  }
+  return out;
+}
+
+std::optional<std::pair<Interval, Interval>> splitRange(Interval r) {
+  if (r.lo >= r.hi || r.hi == kInf) return std::nullopt;
+  // The geometric middle of [max(lo, 1), hi]: 1..1024 splits at 32, 0..896 at 29.
+  double lo = double(std::max<int64_t>(r.lo, 1));
+  int64_t m = int64_t(std::floor(std::sqrt(lo * double(r.hi))));
+  m = std::clamp(m, r.lo, r.hi - 1);
+  return std::pair{Interval{r.lo, m}, Interval{m + 1, r.hi}};
+}
+
+namespace {
+
+/// The named sizes a plan's buffers depend on, bounded ones only (not the plan's own derived
+/// symbols), with their ranges.
+SizeDomain planDomain(const lower::MemoryPlan &p) {
+  std::set<std::string> derived;
+  for (const auto &[name, def] : p.derived) derived.insert(name);
+  SizeDomain out;
+  for (const lower::Slot &s : p.slots)
+    if (s.size.expr())
+      for (SymbolId id : symbolsOf(s.size.expr())) {
+        const SymbolInfo &info = symbolInfo(id);
+        if (!info.name.empty() && !derived.count(info.name) && info.range.hi != kInf)
+          out[info.name] = info.range;
+      }
+  return out;
+}
+
+/// `options` with each size of `domain` ranged to it.
+InferOptions narrowed(InferOptions options, const SizeDomain &domain) {
+  for (const auto &[name, r] : domain) {
+    auto it = std::find_if(options.dims.begin(), options.dims.end(),
+                           [&](const DimBound &d) { return d.symbol == name; });
+    if (it != options.dims.end()) it->range = r;
+    else options.dims.push_back(DimBound{name, r});
+  }
+  return options;
+}
+
+/// The sizes the plans are judged at: the domain's lower, middle and upper sizes where the model
+/// admits them together, and sizes drawn from what it admits (a model whose mask length must be
+/// the cache's plus the tokens admits few corners of a box). Fixed for the whole domain, so that
+/// the two halves of a split are judged at the sizes their range held.
+std::vector<Binding> judgedBindings(const Graph &g, const SizeDomain &domain) {
+  InputDomain admitted = inputDomain(g);
+  std::vector<Binding> out;
+  auto add = [&](const Binding &b) {
+    if (b.size() == domain.size() && !admitted.breaks(b) && std::find(out.begin(), out.end(), b) == out.end())
+      out.push_back(b);
+  };
+  for (const Binding &b : domainBindings(domain)) add(b);
+  for (const Binding &drawn : admitted.draw(6, 0x5eed).bindings) {
+    Binding b;
+    for (const auto &[name, v] : drawn)
+      if (auto it = domain.find(name); it != domain.end() && it->second.contains(v)) b[name] = v;
+    add(b);
+  }
+  return out;
+}
+
+/// The bindings inside `domain`.
+std::vector<Binding> inside(const std::vector<Binding> &bindings, const SizeDomain &domain) {
+  std::vector<Binding> out;
+  for (const Binding &b : bindings) {
+    bool in = true;
+    for (const auto &[name, r] : domain)
+      if (auto it = b.find(name); it == b.end() || !r.contains(it->second)) in = false;
+    if (in) out.push_back(b);
+  }
+  return out;
+}
+
+double worstAt(const lower::MemoryPlan &plan, const std::vector<Binding> &bindings) {
+  double worst = 1;
+  for (const auto &b : bindings)
+    if (auto r = lower::peakOverLowerBound(plan, b)) worst = std::max(worst, *r);
+  return worst;
+}
+
+/// The model inferred with `domain` and planned, judged at `tests` (those inside the domain);
+/// with an empty domain, the sizes the plan depends on and the tests made there.
+Result<RangePlan> planOn(const InferModel &infer, const InferOptions &options,
+                         const lower::PlanOptions &planOptions, const SizeDomain &domain,
+                         const std::vector<Binding> &tests) {
+  SF_ASSIGN(InferredModel m, infer(narrowed(options, domain), {}));
+  if (m.diags.hasErrors())
+    for (const Diagnostic &d : m.diags.list())
+      if (d.severity == Severity::Error) return errorf("the model does not infer with these sizes: {}", format(d));
+  RangePlan r;
+  r.model = std::make_shared<InferredModel>(std::move(m));
+  const Graph &g = r.model->graph;
+  ExprScope scope = g.enter();
+  r.domain = domain;
+  r.judged = inside(tests, domain);
+  if (domain.empty()) { // the whole domain: the sizes its plan depends on
+    SF_ASSIGN(lower::MemoryPlan first, lower::planMemory(g, planOptions));
+    r.domain = planDomain(first);
+  }
+  // A range that holds none of the tests is judged at its own sizes: every plan is judged.
+  if (r.judged.empty()) r.judged = judgedBindings(g, r.domain);
+  lower::PlanOptions o = planOptions;
+  o.judgeAt = r.judged;
+  SF_ASSIGN(r.plan, lower::planMemory(g, o));
+  r.worst = worstAt(r.plan, r.judged);
+  return r;
+}
+
+/// The best split of `piece`: along each size in turn, both halves planned; the one whose worse
+/// half is least, then whose better half is. A split counts when neither half is worse than the
+/// piece and one is better (the worse half may need a split along another size next). None when
+/// no split plans both halves or none counts.
+std::optional<std::pair<RangePlan, RangePlan>> bestSplit(const InferModel &infer, const InferOptions &options,
+                                                         const lower::PlanOptions &planOptions,
+                                                         const RangePlan &piece) {
+  std::optional<std::pair<RangePlan, RangePlan>> best;
+  std::pair<double, double> bestKey{piece.worst, piece.worst};
+  for (const auto &[name, r] : piece.domain) {
+    auto halves = splitRange(r);
+    if (!halves) continue;
+    SizeDomain a = piece.domain, b = piece.domain;
+    a[name] = halves->first;
+    b[name] = halves->second;
+    auto pa = planOn(infer, options, planOptions, a, piece.judged);
+    auto pb = planOn(infer, options, planOptions, b, piece.judged);
+    if (!pa.ok() || !pb.ok()) continue;
+    std::pair<double, double> key{std::max(pa->worst, pb->worst), std::min(pa->worst, pb->worst)};
+    if (key.first <= piece.worst && key < bestKey) {
+      bestKey = key;
+      best.emplace(std::move(*pa), std::move(*pb));
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+Result<RangePlans> planByRanges(const InferModel &infer, const InferOptions &options,
+                                            const lower::PlanOptions &planOptions,
+                                            const RangePlanOptions &rangeOptions) {
+  std::vector<RangePlan> pieces;
+  SF_ASSIGN(RangePlan whole, planOn(infer, options, planOptions, {}, {}));
+  const double wholeWorst = whole.worst;
+  pieces.push_back(std::move(whole));
+  std::vector<bool> final(1, false); // pieces that no split improves
+  while (pieces.size() < std::max<size_t>(rangeOptions.maxRanges, 1)) {
+    size_t k = pieces.size();
+    for (size_t i = 0; i < pieces.size(); ++i)
+      if (!final[i] && pieces[i].worst > rangeOptions.maxRatio && (k == pieces.size() || pieces[i].worst > pieces[k].worst))
+        k = i;
+    if (k == pieces.size()) break;
+    auto split = bestSplit(infer, options, planOptions, pieces[k]);
+    if (!split) {
+      final[k] = true;
+      continue;
+    }
+    pieces[k] = std::move(split->first);
+    final[k] = false;
+    pieces.push_back(std::move(split->second));
+    final.push_back(false);
+  }
+  std::sort(pieces.begin(), pieces.end(), [](const RangePlan &a, const RangePlan &b) {
+    std::vector<std::pair<int64_t, int64_t>> x, y;
+    for (const auto &[name, r] : a.domain) x.push_back({r.lo, r.hi});
+    for (const auto &[name, r] : b.domain) y.push_back({r.lo, r.hi});
+    return x < y;
+  });
+  return RangePlans{wholeWorst, std::move(pieces)};
+}
+
+} // namespace sf
