@@ -16,7 +16,9 @@ Prints Markdown tables, and the goals' figures: load per node and its growth fro
 nodes, --json against ONNX's parse + InferShapes, peak RSS against the file size + 100 MB.
 
 usage: /usr/bin/python3 bench/e2e/e2e.py [--build build] [--reps 7] [--runs 5] [--flush-mb 1024]
-                                         [--models M...]
+                                         [--weights-mb 80] [--models M...]
+(--weights-mb M also writes the largest synthetic graph with its own weights, about M MB of them,
+and measures it beside the others.)
 """
 import argparse
 import json
@@ -106,6 +108,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--models", nargs="*", default=[])
+    ap.add_argument("--weights-mb", type=int, default=0,
+                    help="also the largest synthetic graph with its own weights (about this many MB)")
     ap.add_argument("--flush-mb", type=int, default=1024,
                     help="the buffer written between the cache-cold repetitions")
     a = ap.parse_args()
@@ -115,7 +119,12 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     subprocess.run([scale, "--shapeflow-only", "--reps", "1"] + [str(s) for s in sizes],
                    stdout=subprocess.DEVNULL, check=True)
-    graphs = [f"/tmp/sf_scale_{s}.onnx" for s in sizes] + a.models
+    graphs = [f"/tmp/sf_scale_{s}.onnx" for s in sizes]
+    if a.weights_mb:
+        subprocess.run([scale, "--shapeflow-only", "--reps", "1", "--weights-mb", str(a.weights_mb),
+                        str(sizes[-1])], stdout=subprocess.DEVNULL, check=True)
+        graphs.append(f"/tmp/sf_scale_{sizes[-1]}_w{a.weights_mb}.onnx")
+    graphs += a.models
 
     rows = {}
     for g in graphs:
