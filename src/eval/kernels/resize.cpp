@@ -269,12 +269,14 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
   Shape outShape;
   for (const AxisPlan &p : plans) outShape.push_back(p.out);
   SF_TRY(ctx.admit(x.type(), outShape));
+  // Every axis kept as it is (a Resize to a skip connection's own sizes): X itself, shared.
+  auto identity = [&](const AxisPlan &p) { return p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize"; };
+  if (std::all_of(plans.begin(), plans.end(), identity)) return ctx.setOutput(0, x);
   SF_ASSIGN(std::vector<double> data, doubles(x));
   Shape s = x.shape();
   for (size_t d = 0; d < r; ++d) {
     const AxisPlan &p = plans[d];
-    bool identity = p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize";
-    if (identity) continue;
+    if (identity(p)) continue;
     // An empty axis has nothing to sample a longer one from (unless the other axes leave no
     // element to make).
     int64_t others = 1;

@@ -131,6 +131,39 @@ TEST(ResizeAntialias, ScalesThatAreNotPositiveNumbersAreErrors) {
   }
 }
 
+// A Resize to X's own sizes keeps every element (the transforms map each index to itself, at a
+// weight of 1): X as it is, infinities and NaN beside an element included (a sum with 0 times an
+// infinite neighbour would make NaN; onnxruntime copies X too). tf_crop_and_resize samples its roi
+// and is no copy.
+TEST(Resize, ToItsOwnSizesIsXItself) {
+  std::vector<double> xs{1, INFINITY, 3, -2, double(NAN), 0.5, 7, -INFINITY, 9, 4, 1, 2};
+  for (const char *mode : {"nearest", "linear", "cubic"})
+    for (const char *transform : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+      SCOPED_TRACE(fmt::format("{} {}", mode, transform));
+      std::string text = fmt::format("opset 18\ngraph main(x: f32[1,1,3,4]) {{\n"
+                                     "  z = Constant() {{value = i64[4] [1, 1, 3, 4]}}\n"
+                                     "  y = Resize(x, , , z) {{mode = \"{}\", coordinate_transformation_mode = \"{}\"}}\n"
+                                     "  return y\n}}\n",
+                                     mode, transform);
+      Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", f32({1, 1, 3, 4}, xs)}});
+      ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+      ASSERT_EQ((Shape{1, 1, 3, 4}), r.result->outputs[0]->shape());
+      auto got = values(r.result->outputs[0]);
+      for (size_t i = 0; i < xs.size(); ++i)
+        if (std::isnan(xs[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+        else EXPECT_EQ(xs[i], got[i]) << i;
+    }
+  const char *crop = "opset 18\ngraph main(x: f32[1,1,2,2]) {\n"
+                     "  roi = Constant() {value = f32[8] [0, 0, 0, 0, 1, 1, 0.5, 0.5]}\n"
+                     "  z = Constant() {value = i64[4] [1, 1, 2, 2]}\n"
+                     "  y = Resize(x, roi, , z) {mode = \"linear\", coordinate_transformation_mode = \"tf_crop_and_resize\"}\n"
+                     "  return y\n}\n";
+  Ran r = runText(crop, std::map<std::string, Tensor>{{"x", f32({1, 1, 2, 2}, {1, 2, 3, 4})}});
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  // The roi's top-left half-square: x and y from 0 to 0.5, corners 1, 1.5, 2, 2.5.
+  EXPECT_EQ((std::vector<double>{1, 1.5, 2, 2.5}), values(r.result->outputs[0]));
+}
+
 // GridSample over an empty X (fuzz_eval: the kernel read a first pixel that is not there):
 // every sample falls outside, so zeros padding gives zeros; border and reflection have no pixel
 // to repeat and are errors naming the node.
