@@ -48,11 +48,12 @@ SizeDomain planDomain(const lower::MemoryPlan &p) {
 
 /// `options` with each size of `domain` ranged to it.
 InferOptions narrowed(InferOptions options, const SizeDomain &domain) {
-  for (const auto &[name, r] : domain) {
+  for (const auto &entry : domain) {
+    const std::string &name = entry.first; // a lambda may not capture a structured binding (C++20 before clang 16)
     auto it = std::find_if(options.dims.begin(), options.dims.end(),
                            [&](const DimBound &d) { return d.symbol == name; });
-    if (it != options.dims.end()) it->range = r;
-    else options.dims.push_back(DimBound{name, r});
+    if (it != options.dims.end()) it->range = entry.second;
+    else options.dims.push_back(DimBound{name, entry.second});
   }
   return options;
 }
