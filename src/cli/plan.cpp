@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -74,9 +75,12 @@ int runRangePlans(const PlanArgs &a, const lower::PlanOptions &options) {
                                 r.judged.empty() ? "(no size tried here is admitted)"
                                                  : fmt::format("({} size{})", r.judged.size(), r.judged.size() == 1 ? "" : "s")));
   }
+  int verdict = 0;
+  if (a.verify)
+    for (const auto &r : j["ranges"]) verdict = std::max(verdict, reportCheck(r["plan"], std::cerr));
   if (a.json) {
     std::cout << j.dump(1) << "\n";
-    return 0;
+    return verdict;
   }
   std::cout << fmt::format("{} plan{} by range of the sizes (at most {}), each judged at the sizes the model admits "
                            "in its range (the lower, middle and upper ends, and sizes drawn), the goal {:.4g}x of the "
@@ -85,7 +89,7 @@ int runRangePlans(const PlanArgs &a, const lower::PlanOptions &options) {
                            plans->wholeWorst);
   std::cout << fmt::format("  {:<40} {:>12} {:>8} {}\n", "range", "peak (upper)", "worst", "judged at");
   for (const std::string &l : lines) std::cout << l << "\n";
-  return 0;
+  return verdict;
 }
 
 int runPlan(const PlanArgs &a) {

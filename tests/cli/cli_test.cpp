@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -765,6 +767,46 @@ TEST(CliStats, SeveralBindingsAreRowsOfTheTotals) {
   // with the longer cache.
   EXPECT_GT(doc["rows"][1]["read_bytes"].get<int64_t>(), doc["rows"][0]["read_bytes"].get<int64_t>());
   EXPECT_EQ(doc["rows"][1]["write_bytes"], 101 * 4 * 4);
+}
+
+// Plans per range: two convolutions whose one plan for N, H, W in 1..64 is 5.5% above the lower
+// bound somewhere; the text is the golden one, every range's plan
+// passes the verifier (--verify), and the JSON's ranges tile the domain, each plan judged at
+// sizes inside its range and within the goal there.
+TEST(CliPlan, MaxRatioPlansPerRangeOfTheSizes) {
+  std::vector<std::string> args{"plan", data("two_convs.txt"), "--dim", "N=1..64", "--dim", "H=1..64", "--dim",
+                                "W=1..64", "--max-ratio", "1.05"};
+  Outcome r = shapeflow(args);
+  ASSERT_EQ(r.status, 0) << describe(r);
+  EXPECT_EQ(r.out, slurp(data("plan_ranges.golden")));
+  args.push_back("--verify");
+  Outcome v = shapeflow(args);
+  ASSERT_EQ(v.status, 0) << describe(v);
+  EXPECT_EQ(2, std::count(v.err.begin(), v.err.end(), '\n')) << v.err;
+  EXPECT_TRUE(contains(v.err, "valid")) << v.err;
+  EXPECT_FALSE(contains(v.err, "INVALID")) << v.err;
+  args.back() = "--json";
+  Outcome j = shapeflow(args);
+  ASSERT_EQ(j.status, 0) << describe(j);
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_GT(doc["whole_domain_worst"].get<double>(), 1.05);
+  ASSERT_EQ(doc["ranges"].size(), 2u);
+  int64_t volume = 0;
+  for (const auto &range : doc["ranges"]) {
+    int64_t v = 1;
+    for (const auto &[name, lohi] : range["dims"].items()) v *= lohi[1].get<int64_t>() - lohi[0].get<int64_t>() + 1;
+    volume += v;
+    EXPECT_LE(range["worst_ratio"].get<double>(), 1.05);
+    ASSERT_FALSE(range["judged_at"].empty());
+    for (const auto &at : range["judged_at"])
+      for (const auto &[name, value] : at["sizes"].items()) {
+        EXPECT_GE(value.get<int64_t>(), range["dims"][name][0].get<int64_t>());
+        EXPECT_LE(value.get<int64_t>(), range["dims"][name][1].get<int64_t>());
+      }
+    EXPECT_TRUE(range["plan"].contains("buffers"));
+  }
+  // N in 1..64, H and W in 3..64 (a 3x3 window needs 3): every size once.
+  EXPECT_EQ(volume, 64 * 62 * 62);
 }
 
 TEST(CliPlan, AtAddsTheNumbersAndDerivedSizesComeInDefinitionOrder) {
