@@ -6,9 +6,6 @@
 #include "shapeflow/lower/plan_check.h"
 #include "shapeflow/report/plan_report.h"
 #include "shapeflow/report/range_plans.h"
-#include "shapeflow/report/stats_report.h"
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
@@ -48,47 +45,13 @@ int runRangePlans(const PlanArgs &a, const lower::PlanOptions &options) {
   if (!inferOptions.ok()) return fail(inferOptions.error().message);
   auto plans = planByRanges(fileModel(a.model.path), *inferOptions, options, {a.maxRatio, a.maxRanges});
   if (!plans.ok()) return fail(plans.error().message);
-  nlohmann::json j = {{"model", a.model.path}, {"max_ratio", a.maxRatio},
-                      {"whole_domain_worst", plans->wholeWorst}, {"ranges", nlohmann::json::array()}};
-  std::vector<std::string> lines;
-  for (const RangePlan &r : plans->ranges) {
-    ExprScope scope = r.model->graph.enter();
-    std::string dims;
-    nlohmann::json d = nlohmann::json::object();
-    for (const auto &[name, range] : r.domain) {
-      dims += fmt::format("{}{}={}..{}", dims.empty() ? "" : ", ", name, range.lo, range.hi);
-      d[name] = {range.lo, range.hi};
-    }
-    auto peak = lower::PlanValues(r.plan, domainBindings(r.domain)[2])(r.plan.peak);
-    PlanReport report{a.model.path, &r.model->graph, &r.plan, {}};
-    nlohmann::json judged = nlohmann::json::array();
-    for (const auto &b : r.judged) {
-      auto ratio = lower::peakOverLowerBound(r.plan, b);
-      judged.push_back({{"sizes", b}, {"ratio", ratio ? nlohmann::json(*ratio) : nlohmann::json()}});
-    }
-    j["ranges"].push_back({{"dims", d}, {"worst_ratio", r.worst}, {"judged_at", judged},
-                           {"peak_at_upper", peak ? nlohmann::json(*peak) : nlohmann::json()},
-                           {"plan", nlohmann::json::parse(planJsonText(report))}});
-    lines.push_back(fmt::format("  {:<40} {:>12} {:>8} {}", dims.empty() ? "(no sizes)" : dims,
-                                peak ? humanCount(double(*peak), "B") : std::string("?"),
-                                r.judged.empty() ? "-" : fmt::format("{:.4f}", r.worst),
-                                r.judged.empty() ? "(no size tried here is admitted)"
-                                                 : fmt::format("({} size{})", r.judged.size(), r.judged.size() == 1 ? "" : "s")));
-  }
+  nlohmann::json j = rangePlansJson(*plans, a.model.path, a.maxRatio);
   int verdict = 0;
   if (a.verify)
     for (const auto &r : j["ranges"]) verdict = std::max(verdict, reportCheck(r["plan"], std::cerr));
-  if (a.json) {
-    std::cout << j.dump(1) << "\n";
-    return verdict;
-  }
-  std::cout << fmt::format("{} plan{} by range of the sizes (at most {}), each judged at the sizes the model admits "
-                           "in its range (the lower, middle and upper ends, and sizes drawn), the goal {:.4g}x of the "
-                           "lower bound; one plan for the whole domain: {:.4f}\n",
-                           plans->ranges.size(), plans->ranges.size() == 1 ? "" : "s", a.maxRanges, a.maxRatio,
-                           plans->wholeWorst);
-  std::cout << fmt::format("  {:<40} {:>12} {:>8} {}\n", "range", "peak (upper)", "worst", "judged at");
-  for (const std::string &l : lines) std::cout << l << "\n";
+  if (a.json) std::cout << j.dump(1) << "\n";
+  else
+    for (const std::string &l : rangePlansLines(*plans, a.maxRatio, a.maxRanges)) std::cout << l << "\n";
   return verdict;
 }
 

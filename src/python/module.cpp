@@ -27,6 +27,7 @@
 #include "shapeflow/report/report.h"
 #include "shapeflow/report/contract.h"
 #include "shapeflow/report/model_queries.h"
+#include "shapeflow/report/range_plans.h"
 #include "shapeflow/report/simplify_report.h"
 #include "shapeflow/report/stats_report.h"
 #include "shapeflow/onnx/mapped_file.h"
@@ -575,6 +576,26 @@ struct Model {
     return toPython(j);
   }
 
+  /// What `shapeflow plan --max-ratio --json` prints: plans per range of the sizes.
+  py::object planRanges(double maxRatio, size_t maxRanges, int64_t align, const std::string &order,
+                        bool callerOwnedIO, const py::object &inputs, const py::object &dims,
+                        const py::object &values) const {
+    if (order != "model" && order != "memory") throw Error("order must be 'model' or 'memory', not '" + order + "'");
+    if (!(maxRatio >= 1)) throw Error("max_ratio must be at least 1");
+    if (maxRanges < 1) throw Error("max_ranges must be at least 1");
+    InferOptions o = inferOptions(inputs, dims, values);
+    lower::PlanOptions p;
+    p.align = align;
+    p.callerOwnedIO = callerOwnedIO;
+    p.order = order == "memory" ? lower::OrderPolicy::Memory : lower::OrderPolicy::Model;
+    nlohmann::json j;
+    {
+      py::gil_scoped_release release;
+      j = rangePlansJson(take(planByRanges(inferModel(), o, p, {maxRatio, maxRanges})), source.label(), maxRatio);
+    }
+    return toPython(j);
+  }
+
   /// What `shapeflow memory --json` prints: the parts of memory at rows of sizes, and a fit.
   py::object memory(const std::vector<std::map<std::string, int64_t>> &at, const std::vector<std::string> &ties,
                     const py::object &fit, const py::object &forSymbol, const std::string &part,
@@ -817,6 +838,11 @@ PYBIND11_MODULE(_core, m) {
            "What `shapeflow memory --json` prints: weights, KV cache, activations, inputs and outputs at each "
            "binding of `at` (a list of {symbol: size}), `ties` (['T=P+S']), and with fit (bytes or '8GiB') and "
            "for_ (a symbol) the largest size whose `part` fits.")
+      .def("plan_ranges", &Model::planRanges, py::arg("max_ratio") = 1.05, py::arg("max_ranges") = 8,
+           py::arg("align") = 64, py::arg("order") = "model", py::arg("caller_owned_io") = false,
+           py::arg("inputs") = py::none(), py::arg("dims") = py::none(), py::arg("values") = py::none(),
+           "What `shapeflow plan --max-ratio --json` prints: memory plans per range of the sizes, each within "
+           "max_ratio of the lower bound at the sizes the model admits in its range.")
       .def_property_readonly("inputs", [](const Model &m) { return m.declared(false); },
                              "The graph's inputs as the model declares them (weights left out).")
       .def_property_readonly("outputs", [](const Model &m) { return m.declared(true); },

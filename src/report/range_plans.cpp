@@ -2,6 +2,10 @@
 #include "shapeflow/report/range_plans.h"
 
 #include "shapeflow/infer/domain.h"
+#include "shapeflow/report/plan_report.h"
+#include "shapeflow/report/stats_report.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -186,6 +190,61 @@ Result<RangePlans> planByRanges(const InferModel &infer, const InferOptions &opt
     return x < y;
   });
   return RangePlans{wholeWorst, std::move(pieces)};
+}
+
+namespace {
+
+std::string dimsText(const SizeDomain &domain) {
+  std::string out;
+  for (const auto &[name, r] : domain) out += fmt::format("{}{}={}..{}", out.empty() ? "" : ", ", name, r.lo, r.hi);
+  return out.empty() ? "(no sizes)" : out;
+}
+
+/// The plan's peak at its range's upper end (none where it does not evaluate).
+std::optional<int64_t> peakAtUpper(const RangePlan &r) {
+  return lower::PlanValues(r.plan, domainBindings(r.domain)[2])(r.plan.peak);
+}
+
+} // namespace
+
+nlohmann::json rangePlansJson(const RangePlans &plans, const std::string &model, double maxRatio) {
+  nlohmann::json j = {{"model", model}, {"max_ratio", maxRatio}, {"whole_domain_worst", plans.wholeWorst},
+                      {"ranges", nlohmann::json::array()}};
+  for (const RangePlan &r : plans.ranges) {
+    ExprScope scope = r.model->graph.enter();
+    nlohmann::json dims = nlohmann::json::object(), judged = nlohmann::json::array();
+    for (const auto &[name, range] : r.domain) dims[name] = {range.lo, range.hi};
+    for (const auto &b : r.judged) {
+      auto ratio = lower::peakOverLowerBound(r.plan, b);
+      judged.push_back({{"sizes", b}, {"ratio", ratio ? nlohmann::json(*ratio) : nlohmann::json()}});
+    }
+    auto peak = peakAtUpper(r);
+    PlanReport report{model, &r.model->graph, &r.plan, {}};
+    j["ranges"].push_back({{"dims", dims}, {"worst_ratio", r.worst}, {"judged_at", judged},
+                           {"peak_at_upper", peak ? nlohmann::json(*peak) : nlohmann::json()},
+                           {"plan", nlohmann::json::parse(planJsonText(report))}});
+  }
+  return j;
+}
+
+std::vector<std::string> rangePlansLines(const RangePlans &plans, double maxRatio, size_t maxRanges) {
+  size_t n = plans.ranges.size();
+  std::vector<std::string> lines{
+      fmt::format("{} plan{} by range of the sizes (at most {}), each judged at the sizes the model admits in its "
+                  "range (the lower, middle and upper ends, and sizes drawn), the goal {:.4g}x of the lower bound; "
+                  "one plan for the whole domain: {:.4f}",
+                  n, n == 1 ? "" : "s", maxRanges, maxRatio, plans.wholeWorst),
+      fmt::format("  {:<40} {:>12} {:>8} {}", "range", "peak (upper)", "worst", "judged at")};
+  for (const RangePlan &r : plans.ranges) {
+    ExprScope scope = r.model->graph.enter();
+    auto peak = peakAtUpper(r);
+    lines.push_back(fmt::format("  {:<40} {:>12} {:>8} {}", dimsText(r.domain),
+                                peak ? humanCount(double(*peak), "B") : std::string("?"),
+                                r.judged.empty() ? "-" : fmt::format("{:.4f}", r.worst),
+                                r.judged.empty() ? "(no size tried here is admitted)"
+                                                 : fmt::format("({} size{})", r.judged.size(), r.judged.size() == 1 ? "" : "s")));
+  }
+  return lines;
 }
 
 } // namespace sf

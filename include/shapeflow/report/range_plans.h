@@ -9,6 +9,8 @@
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/report/model_queries.h"
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -59,5 +61,13 @@ struct RangePlanOptions {
 Result<RangePlans> planByRanges(const InferModel &infer, const InferOptions &options,
                                             const lower::PlanOptions &planOptions,
                                             const RangePlanOptions &rangeOptions = {});
+
+/// What `plan --max-ratio --json` prints: {"model", "max_ratio", "whole_domain_worst", "ranges":
+/// [{"dims": {size: [lo, hi]}, "worst_ratio", "judged_at": [{"sizes", "ratio"}], "peak_at_upper",
+/// "plan": the range's plan as `plan --json` prints it}]}.
+nlohmann::json rangePlansJson(const RangePlans &plans, const std::string &model, double maxRatio);
+/// Its text: a heading, then a row per range (its sizes, the peak at its upper end, the worst
+/// ratio, how many sizes it was judged at).
+std::vector<std::string> rangePlansLines(const RangePlans &plans, double maxRatio, size_t maxRanges);
 
 } // namespace sf

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from . import _core
 from ._core import Diagnostic, Dim, Error, Tensor
 from ._reports import (SVG, Buffer, CheckResult, Contract, ContractSymbol, Expression, GraphCensus, Lowering, Memory,
-                       MemoryRow, NodeStats, Plan, Quantity, Requirement, Sample, SimplifyReport, Stats, SymbolRange,
-                       Totals)
+                       MemoryRow, NodeStats, Plan, Quantity, RangePlan, RangePlans, Requirement, Sample, SimplifyReport,
+                       Stats, SymbolRange, Totals)
 from ._shapes import infer_shapes, infer_shapes_path
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ __all__ = [
     "__version__", "load", "Model", "Inference", "Tensor", "Dim", "Diagnostic", "Error", "infer_shapes",
     "infer_shapes_path", "Stats", "Totals", "NodeStats", "Plan", "Buffer", "Memory", "MemoryRow", "Contract",
     "ContractSymbol", "Requirement", "CheckResult", "Sample", "Lowering", "Expression", "Quantity", "SymbolRange",
-    "SVG", "main", "simplify", "Simplified", "SimplifyReport", "GraphCensus",
+    "SVG", "main", "simplify", "Simplified", "SimplifyReport", "GraphCensus", "RangePlan", "RangePlans",
 ]
 
 ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, "onnx.ModelProto", Any]
@@ -223,6 +223,15 @@ class Model:
         `fit` (bytes or '8GiB') and `for_` (a symbol), the largest size whose `part` fits."""
         return Memory(self._core.memory(_bindings(at), list(ties), fit, for_, part, inputs, _ranges(dims), values,
                                         align))
+
+    @_translated
+    def plan_ranges(self, max_ratio: float = 1.05, *, max_ranges: int = 8, align: int = 64, order: str = "model",
+                    caller_owned_io: bool = False, inputs: Optional[InputShapes] = None,
+                    dims: Optional[Dims] = None, values: Optional[InputValues] = None) -> RangePlans:
+        """Memory plans per range of the sizes, each within `max_ratio` of the lower bound at the
+        sizes the model admits in its range (`shapeflow plan --max-ratio`)."""
+        return RangePlans(self._core.plan_ranges(max_ratio, max_ranges, align, order, caller_owned_io, inputs,
+                                                 _ranges(dims), values))
 
     @_translated
     def check(self, samples: int = 4, at: Union[None, Binding, Sequence[Binding]] = None, *,

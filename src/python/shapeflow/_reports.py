@@ -19,7 +19,7 @@ JsonDict = Dict[str, Any]
 __all__ = [
     "Expression", "Quantity", "SymbolRange", "Totals", "NodeStats", "Stats", "Buffer", "Plan",
     "MemoryRow", "Memory", "Requirement", "ContractSymbol", "Contract", "Sample", "CheckResult",
-    "Lowering", "SVG", "GraphCensus", "SimplifyReport",
+    "Lowering", "SVG", "GraphCensus", "SimplifyReport", "RangePlan", "RangePlans",
 ]
 
 
@@ -317,6 +317,52 @@ def _part(j: Any) -> Quantity:
     if isinstance(j, list):
         return len(j)
     return _quantity(j)
+
+
+@dataclass
+class RangePlan:
+    """One range of `shapeflow plan --max-ratio`: its sizes, the worst peak over the lower bound at
+    the sizes it was judged at, those sizes, its peak at its upper end and its plan."""
+
+    dims: Dict[str, SymbolRange]
+    worst_ratio: float
+    judged_at: List[JsonDict]
+    peak_at_upper: Optional[int]
+    plan: Plan
+
+    @staticmethod
+    def from_json(j: JsonDict) -> "RangePlan":
+        return RangePlan(dims={k: SymbolRange(k, int(v[0]), int(v[1])) for k, v in j.get("dims", {}).items()},
+                         worst_ratio=float(j.get("worst_ratio", 1.0)), judged_at=list(j.get("judged_at", [])),
+                         peak_at_upper=j.get("peak_at_upper"), plan=Plan(j.get("plan", {})))
+
+    def holds(self, sizes: Mapping[str, int]) -> bool:
+        """Whether `sizes` lie in this range (what a run picks its plan by)."""
+        return all(name in sizes and (r.min is None or r.min <= sizes[name]) and (r.max is None or sizes[name] <= r.max)
+                   for name, r in self.dims.items())
+
+
+class RangePlans(_Document):
+    """What `shapeflow plan --max-ratio --json` prints: memory plans per range of the sizes."""
+
+    model: str
+    max_ratio: float
+    whole_domain_worst: float
+    ranges: List[RangePlan]
+
+    def __init__(self, j: JsonDict) -> None:
+        self._json = j
+        self.model = j.get("model", "")
+        self.max_ratio = float(j.get("max_ratio", 0.0))
+        self.whole_domain_worst = float(j.get("whole_domain_worst", 1.0))
+        self.ranges = [RangePlan.from_json(r) for r in j.get("ranges", [])]
+
+    def plan_for(self, sizes: Mapping[str, int]) -> Plan:
+        """The plan of the first range that holds `sizes`."""
+        for r in self.ranges:
+            if r.holds(sizes):
+                return r.plan
+        raise KeyError(f"no range holds {dict(sizes)}")
 
 
 class Memory(_Document):
