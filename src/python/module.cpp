@@ -6,6 +6,8 @@
 // their subcommands compute them; the command line itself. Every library error is raised as
 // shapeflow.Error. The typed objects and the drop-in functions are the package's Python layer.
 #include "app.h"
+#include "common.h"
+#include "dim.h"
 #include "shapeflow/cost/stats.h"
 #include "shapeflow/eval/eval.h"
 #include "shapeflow/eval/check.h"
@@ -44,186 +46,8 @@
 #include <memory>
 #include <sstream>
 
-namespace py = pybind11;
-
 namespace sf::python {
 namespace {
-
-/// What a library error becomes in Python (shapeflow.Error).
-struct Error : std::runtime_error {
-  explicit Error(const std::string &message) : std::runtime_error(validUtf8(message)) {}
-};
-
-// Names and messages come from model files and may hold bytes that are not UTF-8: everything
-// that becomes a Python str goes through validUtf8 (U+FFFD for such bytes), as the JSON does.
-template <class T> T take(Result<T> r) {
-  if (!r.ok()) throw Error(r.error().message);
-  return std::move(*r);
-}
-void take(Result<void> r) {
-  if (!r.ok()) throw Error(r.error().message);
-}
-py::str text(std::string_view s) { return py::str(validUtf8(s)); }
-
-/// Where a model comes from: a file (mapped again for each inference) or bytes held here.
-struct Source {
-  std::string path;                        // empty for bytes
-  std::shared_ptr<const std::string> bytes; // null for a path
-  std::string label() const { return path.empty() ? "<bytes>" : path; }
-};
-
-Graph loadGraph(const Source &s, Diagnostics &diags, const onnx::ImportOptions &options = {}) {
-  if (s.bytes) return take(onnx::loadGraphBuffer(*s.bytes, diags, s.label(), options));
-  return take(onnx::loadGraphFile(s.path, diags, options));
-}
-
-/// One inference: the graph with its facts, kept alive by every object that refers to it.
-struct State {
-  Source source;
-  Graph graph;
-  Diagnostics diags;
-  InferStats stats;
-};
-using StatePtr = std::shared_ptr<State>;
-
-py::object toPython(const nlohmann::json &j) {
-  switch (j.type()) {
-  case nlohmann::json::value_t::null: return py::none();
-  case nlohmann::json::value_t::boolean: return py::bool_(j.get<bool>());
-  case nlohmann::json::value_t::number_integer: return py::int_(j.get<int64_t>());
-  case nlohmann::json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
-  case nlohmann::json::value_t::number_float: return py::float_(j.get<double>());
-  case nlohmann::json::value_t::string: return text(j.get_ref<const std::string &>());
-  case nlohmann::json::value_t::array: {
-    py::list l;
-    for (const auto &e : j) l.append(toPython(e));
-    return l;
-  }
-  case nlohmann::json::value_t::object: {
-    py::dict d;
-    for (const auto &[k, v] : j.items()) d[text(k)] = toPython(v);
-    return d;
-  }
-  default: return py::none();
-  }
-}
-
-/// JSON text from the report code, as Python objects (names that are not UTF-8 already replaced).
-py::object fromJsonText(const std::string &text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw Error("internal error: the report is not JSON");
-  return toPython(j);
-}
-
-/// A dim of a fact: a number, a symbol, an expression of symbols, or an interval.
-struct Dim {
-  StatePtr state;
-  Dimension d;
-
-  nlohmann::json json() const {
-    ExprScope scope = state->graph.enter();
-    return dimJson(d);
-  }
-  bool isStatic() const { return d.isStatic(); }
-  std::string expr() const {
-    auto j = json();
-    return j.is_number() ? j.dump() : j["expr"].get<std::string>();
-  }
-  /// The bounds as the JSON gives them (None: unbounded; a float expression may be below 0).
-  py::object min() const { return bound("min"); }
-  py::object max() const { return bound("max"); }
-  py::object bound(const char *which) const {
-    auto j = json();
-    if (j.is_number()) return py::int_(j.get<int64_t>());
-    return j[which].is_null() ? py::object(py::none()) : py::object(py::int_(j[which].get<int64_t>()));
-  }
-  int64_t toInt() const {
-    if (!d.isStatic()) throw Error("the dim " + expr() + " is not static");
-    return d.length();
-  }
-  int64_t evaluate(const py::kwargs &binding) const {
-    if (d.isStatic()) return d.length();
-    ExprScope scope = state->graph.enter();
-    if (!d.expr()) throw Error("the dim " + expr() + " is an interval, not an expression of symbols");
-    std::map<SymbolId, int64_t> values;
-    for (const auto &[k, v] : binding) {
-      std::string name = py::cast<std::string>(k);
-      auto s = state->graph.symbols.find(name);
-      if (!s) throw Error("the model has no symbol '" + name + "'");
-      values[*s] = py::cast<int64_t>(v);
-    }
-    auto lookup = [&](SymbolId s) -> std::optional<int64_t> {
-      auto it = values.find(s);
-      return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    };
-    auto r = sf::evaluate(d.expr(), lookup);
-    if (!r.ok()) throw Error(expr() + ": " + r.error().message);
-    return *r;
-  }
-  std::string repr() const {
-    return "Dim('" + expr() + "', min=" + py::cast<std::string>(py::str(min())) +
-           ", max=" + py::cast<std::string>(py::str(max())) + ")";
-  }
-  bool equals(const py::object &o) const {
-    if (py::isinstance<py::int_>(o)) return d.isStatic() && d.length() == py::cast<int64_t>(o);
-    if (py::isinstance<Dim>(o)) return json() == py::cast<const Dim &>(o).json();
-    return false;
-  }
-};
-
-py::object dimObject(const StatePtr &s, const Dimension &d);
-
-/// An int or a Dim of the same inference as a Dimension (arithmetic and comparison operands).
-std::optional<Dimension> operand(const Dim &self, const py::object &o) {
-  if (py::isinstance<py::bool_>(o)) return std::nullopt;
-  if (py::isinstance<py::int_>(o)) {
-    auto v = py::cast<int64_t>(o);
-    if (v < 0) throw Error("a dim is a size of at least 0, not " + std::to_string(v));
-    return Dimension(v);
-  }
-  if (py::isinstance<Dim>(o)) {
-    const Dim &other = py::cast<const Dim &>(o);
-    if (other.state != self.state) throw Error("dims of different inferences cannot be combined");
-    return other.d;
-  }
-  return std::nullopt;
-}
-
-/// `a op b` in the library's algebra (the canonical expression a rule would make), as a Python
-/// int when it is a number; NotImplemented for an operand that is not an int or a Dim.
-template <class Op> py::object combine(const Dim &self, const py::object &o, bool reflected, Op op) {
-  auto other = operand(self, o);
-  if (!other) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  ExprScope scope = self.state->graph.enter();
-  const Dimension &a = reflected ? *other : self.d, &b = reflected ? self.d : *other;
-  return dimObject(self.state, take(op(a, b)));
-}
-
-/// a < b as far as the facts decide it: True or False when every binding agrees, an error when
-/// it depends on the sizes (Python's comparisons must answer).
-bool less(const Dim &self, const py::object &o, bool orEqual, bool reflected) {
-  auto other = operand(self, o);
-  if (!other) throw py::type_error("a Dim compares with an int or a Dim");
-  ExprScope scope = self.state->graph.enter();
-  const Dimension &a = reflected ? *other : self.d, &b = reflected ? self.d : *other;
-  Dimension diff = take(b - a); // b - a >= 1 (a < b) or >= 0 (a <= b)
-  int64_t need = orEqual ? 0 : 1;
-  if (diff.minLength() >= need) return true;
-  if (diff.isStatic() || diff.maxLength() < need) return false;
-  throw Error(fmt::format("{} {} {} depends on the sizes (the difference is {})", a.toString(),
-                          orEqual ? "<=" : "<", b.toString(), diff.toString()));
-}
-
-py::object dimObject(const StatePtr &s, const Dimension &d) {
-  if (d.isStatic()) return py::int_(d.length());
-  return py::cast(Dim{s, d});
-}
-
-py::object dimList(const StatePtr &s, const std::vector<Dimension> &dims) {
-  py::list l;
-  for (const Dimension &d : dims) l.append(dimObject(s, d));
-  return l;
-}
 
 /// The facts of one tensor.
 struct TensorFacts {
@@ -732,6 +556,8 @@ Model load(const py::object &src) {
 } // namespace
 } // namespace sf::python
 
+namespace py = pybind11;
+
 /// `python -m shapeflow ARGS`: the command line, in this process. argv[0] names the command.
 int commandLine(const std::vector<std::string> &args) {
   std::vector<const char *> argv{"shapeflow"};
@@ -751,36 +577,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("command_line", &commandLine, py::arg("args"),
         "Runs the shapeflow command line with these arguments (after the command name); the exit status.");
 
-  py::class_<Dim>(m, "Dim", "A dim that is not a number: a symbol, an expression of symbols, or an interval.")
-      .def_property_readonly("expr", [](const Dim &d) { return text(d.expr()); },
-                             "The dim as a Python integer expression of symbol names, or '?'.")
-      .def_property_readonly("min", &Dim::min)
-      .def_property_readonly("max", &Dim::max, "The upper bound, None when unbounded.")
-      .def_property_readonly("is_static", &Dim::isStatic)
-      .def("evaluate", &Dim::evaluate, "The dim's value with its symbols bound: d.evaluate(N=2, H=224).")
-      .def("__int__", &Dim::toInt)
-      .def("__index__", &Dim::toInt)
-      .def("__eq__", &Dim::equals)
-      .def("__ne__", [](const Dim &d, const py::object &o) { return !d.equals(o); })
-      .def("__add__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a + b; }); })
-      .def("__radd__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a + b; }); })
-      .def("__sub__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a - b; }); })
-      .def("__rsub__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a - b; }); })
-      .def("__mul__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a * b; }); })
-      .def("__rmul__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a * b; }); })
-      .def("__floordiv__", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return a.floorDiv(b); }); })
-      .def("__rfloordiv__", [](const Dim &d, const py::object &o) { return combine(d, o, true, [](auto &a, auto &b) { return a.floorDiv(b); }); })
-      .def("__lt__", [](const Dim &d, const py::object &o) { return less(d, o, false, false); })
-      .def("__le__", [](const Dim &d, const py::object &o) { return less(d, o, true, false); })
-      .def("__gt__", [](const Dim &d, const py::object &o) { return less(d, o, false, true); })
-      .def("__ge__", [](const Dim &d, const py::object &o) { return less(d, o, true, true); })
-      .def("minimum", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return sf::Dimension::min(a, b); }); },
-           "min(self, other) as an expression")
-      .def("maximum", [](const Dim &d, const py::object &o) { return combine(d, o, false, [](auto &a, auto &b) { return sf::Dimension::max(a, b); }); },
-           "max(self, other) as an expression")
-      .def("__hash__", [](const Dim &d) { return py::hash(py::str(d.json().dump())); })
-      .def("__str__", [](const Dim &d) { return text(d.expr()); })
-      .def("__repr__", [](const Dim &d) { return text(d.repr()); });
+  bindDim(m);
 
   py::class_<TensorFacts>(m, "Tensor", "What inference knows of one tensor.")
       .def_readonly("name", &TensorFacts::name)
