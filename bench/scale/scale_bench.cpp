@@ -9,8 +9,9 @@
 //   (default: 10000 100000)
 //   --shapeflow-only skips ONNX (for profiling shapeflow alone); --infer-only also infers 20
 //   copies of each loaded graph (a profile of inference alone); --reps sets repetitions (3);
-//   --weights-mb M gives the blocks their own projection weights (raw_data, about M MB in all,
-//   sets reused in turn past that), written as /tmp/sf_scale_<NODES>_w<M>.onnx.
+//   --weights-mb M gives the blocks their own projection weights (raw_data, about M MB in all
+//   where the graph has a block for each set, about 1,220 sets for 80 MB: 100k nodes do; sets
+//   reused in turn past that), written as /tmp/sf_scale_<NODES>_w<M>.onnx.
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/onnx/import.h"
 
@@ -115,11 +116,12 @@ constexpr int64_t kD = 64, kHeads = 4, kHd = 16;
 
 // The projection weights a block reads: the shared set, or with --weights-mb its own set (sets
 // made on first use, `sets` of them, reused in turn).
-std::string weight(Builder &b, const char *stem, int64_t block, int64_t sets) {
-  if (sets == 0) return stem;
+std::string weight(Builder &b, int stem, int64_t block, int64_t sets) {
+  static const char *const kStems[] = {"wq", "wk", "wv", "wo"};
+  if (sets == 0) return kStems[stem];
   int64_t k = block % sets;
-  std::string name = std::string(stem) + "_" + std::to_string(k);
-  if (block < sets) b.initRaw(name, kD, kD, uint32_t(k * 4 + stem[1]));
+  std::string name = std::string(kStems[stem]) + "_" + std::to_string(k);
+  if (block < sets) b.initRaw(name, kD, kD, uint32_t(k * 4 + stem)); // a seed per matrix
   return name;
 }
 
@@ -139,12 +141,12 @@ std::string block(Builder &b, const std::string &x, int64_t index, int64_t sets)
   auto heads = [&](const std::string &w, std::vector<int64_t> perm) {
     return b.node("Transpose", {b.node("Reshape", {b.node("MatMul", {n, w}), split})}, {{"perm", perm}});
   };
-  std::string q = heads(weight(b, "wq", index, sets), {0, 2, 1, 3});
-  std::string k = heads(weight(b, "wk", index, sets), {0, 2, 3, 1});
-  std::string v = heads(weight(b, "wv", index, sets), {0, 2, 1, 3});
+  std::string q = heads(weight(b, 0, index, sets), {0, 2, 1, 3});
+  std::string k = heads(weight(b, 1, index, sets), {0, 2, 3, 1});
+  std::string v = heads(weight(b, 2, index, sets), {0, 2, 1, 3});
   std::string att = b.node("Softmax", {b.node("Div", {b.node("MatMul", {q, k}), "scale"})}, {}, {{"axis", -1}});
   std::string o = b.node("Transpose", {b.node("MatMul", {att, v})}, {{"perm", {0, 2, 1, 3}}});
-  std::string y = b.node("MatMul", {b.node("Reshape", {o, merge}), weight(b, "wo", index, sets)});
+  std::string y = b.node("MatMul", {b.node("Reshape", {o, merge}), weight(b, 3, index, sets)});
   return b.node("Add", {x, y});
 }
 
@@ -161,7 +163,10 @@ onnx::ModelProto makeModel(int64_t targetNodes, int64_t weightsMb) {
   tt->mutable_shape()->add_dim()->set_dim_param("B");
   tt->mutable_shape()->add_dim()->set_dim_param("S");
   tt->mutable_shape()->add_dim()->set_dim_value(kD);
-  for (auto w : {"wq", "wk", "wv", "wo"}) b.initFloats(w, {kD, kD}, 0.01f);
+  // Four kD x kD float matrices per set: without --weights-mb one shared set.
+  int64_t sets = weightsMb * 1000000 / (4 * kD * kD * int64_t(sizeof(float)));
+  if (sets == 0)
+    for (auto w : {"wq", "wk", "wv", "wo"}) b.initFloats(w, {kD, kD}, 0.01f);
   b.initFloats("gamma", {kD}, 1.f);
   b.initFloats("beta", {kD}, 0.f);
   b.initFloats("eps", {}, 1e-5f);
@@ -172,8 +177,6 @@ onnx::ModelProto makeModel(int64_t targetNodes, int64_t weightsMb) {
   b.initInts("heads", {kHeads});
   b.initInts("hd", {kHd});
   b.initInts("dmodel", {kD});
-  // Four kD x kD float matrices per set.
-  int64_t sets = weightsMb * 1000000 / (4 * kD * kD * int64_t(sizeof(float)));
   std::string x = "x";
   for (int64_t i = 0; b.g->node_size() < targetNodes; ++i) x = block(b, x, i, sets);
   auto *out = b.g->add_output();

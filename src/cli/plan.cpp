@@ -41,6 +41,9 @@ int reportCheck(const nlohmann::json &j, std::ostream &os) {
 /// `--max-ratio`: plans per range of the sizes, each within the ratio of the lower bound at its
 /// lower, middle and upper sizes where `--max-ranges` allows.
 int runRangePlans(const PlanArgs &a, const lower::PlanOptions &options) {
+  if (!a.at.empty() || !a.reference.empty() || !a.svgPath.empty())
+    return fail("--max-ratio makes a plan per range and decides each one's placement itself: --at, --reference "
+                "and --svg go with one plan, not with it");
   auto inferOptions = a.model.options();
   if (!inferOptions.ok()) return fail(inferOptions.error().message);
   auto plans = planByRanges(fileModel(a.model.path), *inferOptions, options, {a.maxRatio, a.maxRanges});

@@ -527,7 +527,7 @@ Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options) {
     return w;
   };
   double bestWorst = worst(best);
-  if (bestWorst <= 1.05) return best;
+  if (bestWorst <= options.retryAbove) return best;
   for (const auto &b : tries) {
     PlanOptions o = options;
     o.reference = b;

@@ -28,28 +28,33 @@ std::vector<std::vector<size_t>> conflictsOf(const std::vector<Item> &items) {
 
 namespace {
 
+/// The start of the smallest gap among `busy` (sorted by start) that holds `size`, else the top
+/// of them (aligned).
+int64_t bestGapOrTop(const std::vector<std::pair<int64_t, int64_t>> &busy, int64_t size, int64_t align) {
+  int64_t best = -1, bestGap = -1, cursor = 0;
+  for (const auto &[b, e] : busy) {
+    int64_t start = alignUp(cursor, align);
+    if (b > start && b - start >= size && (bestGap < 0 || b - start < bestGap)) {
+      best = start;
+      bestGap = b - start;
+    }
+    cursor = std::max(cursor, e);
+  }
+  return best >= 0 ? best : alignUp(cursor, align);
+}
+
 /// Places slots in the given order, each into the smallest gap that holds it among the already
 /// placed slots live at the same time (else on top of them); offsets at the reference.
 std::vector<int64_t> placeInOrder(const std::vector<Item> &items, const std::vector<size_t> &order,
-                                  int64_t align, const std::vector<std::vector<size_t>> &conflicts,
-                                  std::vector<int64_t> offset = {}) {
-  offset.resize(items.size(), -1);
+                                  int64_t align, const std::vector<std::vector<size_t>> &conflicts) {
+  std::vector<int64_t> offset(items.size(), -1);
   std::vector<std::pair<int64_t, int64_t>> busy;
   for (size_t i : order) {
     busy.clear();
     for (size_t j : conflicts[i])
       if (offset[j] >= 0) busy.push_back({offset[j], offset[j] + items[j].size});
     std::sort(busy.begin(), busy.end());
-    int64_t best = -1, bestGap = -1, cursor = 0;
-    for (const auto &[b, e] : busy) {
-      int64_t start = alignUp(cursor, align);
-      if (b > start && b - start >= items[i].size && (bestGap < 0 || b - start < bestGap)) {
-        best = start;
-        bestGap = b - start;
-      }
-      cursor = std::max(cursor, e);
-    }
-    offset[i] = best >= 0 ? best : alignUp(cursor, align);
+    offset[i] = bestGapOrTop(busy, items[i].size, align);
   }
   return offset;
 }
@@ -74,7 +79,7 @@ int64_t largestFree(const std::vector<std::pair<int64_t, int64_t>> &busy, int64_
 /// following temporaries need keeps them from stacking one above the other.
 std::vector<int64_t> placeTwoEnded(const std::vector<Item> &items, const std::vector<size_t> &order,
                                    int64_t align, const std::vector<std::vector<size_t>> &conflicts,
-                                   const std::vector<int64_t> &live, int64_t target) {
+                                   const std::vector<int64_t> &live, int64_t target, uint64_t &work) {
   std::vector<int64_t> offset(items.size(), -1);
   std::vector<std::pair<int64_t, int64_t>> busy, atStep;
   for (size_t i : order) {
@@ -98,8 +103,9 @@ std::vector<int64_t> placeTwoEnded(const std::vector<Item> &items, const std::ve
       cursor = std::max(cursor, e);
     }
     if (cursor < target) gap(cursor, target);
+    work += conflicts[i].size() + 1;
     if (candidates.empty()) {
-      offset[i] = placeInOrder(items, {i}, align, conflicts, offset)[i];
+      offset[i] = bestGapOrTop(busy, it.size, align);
       continue;
     }
     // The busiest step of the slot's lifetime, and the placed slots live there.
@@ -112,6 +118,7 @@ std::vector<int64_t> placeTwoEnded(const std::vector<Item> &items, const std::ve
         atStep.push_back({offset[j], offset[j] + items[j].size});
     std::sort(atStep.begin(), atStep.end());
     int64_t best = candidates.front(), bestRoom = -1;
+    work += candidates.size() * (atStep.size() + 1) + (it.last - it.first + 1);
     for (int64_t c : candidates) {
       auto with = atStep;
       with.insert(std::upper_bound(with.begin(), with.end(), std::pair{c, c + it.size}), {c, c + it.size});
@@ -250,8 +257,8 @@ struct Search {
     std::stable_sort(orders[2].begin(), orders[2].end(),
                      [&](size_t a, size_t b) { return items[a].size > items[b].size; });
     for (const auto &order : orders) {
-      if (bestPeak <= bound || !spend(kGreedyWork)) return;
-      auto off = placeTwoEnded(items, order, align, conflicts, live, bound);
+      if (bestPeak <= bound || work > kGreedyWork) return;
+      auto off = placeTwoEnded(items, order, align, conflicts, live, bound, work);
       int64_t p = peakOf(items, off);
       if (p < bestPeak) bestPeak = p, best = std::move(off), bestOrder = order;
     }

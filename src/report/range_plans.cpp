@@ -62,25 +62,23 @@ InferOptions narrowed(InferOptions options, const SizeDomain &domain) {
   return options;
 }
 
-/// The sizes the plans are judged at: the domain's lower, middle and upper sizes where the model
-/// admits them together, and sizes drawn from what it admits (a model whose mask length must be
-/// the cache's plus the tokens admits few corners of a box). Fixed for the whole domain, so that
-/// the two halves of a split are judged at the sizes their range held.
-std::vector<Binding> judgedBindings(const Graph &g, const SizeDomain &domain) {
+/// The sizes a plan is judged at: the domain's lower, middle and upper sizes where the model
+/// admits them together, and, with `draws`, sizes drawn from what it admits (a model whose mask
+/// length must be the cache's plus the tokens admits few corners of a box), added to `out`.
+void addJudged(std::vector<Binding> &out, const Graph &g, const SizeDomain &domain, size_t draws) {
   InputDomain admitted = inputDomain(g);
-  std::vector<Binding> out;
   auto add = [&](const Binding &b) {
     if (b.size() == domain.size() && !admitted.breaks(b) && std::find(out.begin(), out.end(), b) == out.end())
       out.push_back(b);
   };
   for (const Binding &b : domainBindings(domain)) add(b);
-  for (const Binding &drawn : admitted.draw(6, 0x5eed).bindings) {
+  if (draws == 0) return;
+  for (const Binding &drawn : admitted.draw(draws, 0x5eed).bindings) {
     Binding b;
     for (const auto &[name, v] : drawn)
       if (auto it = domain.find(name); it != domain.end() && it->second.contains(v)) b[name] = v;
     add(b);
   }
-  return out;
 }
 
 /// The bindings inside `domain`.
@@ -95,15 +93,21 @@ std::vector<Binding> inside(const std::vector<Binding> &bindings, const SizeDoma
   return out;
 }
 
+/// The largest peak / lower bound at `bindings`; a size where the plan does not evaluate counts
+/// as missing the goal (infinity), never as meeting it.
 double worstAt(const lower::MemoryPlan &plan, const std::vector<Binding> &bindings) {
   double worst = 1;
-  for (const auto &b : bindings)
-    if (auto r = lower::peakOverLowerBound(plan, b)) worst = std::max(worst, *r);
+  for (const auto &b : bindings) {
+    auto r = lower::peakOverLowerBound(plan, b);
+    worst = std::max(worst, r ? *r : INFINITY);
+  }
   return worst;
 }
 
-/// The model inferred with `domain` and planned, judged at `tests` (those inside the domain);
-/// with an empty domain, the sizes the plan depends on and the tests made there.
+/// The model inferred with `domain` and planned, judged at the whole domain's `tests` inside it
+/// and at its own lower, middle and upper sizes (where the model admits them; with none of those,
+/// at sizes drawn in it too); with an empty domain, the sizes the plan depends on, judged at their
+/// ends and six drawn sizes, which become the tests.
 Result<RangePlan> planOn(const InferModel &infer, const InferOptions &options,
                          const lower::PlanOptions &planOptions, const SizeDomain &domain,
                          const std::vector<Binding> &tests) {
@@ -120,9 +124,11 @@ Result<RangePlan> planOn(const InferModel &infer, const InferOptions &options,
   if (domain.empty()) { // the whole domain: the sizes its plan depends on
     SF_ASSIGN(lower::MemoryPlan first, lower::planMemory(g, planOptions));
     r.domain = planDomain(first);
+    addJudged(r.judged, g, r.domain, 6);
+  } else {
+    addJudged(r.judged, g, r.domain, 0);
+    if (r.judged.empty()) addJudged(r.judged, g, r.domain, 6); // every plan is judged somewhere
   }
-  // A range that holds none of the tests is judged at its own sizes: every plan is judged.
-  if (r.judged.empty()) r.judged = judgedBindings(g, r.domain);
   lower::PlanOptions o = planOptions;
   o.judgeAt = r.judged;
   SF_ASSIGN(r.plan, lower::planMemory(g, o));
@@ -162,8 +168,12 @@ std::optional<std::pair<RangePlan, RangePlan>> bestSplit(const InferModel &infer
 Result<RangePlans> planByRanges(const InferModel &infer, const InferOptions &options,
                                             const lower::PlanOptions &planOptions,
                                             const RangePlanOptions &rangeOptions) {
+  if (!planOptions.reference.empty())
+    return errorf("plans per range choose each range's reference themselves: no --reference with them");
+  lower::PlanOptions po = planOptions;
+  po.retryAbove = std::min(po.retryAbove, rangeOptions.maxRatio);
   std::vector<RangePlan> pieces;
-  SF_ASSIGN(RangePlan whole, planOn(infer, options, planOptions, {}, {}));
+  SF_ASSIGN(RangePlan whole, planOn(infer, options, po, {}, {}));
   const double wholeWorst = whole.worst;
   pieces.push_back(std::move(whole));
   std::vector<bool> final(1, false); // pieces that no split improves
@@ -173,7 +183,7 @@ Result<RangePlans> planByRanges(const InferModel &infer, const InferOptions &opt
       if (!final[i] && pieces[i].worst > rangeOptions.maxRatio && (k == pieces.size() || pieces[i].worst > pieces[k].worst))
         k = i;
     if (k == pieces.size()) break;
-    auto split = bestSplit(infer, options, planOptions, pieces[k]);
+    auto split = bestSplit(infer, options, po, pieces[k]);
     if (!split) {
       final[k] = true;
       continue;

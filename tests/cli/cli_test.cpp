@@ -807,6 +807,15 @@ TEST(CliPlan, MaxRatioPlansPerRangeOfTheSizes) {
   }
   // N in 1..64, H and W in 3..64 (a 3x3 window needs 3): every size once.
   EXPECT_EQ(volume, 64 * 62 * 62);
+  // Each range decides its own placement: one plan's options do not go with it.
+  for (const char *one : {"--at", "--reference"}) {
+    args.back() = one;
+    args.push_back("N=3");
+    Outcome bad = shapeflow(args);
+    EXPECT_EQ(bad.status, 2) << describe(bad);
+    EXPECT_TRUE(contains(bad.err, "--at, --reference and --svg go with one plan")) << bad.err;
+    args.pop_back();
+  }
 }
 
 TEST(CliPlan, AtAddsTheNumbersAndDerivedSizesComeInDefinitionOrder) {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <sstream>
 
@@ -21,7 +22,7 @@ using namespace sf::onnx::test;
 
 namespace {
 
-constexpr int32_t kFloat = 1, kBool = 9;
+constexpr int32_t kFloat = 1, kBool = 9, kUint64 = 13;
 
 std::string_view keep(const std::string &bytes) {
   static std::deque<std::string> kept;
@@ -90,6 +91,23 @@ TEST(ImportMemory, SmallRawBooleansAreDecodedToZeroAndOne) {
   EXPECT_EQ((std::vector<int64_t>{0, 1, 1}), *w->toInt64s(8));
 }
 
+TEST(ImportMemory, SmallRawUint64AboveTheInt64RangeImports) {
+  // A valid uint64 weight (2^63 + 1): a view of its bytes; reading it as int64 says it does not fit.
+  Proto m = model(graphWith({rawTensor("w", kUint64, {1}, rawOf<uint64_t>({(uint64_t(1) << 63) + 1})),
+                             rawTensor("b", kFloat, {2}, rawOf<float>({1, 1}))}));
+  auto view = onnx::readModelBuffer(keep(m.bytes));
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  Diagnostics diags;
+  auto g = onnx::importModel(*view, diags);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  TensorPtr w = constant(*g, "w");
+  ASSERT_TRUE(w && w->hasData());
+  uint64_t v = 0;
+  std::memcpy(&v, w->bytes().data(), 8);
+  EXPECT_EQ((uint64_t(1) << 63) + 1, v);
+  EXPECT_FALSE(w->toInt64s(8).ok());
+}
+
 TEST(ImportMemory, TypedFieldWeightsAreDecoded) {
   Proto typed = tensorHeader("w", kFloat, {2});
   typed.str(4, rawOf<float>({3, 5})); // float_data, packed
@@ -131,8 +149,10 @@ TEST(ImportMemory, LoadedModelsReadTheirWeightsAfterTheFilesPagesAreDropped) {
 }
 
 TEST(ImportMemory, AnnotatedModelFromAMappingEqualsTheOneFromItsBytes) {
-  Proto m = model(graphWith({rawTensor("w", kFloat, {2}, rawOf<float>({1.5f, -2})),
-                             rawTensor("b", kFloat, {2}, rawOf<float>({0.25f, 4}))}));
+  // A weight of 20 MB: the model is copied in three 8 MB pieces.
+  std::string big(size_t(5'000'000) * sizeof(float), '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = char(i * 13 + 5);
+  Proto m = model(graphWith({rawTensor("w", kFloat, {5'000'000}, big), rawTensor("b", kFloat, {1}, rawOf<float>({4}))}));
   std::string path = writeFile("annotate_from_mapping.onnx", m.bytes);
   Diagnostics diags;
   auto g = onnx::loadModelFile(path, diags);

@@ -9,6 +9,7 @@
 #include "shapeflow/report/range_plans.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace sf {
@@ -76,13 +77,8 @@ TEST(RangePlans, RangesTileTheDomainAndEachPlanMeetsTheGoalWhereOnePlanDoesNot) 
   EXPECT_GT(plans->wholeWorst, 1.05) << "the case no longer needs ranges: pick another";
   ASSERT_GT(plans->ranges.size(), 1u);
   ASSERT_LE(plans->ranges.size(), 8u);
-  // The ranges cover the whole domain (as inference bounded it) once.
-  SizeDomain whole;
-  for (const RangePlan &r : plans->ranges)
-    for (const auto &[name, range] : r.domain) {
-      auto [it, fresh] = whole.try_emplace(name, range);
-      if (!fresh) it->second = Interval{std::min(it->second.lo, range.lo), std::max(it->second.hi, range.hi)};
-    }
+  // The ranges cover the whole domain once: N in 1..64, H and W in 3..64 (a 3x3 window needs 3).
+  const SizeDomain whole{{"N", {1, 64}}, {"H", {3, 64}}, {"W", {3, 64}}};
   int64_t covered = 0;
   for (size_t i = 0; i < plans->ranges.size(); ++i) {
     covered += volume(plans->ranges[i].domain);
@@ -93,6 +89,11 @@ TEST(RangePlans, RangesTileTheDomainAndEachPlanMeetsTheGoalWhereOnePlanDoesNot) 
   for (const RangePlan &r : plans->ranges) {
     ASSERT_FALSE(r.judged.empty());
     EXPECT_LE(r.worst, 1.05);
+    ASSERT_EQ(whole.size(), r.domain.size());
+    for (const auto &[name, range] : r.domain) EXPECT_TRUE(whole.at(name).contains(range)) << name;
+    // Judged at its own lower and upper sizes too (the model admits every corner here).
+    EXPECT_NE(std::find(r.judged.begin(), r.judged.end(), domainBindings(r.domain)[0]), r.judged.end());
+    EXPECT_NE(std::find(r.judged.begin(), r.judged.end(), domainBindings(r.domain)[2]), r.judged.end());
     ExprScope scope = r.model->graph.enter();
     for (const auto &b : r.judged) {
       for (const auto &[name, v] : b) EXPECT_TRUE(r.domain.at(name).contains(v)) << name << "=" << v;

@@ -36,6 +36,9 @@ struct PlanOptions {
   /// range; a caller that knows which sizes the model admits together gives them here (each is
   /// then tried as a reference too).
   std::vector<std::map<std::string, int64_t>> judgeAt;
+  /// Other references are tried where the plan's peak is more than this times the lower bound
+  /// at one of those sizes.
+  double retryAbove = 1.05;
 };
 
 struct Slot {

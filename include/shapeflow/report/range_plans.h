@@ -34,11 +34,12 @@ struct RangePlan {
   std::shared_ptr<InferredModel> model; // the inference the plan's expressions belong to
   lower::MemoryPlan plan;
   /// The sizes it was judged at: of the whole domain's lower, middle and upper sizes the model
-  /// admits together and sizes drawn from what it admits, those inside this range (a range
-  /// holding none: its own, found the same way). Empty only where the model admits no size
-  /// tried in the range.
+  /// admits together and sizes drawn from what it admits, those inside this range, and the
+  /// range's own lower, middle and upper sizes the model admits (with none of those, sizes drawn
+  /// in the range). Empty only where the model admits no size tried in the range.
   std::vector<std::map<std::string, int64_t>> judged;
-  /// The plan's largest peak / lower bound at `judged`; 1 where none evaluates.
+  /// The plan's largest peak / lower bound at `judged` (a size where it does not evaluate counts
+  /// as infinity); 1 when `judged` is empty.
   double worst = 1;
 };
 

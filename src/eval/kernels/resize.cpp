@@ -269,8 +269,14 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
   Shape outShape;
   for (const AxisPlan &p : plans) outShape.push_back(p.out);
   SF_TRY(ctx.admit(x.type(), outShape));
-  // Every axis kept as it is (a Resize to a skip connection's own sizes): X itself, shared.
-  auto identity = [&](const AxisPlan &p) { return p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize"; };
+  // An axis whose length and scale stay (a Resize to a skip connection's own sizes) is kept as it
+  // is where the transform maps each index to itself: every transform but tf_crop_and_resize
+  // (its roi) and tf_half_pixel_for_nn (x + 0.5, which nearest's ceil modes and the filters
+  // sample otherwise). Every axis kept: X itself, shared.
+  auto identity = [&](const AxisPlan &p) {
+    return p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize" &&
+           o.transform != "tf_half_pixel_for_nn";
+  };
   if (std::all_of(plans.begin(), plans.end(), identity)) return ctx.setOutput(0, x);
   SF_ASSIGN(std::vector<double> data, doubles(x));
   Shape s = x.shape();

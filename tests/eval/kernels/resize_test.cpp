@@ -138,7 +138,7 @@ TEST(ResizeAntialias, ScalesThatAreNotPositiveNumbersAreErrors) {
 TEST(Resize, ToItsOwnSizesIsXItself) {
   std::vector<double> xs{1, INFINITY, 3, -2, double(NAN), 0.5, 7, -INFINITY, 9, 4, 1, 2};
   for (const char *mode : {"nearest", "linear", "cubic"})
-    for (const char *transform : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+    for (const char *transform : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "half_pixel_symmetric"}) {
       SCOPED_TRACE(fmt::format("{} {}", mode, transform));
       std::string text = fmt::format("opset 18\ngraph main(x: f32[1,1,3,4]) {{\n"
                                      "  z = Constant() {{value = i64[4] [1, 1, 3, 4]}}\n"
@@ -153,6 +153,32 @@ TEST(Resize, ToItsOwnSizesIsXItself) {
         if (std::isnan(xs[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
         else EXPECT_EQ(xs[i], got[i]) << i;
     }
+  // Scales of 1 and an integer type: the same.
+  Ran scaled = runText("opset 18\ngraph main(x: i32[2,3]) {\n  s = Constant() {value = f32[2] [1, 1]}\n"
+                       "  y = Resize(x, , s) {mode = \"linear\"}\n  return y\n}\n",
+                       std::map<std::string, Tensor>{{"x", *Tensor::fromInt64s({2, 3}, {7, -3, 2147483647, 0, 5, -2147483648}, ElementType::I32)}});
+  ASSERT_TRUE(scaled.result.ok()) << scaled.result.error().message;
+  EXPECT_EQ((std::vector<double>{7, -3, 2147483647, 0, 5, -2147483648.0}), values(scaled.result->outputs[0]));
+  // Upsample (opset 9) with scales of 1.
+  Ran up = runText("opset 9\ngraph main(x: f32[1,1,2,2]) {\n  s = Constant() {value = f32[4] [1, 1, 1, 1]}\n"
+                   "  y = Upsample(x, s) {mode = \"linear\"}\n  return y\n}\n",
+                   std::map<std::string, Tensor>{{"x", f32({1, 1, 2, 2}, {1, INFINITY, 3, 4})}});
+  ASSERT_TRUE(up.result.ok()) << up.result.error().message;
+  EXPECT_EQ((std::vector<double>{1, INFINITY, 3, 4}), values(up.result->outputs[0]));
+  // tf_half_pixel_for_nn maps x to x + 0.5: nearest with ceil takes the next element (the last
+  // one clamped), the filter the mean of two neighbours; neither is X.
+  auto halfPixelForNn = [](const char *attrs) {
+    std::string text = fmt::format("opset 18\ngraph main(x: f32[1,1,1,4]) {{\n  z = Constant() {{value = i64[4] [1, 1, 1, 4]}}\n"
+                                   "  y = Resize(x, , , z) {{coordinate_transformation_mode = \"tf_half_pixel_for_nn\", {}}}\n"
+                                   "  return y\n}}\n",
+                                   attrs);
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", f32({1, 1, 1, 4}, {1, 2, 4, 8})}});
+    EXPECT_TRUE(r.result.ok()) << r.result.error().message;
+    return r.result.ok() ? values(r.result->outputs[0]) : std::vector<double>{};
+  };
+  EXPECT_EQ((std::vector<double>{2, 4, 8, 8}), halfPixelForNn("mode = \"nearest\", nearest_mode = \"ceil\""));
+  EXPECT_EQ((std::vector<double>{1, 2, 4, 8}), halfPixelForNn("mode = \"nearest\", nearest_mode = \"floor\""));
+  EXPECT_EQ((std::vector<double>{1.5, 3, 6, 8}), halfPixelForNn("mode = \"linear\""));
   const char *crop = "opset 18\ngraph main(x: f32[1,1,2,2]) {\n"
                      "  roi = Constant() {value = f32[8] [0, 0, 0, 0, 1, 1, 0.5, 0.5]}\n"
                      "  z = Constant() {value = i64[4] [1, 1, 2, 2]}\n"
