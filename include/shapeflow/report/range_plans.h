@@ -35,8 +35,8 @@ struct RangePlan {
   lower::MemoryPlan plan;
   /// The sizes it was judged at: of the whole domain's lower, middle and upper sizes the model
   /// admits together and sizes drawn from what it admits, those inside this range, and the
-  /// range's own lower, middle and upper sizes the model admits (with none of those, sizes drawn
-  /// in the range). Empty only where the model admits no size tried in the range.
+  /// range's own lower, middle and upper sizes the model admits and three sizes drawn in it.
+  /// Empty only where the model admits no size tried in the range.
   std::vector<std::map<std::string, int64_t>> judged;
   /// The plan's largest peak / lower bound at `judged` (a size where it does not evaluate counts
   /// as infinity); 1 when `judged` is empty.
