@@ -137,7 +137,9 @@ Result<Facts> reduceWith(InferContext &ctx, const ReduceSpec &spec) {
   bool exactOp = isInteger(in.type) ||
                  (isFloat(in.type) && (spec.fold == Fold::Max || spec.fold == Fold::Min));
   if (in.value && exactOp) {
-    if (r == 0) {
+    // A scalar reduces to itself only under Sum, Prod, Max and Min: SumSquare squares it, L1 and
+    // L2 take its magnitude, LogSum its log.
+    if (r == 0 && spec.fold != Fold::None) {
       out.value = in.value;
     } else if (r == 1 && reduced[0]) {
       if (auto v = foldValues(spec.fold, *in.value)) out.value = std::vector<Dimension>{*v};

@@ -110,6 +110,21 @@ TEST(ReduceRule, Errors) {
   EXPECT_EQ(matrix.run(), "error: 'axes' must be 1-D, got i64[1,1]");
 }
 
+// A scalar reduces to itself only under Sum, Prod, Max and Min (fuzz_eval: the simplifier took
+// ReduceSumSquare(-4) to be -4 from a value the rule copied; the kernel gives 16).
+TEST(ReduceRule, AScalarsValueCarriesOnlyWhereTheReductionKeepsIt) {
+  for (const char *op : {"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin"}) {
+    OpTester t(op, 1);
+    t.input("i64[] = [-4]");
+    EXPECT_EQ(t.run(), "i64[] = [-4]") << op;
+  }
+  for (const char *op : {"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMean"}) {
+    OpTester t(op, 1);
+    t.input("i64[] = [-4]");
+    EXPECT_EQ(t.run(), "i64[]") << op;
+  }
+}
+
 TEST(ReduceRule, ValueFolding) {
   // ReduceProd(Shape(x)[1:]) is C*H*W: torch's flatten pattern.
   OpTester prod("ReduceProd", 13);
