@@ -457,7 +457,8 @@ namespace {
 
 Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options);
 
-/// The named symbols the plan's sizes use, with their ranges.
+} // namespace
+
 std::map<std::string, Interval> namedSymbols(const MemoryPlan &p) {
   std::map<std::string, Interval> out;
   std::set<std::string> derived;
@@ -472,8 +473,6 @@ std::map<std::string, Interval> namedSymbols(const MemoryPlan &p) {
       }
   return out;
 }
-
-} // namespace
 
 std::optional<double> peakOverLowerBound(const MemoryPlan &p, const std::map<std::string, int64_t> &values) {
   // Only the values given and upper bounds: the plan's own reference is not a binding here.

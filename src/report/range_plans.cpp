@@ -34,22 +34,6 @@ std::optional<std::pair<Interval, Interval>> splitRange(Interval r) {
 
 namespace {
 
-/// The named sizes a plan's buffers depend on, bounded ones only (not the plan's own derived
-/// symbols), with their ranges.
-SizeDomain planDomain(const lower::MemoryPlan &p) {
-  std::set<std::string> derived;
-  for (const auto &[name, def] : p.derived) derived.insert(name);
-  SizeDomain out;
-  for (const lower::Slot &s : p.slots)
-    if (s.size.expr())
-      for (SymbolId id : symbolsOf(s.size.expr())) {
-        const SymbolInfo &info = symbolInfo(id);
-        if (!info.name.empty() && !derived.count(info.name) && info.range.hi != kInf)
-          out[info.name] = info.range;
-      }
-  return out;
-}
-
 /// `options` with each size of `domain` ranged to it.
 InferOptions narrowed(InferOptions options, const SizeDomain &domain) {
   for (const auto &entry : domain) {
@@ -123,7 +107,7 @@ Result<RangePlan> planOn(const InferModel &infer, const InferOptions &options,
   r.judged = inside(tests, domain);
   if (domain.empty()) { // the whole domain: the sizes its plan depends on
     SF_ASSIGN(lower::MemoryPlan first, lower::planMemory(g, planOptions));
-    r.domain = planDomain(first);
+    r.domain = lower::namedSymbols(first);
     addJudged(r.judged, g, r.domain, 6);
   } else {
     addJudged(r.judged, g, r.domain, 3); // a box's corners often break the contract: draws too

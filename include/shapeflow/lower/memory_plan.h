@@ -94,6 +94,10 @@ private:
   std::unordered_map<SymbolId, std::optional<int64_t>> memo_;
 };
 
+/// The named sizes a plan's buffers depend on, bounded ones only (not its derived symbols), with
+/// their ranges. Under the plan's graph's expression scope.
+std::map<std::string, Interval> namedSymbols(const MemoryPlan &p);
+
 /// A plan's peak over the live-bytes lower bound of its order at a binding of the named symbols
 /// (the others at their upper bounds; the plan's own reference is not used). None where it does
 /// not evaluate. Under the plan's graph's expression scope.
