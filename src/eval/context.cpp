@@ -39,18 +39,19 @@ Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
   return *bytes;
 }
 
-Result<OutputBytes> EvalContext::allocate(ElementType t, const Shape &shape) {
-  SF_ASSIGN(auto p, allocateForOverwrite(t, shape));
+Result<OutputBytes> EvalContext::allocate(ElementType t, const Shape &shape, std::optional<size_t> output) {
+  SF_ASSIGN(auto p, allocateForOverwrite(t, shape, false, output));
   size_t n = size_t(outputElements(shape).value()) * elementSize(t);
   std::memset(p.get(), 0, n);
   return OutputBytes(std::move(p), n);
 }
 
 Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementType t, const Shape &shape,
-                                                                       bool inPlace) {
+                                                                       bool inPlace,
+                                                                       std::optional<size_t> output) {
   SF_ASSIGN(int64_t bytes, reserve(t, shape));
   if (placer_ && bytes > 0)
-    if (auto placed = placer_->place(bytes, inPlace)) return placed;
+    if (auto placed = placer_->place(bytes, inPlace, output)) return placed;
   constexpr size_t kAlign = 64;
   size_t rounded = (size_t(bytes) + kAlign - 1) / kAlign * kAlign; // within the budget's checks
   auto *p = static_cast<std::byte *>(std::aligned_alloc(kAlign, std::max(rounded, kAlign)));

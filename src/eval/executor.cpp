@@ -201,9 +201,11 @@ struct Frame {
   /// The kernel's outputs kept where something reads them (observed first), each held in the
   /// arena where it landed there.
   Result<void> keepOutputs(const Step &s, const Node &n, EvalContext &ctx, std::optional<NodePlacer> &placer);
-  /// An output the plan gives its own place that shares an input's bytes (a branch returning an
-  /// outer tensor): copied there, as the plan frees the input here.
-  Result<void> ownPlace(EvalContext &ctx, NodePlacer &placer, OutletId o);
+  /// An output in the arena away from its own place: one that shares an input's bytes (a branch
+  /// returning an outer tensor; the plan frees the input here) or one the kernel made at another
+  /// output's place (a kernel that did not say which output it allocated): copied to its own
+  /// place where it has one and that is free, to the heap otherwise.
+  Result<void> relocate(EvalContext &ctx, NodePlacer &placer, OutletId o, bool hasPlace);
   Result<std::vector<Value>> outputs(int depth);
 };
 
@@ -225,10 +227,10 @@ Result<void> Frame::input(const Step &s, const std::vector<Value> &formals, cons
   return success();
 }
 
-Result<void> Frame::ownPlace(EvalContext &ctx, NodePlacer &placer, OutletId o) {
+Result<void> Frame::relocate(EvalContext &ctx, NodePlacer &placer, OutletId o, bool hasPlace) {
   Value &v = value(o);
   auto b = v->bytes();
-  std::shared_ptr<std::byte[]> to = placer.place(int64_t(b.size()), false);
+  std::shared_ptr<std::byte[]> to = hasPlace ? placer.place(int64_t(b.size()), false, o.slot) : nullptr;
   if (!to) {
     ctx.setPlacer(nullptr); // on the heap (the placer has said no)
     SF_ASSIGN(to, ctx.allocateForOverwrite(ElementType::U8, {int64_t(b.size())}));
@@ -374,6 +376,11 @@ Result<void> Frame::keepOutputs(const Step &s, const Node &n, EvalContext &ctx,
   const RunOptions &options = runner.options;
   const std::string &op = s.op;
   const uint32_t id = s.node;
+  // Every output stays alive where the kernel made it while they are kept one by one: moving
+  // one must not write over another.
+  if (arena)
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (ctx.outputs()[k]) arena->hold({id, uint32_t(k)}, ctx.outputs()[k]);
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const OutletId o{id, uint32_t(k)};
     const auto &t = ctx.outputs()[k];
@@ -382,14 +389,18 @@ Result<void> Frame::keepOutputs(const Step &s, const Node &n, EvalContext &ctx,
     if (!t) continue;
     if (options.observe)
       for (const Tensor *e : tensorsOf(t)) options.observe(n, k, *e);
+    if (arena) arena->drop(o);
     if (!wanted) continue;
     value(o) = t;
     ++alive[id];
     if (!arena) continue;
     const auto &place = arena->layout.places[id][k];
-    if (place && t.isTensor() && t->bytes().size() > 0 && arena->offsetOf(t->bytes().data()) &&
-        !placer->gave(t->bytes().data()))
-      SF_TRY(ownPlace(ctx, *placer, o));
+    if (t.isTensor() && t->bytes().size() > 0)
+      if (auto at = arena->offsetOf(t->bytes().data())) {
+        bool given = placer->gave(t->bytes().data());
+        bool atOwnPlace = given && place && *at == place->offset;
+        if (!atOwnPlace && (place || given)) SF_TRY(relocate(ctx, *placer, o, place.has_value()));
+      }
     arena->hold(o, value(o));
     bool inArena = false;
     for (const Tensor *e : tensorsOf(value(o))) inArena = inArena || arena->offsetOf(e->bytes().data());

@@ -76,10 +76,12 @@ inline int64_t countOf(const Shape &s) {
   return c;
 }
 
-/// An output being written: typed elements, made a tensor by `finish`.
+/// An output being written: typed elements, made a tensor by `finish`. `output`: which of the
+/// node's outputs it is, for a kernel with several (EvalContext::allocate).
 template <class T> class Output {
 public:
-  Output(EvalContext &ctx, ElementType type, Shape shape) : ctx_(ctx), type_(type), shape_(std::move(shape)) {}
+  Output(EvalContext &ctx, ElementType type, Shape shape, std::optional<size_t> output = {})
+      : ctx_(ctx), type_(type), shape_(std::move(shape)), output_(output) {}
   /// Zeroed elements.
   Result<T *> make() {
     SF_ASSIGN(T * p, makeForOverwrite());
@@ -90,7 +92,7 @@ public:
   /// writes element i only after reading element i of its inputs (and no other element of them
   /// after that), so the output may take a dying input's bytes (EvalContext::allocateForOverwrite).
   Result<T *> makeForOverwrite(bool inPlace = false) {
-    SF_ASSIGN(buffer_, ctx_.allocateForOverwrite(type_, shape_, inPlace));
+    SF_ASSIGN(buffer_, ctx_.allocateForOverwrite(type_, shape_, inPlace, output_));
     return reinterpret_cast<T *>(buffer_.get());
   }
   Result<void> finish(size_t i) {
@@ -105,6 +107,7 @@ private:
   EvalContext &ctx_;
   ElementType type_;
   Shape shape_;
+  std::optional<size_t> output_;
   std::shared_ptr<std::byte[]> buffer_;
 };
 
@@ -249,9 +252,10 @@ Result<Tensor> castTensor(EvalContext &ctx, const Tensor &a, ElementType to);
 Result<void> fusedGelu(EvalContext &ctx, const Tensor &x);
 /// The parts joined along `axis` (same type, same dims elsewhere; at least one part).
 Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *> &parts, size_t axis);
-/// `a` cut along `axis` into pieces of `sizes` (which must add up to the axis).
+/// `a` cut along `axis` into pieces of `sizes` (which must add up to the axis): piece k is the
+/// node's output k (`eachAnOutput`, Split) or all are elements of output 0 (a sequence).
 Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_t axis,
-                                        const std::vector<int64_t> &sizes);
+                                        const std::vector<int64_t> &sizes, bool eachAnOutput);
 
 /// The kernels of each ops family, one function per file of src/eval/kernels/ (named after the
 /// family's file in src/ops/), each setting the kernels of the ops that family registers.

@@ -40,8 +40,9 @@ std::shared_ptr<std::byte[]> Arena::acquire(int64_t bytes) {
   return kept;
 }
 
-std::shared_ptr<std::byte[]> NodePlacer::place(int64_t bytes, bool inPlace) {
+std::shared_ptr<std::byte[]> NodePlacer::place(int64_t bytes, bool inPlace, std::optional<size_t> output) {
   for (size_t k = 0; k < places_.size(); ++k) {
+    if (output && k != *output) continue;
     const auto &p = places_[k];
     if (!p || given_[k] || p->bytes < bytes || (p->inPlace && !inPlace)) continue;
     int64_t begin = p->offset, end = p->offset + bytes;

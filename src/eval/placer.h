@@ -47,7 +47,7 @@ public:
   /// It gave these bytes to this node's kernel.
   bool gave(const std::byte *p) const { return std::find(gave_.begin(), gave_.end(), p) != gave_.end(); }
 
-  std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace) override;
+  std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace, std::optional<size_t> output) override;
 
 private:
   std::vector<const std::byte *> gave_;

@@ -134,6 +134,35 @@ TEST(Arena, AWrongLayoutCostsHeapMemoryNotWrongOutputs) {
   EXPECT_GT(u.placed, 0u);
 }
 
+TEST(Arena, EachOutputOfANodeWithSeveralLandsAtItsOwnPlace) {
+  // The first output of each node is the caller's (no place in the plan), the others are read
+  // later: an output without a place must not take another's (that one's bytes would then be
+  // alive past the plan's lifetime and a later place refused).
+  const char *text = R"(
+graph main(x: f32[6,4]) {
+  a, b, c = Split(x) {axis = 0}
+  v, i = TopK(x, k) {axis = 1}
+  k = Constant() {value = i64[1] [2]}
+  y, m, r = LayerNormalization(x, s, z) {axis = 1}
+  s = Constant() {value = f32[4] [1, 2, 3, 4]}
+  z = Constant() {value = f32[4] [0, 1, 0, 1]}
+  nb = Neg(b)
+  nc = Neg(c)
+  t = Add(nb, nc)
+  fi = Cast(i) {to = 1}
+  u = Mul(m, r)
+  w = Neg(t)
+  return a, v, y, w, fi, u
+}
+)";
+  std::vector<double> xs;
+  for (int i = 0; i < 24; ++i) xs.push_back(0.5 * ((i * 7) % 11) - 2);
+  ArenaUse u = runBothWays(text, {{"x", f32({6, 4}, xs)}});
+  EXPECT_EQ(u.conflicts, 0u);
+  EXPECT_EQ(u.elsewhere, 0u);
+  EXPECT_GE(u.placed, 5u) << "b, c, i, m, r at their places";
+}
+
 TEST(Arena, AnInPlaceOutputOffTheStartOfItsInputIsRefused) {
   // Each in-place output moved 64 bytes past its input's start: written there, element i would
   // land on an element of the input not read yet.

@@ -57,13 +57,14 @@ private:
 };
 
 /// Where the executor wants a node's outputs (the run's arena, eval/arena.h): memory of `bytes`
-/// for the next output the kernel makes, or null for the heap. `inPlace`: the kernel writes each
-/// element only after reading the same element of its inputs, so the output may sit on the bytes
-/// of an input that dies at this node.
+/// for an output the kernel makes (`output`: which one, where the kernel says; otherwise the
+/// first free place it fits), or null for the heap. `inPlace`: the kernel writes each element
+/// only after reading the same element of its inputs, so the output may sit on the bytes of an
+/// input that dies at this node.
 class Placer {
 public:
   virtual ~Placer() = default;
-  virtual std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace) = 0;
+  virtual std::shared_ptr<std::byte[]> place(int64_t bytes, bool inPlace, std::optional<size_t> output) = 0;
 };
 
 /// Bytes a kernel writes an output into (EvalContext::allocate): 64-byte aligned, in the run's
@@ -148,12 +149,15 @@ public:
 
   /// Zeroed bytes for an output of this type and shape, within the run's memory budget (an
   /// error naming the size otherwise).
-  Result<OutputBytes> allocate(ElementType t, const Shape &shape);
+  /// `output`: which of the node's outputs these bytes are for (a kernel with several outputs
+  /// says so, that each lands at its own place in the executor's arena).
+  Result<OutputBytes> allocate(ElementType t, const Shape &shape, std::optional<size_t> output = {});
   /// The same, uninitialised and 64-byte aligned, for a kernel that writes every element (no
   /// pass over the bytes to zero them first); where the executor placed the output (its arena)
   /// when it did, over a dying input's bytes only when `inPlace` (see Placer).
   Result<std::shared_ptr<std::byte[]>> allocateForOverwrite(ElementType t, const Shape &shape,
-                                                            bool inPlace = false);
+                                                            bool inPlace = false,
+                                                            std::optional<size_t> output = {});
   /// Where allocateForOverwrite puts outputs (none: the heap).
   void setPlacer(Placer *p) { placer_ = p; }
   /// An error unless a tensor of this type and shape (and a double per element, for kernels that

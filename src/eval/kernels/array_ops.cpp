@@ -44,7 +44,7 @@ Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *>
 }
 
 Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_t axis,
-                                        const std::vector<int64_t> &sizes) {
+                                        const std::vector<int64_t> &sizes, bool eachAnOutput) {
   SF_TRY(requireBytes(a));
   if (axis >= a.shape().size()) return errorf("axis {} of rank {}", axis, a.shape().size());
   int64_t len = a.shape()[axis];
@@ -65,7 +65,7 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
   for (int64_t size : sizes) {
     Shape out = a.shape();
     out[axis] = size;
-    SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+    SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out, eachAnOutput ? outs.size() : 0));
     int64_t row = size * inner;
     for (int64_t o = 0; o < outer && row > 0; ++o)
       copyBytes(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
@@ -116,7 +116,7 @@ Result<void> split(EvalContext &ctx) {
     for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::max<int64_t>(0, std::min(each, len - k * each)));
   }
   if (sizes.size() != n) return errorf("{} sizes for {} outputs", sizes.size(), n);
-  SF_ASSIGN(auto outs, splitTensor(ctx, a, axis, sizes));
+  SF_ASSIGN(auto outs, splitTensor(ctx, a, axis, sizes, true));
   for (size_t k = 0; k < n; ++k) SF_TRY(ctx.setOutput(k, std::move(outs[k])));
   return success();
 }

@@ -243,7 +243,7 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
   return dispatch(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> xs(x);
-    Output<T> o(ctx, x.type(), out);
+    Output<T> o(ctx, x.type(), out, 0);
     SF_ASSIGN(T *p, o.makeForOverwrite());
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
@@ -251,7 +251,7 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
                       : countPad ? PoolKind::AverageIncludingPads : PoolKind::AverageExcludingPads;
       if (!indices && dnnlPool(geo, kind, xs.data(), p)) return o.finish(0);
     }
-    Output<int64_t> oi(ctx, ElementType::I64, out);
+    Output<int64_t> oi(ctx, ElementType::I64, out, 1);
     int64_t *pi = nullptr;
     if (indices) {
       SF_ASSIGN(pi, oi.make());

@@ -394,7 +394,7 @@ Result<void> dropout(EvalContext &ctx) {
   }
   SF_TRY(ctx.setOutput(0, ctx.input(0)));
   if (ctx.numOutputs() > 1) {
-    SF_ASSIGN(auto ones, ctx.allocate(ElementType::Bool, ctx.input(0).shape()));
+    SF_ASSIGN(auto ones, ctx.allocate(ElementType::Bool, ctx.input(0).shape(), 1));
     std::fill(ones.begin(), ones.end(), std::byte{1});
     SF_ASSIGN(Tensor m, std::move(ones).tensor(ElementType::Bool, ctx.input(0).shape()));
     SF_TRY(ctx.setOutput(1, std::move(m)));

@@ -377,8 +377,8 @@ Result<void> topK(EvalContext &ctx) {
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> x(a);
-    Output<T> o(ctx, a.type(), out);
-    Output<int64_t> oi(ctx, ElementType::I64, out);
+    Output<T> o(ctx, a.type(), out, 0);
+    Output<int64_t> oi(ctx, ElementType::I64, out, 1);
     SF_ASSIGN(T *p, o.make());
     SF_ASSIGN(int64_t *pi, oi.make());
     std::vector<int64_t> order(static_cast<size_t>(len));

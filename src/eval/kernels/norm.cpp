@@ -152,9 +152,9 @@ Result<void> layerNorm(EvalContext &ctx) {
     }
     scale = expand(scale, ctx.input(1).shape());
     if (!bias.empty()) bias = expand(bias, ctx.input(2).shape());
-    Output<T> o(ctx, x.type(), x.shape());
+    Output<T> o(ctx, x.type(), x.shape(), 0);
     SF_ASSIGN(T *p, o.make());
-    Output<float> om(ctx, ElementType::F32, statShape), oi(ctx, ElementType::F32, statShape);
+    Output<float> om(ctx, ElementType::F32, statShape, 1), oi(ctx, ElementType::F32, statShape, 2);
     float *pm = nullptr, *pi = nullptr;
     if (ctx.numOutputs() > 1) {
       SF_ASSIGN(pm, om.make());

@@ -109,7 +109,7 @@ Result<void> splitToSequence(EvalContext &ctx) {
     sizes.assign(size_t(len), 1);
     squeeze = keepdims == 0;
   }
-  SF_ASSIGN(auto parts, splitTensor(ctx, a, axis, sizes));
+  SF_ASSIGN(auto parts, splitTensor(ctx, a, axis, sizes, false));
   std::vector<TensorRef> elements;
   for (Tensor &p : parts) {
     if (squeeze) {

@@ -88,7 +88,7 @@ Result<void> lossKernel(EvalContext &ctx, bool softmax) {
       }
     SF_TRY(nllInto<T>(ctx, logp.data(), s, target, ctx.hasInput(2) ? &weight : nullptr, ignore, reduction, x.type()));
     if (ctx.numOutputs() > 1) {
-      Output<T> o(ctx, x.type(), s);
+      Output<T> o(ctx, x.type(), s, 1);
       SF_ASSIGN(T *p, o.make());
       std::copy(logp.begin(), logp.end(), p);
       SF_TRY(o.finish(1));
@@ -279,7 +279,7 @@ Result<void> stringSplit(EvalContext &ctx) {
   Shape yShape = x.shape();
   yShape.push_back(int64_t(most));
   std::vector<std::string> y(parts.size() * most);
-  Output<int64_t> z(ctx, ElementType::I64, x.shape());
+  Output<int64_t> z(ctx, ElementType::I64, x.shape(), 1);
   SF_ASSIGN(int64_t *counts, z.makeForOverwrite());
   for (size_t i = 0; i < parts.size(); ++i) {
     counts[i] = int64_t(parts[i].size());
