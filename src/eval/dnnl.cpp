@@ -205,10 +205,12 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
     key.push_back(int64_t(g.srcBlocked) * 2 + int64_t(g.dstBlocked));
     key.push_back(int64_t(post.kind));
-    if (post.kind == PostOp::Kind::Swish) {
-      int32_t alpha;
+    if (post.kind == PostOp::Kind::Swish || post.kind == PostOp::Kind::Clip) {
+      int32_t alpha, beta;
       std::memcpy(&alpha, &post.alpha, 4);
+      std::memcpy(&beta, &post.beta, 4);
       key.push_back(alpha);
+      key.push_back(beta);
     }
     std::optional<WithWeights<dnnl::convolution_forward>> once;
     auto it = keep ? convCache.find(key) : convCache.end();
@@ -231,6 +233,8 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
         if (post.kind != PostOp::Kind::None) {
           dnnl::post_ops ops;
           if (post.kind == PostOp::Kind::Relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+          else if (post.kind == PostOp::Kind::Clip)
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.alpha, post.beta);
           else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.alpha, 0.f);
           attr.set_post_ops(ops);
         }

@@ -29,9 +29,12 @@ void reblock16(const float *from, float *to, int64_t n, int64_t c, int64_t hw, b
 /// `weights`; with `keep` (a constant of the graph) the reordered weights are kept between runs,
 /// keyed by the tensor's identity; b may be null.
 /// An activation applied to the result in the same pass (a oneDNN post-op): a FusedConv's.
+/// oneDNN's Relu and Clip map a NaN to the lower bound where ONNX's keep it: the caller asks for
+/// them only where the convolution's output cannot be NaN (convWith, conv_pool.cpp).
 struct PostOp {
-  enum class Kind : uint8_t { None, Relu, Swish } kind = Kind::None;
-  float alpha = 0; // Swish: x * sigmoid(alpha * x)
+  enum class Kind : uint8_t { None, Relu, Clip, Swish } kind = Kind::None;
+  float alpha = 0; // Swish: x * sigmoid(alpha * x); Clip: the lower bound
+  float beta = 0;  // Clip: the upper bound
 };
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
               const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y,

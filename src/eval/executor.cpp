@@ -145,12 +145,15 @@ struct Frame {
   Runner &runner;
   Arena *arena;
   std::vector<Value> values;
+  /// What the kernels proved of each float tensor (EvalContext::inputBound), by outlet.
+  std::vector<float> bounds;
   std::vector<uint32_t> readers, dataReaders;
   std::vector<int64_t> nodeBytes;
   std::vector<uint32_t> alive;
 
   Frame(const ExecPlan &p, Runner &r, Arena *a)
-      : plan(p), runner(r), arena(a), values(p.outletCount()), readers(p.readers()), dataReaders(p.dataReaders()),
+      : plan(p), runner(r), arena(a), values(p.outletCount()),
+        bounds(p.outletCount(), EvalContext::kUnbounded), readers(p.readers()), dataReaders(p.dataReaders()),
         nodeBytes(p.graph().nodes.size(), 0), alive(p.graph().nodes.size(), 0) {}
 
   Value &value(OutletId o) { return values[plan.outlet(o)]; }
@@ -297,6 +300,12 @@ Result<void> Frame::op(const Step &s, int depth) {
   SF_ASSIGN(std::vector<Value> ins, inputsOf(s, n));
   EvalContext ctx(n, ins, s.opset, &runner.live, runner.budget);
   ctx.setGraph(plan.graph());
+  {
+    std::vector<float> inBounds(n.inputs.size(), EvalContext::kUnbounded);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (n.inputs[i].valid()) inBounds[i] = bounds[plan.outlet(n.inputs[i])];
+    ctx.setInputBounds(std::move(inBounds));
+  }
   if (s.blockedIn || s.blockedOut) ctx.setBlocked(s.blockedIn, s.blockedOut);
   if (s.layoutFreeBlocked) SF_TRY(sameBlockedShapes(n, s.op, ins));
   // Its outputs at their places in the arena; an input whose last reader this is may be
@@ -318,6 +327,7 @@ Result<void> Frame::op(const Step &s, int depth) {
   if (arena)
     for (size_t k = 0; k < n.outputs.size(); ++k) arena->drop({id, uint32_t(k)});
   SF_TRY(keepOutputs(s, n, ctx, placer));
+  for (size_t k = 0; k < n.outputs.size(); ++k) bounds[plan.outlet(id) + k] = ctx.outputBound(k);
   for (size_t k = 0; k < n.outputs.size(); ++k)
     if (dataReaders[plan.outlet(id) + k] == 0) shed({id, uint32_t(k)});
   nodeBytes[id] = ctx.allocated();

@@ -3,6 +3,7 @@
 #include "shapeflow/rewrite/rewrite.h"
 
 #include <cmath>
+#include <limits>
 
 namespace sf::rewrite {
 namespace {
@@ -22,6 +23,27 @@ OutletId otherInput(const Node &n, OutletId o) {
 
 bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * want; }
 
+/// A Clip's bounds where they are constants (attributes before opset 11, inputs from it; an
+/// absent one is float's extreme) and the lower is at most the upper.
+std::optional<std::pair<double, double>> clipBounds(const Graph &g, const Node &clip) {
+  const double big = std::numeric_limits<float>::max();
+  double lo = -big, hi = big;
+  if (clip.opsetVersion != 0 && clip.opsetVersion < 11) { // 0: the newest
+    auto a = clip.attrs.getFloat("min", -big), b = clip.attrs.getFloat("max", big);
+    if (!a.ok() || !b.ok()) return std::nullopt;
+    lo = *a, hi = *b;
+  } else {
+    for (size_t k = 1; k < 3; ++k) {
+      if (clip.inputs.size() <= k || !clip.inputs[k].valid()) continue;
+      auto v = scalarConstant(g, clip.inputs[k]);
+      if (!v) return std::nullopt;
+      (k == 1 ? lo : hi) = *v;
+    }
+  }
+  if (!(lo <= hi)) return std::nullopt;
+  return std::pair{lo, hi};
+}
+
 } // namespace
 
 Result<size_t> fuseConvActivation(PassContext &ctx) {
@@ -39,10 +61,18 @@ Result<size_t> fuseConvActivation(PassContext &ctx) {
     Attributes attrs = conv.attrs;
     OutletId replaced;
     std::vector<uint32_t> dead;
-    if (readers.size() == 1 && readers[0].slot == 0 && computes(ctx, &g.nodes[readers[0].node], Pointwise::Relu)) {
+    const Node *reader = readers.size() == 1 && readers[0].slot == 0 ? &g.nodes[readers[0].node] : nullptr;
+    if (computes(ctx, reader, Pointwise::Relu)) {
       attrs.set("activation", std::string("Relu"));
-      replaced = {readers[0].node, 0};
-      dead = {readers[0].node, id};
+      replaced = {reader->id, 0};
+      dead = {reader->id, id};
+    } else if (computes(ctx, reader, Pointwise::Clip) && clipBounds(g, *reader)) {
+      auto [lo, hi] = *clipBounds(g, *reader);
+      attrs.set("activation", std::string("Clip"));
+      attrs.set("min", lo);
+      attrs.set("max", hi);
+      replaced = {reader->id, 0};
+      dead = {reader->id, id};
     } else if (readers.size() == 2) {
       // x * Sigmoid(x): the Sigmoid read only by the Mul, which reads the convolution too.
       for (int k = 0; k < 2 && !replaced.valid(); ++k) {

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace sf::eval {
 namespace {
 
@@ -68,6 +70,27 @@ graph main(x: f32[N,6]) {
   ASSERT_TRUE(r.result.ok()) << r.result.error().message;
   EXPECT_EQ(r.result->outputs[0]->shape(), (Shape{2, 5}));
   EXPECT_EQ(values(r.result->outputs[0]), (std::vector<double>{1, 2, 3, 4, 5, 7, 8, 9, 10, 11}));
+}
+
+TEST(Executor, ReluAndClipKeepNanAndBoundTheRest) {
+  // As ONNX writes them (max(0, x); min(max(x, lo), hi)) and onnxruntime computes them: a NaN
+  // stays NaN, infinities are bounded like any value.
+  const double nan = std::nan("");
+  Ran r = runText(R"(
+graph main(x: f32[5]) {
+  lo = Constant() {value = f32[] 0}
+  hi = Constant() {value = f32[] 6}
+  y = Relu(x)
+  z = Clip(x, lo, hi)
+  return y, z
+}
+)", std::map<std::string, Tensor>{{"x", f32({5}, {nan, -INFINITY, INFINITY, -2, 7})}});
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  auto y = values(r.result->outputs[0]), z = values(r.result->outputs[1]);
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_TRUE(std::isnan(z[0]));
+  EXPECT_EQ((std::vector<double>(y.begin() + 1, y.end())), (std::vector<double>{0, INFINITY, 0, 7}));
+  EXPECT_EQ((std::vector<double>(z.begin() + 1, z.end())), (std::vector<double>{0, 6, 0, 6}));
 }
 
 TEST(Executor, IntegerDivisionByZeroIsAnErrorNamingTheNode) {

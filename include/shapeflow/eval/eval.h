@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,7 +97,20 @@ public:
   EvalContext(const Node &node, std::vector<Value> inputs, int64_t opset, int64_t *liveBytes,
               int64_t maxBytes)
       : node_(node), inputs_(std::move(inputs)), opset_(opset), outputs_(node.outputs.size()),
-        liveBytes_(liveBytes), maxBytes_(maxBytes) {}
+        outputBounds_(node.outputs.size(), kUnbounded), liveBytes_(liveBytes), maxBytes_(maxBytes) {}
+
+  /// A float tensor's bound: every element is finite and at most this in magnitude; kUnbounded
+  /// where nothing is known. Kernels that can prove one for an output from their inputs' say so
+  /// (a convolution, Add, Relu, Clip, pooling, the ops that move elements), and the executor
+  /// carries them from node to node: a convolution applies its Relu or Clip in oneDNN's pass,
+  /// which maps a NaN to the lower bound where ONNX keeps it, only where no NaN can occur.
+  static constexpr float kUnbounded = std::numeric_limits<float>::infinity();
+  float inputBound(size_t i) const { return i < inputBounds_.size() ? inputBounds_[i] : kUnbounded; }
+  void setInputBounds(std::vector<float> b) { inputBounds_ = std::move(b); }
+  float outputBound(size_t i) const { return i < outputBounds_.size() ? outputBounds_[i] : kUnbounded; }
+  void setOutputBound(size_t i, float b) {
+    if (i < outputBounds_.size()) outputBounds_[i] = b;
+  }
 
   size_t numInputs() const { return inputs_.size(); }
   /// Input i is given and is a tensor.
@@ -190,6 +204,7 @@ private:
   bool blockedIn_ = false, blockedOut_ = false;
   int64_t opset_;
   std::vector<Value> outputs_;
+  std::vector<float> inputBounds_, outputBounds_;
   Value absent_;
   int64_t *liveBytes_;
   int64_t maxBytes_;

@@ -71,8 +71,8 @@ Result<uint32_t> replaceWithNode(PassContext &ctx, std::string_view domain, std:
 
 // ---- the executor's fusions (fuse.cpp) ----
 
-/// Conv (an op whose record takes an activation) whose output only a Relu reads, or only
-/// x * Sigmoid(x) (SiLU), becomes one FusedConv (ops/fused.h).
+/// Conv (an op whose record takes an activation) whose output only a Relu reads, a Clip between
+/// constant bounds (ReLU6), or x * Sigmoid(x) (SiLU), becomes one FusedConv (ops/fused.h).
 Result<size_t> fuseConvActivation(PassContext &ctx);
 /// GELU as torch exports it, x (erf(x / sqrt 2) + 1) / 2 in f32, five ops each read only by the
 /// next, becomes one Gelu (ONNX opset 20).

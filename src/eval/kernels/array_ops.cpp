@@ -87,6 +87,10 @@ Result<void> concat(EvalContext &ctx) {
   for (size_t i = 0; i < ctx.numInputs(); ++i)
     if (ctx.hasInput(i)) parts.push_back(&ctx.input(i));
   SF_ASSIGN(Tensor t, concatTensors(ctx, parts, axis));
+  float bound = 0; // the largest of the parts' (EvalContext::inputBound)
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i) && ctx.input(i).elementCount() > 0) bound = std::max(bound, ctx.inputBound(i));
+  if (t.elementCount() > 0) ctx.setOutputBound(0, bound);
   return ctx.setOutput(0, std::move(t));
 }
 

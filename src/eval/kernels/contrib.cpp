@@ -220,7 +220,7 @@ Result<void> embedLayerNorm(EvalContext &ctx) {
 Result<std::function<double(double)>> fusedActivation(const std::string &name, const std::vector<double> &p) {
   auto param = [&](size_t i, double otherwise) { return i < p.size() ? p[i] : otherwise; };
   if (name.empty()) return std::function<double(double)>([](double x) { return x; });
-  if (name == "Relu") return std::function<double(double)>([](double x) { return x > 0 ? x : 0.0; });
+  if (name == "Relu") return std::function<double(double)>([](double x) { return x > 0 || x != x ? x : 0.0; });
   if (name == "Tanh") return std::function<double(double)>([](double x) { return std::tanh(x); });
   if (name == "Sigmoid") return std::function<double(double)>([](double x) { return 1.0 / (1.0 + std::exp(-x)); });
   if (name == "LeakyRelu") {

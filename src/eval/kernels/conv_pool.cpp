@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <unordered_map>
 
 namespace sf::eval::detail {
 
@@ -51,6 +53,11 @@ namespace {
 template <class T> void applyPostOp(const PostOp &post, T *p, int64_t count) {
   if (post.kind == PostOp::Kind::Relu)
     for (int64_t i = 0; i < count; ++i) p[i] = p[i] < T(0) ? T(0) : p[i];
+  if (post.kind == PostOp::Kind::Clip) // ONNX's order: the lower bound, then the upper; NaN stays
+    for (int64_t i = 0; i < count; ++i) {
+      T v = p[i] < T(post.alpha) ? T(post.alpha) : p[i];
+      p[i] = v > T(post.beta) ? T(post.beta) : v;
+    }
   if (post.kind == PostOp::Kind::Swish)
     for (int64_t i = 0; i < count; ++i)
       p[i] = T(double(p[i]) / (1.0 + std::exp(-double(post.alpha) * double(p[i]))));
@@ -144,6 +151,58 @@ void convLoops(const ConvChannels &ch, const Window &w, const std::vector<int64_
       }
 }
 
+/// The largest sum of |w| over one output channel's `perOut` weights (infinite where a weight is
+/// not finite): no output exceeds max|x| times it, plus the bias. Kept per constant weights
+/// tensor, so that a run does not read the weights once more.
+double weightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t m,
+                  int64_t perOut) {
+  thread_local std::unordered_map<const Tensor *, std::pair<std::weak_ptr<const Tensor>, double>> kept;
+  if (keep && weights)
+    if (auto it = kept.find(weights.get()); it != kept.end() && !it->second.first.expired()) return it->second.second;
+  double gain = 0;
+  for (int64_t o = 0; o < m; ++o) {
+    double s = 0;
+    for (int64_t i = 0; i < perOut; ++i) s += std::fabs(double(w[o * perOut + i]));
+    gain = std::isfinite(s) ? std::max(gain, s) : std::numeric_limits<double>::infinity();
+  }
+  if (keep && weights) {
+    if (kept.size() > 4096) std::erase_if(kept, [](const auto &e) { return e.second.first.expired(); });
+    kept[weights.get()] = {weights, gain};
+  }
+  return gain;
+}
+
+/// The largest |x| (kUnbounded where an element is not finite): one pass, reading. On the bits:
+/// without the sign, a float's order is its bits' as an integer, and infinity and NaN are above
+/// every finite value (an integer maximum the compiler vectorises, which a float one with NaN
+/// in mind is not).
+float measuredBound(const float *x, int64_t count) {
+  int32_t most = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int32_t v;
+    std::memcpy(&v, x + i, 4);
+    v &= 0x7fffffff;
+    most = v > most ? v : most;
+  }
+  if (most >= 0x7f800000) return EvalContext::kUnbounded;
+  float bound;
+  std::memcpy(&bound, &most, 4);
+  return bound;
+}
+
+/// A bound of a convolution's output (kUnbounded where none below a quarter of float's largest
+/// value follows): max|x| * gain + max|b| bounds every partial sum, whatever the order of the
+/// additions, so where it is finite the convolution makes neither NaN nor infinity.
+float convBound(float xBound, double gain, const float *b, int64_t m) {
+  double biasMax = 0;
+  for (int64_t i = 0; b && i < m; ++i) {
+    if (!std::isfinite(b[i])) return EvalContext::kUnbounded;
+    biasMax = std::max(biasMax, double(std::fabs(b[i])));
+  }
+  double y = (double(xBound) * gain + biasMax) * (1 + 1e-5); // the rounding of float sums
+  return y < double(std::numeric_limits<float>::max()) / 4 ? float(y) : EvalContext::kUnbounded;
+}
+
 } // namespace
 
 Result<void> convWith(EvalContext &ctx, PostOp post) {
@@ -181,9 +240,27 @@ Result<void> convWith(EvalContext &ctx, PostOp post) {
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
       geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
+      // Relu and Clip in oneDNN's pass only where the convolution cannot make a NaN (its input
+      // bounded: as the kernel that made it proved, or measured here); otherwise after it, by
+      // the loop that keeps NaN (the layout does not matter to it).
+      const bool mapsNan = post.kind == PostOp::Kind::Relu || post.kind == PostOp::Kind::Clip;
+      float xBound = ctx.inputBound(0);
+      if (mapsNan && xBound == EvalContext::kUnbounded) xBound = measuredBound(xs.data(), x.elementCount());
+      float yBound = EvalContext::kUnbounded;
+      if (xBound != EvalContext::kUnbounded)
+        yBound = convBound(xBound,
+                           weightGain(ctx.inputShared(1), ctx.inputIsConstant(1), ws.data(), m, cg * countOf(w.kernel)),
+                           bias ? bias->data() : nullptr, m);
+      const PostOp inPass = mapsNan && yBound == EvalContext::kUnbounded ? PostOp{} : post;
       if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
-                   bias ? bias->data() : nullptr, p, post))
-        return o.finish(0);
+                   bias ? bias->data() : nullptr, p, inPass)) {
+        if (inPass.kind != post.kind) applyPostOp(post, p, n * m * countOf(w.out));
+        SF_TRY(o.finish(0));
+        if (post.kind == PostOp::Kind::Clip && yBound != EvalContext::kUnbounded)
+          yBound = std::min(yBound, std::max(std::fabs(post.alpha), std::fabs(post.beta)));
+        ctx.setOutputBound(0, yBound); // Relu and Swish (|x sigmoid(x)| <= |x|) keep it
+        return success();
+      }
       if (ctx.inputBlocked()) {
         if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
         plainX.resize(size_t(n * c * countOf(w.in)));
@@ -249,7 +326,12 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
       WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
       PoolKind kind = isMax ? PoolKind::Max
                       : countPad ? PoolKind::AverageIncludingPads : PoolKind::AverageExcludingPads;
-      if (!indices && dnnlPool(geo, kind, xs.data(), p)) return o.finish(0);
+      if (!indices && dnnlPool(geo, kind, xs.data(), p)) {
+        // Every window has an element of x (oneDNN takes pads smaller than the window): the
+        // maximum or mean of finite elements is within their bound.
+        ctx.setOutputBound(0, ctx.inputBound(0));
+        return o.finish(0);
+      }
     }
     Output<int64_t> oi(ctx, ElementType::I64, out, 1);
     int64_t *pi = nullptr;
@@ -735,7 +817,7 @@ Result<void> registerConvPoolKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "MaxPool", [](EvalContext &c) { return pool(c, true); }));
   SF_TRY(setKernel(r, "AveragePool", [](EvalContext &c) { return pool(c, false); }));
   SF_TRY(setKernel(r, "GlobalMaxPool", [](EvalContext &c) { return globalPool(c, true); }));
-  SF_TRY(setKernel(r, "GlobalAveragePool", [](EvalContext &c) { return globalPool(c, false); }));
+  SF_TRY(setKernel(r, "GlobalAveragePool", keepingBound([](EvalContext &c) { return globalPool(c, false); })));
   SF_TRY(setKernel(r, "MaxUnpool", maxUnpool));
   SF_TRY(setKernel(r, "RoiAlign", roiAlign));
   return success();

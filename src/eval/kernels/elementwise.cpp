@@ -412,6 +412,13 @@ Result<void> registerElementwiseKernels(OpRegistry &r) {
       {"And", Bin::And},     {"Or", Bin::Or},           {"Xor", Bin::Xor},
       {"BitwiseAnd", Bin::BitAnd}, {"BitwiseOr", Bin::BitOr}, {"BitwiseXor", Bin::BitXor}};
   for (const auto &[name, op] : bins) SF_TRY(setKernel(r, name, binaryKernel(op)));
+  // A sum of bounded elements is bounded (EvalContext::inputBound): a residual Add.
+  SF_TRY(setKernel(r, "Add", [add = binaryKernel(Bin::Add)](EvalContext &ctx) -> Result<void> {
+    SF_TRY(add(ctx));
+    if (ctx.hasInput(0) && ctx.hasInput(1) && ctx.input(0).elementCount() > 0 && ctx.input(1).elementCount() > 0)
+      ctx.setOutputBound(0, boundOfSum(ctx.inputBound(0), ctx.inputBound(1)));
+    return success();
+  }));
   SF_TRY(setKernel(r, "Max", variadic(Bin::Max, false)));
   SF_TRY(setKernel(r, "Min", variadic(Bin::Min, false)));
   SF_TRY(setKernel(r, "Sum", variadic(Bin::Add, false)));
@@ -419,7 +426,7 @@ Result<void> registerElementwiseKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Where", where));
   SF_TRY(setKernel(r, "PRelu", prelu));
   SF_TRY(setKernel(r, "BitShift", bitShift));
-  SF_TRY(setSequenceKernel(r, "Identity", identity));
+  SF_TRY(setSequenceKernel(r, "Identity", keepingBound(identity)));
   SF_TRY(setKernel(r, "Dropout", dropout));
   return success();
 }

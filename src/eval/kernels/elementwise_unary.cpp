@@ -143,6 +143,15 @@ Result<void> clip(EvalContext &ctx) {
       // std::max / std::min keep a NaN (each returns its first argument when the comparison is
       // false) and compile to branch-free vector code.
       for (size_t i = 0; i < x.size(); ++i) p[i] = std::min(std::max(x[i], l), h);
+      // |min(max(x, lo), hi)| <= max(|x|, |lo|, |hi|), and <= max(|lo|, |hi|) where lo <= hi
+      // (an infinite bound adds nothing: max(x, -inf) is x).
+      if (float in = ctx.inputBound(0); in != EvalContext::kUnbounded && x.size() > 0) {
+        double b = in, ends = std::max(std::fabs(lo), std::fabs(hi));
+        if (std::isfinite(lo)) b = std::max(b, std::fabs(lo));
+        if (std::isfinite(hi)) b = std::max(b, std::fabs(hi));
+        if (lo <= hi) b = std::min(b, ends);
+        ctx.setOutputBound(0, b < double(std::numeric_limits<float>::max()) / 4 ? float(b) : EvalContext::kUnbounded);
+      }
       return o.finish(0);
     }
   }, false);
@@ -330,7 +339,7 @@ Result<void> registerElementwiseUnaryKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Clip", clip));
   SF_TRY(setKernel(r, "Cast", cast));
   auto sign = [](auto x) { return decltype(x)((x > 0) - (x < 0)); };
-  SF_TRY(setKernel(r, "Relu", unary<true>([](auto x) { return x > 0 ? x : decltype(x)(0); })));
+  SF_TRY(setKernel(r, "Relu", keepingBound(unary<true>([](auto x) { return x > 0 || x != x ? x : decltype(x)(0); }))));
   SF_TRY(setKernel(r, "Neg", unary<true>([](auto x) { return decltype(x)(-x); })));
   SF_TRY(setKernel(r, "Abs", unary<true>([](auto x) { return x < 0 ? decltype(x)(-x) : x; })));
   SF_TRY(setKernel(r, "Sign", unary<true>(sign)));

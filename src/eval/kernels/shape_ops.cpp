@@ -218,11 +218,11 @@ Result<void> slice(EvalContext &ctx) {
 Result<void> registerShapeOpsKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Shape", shapeOp));
   SF_TRY(setKernel(r, "Size", sizeOp));
-  SF_TRY(setKernel(r, "Reshape", reshape));
-  SF_TRY(setKernel(r, "Flatten", flatten));
-  SF_TRY(setKernel(r, "Squeeze", squeeze));
-  SF_TRY(setKernel(r, "Unsqueeze", unsqueeze));
-  SF_TRY(setKernel(r, "Transpose", transpose));
+  SF_TRY(setKernel(r, "Reshape", keepingBound(reshape)));
+  SF_TRY(setKernel(r, "Flatten", keepingBound(flatten)));
+  SF_TRY(setKernel(r, "Squeeze", keepingBound(squeeze)));
+  SF_TRY(setKernel(r, "Unsqueeze", keepingBound(unsqueeze)));
+  SF_TRY(setKernel(r, "Transpose", keepingBound(transpose)));
   SF_TRY(setKernel(r, "Slice", slice));
   return success();
 }

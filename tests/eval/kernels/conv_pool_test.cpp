@@ -217,13 +217,64 @@ void convThenAgrees(const std::string &activation, uint64_t seed, bool fused) {
 
 TEST(LibraryKernels, ConvFollowedByAnActivationAgrees) {
   convThenAgrees("y = Relu(c)", 400, true);
-  convThenAgrees("y = Clip(c, lo, hi)", 401, false); // not fused (oneDNN's clip drops NaN)
-  convThenAgrees("y = Clip(c, lo)", 402, false);
+  convThenAgrees("y = Clip(c, lo, hi)", 401, true);
+  convThenAgrees("y = Clip(c, lo)", 402, true);
   convThenAgrees("s = Sigmoid(c)\n  y = Mul(c, s)", 403, true); // SiLU
   convThenAgrees("s = Sigmoid(c)\n  y = Mul(s, c)", 404, true);
   // Not fused: the Sigmoid's output is read twice; the Mul reads something else.
   convThenAgrees("s = Sigmoid(c)\n  m = Mul(c, s)\n  y = Add(m, s)", 405, false);
   convThenAgrees("s = Sigmoid(c)\n  y = Mul(s, s)", 406, false);
+}
+
+TEST(LibraryKernels, ConvFollowedByAnActivationKeepsNanAndInfinityAsTheTwoOpsDo) {
+  // oneDNN's Relu and Clip map a NaN to the lower bound; ONNX's keep it. The NaN of an input,
+  // the NaN of an overflow (1e30 * 1e10 - 1e30 * 1e10: infinity minus infinity, every input
+  // finite), an infinity, and the same overflow two convolutions on (the second's input bound
+  // carried from the first, not measured): fused, each is what the two ops give apart.
+  const double nan = std::nan(""), inf = INFINITY;
+  const char *text = R"(
+graph main(x: f32[1,2,2,2], w: f32[3,2,1,1], wi: f32[2,2,1,1], wb: f32[1,2,1,1]) {
+  lo = Constant() {value = f32[] 0}
+  hi = Constant() {value = f32[] 6}
+  c = Conv(x, w)
+  y = Relu(c)
+  d = Conv(x, w)
+  z = Clip(d, lo, hi)
+  e = Conv(x, wi)
+  r = Relu(e)
+  f = Conv(r, wb)
+  v = Relu(f)
+  return y, z, v
+}
+)";
+  std::map<std::string, Tensor> inputs{
+      {"x", f32({1, 2, 2, 2}, {nan, inf, 1e30, 0.5, 1, 2, 1e30, -3})},
+      {"w", f32({3, 2, 1, 1}, {1, 0, 1e10, -1e10, -1, 0})},
+      {"wi", f32({2, 2, 1, 1}, {0, 1, 0, 1})},
+      {"wb", f32({1, 2, 1, 1}, {1e10, -1e10})}};
+  std::map<std::string, OpTime> profile;
+  RunOptions fusedOptions;
+  fusedOptions.profile = &profile;
+  Ran fused = runText(text, inputs, fusedOptions, true), apart = runText(text, inputs);
+  ASSERT_TRUE(fused.result.ok()) << fused.result.error().message;
+  ASSERT_TRUE(apart.result.ok()) << apart.result.error().message;
+  EXPECT_EQ(profile["ai.shapeflow.FusedConv"].calls, 4u);
+  size_t nans = 0;
+  for (size_t k = 0; k < 3; ++k) {
+    auto a = values(fused.result->outputs[k]), b = values(apart.result->outputs[k]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(b[i])) {
+        ++nans;
+        EXPECT_TRUE(std::isnan(a[i])) << "output " << k << " element " << i << " is " << a[i];
+      } else {
+        EXPECT_EQ(a[i], b[i]) << "output " << k << " element " << i;
+      }
+    }
+  }
+  // At least the input's NaN in every channel of y and z (whether an overflow gives NaN or an
+  // infinity depends on the order of the sums, fused multiply-adds included).
+  EXPECT_GE(nans, 2u * 3u);
 }
 
 /// A network of 2-D convolutions whose tensors the executor keeps in channel blocks between
