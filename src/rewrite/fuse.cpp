@@ -23,11 +23,12 @@ OutletId otherInput(const Node &n, OutletId o) {
 
 bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * want; }
 
-/// A Clip's bounds where they are constants (attributes before opset 11, inputs from it; an
-/// absent one is float's extreme) and the lower is at most the upper.
+/// A Clip's bounds where they are constants and the lower is at most the upper: attributes
+/// before opset 11 (an absent one is float's extreme), inputs from it (an absent one is no bound:
+/// infinite).
 std::optional<std::pair<double, double>> clipBounds(const Graph &g, const Node &clip) {
-  const double big = std::numeric_limits<float>::max();
-  double lo = -big, hi = big;
+  const double big = std::numeric_limits<float>::max(), inf = std::numeric_limits<double>::infinity();
+  double lo = -inf, hi = inf;
   if (clip.opsetVersion != 0 && clip.opsetVersion < 11) { // 0: the newest
     auto a = clip.attrs.getFloat("min", -big), b = clip.attrs.getFloat("max", big);
     if (!a.ok() || !b.ok()) return std::nullopt;
@@ -69,8 +70,8 @@ Result<size_t> fuseConvActivation(PassContext &ctx) {
     } else if (computes(ctx, reader, Pointwise::Clip) && clipBounds(g, *reader)) {
       auto [lo, hi] = *clipBounds(g, *reader);
       attrs.set("activation", std::string("Clip"));
-      attrs.set("min", lo);
-      attrs.set("max", hi);
+      if (std::isfinite(lo)) attrs.set("min", lo); // absent: no bound
+      if (std::isfinite(hi)) attrs.set("max", hi);
       replaced = {reader->id, 0};
       dead = {reader->id, id};
     } else if (readers.size() == 2) {

@@ -10,7 +10,8 @@ namespace sf {
 
 inline constexpr std::string_view kShapeflowDomain = "ai.shapeflow";
 /// Conv's inputs and attributes, plus `activation` ("Relu"; "Clip" between the floats `min` and
-/// `max`; or "Swish": x * sigmoid(alpha * x)) and `alpha` (Swish's, default 1).
+/// `max`, each absent where there is no bound; or "Swish": x * sigmoid(alpha * x)) and `alpha`
+/// (Swish's, default 1).
 inline constexpr std::string_view kFusedConv = "FusedConv";
 /// ONNX's Gelu, and the opset that defines it.
 inline constexpr std::string_view kGelu = "Gelu";

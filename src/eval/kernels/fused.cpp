@@ -12,8 +12,8 @@ Result<void> fusedConv(EvalContext &ctx) {
   SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
   if (activation == "Relu") return convWith(ctx, {PostOp::Kind::Relu, 0.0f});
   if (activation == "Clip") {
-    SF_ASSIGN(double lo, ctx.attrs().getFloat("min", -std::numeric_limits<float>::max()));
-    SF_ASSIGN(double hi, ctx.attrs().getFloat("max", std::numeric_limits<float>::max()));
+    SF_ASSIGN(double lo, ctx.attrs().getFloat("min", -std::numeric_limits<double>::infinity()));
+    SF_ASSIGN(double hi, ctx.attrs().getFloat("max", std::numeric_limits<double>::infinity()));
     return convWith(ctx, {PostOp::Kind::Clip, float(lo), float(hi)});
   }
   if (activation == "Swish") return convWith(ctx, {PostOp::Kind::Swish, float(alpha)});
