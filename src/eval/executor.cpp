@@ -128,6 +128,7 @@ struct Runner {
   const RunOptions &options;
   int64_t live = 0, budget = 0, peak = 0;
   size_t nodesRun = 0;
+  int64_t bodyRuns = 0;
   Arena *arena = nullptr; // the top graph's, when the run has one
   size_t blockedCount = 0; // tensors kept in channel blocks (bodies' included, once per body run)
 
@@ -319,6 +320,8 @@ Result<void> Frame::op(const Step &s, int depth) {
     ctx.setBodyRunner([this, &ins, depth](const Graph &body, const std::vector<Value> &f) -> Result<std::vector<Value>> {
       const ExecPlan *bp = plan.body(body);
       if (!bp) return errorf("subgraph '{}' was not prepared with its node", body.name);
+      if (runner.options.maxBodyRuns > 0 && ++runner.bodyRuns > runner.options.maxBodyRuns)
+        return errorf("more than {} runs of bodies in all (RunOptions::maxBodyRuns)", runner.options.maxBodyRuns);
       return runner.execute(*bp, f, &ins, depth + 1);
     });
   SF_TRY(runKernel(s, n, ins, ctx));

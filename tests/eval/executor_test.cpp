@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace sf::eval {
 namespace {
@@ -91,6 +92,44 @@ graph main(x: f32[5]) {
   EXPECT_TRUE(std::isnan(z[0]));
   EXPECT_EQ((std::vector<double>(y.begin() + 1, y.end())), (std::vector<double>{0, INFINITY, 0, 7}));
   EXPECT_EQ((std::vector<double>(z.begin() + 1, z.end())), (std::vector<double>{0, 6, 0, 6}));
+}
+
+TEST(Executor, NegAndAbsOfTheLowestIntegerWrap) {
+  // ONNX's integers are two's complement: -(-2^63) is -2^63 (C++'s negation of it is undefined).
+  const int64_t lowest = std::numeric_limits<int64_t>::lowest();
+  Ran r = runText("graph main(x: i64[3]) {\n  n = Neg(x)\n  a = Abs(x)\n  return n, a\n}\n",
+                  std::map<std::string, Tensor>{{"x", i64({3}, {lowest, -5, 7})}});
+  ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+  EXPECT_EQ(*r.result->outputs[0]->toInt64s(3), (std::vector<int64_t>{lowest, 5, -7}));
+  EXPECT_EQ(*r.result->outputs[1]->toInt64s(3), (std::vector<int64_t>{lowest, 5, 7}));
+}
+
+TEST(Executor, RunsOfBodiesPastTheirLimitAreAnError) {
+  const char *text = R"(
+opset 17
+graph main(n: i64[], x: f32[2]) {
+  t = Constant() {value = bool[] [1]}
+  out = Loop(n, t, x) {
+    body = graph body(it: i64[], c: bool[], acc: f32[2]) {
+      next = Neg(acc)
+      co = Identity(c)
+      return co, next
+    }
+  }
+  return out
+}
+)";
+  std::map<std::string, Tensor> inputs{{"n", i64({}, {100})}, {"x", f32({2}, {1, -2})}};
+  RunOptions options;
+  options.maxBodyRuns = 100;
+  Ran within = runText(text, inputs, options);
+  ASSERT_TRUE(within.result.ok()) << within.result.error().message;
+  EXPECT_EQ(values(within.result->outputs[0]), (std::vector<double>{1, -2}));
+  options.maxBodyRuns = 99;
+  Ran past = runText(text, inputs, options);
+  ASSERT_FALSE(past.result.ok());
+  EXPECT_NE(past.result.error().message.find("more than 99 runs of bodies"), std::string::npos)
+      << past.result.error().message;
 }
 
 TEST(Executor, IntegerDivisionByZeroIsAnErrorNamingTheNode) {

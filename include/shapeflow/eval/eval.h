@@ -247,6 +247,10 @@ struct RunOptions {
   /// Tensors at their places in one arena (eval/arena.h: planArena), for a layout made for this
   /// graph at these inputs' sizes; ignored while `observe` is set (an observer may keep tensors).
   const ArenaLayout *arena = nullptr;
+  /// Runs of If, Loop and Scan bodies in all, nested ones included, past which the run is an
+  /// error (0: no limit but each Loop's own 2^24 iterations): a caller that must bound a run's
+  /// work (a fuzzer, a service) sets it.
+  int64_t maxBodyRuns = 0;
 };
 
 /// How a run used its arena.

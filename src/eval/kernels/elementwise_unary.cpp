@@ -340,8 +340,14 @@ Result<void> registerElementwiseUnaryKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Cast", cast));
   auto sign = [](auto x) { return decltype(x)((x > 0) - (x < 0)); };
   SF_TRY(setKernel(r, "Relu", keepingBound(unary<true>([](auto x) { return x > 0 || x != x ? x : decltype(x)(0); }))));
-  SF_TRY(setKernel(r, "Neg", unary<true>([](auto x) { return decltype(x)(-x); })));
-  SF_TRY(setKernel(r, "Abs", unary<true>([](auto x) { return x < 0 ? decltype(x)(-x) : x; })));
+  // Integers wrap as ONNX's two's complement does: Neg and Abs of the lowest value are itself.
+  auto negate = [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_integral_v<T>) return wrapSub(T(0), x);
+    else return T(-x);
+  };
+  SF_TRY(setKernel(r, "Neg", unary<true>(negate)));
+  SF_TRY(setKernel(r, "Abs", unary<true>([negate](auto x) { return x < 0 ? negate(x) : x; })));
   SF_TRY(setKernel(r, "Sign", unary<true>(sign)));
   auto expf = [](auto x) { return std::exp(x); };
   SF_TRY(setKernel(r, "Exp", withDnnl(EltKind::Exp, expf, unary(expf))));
