@@ -249,6 +249,9 @@ Result<Facts> inferRange(InferContext &ctx) {
     if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1) {
       if ((*d)[0] == 0) return makeError("delta is 0");
       double n = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
+      // NaN or infinite bounds, or more elements than any tensor holds: no size at all.
+      if (!(n < 0x1p62))
+        return errorf("start {}, limit {} and delta {} give {} elements", (*s)[0], (*l)[0], (*d)[0], n);
       out.shape = PartialShape{Dimension(int64_t(std::max(n, 0.0)))};
     } else if (auto p = precisionOf(t)) {
       // Sizes in float (a size cast to float, a float step): the element count

@@ -132,6 +132,22 @@ graph main(n: i64[], x: f32[2]) {
       << past.result.error().message;
 }
 
+TEST(Executor, RangeOfNanOrInfiniteBoundsIsAnError) {
+  // ceil((limit - start) / delta) is NaN or infinite: no number of elements (converting it to an
+  // integer is undefined), an error naming the node, with and without the rule's check.
+  const char *text = "graph main(s: f32[], l: f32[], d: f32[]) {\n  r = Range(s, l, d)\n  return r\n}\n";
+  for (double limit : {double(NAN), double(INFINITY)})
+    for (bool check : {true, false}) {
+      RunOptions options;
+      options.checkRules = check;
+      Ran r = runText(text,
+                      std::map<std::string, Tensor>{{"s", f32({}, {0})}, {"l", f32({}, {limit})}, {"d", f32({}, {1})}},
+                      options);
+      ASSERT_FALSE(r.result.ok()) << limit << " " << check;
+      EXPECT_NE(r.result.error().message.find("node 'r' (Range)"), std::string::npos) << r.result.error().message;
+    }
+}
+
 TEST(Executor, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
   Ran r = runText("graph main(a: i64[2], b: i64[2]) {\n  q = Div(a, b)\n  return q\n}\n",
                   {{"a", i64({2}, {4, 5})}, {"b", i64({2}, {2, 0})}});

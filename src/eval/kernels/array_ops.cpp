@@ -295,7 +295,7 @@ Result<void> range(EvalContext &ctx) {
   if (s.size() != 1 || l.size() != 1 || d.size() != 1) return errorf("start, limit and delta must be scalars");
   if (d[0] == 0) return errorf("delta is 0");
   double n = std::max(std::ceil((l[0] - s[0]) / d[0]), 0.0);
-  if (n > double(int64_t(1) << 40)) return errorf("{} elements", n);
+  if (!(n <= double(int64_t(1) << 40))) return errorf("{} elements", n); // NaN bounds included
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
