@@ -206,9 +206,10 @@ struct Frame {
   /// arena where it landed there.
   Result<void> keepOutputs(const Step &s, const Node &n, EvalContext &ctx, std::optional<NodePlacer> &placer);
   /// An output in the arena away from its own place: one that shares an input's bytes (a branch
-  /// returning an outer tensor; the plan frees the input here) or one the kernel made at another
-  /// output's place (a kernel that did not say which output it allocated): copied to its own
-  /// place where it has one and that is free, to the heap otherwise.
+  /// returning an outer tensor, a pass-through op's graph output; the plan frees the input here)
+  /// or one the kernel made at another output's place (a kernel that did not say which output
+  /// it allocated): copied to its own place where it has one and that is free, to the heap
+  /// otherwise.
   Result<void> relocate(EvalContext &ctx, NodePlacer &placer, OutletId o, bool hasPlace);
   Result<std::vector<Value>> outputs(int depth);
 };
@@ -412,7 +413,10 @@ Result<void> Frame::keepOutputs(const Step &s, const Node &n, EvalContext &ctx,
       if (auto at = arena->offsetOf(t->bytes().data())) {
         bool given = placer->gave(t->bytes().data());
         bool atOwnPlace = given && place && *at == place->offset;
-        if (!atOwnPlace && (place || given)) SF_TRY(relocate(ctx, *placer, o, place.has_value()));
+        // A graph output sharing an arena tensor's bytes (a pass-through op: OptionalGetElement,
+        // Identity) leaves the arena now, not at the end: the plan frees that tensor's bytes
+        // after its last reader here.
+        if (!atOwnPlace && (place || given || isOutput(o))) SF_TRY(relocate(ctx, *placer, o, place.has_value()));
       }
     arena->hold(o, value(o));
     bool inArena = false;

@@ -148,6 +148,15 @@ TEST(Executor, RangeOfNanOrInfiniteBoundsIsAnError) {
     }
 }
 
+TEST(Executor, AReshapeTargetOfMoreThan2p63ElementsIsAnError) {
+  Ran r = runText("graph main(x: f32[2], s: i64[3]) {\n  y = Reshape(x, s)\n  return y\n}\n",
+                  std::map<std::string, Tensor>{{"x", f32({2}, {1, 2})},
+                                                {"s", i64({3}, {int64_t(1) << 62, 5, -1})}},
+                  RunOptions{.checkRules = false});
+  ASSERT_FALSE(r.result.ok());
+  EXPECT_NE(r.result.error().message.find("node 'y' (Reshape)"), std::string::npos) << r.result.error().message;
+}
+
 TEST(Executor, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
   Ran r = runText("graph main(a: i64[2], b: i64[2]) {\n  q = Div(a, b)\n  return q\n}\n",
                   {{"a", i64({2}, {4, 5})}, {"b", i64({2}, {2, 0})}});

@@ -62,7 +62,9 @@ Result<void> reshape(EvalContext &ctx) {
     }
     if (d < 0) return errorf("shape element {} is {}", i, d);
     out[i] = d;
-    known *= d;
+    auto product = checkedMul(known, d);
+    if (!product) return errorf("the shape [{}] has more than 2^63 elements", fmt::join(want, ","));
+    known = *product;
   }
   if (infer) {
     if (known == 0 || a.elementCount() % known != 0)
