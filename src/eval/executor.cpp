@@ -146,8 +146,9 @@ struct Frame {
   Runner &runner;
   Arena *arena;
   std::vector<Value> values;
-  /// What the kernels proved of each float tensor (EvalContext::inputBound), by outlet.
-  std::vector<float> bounds;
+  /// What the kernels proved of each float tensor (EvalContext::inputBound), by outlet; and the
+  /// node's inputs' as its kernel reads them (reused node after node).
+  std::vector<float> bounds, inputBounds;
   std::vector<uint32_t> readers, dataReaders;
   std::vector<int64_t> nodeBytes;
   std::vector<uint32_t> alive;
@@ -302,12 +303,9 @@ Result<void> Frame::op(const Step &s, int depth) {
   SF_ASSIGN(std::vector<Value> ins, inputsOf(s, n));
   EvalContext ctx(n, ins, s.opset, &runner.live, runner.budget);
   ctx.setGraph(plan.graph());
-  {
-    std::vector<float> inBounds(n.inputs.size(), EvalContext::kUnbounded);
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (n.inputs[i].valid()) inBounds[i] = bounds[plan.outlet(n.inputs[i])];
-    ctx.setInputBounds(std::move(inBounds));
-  }
+  inputBounds.clear();
+  for (OutletId o : n.inputs) inputBounds.push_back(o.valid() ? bounds[plan.outlet(o)] : EvalContext::kUnbounded);
+  ctx.setInputBounds(inputBounds);
   if (s.blockedIn || s.blockedOut) ctx.setBlocked(s.blockedIn, s.blockedOut);
   if (s.layoutFreeBlocked) SF_TRY(sameBlockedShapes(n, s.op, ins));
   // Its outputs at their places in the arena; an input whose last reader this is may be

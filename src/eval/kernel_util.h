@@ -64,23 +64,6 @@ template <class T> T wrapMul(T a, T b) {
   else return T(a * b);
 }
 
-/// A kernel whose output 0 holds only elements of input 0, moved, or each the larger of it and
-/// 0 (Relu): input 0's bound carries over (EvalContext::inputBound), where input 0 has elements.
-inline KernelFn keepingBound(KernelFn k) {
-  return [k = std::move(k)](EvalContext &ctx) -> Result<void> {
-    SF_TRY(k(ctx));
-    if (ctx.hasInput(0) && ctx.input(0).elementCount() > 0) ctx.setOutputBound(0, ctx.inputBound(0));
-    return success();
-  };
-}
-
-/// The bound of a sum of elements of these bounds (EvalContext::inputBound): with room for the
-/// rounding, unbounded past a quarter of float's largest value.
-inline float boundOfSum(float a, float b) {
-  double s = (double(a) + double(b)) * (1 + 1e-6);
-  return s < double(std::numeric_limits<float>::max()) / 4 ? float(s) : EvalContext::kUnbounded;
-}
-
 /// memcpy that copies nothing for n == 0, where an empty tensor's bytes may be null (memcpy
 /// requires valid pointers even then).
 inline void copyBytes(void *dst, const void *src, size_t n) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -106,7 +107,8 @@ public:
   /// which maps a NaN to the lower bound where ONNX keeps it, only where no NaN can occur.
   static constexpr float kUnbounded = std::numeric_limits<float>::infinity();
   float inputBound(size_t i) const { return i < inputBounds_.size() ? inputBounds_[i] : kUnbounded; }
-  void setInputBounds(std::vector<float> b) { inputBounds_ = std::move(b); }
+  /// The inputs' bounds, in input order (the caller keeps them while the kernel runs).
+  void setInputBounds(std::span<const float> b) { inputBounds_ = b; }
   float outputBound(size_t i) const { return i < outputBounds_.size() ? outputBounds_[i] : kUnbounded; }
   void setOutputBound(size_t i, float b) {
     if (i < outputBounds_.size()) outputBounds_[i] = b;
@@ -204,7 +206,8 @@ private:
   bool blockedIn_ = false, blockedOut_ = false;
   int64_t opset_;
   std::vector<Value> outputs_;
-  std::vector<float> inputBounds_, outputBounds_;
+  std::span<const float> inputBounds_;
+  std::vector<float> outputBounds_;
   Value absent_;
   int64_t *liveBytes_;
   int64_t maxBytes_;

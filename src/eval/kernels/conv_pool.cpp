@@ -5,14 +5,13 @@
 #include "../blas.h"
 #include "../dnnl.h"
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "conv_pool.h"
 #include "shapeflow/support/window.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
-#include <unordered_map>
 
 namespace sf::eval::detail {
 
@@ -149,58 +148,6 @@ void convLoops(const ConvChannels &ch, const Window &w, const std::vector<int64_
           dst[po] = T(s);
         }
       }
-}
-
-/// The largest sum of |w| over one output channel's `perOut` weights (infinite where a weight is
-/// not finite): no output exceeds max|x| times it, plus the bias. Kept per constant weights
-/// tensor, so that a run does not read the weights once more.
-double weightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t m,
-                  int64_t perOut) {
-  thread_local std::unordered_map<const Tensor *, std::pair<std::weak_ptr<const Tensor>, double>> kept;
-  if (keep && weights)
-    if (auto it = kept.find(weights.get()); it != kept.end() && !it->second.first.expired()) return it->second.second;
-  double gain = 0;
-  for (int64_t o = 0; o < m; ++o) {
-    double s = 0;
-    for (int64_t i = 0; i < perOut; ++i) s += std::fabs(double(w[o * perOut + i]));
-    gain = std::isfinite(s) ? std::max(gain, s) : std::numeric_limits<double>::infinity();
-  }
-  if (keep && weights) {
-    if (kept.size() > 4096) std::erase_if(kept, [](const auto &e) { return e.second.first.expired(); });
-    kept[weights.get()] = {weights, gain};
-  }
-  return gain;
-}
-
-/// The largest |x| (kUnbounded where an element is not finite): one pass, reading. On the bits:
-/// without the sign, a float's order is its bits' as an integer, and infinity and NaN are above
-/// every finite value (an integer maximum the compiler vectorises, which a float one with NaN
-/// in mind is not).
-float measuredBound(const float *x, int64_t count) {
-  int32_t most = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    int32_t v;
-    std::memcpy(&v, x + i, 4);
-    v &= 0x7fffffff;
-    most = v > most ? v : most;
-  }
-  if (most >= 0x7f800000) return EvalContext::kUnbounded;
-  float bound;
-  std::memcpy(&bound, &most, 4);
-  return bound;
-}
-
-/// A bound of a convolution's output (kUnbounded where none below a quarter of float's largest
-/// value follows): max|x| * gain + max|b| bounds every partial sum, whatever the order of the
-/// additions, so where it is finite the convolution makes neither NaN nor infinity.
-float convBound(float xBound, double gain, const float *b, int64_t m) {
-  double biasMax = 0;
-  for (int64_t i = 0; b && i < m; ++i) {
-    if (!std::isfinite(b[i])) return EvalContext::kUnbounded;
-    biasMax = std::max(biasMax, double(std::fabs(b[i])));
-  }
-  double y = (double(xBound) * gain + biasMax) * (1 + 1e-5); // the rounding of float sums
-  return y < double(std::numeric_limits<float>::max()) / 4 ? float(y) : EvalContext::kUnbounded;
 }
 
 } // namespace

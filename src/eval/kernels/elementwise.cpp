@@ -3,6 +3,7 @@
 // variadic Max/Min/Sum/Mean, Where, PRelu, BitShift; Identity and Dropout (inference) pass their
 // input on.
 #include "../kernel_util.h"
+#include "bounds.h"
 
 #include <algorithm>
 #include <array>
@@ -406,7 +407,7 @@ Result<void> dropout(EvalContext &ctx) {
 
 Result<void> registerElementwiseKernels(OpRegistry &r) {
   const std::pair<const char *, Bin> bins[] = {
-      {"Add", Bin::Add},     {"Sub", Bin::Sub},         {"Mul", Bin::Mul},         {"Div", Bin::Div},
+      {"Sub", Bin::Sub},         {"Mul", Bin::Mul},         {"Div", Bin::Div},
       {"Pow", Bin::Pow},     {"Mod", Bin::Mod},         {"Equal", Bin::Equal},     {"Less", Bin::Less},
       {"Greater", Bin::Greater}, {"LessOrEqual", Bin::LessEq}, {"GreaterOrEqual", Bin::GreaterEq},
       {"And", Bin::And},     {"Or", Bin::Or},           {"Xor", Bin::Xor},

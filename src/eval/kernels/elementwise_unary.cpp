@@ -3,6 +3,7 @@
 // to and from text; IsInf, IsNaN, Shrink.
 #include "../dnnl.h"
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "shapeflow/support/narrow_float.h"
 
 #include <algorithm>
@@ -150,7 +151,7 @@ Result<void> clip(EvalContext &ctx) {
         if (std::isfinite(lo)) b = std::max(b, std::fabs(lo));
         if (std::isfinite(hi)) b = std::max(b, std::fabs(hi));
         if (lo <= hi) b = std::min(b, ends);
-        ctx.setOutputBound(0, b < double(std::numeric_limits<float>::max()) / 4 ? float(b) : EvalContext::kUnbounded);
+        ctx.setOutputBound(0, asBound(b));
       }
       return o.finish(0);
     }

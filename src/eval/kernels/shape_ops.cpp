@@ -2,6 +2,7 @@
 // Shape, Size; the views (Reshape, Flatten, Squeeze, Unsqueeze) share their input's bytes;
 // Transpose and Slice copy elements as bytes.
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "strides.h"
 
 #include <algorithm>
