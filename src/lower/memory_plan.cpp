@@ -168,8 +168,9 @@ struct Placed {
 
 class Planner {
 public:
-  Planner(const PlanOptions &o, Binding &b, Abstraction &a)
-      : options_(o), binding_(b), abstraction_(a) {}
+  Planner(const PlanOptions &o, Binding &b, Abstraction &a,
+          const std::vector<std::map<std::string, int64_t>> &judged)
+      : options_(o), binding_(b), abstraction_(a), judged_(judged) {}
 
   /// The slots of one graph's plan, placed (`main`: the top graph, whose inputs and outputs may
   /// be the caller's; `depth`: how deep in subgraphs).
@@ -180,6 +181,8 @@ private:
   const PlanOptions &options_;
   Binding &binding_;
   Abstraction &abstraction_;
+  /// Other bindings the placement is judged at (its order of slots kept there).
+  const std::vector<std::map<std::string, int64_t>> &judged_;
 };
 
 /// One graph's placement (Planner::place): the op positions of its steps, which buffers own a
@@ -196,6 +199,7 @@ struct Placing {
   std::vector<std::optional<size_t>> slotOf; // per buffer: the slot it owns
   size_t owners = 0;                         // slots that own memory (the first ones)
   std::vector<Item> items;                   // the owners at the reference
+  std::vector<std::vector<int64_t>> alsoAt;  // their sizes at the planner's other bindings
 
   Placing(Planner &p, const BufferPlan &bp)
       : planner(p), options_(p.options_), binding_(p.binding_), abstraction_(p.abstraction_),
@@ -311,13 +315,28 @@ struct Placing {
       items[i].first = out.slots[i].first;
       items[i].last = out.slots[i].last;
     }
+    // The sizes at the other bindings the placement is judged at; none where a size has no value
+    // at one of them (the placement is then judged at the reference alone).
+    for (const auto &values : planner.judged_) {
+      Binding there(abstraction_, values);
+      std::vector<int64_t> sizes(owners);
+      for (size_t i = 0; i < owners; ++i) {
+        auto v = there.at(out.slots[i].size, out.slots[i].tensor);
+        if (!v.ok()) {
+          alsoAt.clear();
+          return success();
+        }
+        sizes[i] = *v;
+      }
+      alsoAt.push_back(std::move(sizes));
+    }
     return success();
   }
 
   /// The placement at the reference, then each owner's offset as an expression (above the
   /// slots it conflicts with that lie below it), then the peak.
   Result<void> offsets() {
-    std::vector<int64_t> at = placeGreedy(items, options_.align, ops);
+    std::vector<int64_t> at = placeGreedy(items, options_.align, ops, alsoAt);
     // Offsets as expressions: above the slots it conflicts with that lie below it.
     std::vector<size_t> byOffset(owners);
     std::iota(byOffset.begin(), byOffset.end(), 0);
@@ -438,12 +457,13 @@ struct Planned {
 };
 
 Result<Planned> planIn(const Graph &g, const std::vector<uint32_t> &order,
-                       const PlanOptions &options, Binding &binding, Abstraction &abstraction) {
+                       const PlanOptions &options, Binding &binding, Abstraction &abstraction,
+                       const std::vector<std::map<std::string, int64_t>> &judged) {
   Planned p;
   tBounded = 0;
   SF_ASSIGN(p.program, lowerShapes(g, &order));
   SF_ASSIGN(p.buffers, planBuffers(p.program));
-  Planner planner(options, binding, abstraction);
+  Planner planner(options, binding, abstraction, judged);
   SF_ASSIGN(p.placed, planner.place(p.buffers, true, 0));
   for (const Step &s : p.buffers.steps)
     if (s.kind == StepKind::Op) p.opIds.push_back(s.node);
@@ -455,7 +475,9 @@ Result<Planned> planIn(const Graph &g, const std::vector<uint32_t> &order,
 
 namespace {
 
-Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options);
+/// The plan with its placement decided at `options.reference`, judged there and at `judged`.
+Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options,
+                          const std::vector<std::map<std::string, int64_t>> &judged = {});
 
 } // namespace
 
@@ -527,35 +549,43 @@ Result<MemoryPlan> planMemory(const Graph &g, const PlanOptions &options) {
   };
   double bestWorst = worst(best);
   if (bestWorst <= options.retryAbove) return best;
-  for (const auto &b : tries) {
-    PlanOptions o = options;
-    o.reference = b;
-    auto p = planAt(g, o);
-    if (!p.ok()) continue;
-    double w = worst(*p);
-    if (w < bestWorst) {
-      bestWorst = w;
-      best = std::move(*p);
+  // First placements judged at every one of those bindings (the order of slots a placement
+  // makes is kept at all of them), decided at the upper bounds and then at each reference;
+  // where none is within the goal, placements judged at their reference alone too.
+  std::vector<std::map<std::string, int64_t>> references = {options.reference};
+  references.insert(references.end(), tries.begin(), tries.end());
+  for (bool judged : {true, false})
+    for (size_t k = judged ? 0 : 1; k < references.size(); ++k) {
+      if (bestWorst <= (judged ? 1.0 : options.retryAbove)) break;
+      PlanOptions o = options;
+      o.reference = references[k];
+      auto p = judged ? planAt(g, o, judge) : planAt(g, o);
+      if (!p.ok()) continue;
+      double w = worst(*p);
+      if (w < bestWorst) {
+        bestWorst = w;
+        best = std::move(*p);
+      }
     }
-  }
   return best;
 }
 
 namespace {
 
-Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options) {
+Result<MemoryPlan> planAt(const Graph &g, const PlanOptions &options,
+                          const std::vector<std::map<std::string, int64_t>> &judged) {
   ExprScope scope = g.enter();
   // Offsets are maxima of sums of sizes, made once per plan: larger than inference's limits.
   ExprLimitScope limits(1u << 16, 4096);
   Abstraction abstraction(g);
   Binding binding(abstraction, options.reference);
   SF_ASSIGN(std::vector<uint32_t> modelOrder, g.topologicalOrder());
-  SF_ASSIGN(Planned model, planIn(g, modelOrder, options, binding, abstraction));
+  SF_ASSIGN(Planned model, planIn(g, modelOrder, options, binding, abstraction, judged));
   Planned chosen = std::move(model);
   Dimension modelBound = chosen.placed.lowerBound;
   if (options.order == OrderPolicy::Memory) {
     SF_ASSIGN(std::vector<uint32_t> order, memoryOrder(g, binding));
-    SF_ASSIGN(Planned other, planIn(g, order, options, binding, abstraction));
+    SF_ASSIGN(Planned other, planIn(g, order, options, binding, abstraction, judged));
     // Lower than the model's order at the reference, and never higher at the ends and the
     // middle of the named symbols' ranges (an order chosen at one binding may be worse at
     // another).

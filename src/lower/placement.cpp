@@ -137,7 +137,40 @@ int64_t peakOf(const std::vector<Item> &items, const std::vector<int64_t> &offse
   return peak;
 }
 
+/// The slots in order of their offsets.
+std::vector<size_t> byOffset(const std::vector<int64_t> &offsets) {
+  std::vector<size_t> by(offsets.size());
+  std::iota(by.begin(), by.end(), 0);
+  std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  return by;
+}
+
+/// Each slot's end at the binding of `sizes`, the slots kept in the order of `offsets`.
+void endsInOrder(const std::vector<int64_t> &offsets, const std::vector<size_t> &by,
+                 const std::vector<std::vector<size_t>> &conflicts, const std::vector<int64_t> &sizes,
+                 std::vector<int64_t> &ends) {
+  ends.assign(offsets.size(), 0);
+  for (size_t i : by) {
+    int64_t o = 0;
+    for (size_t j : conflicts[i])
+      if (offsets[j] < offsets[i]) o = std::max(o, ends[j]);
+    ends[i] = o + sizes[i];
+  }
+}
+
 } // namespace
+
+std::vector<int64_t> peaksInOrder(const std::vector<int64_t> &offsets,
+                                  const std::vector<std::vector<size_t>> &conflicts,
+                                  const std::vector<std::vector<int64_t>> &sizes) {
+  const std::vector<size_t> by = byOffset(offsets);
+  std::vector<int64_t> peaks, ends;
+  for (const auto &s : sizes) {
+    endsInOrder(offsets, by, conflicts, s, ends);
+    peaks.push_back(ends.empty() ? 0 : *std::max_element(ends.begin(), ends.end()));
+  }
+  return peaks;
+}
 
 /// The work (placements times the slots and pairs each looks at) the searches after the first
 /// orders may spend, whatever the machine's load: about 150 ms and 100 ms more on the 2-core
@@ -149,7 +182,8 @@ namespace {
 
 /// The orders the search starts from: TFLite's greedy by size and by breadth, and orders by
 /// lifetime and area. Each is fast; none is best on every graph.
-std::vector<std::vector<size_t>> startingOrders(const std::vector<Item> &items, size_t steps) {
+std::vector<std::vector<size_t>> startingOrders(const std::vector<Item> &items, size_t steps,
+                                               const std::vector<std::vector<int64_t>> &alsoAt) {
   const size_t n = items.size();
   std::vector<size_t> base(n);
   std::iota(base.begin(), base.end(), 0);
@@ -169,6 +203,12 @@ std::vector<std::vector<size_t>> startingOrders(const std::vector<Item> &items, 
     if (items[a].size != items[b].size) return items[a].size > items[b].size;
     return items[a].first < items[b].first;
   });
+  // By size at each other binding the placement is judged at.
+  for (const auto &sizes : alsoAt)
+    sorted([&](size_t a, size_t b) {
+      if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
+      return life(a) > life(b);
+    });
   // By lifetime, then size; by area (size times lifetime).
   sorted([&](size_t a, size_t b) {
     if (life(a) != life(b)) return life(a) > life(b);
@@ -201,39 +241,95 @@ std::vector<std::vector<size_t>> startingOrders(const std::vector<Item> &items, 
   return orders;
 }
 
+/// How good a placement is: its worst peak over lower bound across the bindings it is judged at
+/// (the reference alone for a concrete plan), then its peak at the reference.
+struct Judgement {
+  double worst = 0;
+  int64_t peak = 0;
+  bool operator<(const Judgement &o) const {
+    return worst < o.worst || (worst == o.worst && peak < o.peak);
+  }
+};
+
+double ratio(int64_t peak, int64_t bound) {
+  if (bound > 0) return double(peak) / double(bound);
+  return peak > 0 ? 1e18 : 1.0;
+}
+
 /// The search: the best placement so far, and the work spent. The search is bounded by work,
 /// not time, so that the same model and options give the same plan on any machine however
-/// loaded: a placement costs a look at every slot and at each pair of slots alive together.
+/// loaded: a placement costs a look at every slot and at each pair of slots alive together (and
+/// as much again for each other binding it is judged at).
 struct Search {
   const std::vector<Item> &items;
   int64_t align;
   std::vector<std::vector<size_t>> conflicts;
+  const std::vector<std::vector<int64_t>> &alsoAt;
+  std::vector<int64_t> alsoBound; // the live-bytes lower bound at each of alsoAt
   std::vector<int64_t> best;
   std::vector<size_t> bestOrder;
-  int64_t bestPeak = -1, bound = 0;
+  Judgement bestJudged{-1, -1};
+  int64_t bound = 0;
   uint64_t perPlacement = 0, work = 0;
 
-  Search(const std::vector<Item> &i, int64_t a) : items(i), align(a), conflicts(conflictsOf(i)) {
+  Search(const std::vector<Item> &i, int64_t a, const std::vector<std::vector<int64_t>> &also,
+         size_t steps)
+      : items(i), align(a), conflicts(conflictsOf(i)), alsoAt(also) {
     perPlacement = items.size();
     for (const auto &c : conflicts) perPlacement += c.size();
+    perPlacement *= 1 + alsoAt.size();
+    for (const auto &sizes : alsoAt) {
+      std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
+      for (size_t k = 0; k < items.size(); ++k)
+        lives.push_back({alignUp(sizes[k], align), {items[k].first, items[k].last}});
+      alsoBound.push_back(liveLowerBound(lives, steps + 1));
+    }
   }
+  bool atBound() const { return bestJudged.worst >= 0 && bestJudged.worst <= 1.0; }
   bool spend(uint64_t budget) {
     if (work > budget) return false;
     work += perPlacement;
     return true;
   }
-  /// Places in `order`; keeps the placement when it is the best so far. Its offsets and peak.
-  std::pair<std::vector<int64_t>, int64_t> tryOrder(const std::vector<size_t> &order) {
+  /// The judgement of a placement; `worstEnds`, when given, receives each slot's end at the
+  /// binding where the placement is worst.
+  Judgement judge(const std::vector<int64_t> &off, std::vector<int64_t> *worstEnds = nullptr) const {
+    Judgement j{ratio(peakOf(items, off), bound), peakOf(items, off)};
+    if (worstEnds) {
+      worstEnds->resize(items.size());
+      for (size_t i = 0; i < items.size(); ++i) (*worstEnds)[i] = off[i] + items[i].size;
+    }
+    if (alsoAt.empty()) return j;
+    const std::vector<size_t> by = byOffset(off);
+    std::vector<int64_t> ends;
+    for (size_t b = 0; b < alsoAt.size(); ++b) {
+      endsInOrder(off, by, conflicts, alsoAt[b], ends);
+      double r = ratio(ends.empty() ? 0 : *std::max_element(ends.begin(), ends.end()), alsoBound[b]);
+      if (r > j.worst) {
+        j.worst = r;
+        if (worstEnds) *worstEnds = ends;
+      }
+    }
+    return j;
+  }
+  /// Keeps a placement when it is the best so far.
+  void keep(std::vector<int64_t> off, const std::vector<size_t> &order, Judgement j) {
+    if (bestJudged.worst >= 0 && !(j < bestJudged)) return;
+    bestJudged = j, best = std::move(off), bestOrder = order;
+  }
+  /// Places in `order`; keeps the placement when it is the best so far. Its offsets and
+  /// judgement.
+  std::pair<std::vector<int64_t>, Judgement> tryOrder(const std::vector<size_t> &order) {
     auto off = placeInOrder(items, order, align, conflicts);
-    int64_t p = peakOf(items, off);
-    if (bestPeak < 0 || p < bestPeak) bestPeak = p, best = off, bestOrder = order;
-    return {std::move(off), p};
+    Judgement j = judge(off);
+    keep(off, order, j);
+    return {std::move(off), j};
   }
   /// The two-ended placement (placeTwoEnded) under the lower bound, in order of first use, of
   /// lifetime and of size. Kept when it is the best so far; the iterated greedy goes on from
   /// the best order whichever placement made it.
   void twoEnded(size_t steps) {
-    if (bestPeak <= bound) return;
+    if (atBound()) return;
     std::vector<int64_t> live(steps + 1, 0);
     std::vector<int64_t> delta(steps + 2, 0);
     for (const Item &it : items) {
@@ -257,24 +353,28 @@ struct Search {
     std::stable_sort(orders[2].begin(), orders[2].end(),
                      [&](size_t a, size_t b) { return items[a].size > items[b].size; });
     for (const auto &order : orders) {
-      if (bestPeak <= bound || work > kGreedyWork) return;
+      if (atBound() || work > kGreedyWork) return;
       auto off = placeTwoEnded(items, order, align, conflicts, live, bound, work);
-      int64_t p = peakOf(items, off);
-      if (p < bestPeak) bestPeak = p, best = std::move(off), bestOrder = order;
+      work += perPlacement - perPlacement / (1 + alsoAt.size()); // judging at the other bindings
+      Judgement j = judge(off);
+      keep(std::move(off), order, j);
     }
   }
-  /// Iterated greedy: a slot that ends at the peak goes earlier in the order, and the order is
-  /// kept when the peak does not rise (so that the search drifts across equal plans).
+  /// Iterated greedy: a slot that ends at the peak (at the binding where the placement is
+  /// worst) goes earlier in the order, and the order is kept when the placement is not judged
+  /// worse (so that the search drifts across equal plans).
   void iterate() {
     std::vector<size_t> order = bestOrder;
-    std::vector<int64_t> cur = best;
+    std::vector<int64_t> cur = best, ends;
+    Judgement curJudged = bestJudged;
     uint64_t pick = 0x9e3779b9;
-    for (int round = 0; round < 4000 && bestPeak > bound; ++round) {
+    for (int round = 0; round < 4000 && !atBound(); ++round) {
       if (!spend(kGreedyWork)) break;
-      int64_t peak = peakOf(items, cur);
+      judge(cur, &ends);
+      int64_t peak = *std::max_element(ends.begin(), ends.end());
       std::vector<size_t> top;
       for (size_t i = 0; i < items.size(); ++i)
-        if (cur[i] + items[i].size == peak) top.push_back(i);
+        if (ends[i] == peak) top.push_back(i);
       pick = pick * 6364136223846793005ull + 1442695040888963407ull;
       size_t b = top[(pick >> 33) % top.size()];
       size_t pos = size_t(std::find(order.begin(), order.end(), b) - order.begin());
@@ -282,23 +382,26 @@ struct Search {
       std::vector<size_t> next = order;
       next.erase(next.begin() + long(pos));
       next.insert(next.begin() + long((pick >> 13) % pos), b); // somewhere earlier
-      auto [off, p] = tryOrder(next);
-      if (p <= peak) order = std::move(next), cur = std::move(off);
+      auto [off, j] = tryOrder(next);
+      if (!(curJudged < j)) order = std::move(next), cur = std::move(off), curJudged = j;
     }
   }
   /// More orders by size with reproducible noise, which breaks ties and near-ties differently
-  /// each time.
+  /// each time (by the sizes at each binding the placement is judged at in turn).
   void perturb() {
     uint64_t state = 0x1234567;
     std::vector<size_t> base(items.size());
     std::iota(base.begin(), base.end(), 0);
-    for (int round = 0; round < 256 && bestPeak > bound; ++round) {
+    const int bindings = 1 + int(alsoAt.size());
+    for (int round = 0; round < 256 && !atBound(); ++round) {
       if (!spend(kGreedyWork + kNoiseWork)) break;
+      const int at = round % bindings, strength = round / bindings % 4 + 1;
       std::vector<double> key(items.size());
       for (size_t i = 0; i < items.size(); ++i) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         double noise = double(state >> 11) / double(1ull << 53); // [0, 1)
-        key[i] = double(items[i].size) * (1.0 + 0.25 * noise * double(round % 4 + 1) / 4.0);
+        double size = double(at == 0 ? items[i].size : alsoAt[size_t(at - 1)][i]);
+        key[i] = size * (1.0 + 0.25 * noise * double(strength) / 4.0);
       }
       std::vector<size_t> o = base;
       std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
@@ -309,13 +412,14 @@ struct Search {
 
 } // namespace
 
-std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps) {
-  Search search(items, align);
-  for (const auto &o : startingOrders(items, steps)) search.tryOrder(o);
-  // Above the live-bytes lower bound, the searches.
+std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps,
+                                 const std::vector<std::vector<int64_t>> &alsoAt) {
+  Search search(items, align, alsoAt, steps);
   std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> lives;
   for (const Item &it : items) lives.push_back({alignUp(it.size, align), {it.first, it.last}});
   search.bound = liveLowerBound(lives, steps + 1);
+  for (const auto &o : startingOrders(items, steps, alsoAt)) search.tryOrder(o);
+  // Above the live-bytes lower bound, the searches.
   search.twoEnded(steps);
   search.iterate();
   search.perturb();

@@ -22,6 +22,19 @@ struct Item {
 std::vector<std::vector<size_t>> conflictsOf(const std::vector<Item> &items);
 
 /// The best offsets found for `items` (aligned to `align`) over `steps` op positions.
-std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps);
+///
+/// `alsoAt` holds the same slots' sizes at other bindings (one vector per binding, aligned): a
+/// symbolic plan keeps the placement's order of slots at every binding (each slot above those it
+/// lies on where the placement is decided), so a placement is then judged by its worst peak over
+/// lower bound across the reference and those bindings, each computed with the order kept.
+std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, size_t steps,
+                                 const std::vector<std::vector<int64_t>> &alsoAt = {});
+
+/// The peak at every binding of `sizes` (one vector per binding) of slots kept in the order of
+/// `offsets` (decided at another binding): each slot above the largest end of the slots it
+/// conflicts with that lie below it there.
+std::vector<int64_t> peaksInOrder(const std::vector<int64_t> &offsets,
+                                  const std::vector<std::vector<size_t>> &conflicts,
+                                  const std::vector<std::vector<int64_t>> &sizes);
 
 } // namespace sf::lower

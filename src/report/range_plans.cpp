@@ -46,9 +46,15 @@ InferOptions narrowed(InferOptions options, const SizeDomain &domain) {
   return options;
 }
 
-/// The sizes a plan is judged at: the domain's lower, middle and upper sizes where the model
-/// admits them together, and, with `draws`, sizes drawn from what it admits (a model whose mask
-/// length must be the cache's plus the tokens admits few corners of a box), added to `out`.
+/// Boxes of at most this many sizes are judged at every corner too.
+inline constexpr size_t kCornerSizes = 4;
+
+/// The sizes a plan is judged at: the domain's lower, middle and upper sizes, and the other
+/// corners of its box (one size low, another high: the extreme aspect ratios, where a plan's
+/// order of slots decided with every size at one end may cost most) for a box of at most
+/// kCornerSizes sizes, where the model admits them together; and, with `draws`, sizes drawn
+/// from what it admits (a model whose mask length must be the cache's plus the tokens admits
+/// few corners of a box), added to `out`.
 void addJudged(std::vector<Binding> &out, const Graph &g, const SizeDomain &domain, size_t draws) {
   InputDomain admitted = inputDomain(g);
   auto add = [&](const Binding &b) {
@@ -56,6 +62,13 @@ void addJudged(std::vector<Binding> &out, const Graph &g, const SizeDomain &doma
       out.push_back(b);
   };
   for (const Binding &b : domainBindings(domain)) add(b);
+  if (domain.size() <= kCornerSizes)
+    for (uint32_t mask = 1; mask + 1 < (1u << domain.size()); ++mask) {
+      Binding b;
+      size_t k = 0;
+      for (const auto &[name, r] : domain) b[name] = (mask >> k++) & 1 ? r.hi : r.lo;
+      add(b);
+    }
   if (draws == 0) return;
   for (const Binding &drawn : admitted.draw(draws, 0x5eed).bindings) {
     Binding b;
@@ -89,9 +102,9 @@ double worstAt(const lower::MemoryPlan &plan, const std::vector<Binding> &bindin
 }
 
 /// The model inferred with `domain` and planned, judged at the whole domain's `tests` inside it,
-/// at its own lower, middle and upper sizes where the model admits them and at three sizes drawn
-/// from what it admits in the range; with an empty domain, the sizes the plan depends on, judged
-/// at their ends and six drawn sizes, which become the tests.
+/// at its own lower, middle and upper sizes and corners where the model admits them and at three
+/// sizes drawn from what it admits in the range; with an empty domain, the sizes the plan depends
+/// on, judged at their ends, corners and six drawn sizes, which become the tests.
 Result<RangePlan> planOn(const InferModel &infer, const InferOptions &options,
                          const lower::PlanOptions &planOptions, const SizeDomain &domain,
                          const std::vector<Binding> &tests) {
@@ -224,7 +237,7 @@ std::vector<std::string> rangePlansLines(const RangePlans &plans, double maxRati
   size_t n = plans.ranges.size();
   std::vector<std::string> lines{
       fmt::format("{} plan{} by range of the sizes (at most {}), each judged at the sizes the model admits in its "
-                  "range (the lower, middle and upper ends, and sizes drawn), the goal {:.4g}x of the lower bound; "
+                  "range (the lower, middle and upper ends, the corners, and sizes drawn), the goal {:.4g}x of the lower bound; "
                   "one plan for the whole domain: {:.4f}",
                   n, n == 1 ? "" : "s", maxRanges, maxRatio, plans.wholeWorst),
       fmt::format("  {:<40} {:>12} {:>8} {}", "range", "peak (upper)", "worst", "judged at")};

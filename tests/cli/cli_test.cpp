@@ -769,13 +769,13 @@ TEST(CliStats, SeveralBindingsAreRowsOfTheTotals) {
   EXPECT_EQ(doc["rows"][1]["write_bytes"], 101 * 4 * 4);
 }
 
-// Plans per range: two convolutions whose one plan for N, H, W in 1..64 is 5.5% above the lower
-// bound somewhere; the text is the golden one, every range's plan
-// passes the verifier (--verify), and the JSON's ranges tile the domain, each plan judged at
-// sizes inside its range and within the goal there.
+// Plans per range: slots whose one plan for S, T in 1..8 is 7% above the lower bound somewhere
+// (tests/cli/data/slot_lifetimes.txt); the text is the golden one, every range's plan passes the
+// verifier (--verify), and the JSON's ranges tile the domain, each plan judged at sizes inside its
+// range and within the goal there.
 TEST(CliPlan, MaxRatioPlansPerRangeOfTheSizes) {
-  std::vector<std::string> args{"plan", data("two_convs.txt"), "--dim", "N=1..64", "--dim", "H=1..64", "--dim",
-                                "W=1..64", "--max-ratio", "1.05"};
+  std::vector<std::string> args{"plan", data("slot_lifetimes.txt"), "--dim", "S=1..8", "--dim", "T=1..8",
+                                "--caller-owned-io", "--max-ratio", "1.05"};
   Outcome r = shapeflow(args);
   ASSERT_EQ(r.status, 0) << describe(r);
   EXPECT_EQ(r.out, slurp(data("plan_ranges.golden")));
@@ -805,12 +805,12 @@ TEST(CliPlan, MaxRatioPlansPerRangeOfTheSizes) {
       }
     EXPECT_TRUE(range["plan"].contains("buffers"));
   }
-  // N in 1..64, H and W in 3..64 (a 3x3 window needs 3): every size once.
-  EXPECT_EQ(volume, 64 * 62 * 62);
+  // S and T in 1..8: every size once.
+  EXPECT_EQ(volume, 8 * 8);
   // Each range decides its own placement: one plan's options do not go with it.
   for (const char *one : {"--at", "--reference"}) {
     args.back() = one;
-    args.push_back("N=3");
+    args.push_back("S=3");
     Outcome bad = shapeflow(args);
     EXPECT_EQ(bad.status, 2) << describe(bad);
     EXPECT_TRUE(contains(bad.err, "--at, --reference and --svg go with one plan")) << bad.err;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -54,4 +55,51 @@ TEST(Placement, AResidualStreamAlternatesEndsAndReachesTheLowerBound) {
     for (size_t j : conflicts[i])
       EXPECT_TRUE(offsets[i] + items[i].size <= offsets[j] || offsets[j] + items[j].size <= offsets[i])
           << "slots " << i << " and " << j << " overlap";
+}
+
+// Eight slots whose sizes are a*S + b (in units of 64 bytes) at S = 8 (the reference) and at S = 1:
+// placed at the reference alone, the order of slots that placement makes costs 1.33x the lower
+// bound at S = 1; judged at both, the placement is at the lower bound at both.
+TEST(Placement, JudgedAtAnotherBindingReachesTheLowerBoundThereToo) {
+  const std::vector<std::array<int64_t, 4>> slots = {
+      {24, 0, 4, 3}, {8, 4, 5, 1}, {9, 5, 5, 2}, {11, 1, 1, 4},
+      {16, 1, 2, 2}, {19, 0, 0, 5}, {25, 3, 5, 4}, {8, 3, 4, 1}};
+  std::vector<Item> items;
+  std::vector<int64_t> ref, small;
+  for (const auto &[size, first, last, atOne] : slots) {
+    items.push_back({size * 64, size_t(first), size_t(last)});
+    ref.push_back(size * 64);
+    small.push_back(atOne * 64);
+  }
+  std::vector<Item> atOne = items;
+  for (size_t i = 0; i < items.size(); ++i) atOne[i].size = small[i];
+  const int64_t refBound = liveBound(items, 64), smallBound = liveBound(atOne, 64);
+  ASSERT_EQ(4160, refBound);
+  ASSERT_EQ(576, smallBound);
+  const auto conflicts = conflictsOf(items);
+
+  auto alone = placeGreedy(items, 64, 6);
+  auto alonePeaks = peaksInOrder(alone, conflicts, {ref, small});
+  EXPECT_EQ(refBound, alonePeaks[0]);
+  EXPECT_GT(alonePeaks[1], smallBound) << "the instance no longer tells the two searches apart";
+
+  auto judged = placeGreedy(items, 64, 6, {small});
+  auto peaks = peaksInOrder(judged, conflicts, {ref, small});
+  EXPECT_EQ(refBound, peaks[0]);
+  EXPECT_EQ(smallBound, peaks[1]);
+  for (size_t i = 0; i < items.size(); ++i)
+    for (size_t j : conflicts[i])
+      EXPECT_TRUE(judged[i] + items[i].size <= judged[j] || judged[j] + items[j].size <= judged[i])
+          << "slots " << i << " and " << j << " overlap";
+}
+
+// The peak of slots kept in a placement's order at other sizes: each above the largest end of
+// the slots it lives with that lie below it.
+TEST(Placement, PeaksInOrderStackEachSlotOnThoseBelowIt) {
+  // a (steps 0-1) at 0, b (1-2) above a, c (2-3) above b: c lives with b only.
+  std::vector<Item> items = {{64, 0, 1}, {128, 1, 2}, {64, 2, 3}};
+  const auto conflicts = conflictsOf(items);
+  std::vector<int64_t> offsets = {0, 64, 192};
+  auto peaks = peaksInOrder(offsets, conflicts, {{64, 128, 64}, {640, 64, 64}, {0, 0, 64}});
+  EXPECT_EQ((std::vector<int64_t>{256, 768, 64}), peaks);
 }

@@ -438,20 +438,20 @@ def test_simplify_writes_external_data_that_onnx_and_shapeflow_read(tmp_path):
 
 
 def test_plan_ranges_equals_the_subcommand_and_picks_a_range_by_size():
-    model = os.path.join(SRC, "tests", "cli", "data", "two_convs.txt")
-    dims = {"N": (1, 64), "H": (1, 64), "W": (1, 64)}
-    plans = shapeflow.load(model).plan_ranges(1.05, dims=dims)
+    model = os.path.join(SRC, "tests", "cli", "data", "slot_lifetimes.txt")
+    dims = {"S": (1, 8), "T": (1, 8)}
+    plans = shapeflow.load(model).plan_ranges(1.05, dims=dims, caller_owned_io=True)
     assert isinstance(plans, shapeflow.RangePlans)
-    cli = json.loads(subprocess.run([CLI, "plan", model, "--dim", "N=1..64", "--dim", "H=1..64", "--dim", "W=1..64",
+    cli = json.loads(subprocess.run([CLI, "plan", model, "--dim", "S=1..8", "--dim", "T=1..8", "--caller-owned-io",
                                      "--max-ratio", "1.05", "--json"], check=True, capture_output=True,
                                     text=True).stdout)
     assert plans.whole_domain_worst == cli["whole_domain_worst"] > 1.05
-    assert [r.dims["N"].max for r in plans.ranges] == [r["dims"]["N"][1] for r in cli["ranges"]]
+    assert [r.dims["T"].max for r in plans.ranges] == [r["dims"]["T"][1] for r in cli["ranges"]]
     assert [r.worst_ratio for r in plans.ranges] == [r["worst_ratio"] for r in cli["ranges"]]
     assert len(plans.ranges) > 1 and all(r.worst_ratio <= 1.05 and r.judged_at for r in plans.ranges)
-    big = plans.plan_for({"N": 40, "H": 10, "W": 12})
+    big = plans.plan_for({"S": 4, "T": 7})
     assert big is plans.ranges[-1].plan and isinstance(big, shapeflow.Plan)
     with pytest.raises(KeyError):
-        plans.plan_for({"N": 100, "H": 10, "W": 12})
+        plans.plan_for({"S": 4, "T": 9})
     with pytest.raises(shapeflow.Error):
         shapeflow.load(model).plan_ranges(0.5, dims=dims)

@@ -10,20 +10,21 @@
 
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 namespace sf {
 namespace {
 
-// Two convolutions and a Relu over inputs sized by N, H and W: one arrangement for every size is
-// 5.5% above the lower bound somewhere (measured when this test was written).
-const char *kConvs = R"(graph main(x: f32[N,C,H,W], w: f32[M,3,3,3], b: f32[32], g: f32[N,8,H,W], wg: f32[16,4,1,1], wd: f32[8,1,3,3]) {
-  y = Conv(x, w, b)
-  r = Relu(x)
-  gr = Conv(g, wg) {group = 2}
-  dw = Conv(g, wd) {group = 8, pads = [1, 1, 1, 1]}
-  return y, r, gr, dw
-})";
+// Slots sized by S and T whose one arrangement for every size is 7% above the lower bound at one
+// of the sizes it is judged at (tests/cli/data/slot_lifetimes.txt, with the outputs the caller's).
+std::string slotLifetimes() {
+  std::ifstream in(std::string(SF_SOURCE_DIR_DEFAULT) + "/tests/cli/data/slot_lifetimes.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 InferModel textModel(const std::string &text) {
   return [text](const InferOptions &options, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
@@ -71,14 +72,18 @@ TEST(RangePlans, TheDomainsLowerMiddleAndUpperSizes) {
 
 TEST(RangePlans, RangesTileTheDomainAndEachPlanMeetsTheGoalWhereOnePlanDoesNot) {
   InferOptions options;
-  options.dims = {{"N", {1, 64}}, {"H", {1, 64}}, {"W", {1, 64}}};
-  auto plans = planByRanges(textModel(kConvs), options, {}, {1.05, 8});
+  options.dims = {{"S", {1, 8}}, {"T", {1, 8}}};
+  lower::PlanOptions callerIO;
+  callerIO.callerOwnedIO = true;
+  const std::string text = slotLifetimes();
+  ASSERT_FALSE(text.empty());
+  auto plans = planByRanges(textModel(text), options, callerIO, {1.05, 8});
   ASSERT_TRUE(plans.ok()) << plans.error().message;
   EXPECT_GT(plans->wholeWorst, 1.05) << "the case no longer needs ranges: pick another";
   ASSERT_GT(plans->ranges.size(), 1u);
   ASSERT_LE(plans->ranges.size(), 8u);
-  // The ranges cover the whole domain once: N in 1..64, H and W in 3..64 (a 3x3 window needs 3).
-  const SizeDomain whole{{"N", {1, 64}}, {"H", {3, 64}}, {"W", {3, 64}}};
+  // The ranges cover the whole domain once.
+  const SizeDomain whole{{"S", {1, 8}}, {"T", {1, 8}}};
   int64_t covered = 0;
   for (size_t i = 0; i < plans->ranges.size(); ++i) {
     covered += volume(plans->ranges[i].domain);
@@ -94,6 +99,11 @@ TEST(RangePlans, RangesTileTheDomainAndEachPlanMeetsTheGoalWhereOnePlanDoesNot) 
     // Judged at its own lower and upper sizes too (the model admits every corner here).
     EXPECT_NE(std::find(r.judged.begin(), r.judged.end(), domainBindings(r.domain)[0]), r.judged.end());
     EXPECT_NE(std::find(r.judged.begin(), r.judged.end(), domainBindings(r.domain)[2]), r.judged.end());
+    // And at the other corners: one size at its lower end, the other at its upper.
+    const Interval rs = r.domain.at("S"), rt = r.domain.at("T");
+    for (const Binding &corner : {Binding{{"S", rs.lo}, {"T", rt.hi}}, Binding{{"S", rs.hi}, {"T", rt.lo}}})
+      EXPECT_NE(std::find(r.judged.begin(), r.judged.end(), corner), r.judged.end())
+          << "S=" << corner.at("S") << " T=" << corner.at("T");
     ExprScope scope = r.model->graph.enter();
     for (const auto &b : r.judged) {
       for (const auto &[name, v] : b) EXPECT_TRUE(r.domain.at(name).contains(v)) << name << "=" << v;
@@ -102,7 +112,7 @@ TEST(RangePlans, RangesTileTheDomainAndEachPlanMeetsTheGoalWhereOnePlanDoesNot) 
       EXPECT_LE(*ratio, r.worst + 1e-12);
     }
     // Valid on the whole range: the verifier on the plan's JSON.
-    PlanReport report{"convs", &r.model->graph, &r.plan, {}};
+    PlanReport report{"slots", &r.model->graph, &r.plan, {}};
     auto check = lower::checkPlanJson(nlohmann::json::parse(planJsonText(report)));
     ASSERT_TRUE(check.ok()) << check.error().message;
     EXPECT_TRUE(check->ok());
