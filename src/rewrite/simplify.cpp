@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -261,7 +260,9 @@ Result<size_t> foldConstants(PassContext &ctx) {
     if (!outputs.ok() || outputs->size() != n.outputs.size()) continue;
     const std::vector<TensorPtr> &made = *outputs;
     if (replaceOutputsByConstants(g, id, [&](uint32_t k) {
-          return made[k] && made[k]->type() == g.nodes[id].outputs[k].fact.type ? made[k] : nullptr;
+          return made[k] && made[k]->type() == g.nodes[id].outputs[k].fact.type && holdsTensor(g, {id, k}, ctx.registry)
+                     ? made[k]
+                     : nullptr;
         }))
       ++folded;
   }
@@ -275,7 +276,11 @@ Result<size_t> foldShapeValues(PassContext &ctx) {
     const Node &n = g.nodes[id];
     const OpDef *def = recordOf(ctx, n);
     if (!def || hasBodies(n) || def->traits.nondeterministic) continue;
-    if (replaceOutputsByConstants(g, id, [&](uint32_t k) { return tensorOfValue(g.nodes[id].outputs[k].fact); }))
+    // A sequence's or an optional's fact is its elements' (ops/sequence.cpp): a value known
+    // there is each element's, not the output's, so only outputs that hold a tensor fold.
+    if (replaceOutputsByConstants(g, id, [&](uint32_t k) {
+          return holdsTensor(g, {id, k}, ctx.registry) ? tensorOfValue(g.nodes[id].outputs[k].fact) : nullptr;
+        }))
       ++folded;
   }
   return folded;
