@@ -155,6 +155,7 @@ template <class P> struct WithWeights : Primitive<P> {
 /// Per thread; the entries with weights are keyed by geometry and the weights tensor's address
 /// (its identity while it lives: `from` tells when it died and the address may name another).
 thread_local std::map<std::vector<int64_t>, WithWeights<dnnl::convolution_forward>> convCache;
+thread_local std::map<std::vector<int64_t>, WithWeights<dnnl::deconvolution_forward>> deconvCache;
 thread_local std::map<std::vector<int64_t>, WithWeights<dnnl::matmul>> matmulCache;
 thread_local std::map<std::vector<int64_t>, Primitive<dnnl::pooling_forward>> poolCache;
 thread_local std::map<std::vector<int64_t>, Primitive<dnnl::eltwise_forward>> eltCache;
@@ -255,6 +256,59 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       packWeights(entry, weights, wUser, w);
       if (!keep) once.emplace(std::move(entry)); // computed in this run (not a constant): not kept
       else it = convCache.insert_or_assign(key, std::move(entry)).first;
+    }
+    const auto &c = once ? *once : it->second;
+    std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
+    if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
+    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+bool dnnlDeconv(const WindowGeometry &g, const float *x, const float *w,
+                const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y) {
+  if (!supported(g) || !weights || g.c % g.group != 0 || g.m % g.group != 0) return false;
+  try {
+    Env &e = env();
+    const size_t k = g.in.size();
+    const bool grouped = g.group > 1;
+    // oneDNN's deconvolution weights are [m, c, kernel...] (grouped: [group, m/g, c/g, ...]);
+    // ONNX stores them input channels first, which is oneDNN's io layout.
+    memory::dims wDims;
+    if (grouped) wDims = {g.group, g.m / g.group, g.c / g.group};
+    else wDims = {g.m, g.c};
+    wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
+    // [o, i, ...] stored i first (bac...), grouped [g, o, i, ...] stored g, i, o (acb...).
+    const Tag wTag = grouped ? (k == 1 ? Tag::acbd : k == 2 ? Tag::acbde : Tag::acbdef)
+                             : (k == 1 ? Tag::bac : k == 2 ? Tag::bacd : Tag::bacde);
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
+    memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, plainTag(k));
+    memory::desc wUser(wDims, memory::data_type::f32, wTag);
+    memory::desc bDesc({g.m}, memory::data_type::f32, Tag::x);
+    auto key = keyOf(g, b ? 1 : 0);
+    key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
+    std::optional<WithWeights<dnnl::deconvolution_forward>> once;
+    auto it = keep ? deconvCache.find(key) : deconvCache.end();
+    if (it == deconvCache.end() || it->second.from.expired()) {
+      if (keep) evictDead(deconvCache);
+      memory::dims dilates, padL(g.padBegin.begin(), g.padBegin.end()), padR(g.padEnd.begin(), g.padEnd.end());
+      for (int64_t d : g.dilation) dilates.push_back(d - 1); // oneDNN counts the gaps
+      memory::dims strides(g.stride.begin(), g.stride.end());
+      memory::desc anyW(wDims, memory::data_type::f32, Tag::any);
+      memory::desc src(activationDims(g.n, g.c, g.in), memory::data_type::f32, Tag::any);
+      memory::desc dst(activationDims(g.n, g.m, g.out), memory::data_type::f32, Tag::any);
+      auto desc = b ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                        dnnl::algorithm::deconvolution_direct, src, anyW, bDesc,
+                                                        dst, strides, dilates, padL, padR)
+                    : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                        dnnl::algorithm::deconvolution_direct, src, anyW, dst,
+                                                        strides, dilates, padL, padR);
+      WithWeights<dnnl::deconvolution_forward> entry(dnnl::deconvolution_forward::primitive_desc(desc, e.engine));
+      packWeights(entry, weights, wUser, w);
+      if (!keep) once.emplace(std::move(entry)); // computed in this run (not a constant): not kept
+      else it = deconvCache.insert_or_assign(key, std::move(entry)).first;
     }
     const auto &c = once ? *once : it->second;
     std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
@@ -382,6 +436,10 @@ const char *dnnlBackend() {
 
 bool dnnlConv(const WindowGeometry &, const float *, const float *, const std::shared_ptr<const Tensor> &,
               bool, const float *, float *, PostOp) {
+  return false;
+}
+bool dnnlDeconv(const WindowGeometry &, const float *, const float *, const std::shared_ptr<const Tensor> &, bool,
+                const float *, float *) {
   return false;
 }
 bool dnnlPool(const WindowGeometry &, PoolKind, const float *, float *) { return false; }

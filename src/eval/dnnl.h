@@ -40,6 +40,13 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
               const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y,
               PostOp post = {});
 
+/// y = conv_transpose(x, w) (+ b per output channel), `g.c` the input channels and `g.m` the
+/// output channels, w [c, m/group, kernel...] as ONNX's ConvTranspose holds it; `padBegin` and
+/// `padEnd` such that out = (in - 1) * stride + (kernel - 1) * dilation + 1 - padBegin - padEnd.
+/// Weights kept as dnnlConv's are.
+bool dnnlDeconv(const WindowGeometry &g, const float *x, const float *w,
+                const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y);
+
 enum class PoolKind { Max, AverageIncludingPads, AverageExcludingPads };
 
 /// Max or average pooling of x into y (no indices), dilations of 1.

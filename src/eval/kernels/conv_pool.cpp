@@ -399,11 +399,10 @@ Result<Transposed> transposedOf(EvalContext &ctx, const Shape &xs, const Shape &
   return g;
 }
 
-/// ConvTranspose in f32: each (image, group): the columns W_g^T [mg*taps, cg] times X_g [cg,
-/// positions] on sgemm (in tiles of input positions, at most 16 MB of columns), then each column
-/// entry added to the output position its tap reaches (col2im).
-Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, ElementType type, const Shape &outShape,
-                                  const float *xv, const float *wv) {
+/// ConvTranspose in f32 into the zeroed output `p`: each (image, group): the columns W_g^T
+/// [mg*taps, cg] times X_g [cg, positions] on sgemm (in tiles of input positions, at most 16 MB of
+/// columns), then each column entry added to the output position its tap reaches (col2im).
+Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, const float *xv, const float *wv, float *p) {
   const size_t k = g.k;
   const int64_t n = g.n, c = g.c, cg = g.cg, m = g.m, mg = g.mg, group = g.group;
   const std::vector<int64_t> &in = g.in, &out = g.out, &lo = g.lo, &kernel = g.kernel, &stride = g.stride, &dil = g.dil;
@@ -415,8 +414,6 @@ Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, Element
     if (int64_t(bv.size()) != m) return errorf("B has {} elements, not {}", bv.size(), m);
     bias.assign(bv.begin(), bv.end());
   }
-  Output<float> o(ctx, type, outShape);
-  SF_ASSIGN(float *p, o.make());
   // The output offset of input position pi through tap t, or -1 (outside).
   std::vector<int64_t> reach(size_t(taps * inSize));
   for (int64_t t = 0; t < taps; ++t) {
@@ -461,7 +458,26 @@ Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, Element
           for (int64_t q = 0; q < outSize; ++q) ym[q] += bv;
         }
     }
-  return o.finish(0);
+  return success();
+}
+
+/// ConvTranspose in f32 on oneDNN's deconvolution (W [c, m/group, kernel...] is its iohw
+/// layout); false where oneDNN does not take the case (an output_padding past the end padding,
+/// which oneDNN would need as a negative pad) or B's length is wrong (the loops then say so).
+bool convTransposeOnDnnl(EvalContext &ctx, const Transposed &g, const float *xv, const float *wv, float *p) {
+  WindowGeometry geo{g.n, g.c, g.m, g.group, g.in, g.kernel, g.stride, g.dil, g.lo, {}, g.out};
+  for (size_t i = 0; i < g.k; ++i) {
+    // out = (in - 1) * stride + (kernel - 1) * dilation + 1 - padBegin - padEnd
+    int64_t end = (g.in[i] - 1) * g.stride[i] + (g.kernel[i] - 1) * g.dil[i] + 1 - g.lo[i] - g.out[i];
+    if (end < 0) return false;
+    geo.padEnd.push_back(end);
+  }
+  std::optional<Elements<float>> bias;
+  if (ctx.hasInput(2)) {
+    if (ctx.input(2).type() != ElementType::F32 || ctx.input(2).elementCount() != g.m) return false;
+    bias.emplace(ctx.input(2));
+  }
+  return dnnlDeconv(geo, xv, wv, ctx.inputShared(1), ctx.inputIsConstant(1), bias ? bias->data() : nullptr, p);
 }
 
 /// ConvTranspose in the other types: every input element times every weight of its tap added,
@@ -519,9 +535,15 @@ Result<void> convTranspose(EvalContext &ctx) {
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> xv(x), wv(wt);
-    if constexpr (std::is_same_v<T, float>)
-      return convTransposeColumns(ctx, g, x.type(), outShape, xv.data(), wv.data());
-    else
+    if constexpr (std::is_same_v<T, float>) {
+      Output<float> o(ctx, x.type(), outShape);
+      SF_ASSIGN(float *p, o.makeForOverwrite());
+      if (!convTransposeOnDnnl(ctx, g, xv.data(), wv.data(), p)) {
+        std::fill(p, p + countOf(outShape), 0.0f);
+        SF_TRY(convTransposeColumns(ctx, g, xv.data(), wv.data(), p));
+      }
+      return o.finish(0);
+    } else
       return convTransposeLoops<T>(ctx, g, x.type(), outShape, xv.data(), wv.data());
   });
 }

@@ -81,6 +81,36 @@ TEST(WindowKernels, ConvolutionsAgreeInF32AndF64) {
   agreeInBothTypes("Conv", {1, 4, 6, 7, 5}, {8, 4, 3, 3, 2}, true, "pads = [1, 0, 1, 1, 1, 0]", seed++);
 }
 
+// ConvTranspose in f32 (oneDNN's deconvolution where it takes the case, else sgemm and col2im)
+// against the f64 loops. W is [C, M/group, kernel...]; a bias needs C == M here (the helper sizes
+// it by W's first dim).
+TEST(WindowKernels, ConvTransposesAgreeInF32AndF64) {
+  uint64_t seed = 100;
+  // unet's upsampling: 2x2 stride 2, with and without bias.
+  agreeInBothTypes("ConvTranspose", {1, 32, 8, 8}, {32, 32, 2, 2}, true, "strides = [2, 2]", seed++);
+  agreeInBothTypes("ConvTranspose", {2, 16, 5, 7}, {16, 8, 2, 2}, false, "strides = [2, 2]", seed++);
+  // 3x3 with pads, dilations, odd strides; output_padding within the end pad (oneDNN) and past it
+  // (the columns); output_shape; auto_pad.
+  agreeInBothTypes("ConvTranspose", {1, 8, 6, 6}, {8, 8, 3, 3}, true, "strides = [2, 2], pads = [1, 1, 1, 1]", seed++);
+  agreeInBothTypes("ConvTranspose", {1, 8, 6, 5}, {8, 4, 3, 3}, false,
+                   "strides = [2, 3], pads = [1, 1, 1, 1], output_padding = [1, 1]", seed++);
+  agreeInBothTypes("ConvTranspose", {1, 8, 6, 5}, {8, 4, 3, 3}, false, "strides = [2, 2], output_padding = [1, 1]",
+                   seed++);
+  agreeInBothTypes("ConvTranspose", {1, 6, 7, 7}, {6, 6, 3, 3}, true, "dilations = [2, 2], pads = [0, 1, 2, 0]",
+                   seed++);
+  agreeInBothTypes("ConvTranspose", {1, 4, 5, 5}, {4, 3, 3, 3}, false, "strides = [3, 2], output_shape = [16, 11]",
+                   seed++);
+  agreeInBothTypes("ConvTranspose", {1, 5, 6, 6}, {5, 5, 4, 4}, true, "auto_pad = \"SAME_UPPER\", strides = [2, 2]",
+                   seed++);
+  // Groups (depthwise included).
+  agreeInBothTypes("ConvTranspose", {1, 12, 6, 6}, {12, 2, 3, 3}, false, "group = 3, strides = [2, 2]", seed++);
+  agreeInBothTypes("ConvTranspose", {2, 16, 5, 5}, {16, 1, 4, 4}, true, "group = 16, strides = [2, 2], pads = [1, 1, 1, 1]",
+                   seed++);
+  // 1D and 3D.
+  agreeInBothTypes("ConvTranspose", {2, 6, 9}, {6, 6, 4}, true, "strides = [2], pads = [1, 1]", seed++);
+  agreeInBothTypes("ConvTranspose", {1, 4, 3, 4, 5}, {4, 2, 2, 3, 2}, false, "strides = [2, 1, 2]", seed++);
+}
+
 TEST(WindowKernels, PoolsAgreeInF32AndF64) {
   uint64_t seed = 100;
   agreeInBothTypes("MaxPool", {1, 16, 12, 12}, {}, false, "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]", seed++);
@@ -147,6 +177,52 @@ TEST(LibraryKernels, ProductsWithConstantWeightsAgreeInF32AndF64) {
   productAgrees("Gemm", {6, 32}, {32, 24}, {1, 24}, "", 203);
   productAgrees("Gemm", {3, 16}, {16, 8}, {}, "", 204);
   productAgrees("Gemm", {3, 16}, {16, 8}, {3, 8}, "alpha = 0.5, beta = 2.0", 205); // sgemm path
+}
+
+// oneDNN's deconvolution takes a 2x2 stride-2 upsampling and a padded 3x3 (this build has
+// oneDNN): the f32 ConvTranspose does not fall back to the columns unseen. Against a direct sum.
+TEST(LibraryKernels, DeconvolutionTakesTheUsualCasesAndAgreesWithADirectSum) {
+  if (!detail::dnnlAvailable()) GTEST_SKIP() << "this build has no oneDNN";
+  struct Case {
+    int64_t n, c, m, group, h, w, k, stride, pad;
+  };
+  for (const Case &t : {Case{1, 8, 4, 1, 5, 6, 2, 2, 0}, Case{2, 6, 6, 1, 4, 4, 3, 2, 1}, Case{1, 8, 8, 4, 3, 5, 3, 1, 1}}) {
+    SCOPED_TRACE(fmt::format("c {} m {} group {} kernel {} stride {} pad {}", t.c, t.m, t.group, t.k, t.stride, t.pad));
+    const int64_t mg = t.m / t.group, cg = t.c / t.group;
+    const int64_t oh = (t.h - 1) * t.stride + t.k - 2 * t.pad, ow = (t.w - 1) * t.stride + t.k - 2 * t.pad;
+    Tensor x = *randomTensor(ElementType::F32, {t.n, t.c, t.h, t.w}, 7);
+    auto w = std::make_shared<const Tensor>(*randomTensor(ElementType::F32, {t.c, mg, t.k, t.k}, 8));
+    std::vector<float> b(size_t(t.m));
+    for (int64_t i = 0; i < t.m; ++i) b[size_t(i)] = 0.25f * float(i) - 0.5f;
+    detail::WindowGeometry g{t.n, t.c, t.m, t.group, {t.h, t.w}, {t.k, t.k}, {t.stride, t.stride}, {1, 1},
+                             {t.pad, t.pad}, {t.pad, t.pad}, {oh, ow}};
+    std::vector<float> y(size_t(t.n * t.m * oh * ow), -1.0f);
+    auto widen = [](const Tensor &t) {
+      std::vector<double> d = *t.toDoubles(size_t(t.elementCount()));
+      return std::vector<float>(d.begin(), d.end());
+    };
+    const std::vector<float> xv = widen(x), wv = widen(*w);
+    ASSERT_TRUE(detail::dnnlDeconv(g, xv.data(), wv.data(), w, true, b.data(), y.data()));
+    std::vector<double> want(y.size(), 0.0);
+    for (int64_t bi = 0; bi < t.n; ++bi)
+      for (int64_t ci = 0; ci < t.c; ++ci)
+        for (int64_t i = 0; i < t.h; ++i)
+          for (int64_t j = 0; j < t.w; ++j)
+            for (int64_t mo = 0; mo < mg; ++mo)
+              for (int64_t ki = 0; ki < t.k; ++ki)
+                for (int64_t kj = 0; kj < t.k; ++kj) {
+                  int64_t oi = i * t.stride + ki - t.pad, oj = j * t.stride + kj - t.pad;
+                  if (oi < 0 || oi >= oh || oj < 0 || oj >= ow) continue;
+                  int64_t mOut = (ci / cg) * mg + mo;
+                  want[size_t(((bi * t.m + mOut) * oh + oi) * ow + oj)] +=
+                      double(xv[size_t(((bi * t.c + ci) * t.h + i) * t.w + j)]) *
+                      double(wv[size_t(((ci * mg + mo) * t.k + ki) * t.k + kj)]);
+                }
+    for (size_t q = 0; q < y.size(); ++q) {
+      double expect = want[q] + b[(q / size_t(oh * ow)) % size_t(t.m)];
+      ASSERT_NEAR(y[q], expect, 1e-4 * (1 + std::abs(expect))) << "element " << q;
+    }
+  }
 }
 
 TEST(LibraryKernels, TranscendentalsAgreeInF32AndF64) {
