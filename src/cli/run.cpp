@@ -195,8 +195,8 @@ Command addRun(CLI::App &app) {
                 "runs are timed, and they are not checked)");
   cmd->add_flag("--no-arena", args->noArena, "tensors on the heap, not at the memory plan's offsets in one arena");
   cmd->add_flag("--no-fuse", args->noFuse,
-                "run the graph as it is, without the executor's rewrites (a convolution and its activation "
-                "in one op, GELU's five ops in one)");
+                "run the graph as it is, without the executor's rewrites (what the inputs' sizes fix folded "
+                "into constants, a convolution and its activation in one op, GELU's five ops in one)");
   cmd->add_option("--repeat", args->repeat,
                   "run R more times after the first and report the median time of one run (the same inputs: "
                   "their outputs are checked against the shape rules on the first run only)")
