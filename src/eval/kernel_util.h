@@ -76,6 +76,19 @@ inline int64_t countOf(const Shape &s) {
   return c;
 }
 
+/// The elements of dims [from, to) of `s`, for the loops over a tensor's dims before and after
+/// an axis: 0 when any dim of `s` is 0. Such a tensor has no element, so the loops have nothing
+/// to visit, while the product of its other dims would still count empty iterations (2^35 of
+/// them for a rank-192 shape) or pass int64. Otherwise the product is at most the tensor's
+/// element count, which was admitted.
+inline int64_t dimsProduct(const Shape &s, size_t from, size_t to) {
+  for (int64_t d : s)
+    if (d == 0) return 0;
+  int64_t p = 1;
+  for (size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
 /// An output being written: typed elements, made a tensor by `finish`. `output`: which of the
 /// node's outputs it is, for a kernel with several (EvalContext::allocate).
 template <class T> class Output {

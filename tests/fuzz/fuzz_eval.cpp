@@ -101,6 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (n.opType == "Loop" || n.opType == "Scan" || n.opType == "SequenceMap") return 0;
   Diagnostics diags;
   inferGraph(g, diags);
+  // SF_FUZZ_PRINT=1 while replaying an input: the graph it makes, before it runs (a timeout
+  // says nothing of the graph).
+  if (const char *print = std::getenv("SF_FUZZ_PRINT"); print && *print) std::fprintf(stderr, "%s\n", printGraph(g).c_str());
   eval::RunOptions options;
   options.maxMemory = int64_t(64) << 20;
   options.maxBodyRuns = kMaxBodyRuns;

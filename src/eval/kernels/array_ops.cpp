@@ -30,8 +30,8 @@ Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *>
   SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
   size_t elem = elementSize(a.type());
   int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= out[d];
-  for (size_t d = axis + 1; d < out.size(); ++d) inner *= out[d];
+  outer = dimsProduct(out, 0, axis);
+  inner = dimsProduct(out, axis + 1, out.size());
   int64_t rowOut = out[axis] * inner, at = 0;
   for (const Tensor *t : parts) {
     int64_t row = t->shape()[axis] * inner;
@@ -58,8 +58,8 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
   if (sum != len) return errorf("sizes [{}] add up to {}, the axis is {}", fmt::join(sizes, ","), sum, len);
   size_t elem = elementSize(a.type());
   int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  outer = dimsProduct(a.shape(), 0, axis);
+  inner = dimsProduct(a.shape(), axis + 1, a.shape().size());
   int64_t at = 0;
   std::vector<Tensor> outs;
   for (int64_t size : sizes) {
@@ -142,8 +142,8 @@ Result<void> gather(EvalContext &ctx) {
   for (size_t d = axis + 1; d < a.shape().size(); ++d) out.push_back(a.shape()[d]);
   size_t elem = elementSize(a.type());
   int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  outer = dimsProduct(a.shape(), 0, axis);
+  inner = dimsProduct(a.shape(), axis + 1, a.shape().size());
   SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
   size_t chunk = size_t(inner) * elem;
   std::byte *p = bytes.data();

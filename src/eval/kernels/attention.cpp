@@ -276,8 +276,8 @@ Result<void> tensorScatter(EvalContext &ctx) {
     if (int64_t(at.size()) != ps[0]) return errorf("write_indices has {} values for a batch of {}", at.size(), ps[0]);
   }
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 1; i < axis; ++i) outer *= ps[size_t(i)];
-  for (int64_t i = axis + 1; i < r; ++i) inner *= ps[size_t(i)];
+  outer = dimsProduct(ps, 1, size_t(axis));
+  inner = dimsProduct(ps, size_t(axis) + 1, size_t(r));
   const size_t elem = elementSize(past.type());
   SF_ASSIGN(auto bytes, ctx.allocate(past.type(), ps));
   copyBytes(bytes.data(), past.bytes().data(), past.bytes().size());

@@ -4,9 +4,15 @@
 #include "contrib.h"
 #include "quantized.h"
 
+#include "../blas.h"
+#include "../dnnl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 
 namespace sf::eval::detail {
 namespace {
@@ -82,9 +88,74 @@ void quantizeRowsToInt8(std::vector<double> &av, int64_t K, int64_t block) {
     }
 }
 
+/// A MatMulNBits's weights dequantized to f32 [N, K], kept per thread for weights that are
+/// constants of the graph (B, scales, zero points and g_idx), keyed by those tensors' identities
+/// and dropped when B dies (its address may then name another tensor).
+struct DequantizedEntry {
+  std::weak_ptr<const Tensor> from;
+  std::shared_ptr<const Tensor> weights;
+};
+thread_local std::map<std::vector<int64_t>, DequantizedEntry> dequantizedCache;
+
+/// The f32 [N, K] weights of a MatMulNBits whose quantized inputs are constants: made once
+/// (dequantizeNBits) and kept; none when one of them is computed in the run.
+Result<std::shared_ptr<const Tensor>> constantWeights(EvalContext &ctx, int64_t K, int64_t N, int64_t bits,
+                                                      int64_t block) {
+  std::vector<int64_t> key{K, N, bits, block};
+  for (size_t i = 1; i <= 4; ++i) {
+    if (!ctx.hasInput(i)) {
+      key.push_back(0);
+      continue;
+    }
+    if (!ctx.inputIsConstant(i) || !ctx.inputShared(i)) return std::shared_ptr<const Tensor>();
+    key.push_back(int64_t(reinterpret_cast<uintptr_t>(ctx.inputShared(i).get())));
+  }
+  auto it = dequantizedCache.find(key);
+  if (it != dequantizedCache.end() && !it->second.from.expired()) return it->second.weights;
+  std::erase_if(dequantizedCache, [](const auto &e) { return e.second.from.expired(); });
+  if (dequantizedCache.size() >= 4096) dequantizedCache.clear();
+  SF_ASSIGN(auto w, dequantizeNBits(ctx, K, N, bits, block));
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(ElementType::F32, Shape{N, K}, w));
+  auto shared = std::make_shared<const Tensor>(std::move(t));
+  dequantizedCache.insert_or_assign(key, DequantizedEntry{ctx.inputShared(1), shared});
+  return shared;
+}
+
+/// MatMulNBits with f32 A and constant weights, below accuracy_level 4: A times the weights
+/// dequantized once to f32 (as onnxruntime's CPU kernel computes in f32), on oneDNN's matmul
+/// (the weights packed once) or sgemm. False where the case is not this one.
+Result<bool> matMulNBitsF32(EvalContext &ctx, int64_t K, int64_t N, int64_t bits, int64_t block) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(int64_t accuracy, ctx.attrs().getInt("accuracy_level", 0));
+  if (a.type() != ElementType::F32 || accuracy == 4) return false;
+  if (ctx.hasInput(5) && ctx.input(5).type() != ElementType::F32) return false;
+  SF_ASSIGN(auto w, constantWeights(ctx, K, N, bits, block));
+  if (!w) return false;
+  std::optional<Elements<float>> bias;
+  if (ctx.hasInput(5)) {
+    if (ctx.input(5).elementCount() != N) return errorf("bias has {} values, not N = {}", ctx.input(5).elementCount(), N);
+    bias.emplace(ctx.input(5));
+  }
+  const int64_t M = countOf(a.shape()) / K;
+  Shape out = a.shape();
+  out.back() = N;
+  Elements<float> x(a), wv(*w);
+  Output<float> o(ctx, ElementType::F32, out);
+  SF_ASSIGN(float *p, o.makeForOverwrite());
+  if (M > 0 && !dnnlMatMul(M, K, N, x.data(), wv.data(), true, w, bias ? bias->data() : nullptr, p)) {
+    sgemm(false, true, M, N, K, 1.0f, x.data(), K, wv.data(), K, 0.0f, p, N);
+    if (bias)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) p[m * N + n] += (*bias)[size_t(n)];
+  }
+  SF_TRY(o.finish(0));
+  return true;
+}
+
 /// MatMulNBits (A [..., K], B quantized to `bits` in blocks along K): A times the dequantized
 /// weights transposed, plus bias: [..., N]; with accuracy_level 4, A first quantized to int8 as
-/// onnxruntime does.
+/// onnxruntime does. f32 with constant weights below accuracy level 4 in f32 (matMulNBitsF32),
+/// the rest in double.
 Result<void> matMulNBits(EvalContext &ctx) {
   const Tensor &a = ctx.input(0);
   SF_ASSIGN(int64_t K, ctx.attrs().getInt("K"));
@@ -97,6 +168,8 @@ Result<void> matMulNBits(EvalContext &ctx) {
   if (K <= 0 || N <= 0 || K > (int64_t(1) << 40) || N > (int64_t(1) << 40))
     return errorf("K ({}) and N ({}) must be positive sizes", K, N);
   if (a.shape().empty() || a.shape().back() != K) return errorf("A {} must end in K = {}", shapeText(a.shape()), K);
+  SF_ASSIGN(bool done, matMulNBitsF32(ctx, K, N, bits, block));
+  if (done) return success();
   SF_ASSIGN(auto w, dequantizeNBits(ctx, K, N, bits, block));
   std::vector<double> bias;
   if (ctx.hasInput(5)) {

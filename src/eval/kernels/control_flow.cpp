@@ -48,8 +48,8 @@ Result<Tensor> stack(EvalContext &ctx, const std::vector<TensorRef> &parts, size
   out.insert(out.begin() + long(axis), int64_t(parts.size()));
   size_t elem = elementSize(type);
   int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= elementShape[d];
-  for (size_t d = axis; d < elementShape.size(); ++d) inner *= elementShape[d];
+  outer = dimsProduct(elementShape, 0, axis);
+  inner = dimsProduct(elementShape, axis, elementShape.size());
   SF_ASSIGN(auto bytes, ctx.allocate(type, out));
   for (size_t k = 0; k < parts.size(); ++k) {
     if (parts[k]->type() != type || parts[k]->shape() != elementShape)
@@ -128,8 +128,8 @@ Result<Tensor> sliceAt(EvalContext &ctx, const Tensor &t, size_t axis, int64_t k
   Shape out = t.shape();
   out.erase(out.begin() + long(axis));
   int64_t outer = 1, inner = 1, len = t.shape()[axis];
-  for (size_t d = 0; d < axis; ++d) outer *= t.shape()[d];
-  for (size_t d = axis + 1; d < t.shape().size(); ++d) inner *= t.shape()[d];
+  outer = dimsProduct(t.shape(), 0, axis);
+  inner = dimsProduct(t.shape(), axis + 1, t.shape().size());
   size_t elem = elementSize(t.type());
   SF_ASSIGN(auto bytes, ctx.allocate(t.type(), out));
   for (int64_t o = 0; o < outer; ++o)

@@ -178,8 +178,8 @@ Result<void> compress(EvalContext &ctx) {
   Shape shape = flat ? Shape{a.elementCount()} : a.shape();
   SF_ASSIGN(size_t axis, normAxis(flat ? 0 : axisAttr, shape.size()));
   int64_t len = shape[axis], outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  outer = dimsProduct(shape, 0, axis);
+  inner = dimsProduct(shape, axis + 1, shape.size());
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < std::min<int64_t>(len, int64_t(cond.size())); ++i)
     if (cond[size_t(i)]) keep.push_back(i);
@@ -228,8 +228,8 @@ Result<void> oneHot(EvalContext &ctx) {
   Shape out = ix.shape();
   out.insert(out.begin() + long(axis), depth);
   int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= out[d];
-  for (size_t d = axis + 1; d < r; ++d) inner *= out[d];
+  outer = dimsProduct(out, 0, axis);
+  inner = dimsProduct(out, axis + 1, r);
   return dispatch(vals.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> v(vals);
@@ -370,8 +370,8 @@ Result<void> topK(EvalContext &ctx) {
   SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
   int64_t len = a.shape()[axis], outer = 1, inner = 1;
   if (k < 0 || k > len) return errorf("K {} for an axis of {}", k, len);
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  outer = dimsProduct(a.shape(), 0, axis);
+  inner = dimsProduct(a.shape(), axis + 1, a.shape().size());
   Shape out = a.shape();
   out[axis] = k;
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
@@ -479,8 +479,8 @@ Result<void> unique(EvalContext &ctx) {
   Shape shape = hasAxis ? x.shape() : Shape{x.elementCount()};
   SF_ASSIGN(size_t axis, normAxis(hasAxis ? axisAttr : 0, shape.size()));
   int64_t len = shape[axis], outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  outer = dimsProduct(shape, 0, axis);
+  inner = dimsProduct(shape, axis + 1, shape.size());
   SF_ASSIGN(auto v, doubles(x));
   auto sliceOf = [&](int64_t i) {
     std::vector<double> sl;

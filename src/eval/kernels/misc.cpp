@@ -237,8 +237,8 @@ Result<void> dft(EvalContext &ctx) {
   SF_TRY(ctx.admit(x.type(), out));
   SF_ASSIGN(auto v, doubles(x));
   int64_t comp = s.back(), outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= s[d];
-  for (size_t d = axis + 1; d + 1 < s.size(); ++d) inner *= s[d];
+  outer = dimsProduct(s, 0, axis);
+  inner = s.empty() ? 1 : dimsProduct(s, axis + 1, s.size() - 1);
   std::vector<double> y(static_cast<size_t>(countOf(out))), line(static_cast<size_t>(2 * n)), res;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {

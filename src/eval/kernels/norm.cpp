@@ -117,8 +117,8 @@ Result<void> layerNorm(EvalContext &ctx) {
   SF_ASSIGN(double eps, ctx.attrs().getFloat("epsilon", 1e-5));
   SF_ASSIGN(size_t axis, normAxis(axisAttr, x.shape().size()));
   int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
-  for (size_t d = axis; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  outer = dimsProduct(x.shape(), 0, axis);
+  inner = dimsProduct(x.shape(), axis, x.shape().size());
   const Shape statShape = statsShape(x.shape(), axis);
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
@@ -256,8 +256,7 @@ Result<void> softmax(EvalContext &ctx, bool log) {
   SF_ASSIGN(size_t axis, normAxis(axisAttr, r));
   // Before opset 13 the input is seen as a matrix [outer, inner] at the axis; since 13 the
   // softmax runs along the one axis.
-  int64_t outer = 1, len = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  int64_t outer = dimsProduct(x.shape(), 0, axis), len = 1, inner = 1;
   if (legacy) {
     for (size_t d = axis; d < r; ++d) len *= x.shape()[d];
   } else {
@@ -302,8 +301,7 @@ Result<void> hardmax(EvalContext &ctx) {
   bool legacy = ctx.opset() < 13;
   SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", legacy ? 1 : -1));
   SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
-  int64_t outer = 1, len = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
+  int64_t outer = dimsProduct(a.shape(), 0, axis), len = 1, inner = 1;
   if (legacy) {
     for (size_t d = axis; d < a.shape().size(); ++d) len *= a.shape()[d];
   } else {

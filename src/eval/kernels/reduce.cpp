@@ -164,12 +164,17 @@ KernelFn argReduce(bool isMax) {
     SF_ASSIGN(int64_t keep, ctx.attrs().getInt("keepdims", 1));
     SF_ASSIGN(int64_t last, ctx.attrs().getInt("select_last_index", 0));
     SF_ASSIGN(size_t axis, normAxis(axisAttr, x.shape().size()));
-    int64_t outer = 1, len = x.shape()[axis], inner = 1;
-    for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
-    for (size_t d = axis + 1; d < x.shape().size(); ++d) inner *= x.shape()[d];
+    const int64_t len = x.shape()[axis], outer = dimsProduct(x.shape(), 0, axis),
+                  inner = dimsProduct(x.shape(), axis + 1, x.shape().size());
     Shape out = x.shape();
     if (keep) out[axis] = 1;
     else out.erase(out.begin() + long(axis));
+    // An empty axis has no index to give (onnxruntime refuses it too); other empty dims give an
+    // empty output.
+    bool otherEmpty = false;
+    for (size_t d = 0; d < x.shape().size(); ++d) otherEmpty = otherEmpty || (d != axis && x.shape()[d] == 0);
+    if (len == 0 && !otherEmpty)
+      return errorf("axis {} of X {} is empty: there is no index to give", axis, shapeText(x.shape()));
     return dispatch(x.type(), [&](auto tag) -> Result<void> {
       using T = typename decltype(tag)::type;
       Elements<T> xs(x);
@@ -196,9 +201,8 @@ Result<void> cumSum(EvalContext &ctx) {
   SF_ASSIGN(size_t axis, normAxis(axv[0], a.shape().size()));
   SF_ASSIGN(int64_t exclusive, ctx.attrs().getInt("exclusive", 0));
   SF_ASSIGN(int64_t reverse, ctx.attrs().getInt("reverse", 0));
-  int64_t len = a.shape()[axis], outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= a.shape()[d];
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  int64_t len = a.shape()[axis], outer = dimsProduct(a.shape(), 0, axis),
+          inner = dimsProduct(a.shape(), axis + 1, a.shape().size());
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
