@@ -50,6 +50,7 @@ Result<std::unique_ptr<Session>> prepareSession(Graph inferred, const std::map<s
   s->graph = std::move(inferred);
   std::vector<rewrite::PassCount> folds;
   std::vector<Fact> declared; // the inputs' facts before the fold
+  bool rewritten = false;
   if (options.fuse) {
     const size_t before = opCount(s->graph);
     std::optional<Graph> folded;
@@ -59,17 +60,27 @@ Result<std::unique_ptr<Session>> prepareSession(Graph inferred, const std::map<s
     }
     if (folded) {
       for (OutletId o : s->graph.inputs) declared.push_back(s->graph.outlet(o).fact);
-      s->graph = std::move(*folded);
-      s->nodesBeforeFold = before;
-      s->nodesAfterFold = opCount(s->graph);
+      // The executor's rewrites on the folded graph; where they fail there, the graph as it came.
+      ExprScope scope = folded->enter();
+      rewrite::PassContext ctx{*folded, evalRegistry(), nullptr};
+      auto passes = rewrite::executionPasses();
+      if (auto counts = rewrite::runPasses(ctx, passes); counts.ok()) {
+        s->graph = std::move(*folded);
+        s->nodesBeforeFold = before;
+        s->nodesAfterFold = opCount(s->graph);
+        s->rewrites = std::move(folds);
+        s->rewrites.insert(s->rewrites.end(), counts->begin(), counts->end());
+        rewritten = true;
+      } else {
+        declared.clear();
+      }
     }
   }
   ExprScope scope = s->graph.enter();
-  if (options.fuse) {
+  if (options.fuse && !rewritten) {
     rewrite::PassContext ctx{s->graph, evalRegistry(), nullptr};
     auto passes = rewrite::executionPasses();
     SF_ASSIGN(s->rewrites, rewrite::runPasses(ctx, passes));
-    s->rewrites.insert(s->rewrites.begin(), folds.begin(), folds.end());
   }
   // The inputs' own facts come back once the rewrites are done: the run checks the data against
   // what the model admits (a size outside its range is an error, not a fold at that size).
