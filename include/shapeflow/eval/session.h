@@ -16,7 +16,11 @@
 namespace sf::eval {
 
 struct SessionOptions {
-  /// Rewrite the graph for the executor (rewrite::executionPasses).
+  /// Rewrite the graph for the executor (rewrite::executionPasses), after folding what the
+  /// inputs' sizes fix: the graph inferred again with the inputs at their sizes and simplified
+  /// (rewrite::simplifyPasses: shape computations and constant subgraphs become constants, the
+  /// nodes only they read go), so that a run does not compute at every call what depends on the
+  /// sizes alone. The fold is skipped where inference at these sizes reports an error.
   bool fuse = true;
   /// Lay out the memory plan as an arena at the inputs' sizes.
   bool arena = true;
@@ -24,7 +28,8 @@ struct SessionOptions {
 
 struct Session {
   Graph graph;                              // as it runs (rewritten)
-  std::vector<rewrite::PassCount> rewrites; // what the rewrites did
+  std::vector<rewrite::PassCount> rewrites; // what the rewrites did (the fold's passes first)
+  size_t nodesBeforeFold = 0, nodesAfterFold = 0; // ops before and after the fold (0: not folded)
   std::optional<ArenaLayout> arena;
   std::string noArena; // why there is no arena (asked for none, or the plan could not be laid out)
   double planMs = 0;   // time to plan and lay out the arena
