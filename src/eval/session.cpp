@@ -16,8 +16,23 @@ size_t opCount(const Graph &g) {
   return n;
 }
 
-/// `g` inferred again with its tensor inputs at the sizes of `inputs`, then simplified; none
-/// where inference at these sizes reports an error or an input is not given as a tensor.
+/// `t` is of the type and within the sizes `declared` allows.
+bool admits(const Fact &declared, const Tensor &t) {
+  if (declared.type != ElementType::Undefined && declared.type != t.type()) return false;
+  if (!declared.shape.rankIsStatic()) return true;
+  if (declared.shape.size() != t.shape().size()) return false;
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    const Dimension &d = declared.shape[i];
+    if (t.shape()[i] < d.minLength() || (d.hasUpperBound() && t.shape()[i] > d.maxLength())) return false;
+  }
+  return true;
+}
+
+/// `g` inferred again with its tensor inputs at the sizes of `inputs`, then simplified; its
+/// inputs' facts are those sizes, so that the plan made from it refuses data of other sizes
+/// (what was folded holds for these only). None where an input is not given as a tensor or is
+/// outside what the model admits (the run then says so), or where inference at these sizes
+/// reports an error.
 std::optional<Graph> foldedForSizes(const Graph &g, const std::map<std::string, Value> &inputs,
                                     std::vector<rewrite::PassCount> &counts) {
   Graph h = g.clone();
@@ -26,7 +41,7 @@ std::optional<Graph> foldedForSizes(const Graph &g, const std::map<std::string, 
     Outlet &in = h.outlet(o);
     auto it = inputs.find(in.name);
     if (it == inputs.end()) continue; // an optional input left out
-    if (!it->second.isTensor()) return std::nullopt;
+    if (!it->second.isTensor() || !it->second.tensor() || !admits(in.fact, *it->second.tensor())) return std::nullopt;
     const Tensor &t = *it->second.tensor();
     in.fact = Fact::known(t.type(), PartialShape(t.shape()));
   }
@@ -49,7 +64,6 @@ Result<std::unique_ptr<Session>> prepareSession(Graph inferred, const std::map<s
   auto s = std::make_unique<Session>();
   s->graph = std::move(inferred);
   std::vector<rewrite::PassCount> folds;
-  std::vector<Fact> declared; // the inputs' facts before the fold
   bool rewritten = false;
   if (options.fuse) {
     const size_t before = opCount(s->graph);
@@ -59,7 +73,6 @@ Result<std::unique_ptr<Session>> prepareSession(Graph inferred, const std::map<s
       folded = foldedForSizes(s->graph, inputs, folds);
     }
     if (folded) {
-      for (OutletId o : s->graph.inputs) declared.push_back(s->graph.outlet(o).fact);
       // The executor's rewrites on the folded graph; where they fail there, the graph as it came.
       ExprScope scope = folded->enter();
       rewrite::PassContext ctx{*folded, evalRegistry(), nullptr};
@@ -71,8 +84,6 @@ Result<std::unique_ptr<Session>> prepareSession(Graph inferred, const std::map<s
         s->rewrites = std::move(folds);
         s->rewrites.insert(s->rewrites.end(), counts->begin(), counts->end());
         rewritten = true;
-      } else {
-        declared.clear();
       }
     }
   }
@@ -82,10 +93,6 @@ Result<std::unique_ptr<Session>> prepareSession(Graph inferred, const std::map<s
     auto passes = rewrite::executionPasses();
     SF_ASSIGN(s->rewrites, rewrite::runPasses(ctx, passes));
   }
-  // The inputs' own facts come back once the rewrites are done: the run checks the data against
-  // what the model admits (a size outside its range is an error, not a fold at that size).
-  for (size_t i = 0; i < declared.size() && i < s->graph.inputs.size(); ++i)
-    s->graph.outlet(s->graph.inputs[i]).fact = declared[i];
   if (options.arena) {
     auto started = std::chrono::steady_clock::now();
     auto layout = planArena(s->graph, inputs);

@@ -1,7 +1,8 @@
 // A model made ready to run (src/eval/session.cpp): what the inputs' sizes fix is folded before
 // the run (shape computations become constants, the nodes only they read go), the outputs are
-// those of the graph as written, the data is still checked against what the model admits, and
-// nothing is folded where inference at the fed sizes fails.
+// those of the graph as written, the folded plan refuses data of other sizes, data outside what
+// the model admits is still an error, and nothing is folded where inference at the fed sizes
+// fails.
 #include "shapeflow/eval/plan.h"
 #include "shapeflow/eval/session.h"
 #include "shapeflow/infer/infer.h"
@@ -74,8 +75,13 @@ TEST(Session, WhatTheInputsSizesFixIsFoldedAndTheOutputsStayTheSame) {
   const Tensor &x = *a->outputs[0].tensor(), &y = *b->outputs[0].tensor();
   EXPECT_EQ((Shape{2, 3, 2, 4}), x.shape());
   EXPECT_TRUE(x == y);
-  // The input keeps its declared fact: the plan runs other sizes' data through the same check.
-  EXPECT_FALSE((*folded)->graph.fact((*folded)->graph.inputs[0]).shape[0].isStatic());
+  // What was folded holds at these sizes only: the folded plan refuses data of other sizes (the
+  // plan as written runs them).
+  const auto other = feed("x", ElementType::F32, {4, 3, 8});
+  auto refused = run(*(*folded)->plan, other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string::npos, refused.error().message.find("outside what the model admits")) << refused.error().message;
+  EXPECT_TRUE(run(*(*plain)->plan, other).ok());
 }
 
 TEST(Session, DataOutsideWhatTheModelAdmitsIsStillAnError) {

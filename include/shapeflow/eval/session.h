@@ -20,7 +20,9 @@ struct SessionOptions {
   /// inputs' sizes fix: the graph inferred again with the inputs at their sizes and simplified
   /// (rewrite::simplifyPasses: shape computations and constant subgraphs become constants, the
   /// nodes only they read go), so that a run does not compute at every call what depends on the
-  /// sizes alone. The fold is skipped where inference at these sizes reports an error.
+  /// sizes alone. The folded graph's inputs are those sizes: its plan refuses data of other
+  /// sizes. The fold is skipped where the data is outside what the model admits (the run says
+  /// so) or inference at these sizes reports an error.
   bool fuse = true;
   /// Lay out the memory plan as an arena at the inputs' sizes.
   bool arena = true;
