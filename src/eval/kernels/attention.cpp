@@ -6,19 +6,25 @@
 #include "../kernel_util.h"
 #include "shapeflow/ops/attention.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
 namespace sf::eval::detail {
 namespace {
 
-/// The offset of element `at` (an index of `to`'s rank) in a tensor of shape `from` that
-/// broadcasts to `to` (numpy's rules: `from` aligned right, its 1s repeated).
-int64_t broadcastOffset(const Shape &from, const Shape &to, const std::vector<int64_t> &at) {
-  int64_t off = 0;
-  const size_t shift = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i) off = off * from[i] + (from[i] == 1 ? 0 : at[shift + i]);
-  return off;
+/// The strides, along 4 dims, of a tensor of shape `from` (rank at most 4) broadcast to them
+/// (numpy's rules: `from` aligned right, its 1s and the dims it lacks repeated: stride 0), so
+/// that element (b, h, i, j) is at b * s[0] + h * s[1] + i * s[2] + j * s[3].
+std::array<int64_t, 4> broadcastStrides4(const Shape &from) {
+  std::array<int64_t, 4> strides{0, 0, 0, 0};
+  int64_t stride = 1;
+  for (size_t k = 0; k < from.size() && k < 4; ++k) {
+    const int64_t d = from[from.size() - 1 - k];
+    strides[3 - k] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+  return strides;
 }
 
 /// A (B, H, S, D) view of Q, K or V given as 4-D or as 3-D (B, S, H*D).
@@ -158,7 +164,7 @@ Result<void> attention(EvalContext &ctx) {
   std::vector<double> y(static_cast<size_t>(B * Hq * Sq * g.vHead)), scores(static_cast<size_t>(B * Hq * Sq * T));
   std::vector<double> row(static_cast<size_t>(T));
   const int64_t group = Hq / Hkv;
-  const Shape maskFull{B, Hq, Sq, maskShape.empty() ? T : maskShape.back()};
+  const std::array<int64_t, 4> ms = broadcastStrides4(maskShape);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
       const int64_t kh = h / group;
@@ -174,7 +180,7 @@ Result<void> attention(EvalContext &ctx) {
           if (!mask.empty() && j >= maskShape.back()) {
             s = lowest;
           } else if (!mask.empty()) {
-            double m = mask[size_t(broadcastOffset(maskShape, maskFull, {b, h, i, j}))];
+            double m = mask[size_t(b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3])];
             s = boolMask ? (m != 0 ? s : lowest) : s + m;
           }
           if (o.causal && j > i + P) s = lowest;
