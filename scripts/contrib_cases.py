@@ -152,7 +152,7 @@ def rope_caches(max_pos, rotary_dim, base=10000.0):
 
 
 def gqa_model(q, k, v, past_k, past_v, seqlens, T, cos, sin, N, Nk, packed, do_rotary, interleaved,
-              W, softcap, smooth, scale=None):
+              W, softcap, smooth, scale=None, attn_bias=None, sink=None):
     B, S, _ = q.shape
     if packed:
         H = q.shape[2] // (N + 2 * Nk)
@@ -192,10 +192,13 @@ def gqa_model(q, k, v, past_k, past_v, seqlens, T, cos, sin, N, Nk, packed, do_r
                 x = scale * (pk[b, kv, start:end] @ Qb[h, s])
                 if softcap > 0:
                     x = softcap * np.tanh(x / softcap)
-                if smooth:
-                    m = max(x.max(), 0.0)
+                if attn_bias is not None:
+                    x = x + attn_bias[b % attn_bias.shape[0], h % attn_bias.shape[1], s, start:end]
+                if smooth or sink is not None:
+                    z = 0.0 if sink is None else float(sink[h])
+                    m = max(x.max(), z)
                     e = np.exp(x - m)
-                    p = e / (e.sum() + np.exp(-m))
+                    p = e / (e.sum() + np.exp(z - m))
                 else:
                     p = softmax(x)
                 out[b, s, h] = p @ pv[b, kv, start:end]
@@ -285,7 +288,7 @@ def max_err(got, want):
 
 
 def gqa(name, covers, B, S, P, N, Nk, H, seqlens, T, packed=False, rotary=None, W=-1, softcap=0.0,
-        smooth=0, qscale=1.0, empty_past=False, max_pos=16):
+        smooth=0, qscale=1.0, empty_past=False, max_pos=16, bias_shape=None, sink=False):
     c = Case(name, "GroupQueryAttention", covers)
     seqlens = np.array(seqlens, np.int32)
     q = c.randn(B, S, (N + 2 * Nk) * H if packed else N * H, scale=qscale)
@@ -308,6 +311,17 @@ def gqa(name, covers, B, S, P, N, Nk, H, seqlens, T, packed=False, rotary=None, 
         cos, sin = rope_caches(max_pos, H)
         ins += [c.feed("cos_cache", cos), c.feed("sin_cache", sin)]
         attrs.update(do_rotary=1, rotary_interleaved=rotary)
+    ab = sk = None
+    if bias_shape is not None or sink:
+        ins += [""] * (10 - len(ins))  # up to position_ids, not given
+        if bias_shape is not None:
+            ab = c.randn(*bias_shape)
+            ins.append(c.feed("attention_bias", ab))
+        else:
+            ins.append("")
+        if sink:
+            sk = c.randn(N)
+            ins.append(c.feed("head_sink", sk))
     if W >= 0:
         attrs["local_window_size"] = W
     if softcap:
@@ -318,7 +332,7 @@ def gqa(name, covers, B, S, P, N, Nk, H, seqlens, T, packed=False, rotary=None, 
     c.nodes.append(node("GroupQueryAttention", ins, outs, **attrs))
     c.outputs = [(o, F) for o in outs]
     c.ref = gqa_model(q, k, v, pk, pv, seqlens, T, cos, sin, N, Nk, packed, rotary is not None,
-                      rotary or 0, W, softcap, smooth)
+                      rotary or 0, W, softcap, smooth, attn_bias=ab, sink=sk)
     return c
 
 
@@ -416,6 +430,24 @@ def gqa_softcap():
 def gqa_smooth_softmax():
     return gqa("gqa_smooth_softmax", "smooth_softmax 1 (extra exp(0) in the denominator), decode B=1 past 4",
                B=1, S=1, P=4, N=2, Nk=2, H=8, seqlens=[4], T=5, smooth=1)
+
+
+@case
+def gqa_attention_bias():
+    return gqa("gqa_attention_bias", "attention_bias (1,N,S,T) added to the scores, grouped N=4 Nk=2, prompt after cache B=1 S=2 past 3",
+               B=1, S=2, P=3, N=4, Nk=2, H=8, seqlens=[4], T=5, bias_shape=(1, 4, 2, 5))
+
+
+@case
+def gqa_attention_bias_batch_decode():
+    return gqa("gqa_attention_bias_batch_decode", "attention_bias (B,1,1,T) per batch row, ragged decode B=2 past 6 (seqlens_k [6,3])",
+               B=2, S=1, P=6, N=4, Nk=1, H=8, seqlens=[6, 3], T=7, bias_shape=(2, 1, 1, 7))
+
+
+@case
+def gqa_head_sink():
+    return gqa("gqa_head_sink", "head_sink (one logit per head in the denominator), grouped decode B=1 past 5",
+               B=1, S=1, P=5, N=4, Nk=2, H=8, seqlens=[5], T=6, sink=True)
 
 
 @case

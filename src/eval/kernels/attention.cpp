@@ -1,14 +1,17 @@
 // Kernels of the attention family (src/ops/attention.cpp): Attention (opsets 23, 24),
-// RotaryEmbedding (23), TensorScatter (24), computed in double, as onnxruntime 1.30 computes
+// RotaryEmbedding (23), TensorScatter (24); Attention and RotaryEmbedding in f32 where their
+// inputs are f32 (attention_f32.h), otherwise in double; as onnxruntime 1.30 computes
 // them where it departs from the specification (positions a boolean mask, the causal rule or
 // nonpad_kv_seqlen leave out take the lowest finite value, not -inf, so a row with every key left
 // out averages V; the softcap comes before the mask).
 #include "../kernel_util.h"
+#include "attention_f32.h"
 #include "shapeflow/ops/attention.h"
 
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace sf::eval::detail {
 namespace {
@@ -67,15 +70,15 @@ Result<AttentionOptions> attentionOptions(EvalContext &ctx, int64_t head) {
   return o;
 }
 
-/// attn_mask's elements and shape (none without the input), checked to broadcast to
-/// (B, Hq, Sq, T).
+/// attn_mask's shape and, `withValues`, its elements (none without the input), checked to
+/// broadcast to (B, Hq, Sq, T).
 struct AttentionMask {
   std::vector<double> values;
   Shape shape;
   bool isBool = false;
 };
 
-Result<AttentionMask> attentionMask(EvalContext &ctx, int64_t B, int64_t Hq, int64_t Sq, int64_t T) {
+Result<AttentionMask> attentionMask(EvalContext &ctx, int64_t B, int64_t Hq, int64_t Sq, int64_t T, bool withValues) {
   AttentionMask out;
   if (!ctx.hasInput(3)) return out;
   const Tensor &m = ctx.input(3);
@@ -90,7 +93,9 @@ Result<AttentionMask> attentionMask(EvalContext &ctx, int64_t B, int64_t Hq, int
       return errorf("attn_mask {} does not broadcast to ({}, {}, {}, {})", shapeText(maskShape), B, Hq, Sq, T);
   }
   out.isBool = m.type() == ElementType::Bool;
-  SF_ASSIGN(out.values, doubles(m));
+  if (withValues) {
+    SF_ASSIGN(out.values, doubles(m));
+  }
   return out;
 }
 
@@ -131,6 +136,108 @@ Result<void> setAttentionOutputs(EvalContext &ctx, const AttentionGeometry &g, c
   return success();
 }
 
+/// Whether the f32 kernel takes this node: Q, K, V (and the past) in f32, a mask of f32 or
+/// bool, no scores output (qk_matmul_output, which the f64 loops give).
+bool attentionInF32(EvalContext &ctx, bool hasPast) {
+  for (size_t i : {size_t(0), size_t(1), size_t(2)})
+    if (ctx.input(i).type() != ElementType::F32) return false;
+  if (hasPast && (ctx.input(4).type() != ElementType::F32 || ctx.input(5).type() != ElementType::F32)) return false;
+  if (ctx.hasInput(3) && ctx.input(3).type() != ElementType::F32 && ctx.input(3).type() != ElementType::Bool) return false;
+  return ctx.numOutputs() <= 3;
+}
+
+/// Heads of an input given as 4-D (B, H, S, D) or 3-D (B, S, H*D).
+F32Heads inputHeads(const float *data, bool flat, int64_t heads, int64_t seq, int64_t size) {
+  F32Heads h{const_cast<float *>(data), 0, 0, 0};
+  if (flat) h.batch = seq * heads * size, h.head = size, h.row = heads * size;
+  else h.batch = heads * seq * size, h.head = seq * size, h.row = size;
+  return h;
+}
+
+/// The present cache (B, H, P + S, D): each head's past rows, then its new ones.
+void writePresent(float *out, const float *past, const F32Heads &now, int64_t batch, int64_t heads, int64_t pastLen,
+                  int64_t seq, int64_t size) {
+  const int64_t total = pastLen + seq;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      float *dst = out + (b * heads + h) * total * size;
+      copyBytes(dst, past + (b * heads + h) * pastLen * size, size_t(pastLen * size) * sizeof(float));
+      for (int64_t t = 0; t < seq; ++t) copyBytes(dst + (pastLen + t) * size, now.at(b, h, t), size_t(size) * sizeof(float));
+    }
+}
+
+/// Attention in f32 (attendF32), the scores adjusted as the f64 loops below adjust them.
+Result<void> attentionF32(EvalContext &ctx, const AttentionGeometry &g, const AttentionOptions &o, bool hasPast) {
+  const int64_t B = g.batch, Hq = g.qHeads, Hkv = g.kvHeads, Sq = g.queries, T = g.total(), P = g.past;
+  const bool flat = g.rank == 3;
+  Elements<float> qe(ctx.input(0)), ke(ctx.input(1)), ve(ctx.input(2));
+  const F32Heads Q = inputHeads(qe.data(), flat, Hq, Sq, g.head), K = inputHeads(ke.data(), flat, Hkv, g.keys, g.head),
+                 V = inputHeads(ve.data(), flat, Hkv, g.keys, g.vHead);
+  // Keys and values as present caches: the outputs where the node has them, else scratch
+  // (without a past the inputs themselves).
+  Output<float> pk(ctx, ElementType::F32, Shape{B, Hkv, T, g.head}, 1), pv(ctx, ElementType::F32, Shape{B, Hkv, T, g.vHead}, 2);
+  std::vector<float> scratchK, scratchV;
+  F32Heads keys = K, values = V;
+  if (hasPast || ctx.numOutputs() > 1) {
+    float *kp = nullptr, *vp = nullptr;
+    if (ctx.numOutputs() > 1) {
+      SF_ASSIGN(kp, pk.makeForOverwrite());
+    } else {
+      scratchK.resize(size_t(B * Hkv * T * g.head));
+      kp = scratchK.data();
+    }
+    if (ctx.numOutputs() > 2) {
+      SF_ASSIGN(vp, pv.makeForOverwrite());
+    } else {
+      scratchV.resize(size_t(B * Hkv * T * g.vHead));
+      vp = scratchV.data();
+    }
+    std::optional<Elements<float>> pastK, pastV;
+    if (hasPast) pastK.emplace(ctx.input(4)), pastV.emplace(ctx.input(5));
+    writePresent(kp, hasPast ? pastK->data() : nullptr, K, B, Hkv, P, g.keys, g.head);
+    writePresent(vp, hasPast ? pastV->data() : nullptr, V, B, Hkv, P, g.keys, g.vHead);
+    keys = {kp, Hkv * T * g.head, T * g.head, g.head};
+    values = {vp, Hkv * T * g.vHead, T * g.vHead, g.vHead};
+  }
+  SF_ASSIGN(const AttentionMask am, attentionMask(ctx, B, Hq, Sq, T, false));
+  std::optional<Elements<float>> maskF;
+  std::optional<Elements<uint8_t>> maskB;
+  if (ctx.hasInput(3)) {
+    if (am.isBool) maskB.emplace(ctx.input(3));
+    else maskF.emplace(ctx.input(3));
+  }
+  const int64_t maskKeys = am.shape.empty() ? T : am.shape.back();
+  const std::array<int64_t, 4> ms = broadcastStrides4(am.shape);
+  SF_ASSIGN(const std::vector<int64_t> nonpad, nonpadLengths(ctx, B, T));
+  Shape yShape = flat ? Shape{B, Sq, Hq * g.vHead} : Shape{B, Hq, Sq, g.vHead};
+  Output<float> yo(ctx, ElementType::F32, yShape, 0);
+  SF_ASSIGN(float *yp, yo.makeForOverwrite());
+  const F32Heads Y = inputHeads(yp, flat, Hq, Sq, g.vHead);
+  const float lowest = std::numeric_limits<float>::lowest(), softcap = float(o.softcap);
+  const bool masked = ctx.hasInput(3);
+  const AttendSizes z{B, Hq, Hkv, Sq, T, g.head, g.vHead, float(o.scale)};
+  attendF32(z, Q, keys, values, Y, [&](int64_t b, int64_t h, int64_t i, float *row) {
+    const int64_t maskAt = b * ms[0] + h * ms[1] + i * ms[2];
+    for (int64_t j = 0; j < T; ++j) {
+      float s = row[j];
+      if (softcap > 0) s = softcap * std::tanh(s / softcap);
+      if (masked) {
+        if (j >= maskKeys) s = lowest;
+        else if (maskB) s = (*maskB)[size_t(maskAt + j * ms[3])] != 0 ? s : lowest;
+        else s += (*maskF)[size_t(maskAt + j * ms[3])];
+      }
+      if (o.causal && j > i + P) s = lowest;
+      if (!nonpad.empty() && j >= nonpad[size_t(b)]) s = lowest;
+      row[j] = s;
+    }
+    return KeptKeys{0, T};
+  });
+  SF_TRY(yo.finish(0));
+  if (ctx.numOutputs() > 1) SF_TRY(pk.finish(1));
+  if (ctx.numOutputs() > 2) SF_TRY(pv.finish(2));
+  return success();
+}
+
 Result<void> attention(EvalContext &ctx) {
   const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
   SF_ASSIGN(int64_t qHeads, ctx.attrs().getInt("q_num_heads", 0));
@@ -140,6 +247,7 @@ Result<void> attention(EvalContext &ctx) {
             attentionGeometry(q.shape(), k.shape(), v.shape(), hasPast ? &ctx.input(4).shape() : nullptr,
                               hasPast ? &ctx.input(5).shape() : nullptr, qHeads, kvHeads));
   SF_ASSIGN(const AttentionOptions o, attentionOptions(ctx, g.head));
+  if (attentionInF32(ctx, hasPast)) return attentionF32(ctx, g, o, hasPast);
   const int64_t B = g.batch, Hq = g.qHeads, Hkv = g.kvHeads, Sq = g.queries, T = g.total(), P = g.past;
   SF_ASSIGN(auto qv, doubles(q));
   SF_ASSIGN(auto kv, doubles(k));
@@ -156,7 +264,7 @@ Result<void> attention(EvalContext &ctx) {
   // The mask, broadcast to (B, Hq, Sq, T): added (a float mask) or leaving positions out (a
   // boolean one, false).
   const double lowest = std::numeric_limits<float>::lowest();
-  SF_ASSIGN(const AttentionMask am, attentionMask(ctx, B, Hq, Sq, T));
+  SF_ASSIGN(const AttentionMask am, attentionMask(ctx, B, Hq, Sq, T, true));
   const std::vector<double> &mask = am.values;
   const Shape &maskShape = am.shape;
   const bool boolMask = am.isBool;
@@ -206,9 +314,37 @@ Result<void> attention(EvalContext &ctx) {
   return setAttentionOutputs(ctx, g, y, keys, values, scores);
 }
 
+/// Where RotaryEmbedding's rows are: X (B, H, S, D) or (B, S, H*D), the first R features of each
+/// head rotated by the caches' row of its position (`width` columns; `positions` (B*S) or, empty,
+/// the caches are (B, S, width)).
+struct RotaryRows {
+  int64_t B = 0, H = 0, S = 0, D = 0, R = 0, width = 0, cacheRows = 0;
+  bool flat = false, interleaved = false;
+  std::vector<int64_t> positions;
+};
+
+/// X copied to `out` with each head's first R features rotated (out may not be x).
+template <class T> Result<void> rotateRows(const RotaryRows &r, const T *x, const T *cos, const T *sin, T *out) {
+  copyBytes(out, x, size_t(r.B * r.S * r.H * r.D) * sizeof(T));
+  for (int64_t b = 0; b < r.B; ++b)
+    for (int64_t p = 0; p < r.S; ++p) {
+      int64_t row = b * r.S + p;
+      if (!r.positions.empty()) {
+        row = r.positions[size_t(b * r.S + p)];
+        if (row < 0 || row >= r.cacheRows) return errorf("position {} is outside the cache of {}", row, r.cacheRows);
+      }
+      const T *c = cos + row * r.width, *n = sin + row * r.width;
+      for (int64_t h = 0; h < r.H; ++h) {
+        const int64_t base = r.flat ? (b * r.S + p) * r.H * r.D + h * r.D : ((b * r.H + h) * r.S + p) * r.D;
+        rotatePairs(x + base, out + base, r.R, r.interleaved, c, n);
+      }
+    }
+  return success();
+}
+
 /// RotaryEmbedding: per (batch, position, head) the first R features rotated in pairs (x[i],
 /// x[i + R/2]) or, interleaved, (x[2i], x[2i + 1]) by the angle whose cosine and sine the caches
-/// hold for the position; the other features copied.
+/// hold for the position; the other features copied. In f32 where X and the caches are.
 Result<void> rotaryEmbedding(EvalContext &ctx) {
   const Tensor &x = ctx.input(0), &cosCache = ctx.input(1), &sinCache = ctx.input(2);
   SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads", 0));
@@ -216,46 +352,39 @@ Result<void> rotaryEmbedding(EvalContext &ctx) {
   SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("interleaved", 0));
   const Shape &s = x.shape();
   if (s.size() != 3 && s.size() != 4) return errorf("X {} is not of rank 3 or 4", shapeText(s));
-  const bool flat = s.size() == 3;
-  if (flat && (heads <= 0 || s[2] % heads != 0)) return errorf("X {} with num_heads {}", shapeText(s), heads);
-  const int64_t B = s[0], H = flat ? heads : s[1], S = flat ? s[1] : s[2], D = flat ? s[2] / heads : s[3];
-  const int64_t R = rotary > 0 ? rotary : D, half = R / 2;
-  if (R > D || R % 2 != 0) return errorf("a rotated size of {} in heads of {}", R, D);
-  SF_ASSIGN(auto xv, doubles(x));
-  SF_ASSIGN(auto cv, doubles(cosCache));
-  SF_ASSIGN(auto sv, doubles(sinCache));
-  std::vector<int64_t> positions;
+  RotaryRows r;
+  r.flat = s.size() == 3;
+  r.interleaved = interleaved != 0;
+  if (r.flat && (heads <= 0 || s[2] % heads != 0)) return errorf("X {} with num_heads {}", shapeText(s), heads);
+  r.B = s[0], r.H = r.flat ? heads : s[1], r.S = r.flat ? s[1] : s[2], r.D = r.flat ? s[2] / heads : s[3];
+  r.R = rotary > 0 ? rotary : r.D;
+  const int64_t half = r.R / 2;
+  if (r.R > r.D || r.R % 2 != 0) return errorf("a rotated size of {} in heads of {}", r.R, r.D);
   const bool withPositions = ctx.hasInput(3); // given, even empty (a batch or a sequence of none)
   if (withPositions) {
-    SF_ASSIGN(positions, ints(ctx.input(3)));
-    if (int64_t(positions.size()) != B * S) return errorf("position_ids has {} values, not {}", positions.size(), B * S);
+    SF_ASSIGN(r.positions, ints(ctx.input(3)));
+    if (int64_t(r.positions.size()) != r.B * r.S)
+      return errorf("position_ids has {} values, not {}", r.positions.size(), r.B * r.S);
   }
   const Shape &cs = cosCache.shape();
   // The caches' rows are the rotated half, or the head's half of which the first columns are read.
-  if (cs != sinCache.shape() || cs.empty() || (cs.back() != half && cs.back() != D / 2))
-    return errorf("cos_cache {} and sin_cache {} for {} rotated features", shapeText(cs), shapeText(sinCache.shape()), R);
-  const int64_t width = cs.back();
-  if (!withPositions && (cs.size() != 3 || cs[0] != B || cs[1] != S))
-    return errorf("cos_cache {} without position_ids must be ({}, {}, {})", shapeText(cs), B, S, width);
-  std::vector<double> out = xv;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t p = 0; p < S; ++p) {
-      int64_t row = b * S + p;
-      if (withPositions) {
-        row = positions[size_t(b * S + p)];
-        if (row < 0 || row >= cs[0]) return errorf("position {} is outside the cache of {}", row, cs[0]);
-      }
-      const double *c = &cv[size_t(row * width)], *n = &sv[size_t(row * width)];
-      for (int64_t h = 0; h < H; ++h) {
-        const int64_t base = flat ? (b * S + p) * H * D + h * D : ((b * H + h) * S + p) * D;
-        for (int64_t i = 0; i < half; ++i) {
-          const int64_t a = base + (interleaved ? 2 * i : i), z = base + (interleaved ? 2 * i + 1 : i + half);
-          const double x1 = xv[size_t(a)], x2 = xv[size_t(z)];
-          out[size_t(a)] = c[i] * x1 - n[i] * x2;
-          out[size_t(z)] = n[i] * x1 + c[i] * x2;
-        }
-      }
-    }
+  if (cs != sinCache.shape() || cs.empty() || (cs.back() != half && cs.back() != r.D / 2))
+    return errorf("cos_cache {} and sin_cache {} for {} rotated features", shapeText(cs), shapeText(sinCache.shape()), r.R);
+  r.width = cs.back(), r.cacheRows = cs[0];
+  if (!withPositions && (cs.size() != 3 || cs[0] != r.B || cs[1] != r.S))
+    return errorf("cos_cache {} without position_ids must be ({}, {}, {})", shapeText(cs), r.B, r.S, r.width);
+  if (x.type() == ElementType::F32 && cosCache.type() == ElementType::F32 && sinCache.type() == ElementType::F32) {
+    Elements<float> xe(x), ce(cosCache), se(sinCache);
+    Output<float> out(ctx, ElementType::F32, s, 0);
+    SF_ASSIGN(float *o, out.makeForOverwrite());
+    SF_TRY(rotateRows(r, xe.data(), ce.data(), se.data(), o));
+    return out.finish(0);
+  }
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto cv, doubles(cosCache));
+  SF_ASSIGN(auto sv, doubles(sinCache));
+  std::vector<double> out(xv.size());
+  SF_TRY(rotateRows(r, xv.data(), cv.data(), sv.data(), out.data()));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, out));
   return ctx.setOutput(0, std::move(t));
 }

@@ -1,11 +1,13 @@
 // Kernels of onnxruntime's attention contrib ops (com.microsoft; rules in src/ops/contrib.cpp),
-// with onnxruntime 1.30's CPU semantics, computed in double: GroupQueryAttention, RotaryEmbedding,
-// MultiHeadAttention and Attention.
+// with onnxruntime 1.30's CPU semantics: GroupQueryAttention (in f32 where its inputs are,
+// attention_f32.h, else in double), RotaryEmbedding, MultiHeadAttention and Attention in double.
+#include "attention_f32.h"
 #include "contrib.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 namespace sf::eval::detail {
@@ -17,18 +19,6 @@ struct Gqa {
   bool firstPrompt = false;
   std::vector<int64_t> seqlens; // per batch row: the keys it attends to, minus 1
 };
-
-/// Rotates pairs of `x`'s first `rotary` features of one head by the angles of `position`
-/// (cos/sin caches [max_position, rotary / 2]); halves apart, or neighbours when interleaved.
-void rotate(double *x, int64_t rotary, bool interleaved, const double *cos, const double *sin) {
-  const int64_t half = rotary / 2;
-  for (int64_t i = 0; i < half; ++i) {
-    const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
-    const double x1 = x[a], x2 = x[b];
-    x[a] = x1 * cos[i] - x2 * sin[i];
-    x[b] = x2 * cos[i] + x1 * sin[i];
-  }
-}
 
 /// The sizes and the checks onnxruntime makes before it runs GroupQueryAttention.
 Result<Gqa> gqaSizes(EvalContext &ctx) {
@@ -138,17 +128,25 @@ Result<GqaHeads> gqaHeads(EvalContext &ctx, const Gqa &g) {
   return r;
 }
 
-/// do_rotary: queries and new keys rotated at their positions (position_ids; else in a first
-/// prompt 0.., else after each row's past: seqlens_k + 1 - S + s).
-Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
+/// do_rotary's caches and positions: each (batch row, query)'s position (position_ids; else in a
+/// first prompt 0.., else after each row's past: seqlens_k + 1 - S + s), checked to be a row of
+/// the caches [max_position, at most head / 2].
+struct GqaRotary {
+  std::vector<int64_t> positions; // B * S
+  int64_t width = 0;              // the caches' columns: a rotated size of 2 * width
+  bool interleaved = false;
+};
+
+Result<GqaRotary> gqaRotary(EvalContext &ctx, const Gqa &g) {
+  GqaRotary r;
   SF_ASSIGN(int64_t interleaved, ctx.attrs().getInt("rotary_interleaved", 0));
+  r.interleaved = interleaved != 0;
   if (!ctx.hasInput(7) || !ctx.hasInput(8)) return errorf("do_rotary needs cos_cache and sin_cache");
   const Shape &cs = ctx.input(7).shape();
   if (cs.size() != 2 || cs != ctx.input(8).shape() || 2 * cs[1] > g.head)
     return errorf("cos_cache {} and sin_cache {} must be [max_position, at most {}]", shapeText(cs),
                   shapeText(ctx.input(8).shape()), g.head / 2);
-  SF_ASSIGN(auto cosv, doubles(ctx.input(7)));
-  SF_ASSIGN(auto sinv, doubles(ctx.input(8)));
+  r.width = cs[1];
   std::vector<int64_t> ids;
   if (ctx.hasInput(9)) {
     const Shape &ps = ctx.input(9).shape();
@@ -156,7 +154,8 @@ Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
       return errorf("position_ids {} must be [{}, at least {}]", shapeText(ps), g.batch, g.seq);
     SF_ASSIGN(ids, ints(ctx.input(9)));
   }
-  const int64_t S = g.seq, H = g.head;
+  const int64_t S = g.seq;
+  r.positions.resize(size_t(g.batch * S));
   for (int64_t b = 0; b < g.batch; ++b)
     for (int64_t s = 0; s < S; ++s) {
       int64_t pos = g.firstPrompt ? s : g.seqlens[size_t(b)] + 1 - S + s;
@@ -166,11 +165,30 @@ Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
         pos = g.firstPrompt ? first + s : ids[size_t(b * ctx.input(9).shape()[1] + s)];
       }
       if (pos < 0 || pos >= cs[0]) return errorf("position {} is outside the rotary cache of {}", pos, cs[0]);
-      const double *c = &cosv[size_t(pos * cs[1])], *n = &sinv[size_t(pos * cs[1])];
-      for (int64_t h = 0; h < g.heads; ++h) rotate(&x.q[size_t(((b * g.heads + h) * S + s) * H)], 2 * cs[1], interleaved, c, n);
+      r.positions[size_t(b * S + s)] = pos;
+    }
+  return r;
+}
+
+/// do_rotary: queries [B, N, S, H] and new keys [B, Nk, L, H] rotated at their positions.
+Result<void> gqaRotate(EvalContext &ctx, const Gqa &g, GqaHeads &x) {
+  SF_ASSIGN(const GqaRotary r, gqaRotary(ctx, g));
+  SF_ASSIGN(auto cosv, doubles(ctx.input(7)));
+  SF_ASSIGN(auto sinv, doubles(ctx.input(8)));
+  const int64_t S = g.seq, H = g.head;
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t pos = r.positions[size_t(b * S + s)];
+      const double *c = &cosv[size_t(pos * r.width)], *n = &sinv[size_t(pos * r.width)];
+      for (int64_t h = 0; h < g.heads; ++h) {
+        double *q = &x.q[size_t(((b * g.heads + h) * S + s) * H)];
+        rotatePairs(q, q, 2 * r.width, r.interleaved, c, n);
+      }
       if (s < g.newKeys)
-        for (int64_t h = 0; h < g.kvHeads; ++h)
-          rotate(&x.k[size_t(((b * g.kvHeads + h) * g.newKeys + s) * H)], 2 * cs[1], interleaved, c, n);
+        for (int64_t h = 0; h < g.kvHeads; ++h) {
+          double *k = &x.k[size_t(((b * g.kvHeads + h) * g.newKeys + s) * H)];
+          rotatePairs(k, k, 2 * r.width, r.interleaved, c, n);
+        }
     }
   return success();
 }
@@ -183,8 +201,24 @@ struct GqaPresent {
   std::vector<int64_t> causalPast;
 };
 
+/// Batch row b's present: its past rows kept (none in a first prompt; all its keys when the new
+/// keys are shared, L = 0), and its past as the causal mask counts it.
+struct GqaRow {
+  int64_t pastRows = 0, causalPast = 0;
+};
+
+Result<GqaRow> gqaRow(const Gqa &g, int64_t b, bool hasPast) {
+  const int64_t total = g.seqlens[size_t(b)] + 1, S = g.seq, L = g.newKeys;
+  GqaRow r;
+  r.pastRows = !hasPast ? 0 : L == 0 ? total : g.firstPrompt ? 0 : total - S;
+  r.causalPast = !hasPast || g.firstPrompt ? 0 : total - S;
+  if (r.pastRows + L > g.present)
+    return errorf("batch row {}: {} past and {} new keys overflow the present's {}", b, r.pastRows, L, g.present);
+  return r;
+}
+
 Result<GqaPresent> gqaPresent(EvalContext &ctx, const Gqa &g, const GqaHeads &x) {
-  const int64_t B = g.batch, S = g.seq, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
+  const int64_t B = g.batch, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
   const bool hasPast = ctx.hasInput(3);
   std::vector<double> pk, pv;
   if (hasPast) {
@@ -196,10 +230,9 @@ Result<GqaPresent> gqaPresent(EvalContext &ctx, const Gqa &g, const GqaHeads &x)
   p.v.resize(p.k.size());
   p.causalPast.resize(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t total = g.seqlens[size_t(b)] + 1;
-    const int64_t pastRows = !hasPast ? 0 : L == 0 ? total : g.firstPrompt ? 0 : total - S;
-    p.causalPast[size_t(b)] = !hasPast || g.firstPrompt ? 0 : total - S;
-    if (pastRows + L > C) return errorf("batch row {}: {} past and {} new keys overflow the present's {}", b, pastRows, L, C);
+    SF_ASSIGN(const GqaRow rowOf, gqaRow(g, b, hasPast));
+    const int64_t pastRows = rowOf.pastRows;
+    p.causalPast[size_t(b)] = rowOf.causalPast;
     for (int64_t h = 0; h < Nk; ++h)
       for (int64_t t = 0; t < pastRows + L; ++t)
         for (int64_t d = 0; d < H; ++d) {
@@ -213,33 +246,56 @@ Result<GqaPresent> gqaPresent(EvalContext &ctx, const Gqa &g, const GqaHeads &x)
   return p;
 }
 
-/// The attention: each query row against its row's keys, causally (a local window when
-/// local_window_size >= 0), scaled, soft-capped, plus attention_bias, a softmax (with a sink:
-/// smooth_softmax or head_sink), over the values; [B, S, N * H].
-Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaHeads &x, const GqaPresent &p) {
-  SF_ASSIGN(double scale, ctx.attrs().getFloat("scale", 0.0));
-  if (scale == 0) scale = 1.0 / std::sqrt(double(g.head));
-  SF_ASSIGN(double softcap, ctx.attrs().getFloat("softcap", 0.0));
-  SF_ASSIGN(int64_t window, ctx.attrs().getInt("local_window_size", -1));
-  SF_ASSIGN(int64_t causal, ctx.attrs().getInt("causal", 1));
+/// The attributes and inputs that shape GroupQueryAttention's scores, checked: scale (default
+/// 1/sqrt(head)), softcap, local_window_size, causal, smooth_softmax; attention_bias's shape;
+/// head_sink's count.
+struct GqaScores {
+  double scale = 1, softcap = 0;
+  int64_t window = -1, causal = 1;
+  bool smooth = false;
+  Shape biasShape;
+};
+
+Result<GqaScores> gqaScores(EvalContext &ctx, const Gqa &g) {
+  GqaScores o;
+  SF_ASSIGN(o.scale, ctx.attrs().getFloat("scale", 0.0));
+  if (o.scale == 0) o.scale = 1.0 / std::sqrt(double(g.head));
+  SF_ASSIGN(o.softcap, ctx.attrs().getFloat("softcap", 0.0));
+  SF_ASSIGN(o.window, ctx.attrs().getInt("local_window_size", -1));
+  SF_ASSIGN(o.causal, ctx.attrs().getInt("causal", 1));
   SF_ASSIGN(int64_t smooth, ctx.attrs().getInt("smooth_softmax", 0));
-  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, C = g.present;
-  std::vector<double> bias, sinks;
-  Shape bs;
+  o.smooth = smooth != 0;
+  const int64_t B = g.batch, S = g.seq, N = g.heads;
   if (ctx.hasInput(10)) {
-    bs = ctx.input(10).shape();
+    const Shape &bs = o.biasShape = ctx.input(10).shape();
     if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] != g.total)
       return errorf("attention_bias {} must be [{} or 1, {} or 1, {}, {}]", shapeText(bs), B, N, S, g.total);
     for (int64_t b = 0; b < B; ++b)
       if (g.seqlens[size_t(b)] + 1 > bs[3])
         return errorf("seqlens_k[{}] = {} exceeds the attention_bias's {} keys", b, g.seqlens[size_t(b)], bs[3]);
+  }
+  if (ctx.hasInput(11) && ctx.input(11).elementCount() != N)
+    return errorf("head_sink has {} values for {} heads", ctx.input(11).elementCount(), N);
+  return o;
+}
+
+/// The attention: each query row against its row's keys, causally (a local window when
+/// local_window_size >= 0), scaled, soft-capped, plus attention_bias, a softmax (with a sink:
+/// smooth_softmax or head_sink), over the values; [B, S, N * H].
+Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaHeads &x, const GqaPresent &p) {
+  SF_ASSIGN(const GqaScores o, gqaScores(ctx, g));
+  const double scale = o.scale, softcap = o.softcap;
+  const int64_t window = o.window, causal = o.causal;
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, C = g.present;
+  std::vector<double> bias, sinks;
+  const Shape &bs = o.biasShape;
+  if (ctx.hasInput(10)) {
     SF_ASSIGN(bias, doubles(ctx.input(10)));
   }
   if (ctx.hasInput(11)) {
     SF_ASSIGN(sinks, doubles(ctx.input(11)));
-    if (int64_t(sinks.size()) != N) return errorf("head_sink has {} values for {} heads", sinks.size(), N);
   }
-  const bool sink = smooth || !sinks.empty();
+  const bool sink = o.smooth || !sinks.empty();
   std::vector<double> y(static_cast<size_t>(B * S * N * H)), row(static_cast<size_t>(C));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < N; ++h) {
@@ -271,14 +327,126 @@ Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaH
   return y;
 }
 
+/// Whether GroupQueryAttention runs in f32: the query (so the past), the key and value, the
+/// rotary caches, attention_bias and head_sink all f32.
+bool gqaInF32(EvalContext &ctx) {
+  for (size_t i : {0, 1, 2, 3, 4, 7, 8, 10, 11})
+    if ((i == 0 || ctx.hasInput(i)) && ctx.input(i).type() != ElementType::F32) return false;
+  return true;
+}
+
+/// GroupQueryAttention in f32 (attendF32): what the f64 functions above compute, the present
+/// caches written straight into the outputs.
+Result<void> gqaF32(EvalContext &ctx, const Gqa &g, bool rotary) {
+  const int64_t B = g.batch, S = g.seq, N = g.heads, Nk = g.kvHeads, H = g.head, L = g.newKeys, C = g.present;
+  const bool packed = !ctx.hasInput(1), hasPast = ctx.hasInput(3);
+  SF_ASSIGN(const GqaScores o, gqaScores(ctx, g));
+  std::optional<GqaRotary> rot;
+  if (rotary) {
+    SF_ASSIGN(rot, gqaRotary(ctx, g));
+  }
+  std::vector<GqaRow> rows(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    SF_ASSIGN(rows[size_t(b)], gqaRow(g, b, hasPast));
+  }
+  SF_TRY(ctx.admit(ElementType::F32, Shape{std::max(S, N / Nk), C}));
+  // The queries as [B, S, N, H], rotated; the new keys and values read where they are.
+  Elements<float> qe(ctx.input(0));
+  const int64_t qRow = packed ? (N + 2 * Nk) * H : N * H;
+  std::vector<float> q(size_t(B * S * N * H));
+  for (int64_t r = 0; r < B * S; ++r) copyBytes(&q[size_t(r * N * H)], qe.data() + r * qRow, size_t(N * H) * sizeof(float));
+  std::optional<Elements<float>> ke, ve, pke, pve, cosE, sinE;
+  if (!packed) ke.emplace(ctx.input(1)), ve.emplace(ctx.input(2));
+  if (hasPast) pke.emplace(ctx.input(3)), pve.emplace(ctx.input(4));
+  if (rotary) cosE.emplace(ctx.input(7)), sinE.emplace(ctx.input(8));
+  auto newKey = [&](int64_t b, int64_t s, int64_t h, bool value) -> const float * {
+    if (packed) return qe.data() + (b * S + s) * qRow + (N + (value ? Nk : 0) + h) * H;
+    return (value ? *ve : *ke).data() + ((b * L + s) * Nk + h) * H;
+  };
+  // The present caches [B, Nk, C, H]: each row's past, its new keys; zeros after them.
+  const Shape presentShape{B, Nk, C, H};
+  Output<float> pk(ctx, ElementType::F32, presentShape, 1), pv(ctx, ElementType::F32, presentShape, 2);
+  std::vector<float> scratchK, scratchV;
+  float *kp = nullptr, *vp = nullptr;
+  if (ctx.numOutputs() > 1) {
+    SF_ASSIGN(kp, pk.make());
+  } else {
+    scratchK.assign(size_t(B * Nk * C * H), 0.0f);
+    kp = scratchK.data();
+  }
+  if (ctx.numOutputs() > 2) {
+    SF_ASSIGN(vp, pv.make());
+  } else {
+    scratchV.assign(size_t(B * Nk * C * H), 0.0f);
+    vp = scratchV.data();
+  }
+  const size_t rowBytes = size_t(H) * sizeof(float);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Nk; ++h) {
+      const int64_t pastRows = rows[size_t(b)].pastRows, at = (b * Nk + h) * C * H, from = (b * Nk + h) * g.past * H;
+      if (pastRows > 0) {
+        copyBytes(kp + at, pke->data() + from, size_t(pastRows) * rowBytes);
+        copyBytes(vp + at, pve->data() + from, size_t(pastRows) * rowBytes);
+      }
+      for (int64_t t = 0; t < L; ++t) {
+        copyBytes(kp + at + (pastRows + t) * H, newKey(b, t, h, false), rowBytes);
+        copyBytes(vp + at + (pastRows + t) * H, newKey(b, t, h, true), rowBytes);
+      }
+    }
+  if (rot)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t pos = rot->positions[size_t(b * S + s)];
+        const float *c = cosE->data() + pos * rot->width, *n = sinE->data() + pos * rot->width;
+        for (int64_t h = 0; h < N; ++h) {
+          float *x = &q[size_t(((b * S + s) * N + h) * H)];
+          rotatePairs(x, x, 2 * rot->width, rot->interleaved, c, n);
+        }
+        if (s < L)
+          for (int64_t h = 0; h < Nk; ++h) {
+            float *x = kp + ((b * Nk + h) * C + rows[size_t(b)].pastRows + s) * H;
+            rotatePairs(x, x, 2 * rot->width, rot->interleaved, c, n);
+          }
+      }
+  std::optional<Elements<float>> biasE, sinkE;
+  if (ctx.hasInput(10)) biasE.emplace(ctx.input(10));
+  if (ctx.hasInput(11)) sinkE.emplace(ctx.input(11));
+  Output<float> yo(ctx, ElementType::F32, Shape{B, S, N * H}, 0);
+  SF_ASSIGN(float *yp, yo.makeForOverwrite());
+  const F32Heads Q{q.data(), S * N * H, H, N * H}, K{kp, Nk * C * H, C * H, H}, V{vp, Nk * C * H, C * H, H},
+      Y{yp, S * N * H, H, N * H};
+  const Shape &bs = o.biasShape;
+  const float softcap = float(o.softcap);
+  const bool sink = o.smooth || sinkE;
+  attendF32(AttendSizes{B, N, Nk, S, C, H, H, float(o.scale)}, Q, K, V, Y, [&](int64_t b, int64_t h, int64_t s, float *row) {
+    const int64_t total = g.seqlens[size_t(b)] + 1;
+    const int64_t end = o.causal ? std::min(rows[size_t(b)].causalPast + s + 1, total) : total;
+    const int64_t start = o.window >= 0 && end > o.window ? end - o.window : 0;
+    const float *biasRow =
+        biasE ? biasE->data() + (((bs[0] == 1 ? 0 : b) * bs[1] + (bs[1] == 1 ? 0 : h)) * bs[2] + s) * bs[3] : nullptr;
+    for (int64_t t = start; t < end; ++t) {
+      float v = row[t];
+      if (softcap > 0) v = softcap * std::tanh(v / softcap);
+      if (biasRow) v += biasRow[t];
+      row[t] = v;
+    }
+    return KeptKeys{start, end, sink, sinkE ? (*sinkE)[size_t(h)] : 0.0f};
+  });
+  SF_TRY(yo.finish(0));
+  if (ctx.numOutputs() > 1) SF_TRY(pk.finish(1));
+  if (ctx.numOutputs() > 2) SF_TRY(pv.finish(2));
+  return success();
+}
+
 /// GroupQueryAttention (onnxruntime's CPU semantics): the heads, rotated (do_rotary), written
 /// into the present caches, attended; output [B, S, num_heads * head] and the present caches.
 Result<void> groupQueryAttention(EvalContext &ctx) {
   SF_ASSIGN(Gqa g, gqaSizes(ctx));
   SF_ASSIGN(int64_t qkOutput, ctx.attrs().getInt("qk_output", 0));
   if (qkOutput != 0) return errorf("qk_output {} is not supported", qkOutput);
-  SF_ASSIGN(GqaHeads x, gqaHeads(ctx, g));
   SF_ASSIGN(int64_t rotary, ctx.attrs().getInt("do_rotary", 0));
+  if (gqaInF32(ctx)) return gqaF32(ctx, g, rotary != 0);
+  SF_ASSIGN(GqaHeads x, gqaHeads(ctx, g));
   if (rotary) {
     SF_TRY(gqaRotate(ctx, g, x));
   }
@@ -339,7 +507,7 @@ Result<void> msRotaryEmbedding(EvalContext &ctx) {
       SF_ASSIGN(int64_t row, positionOf(b, p));
       for (int64_t n = 0; n < N; ++n) {
         const int64_t base = s.size() == 4 ? ((b * N + n) * S + p) * H : (b * S + p) * N * H + n * H;
-        rotate(&y[size_t(base)], R, interleaved != 0, &cv[size_t(row * width)], &sv[size_t(row * width)]);
+        rotatePairs(&y[size_t(base)], &y[size_t(base)], R, interleaved != 0, &cv[size_t(row * width)], &sv[size_t(row * width)]);
       }
     }
   SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), s, y));
