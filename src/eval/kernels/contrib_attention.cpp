@@ -1,6 +1,6 @@
 // Kernels of onnxruntime's attention contrib ops (com.microsoft; rules in src/ops/contrib.cpp),
-// with onnxruntime 1.30's CPU semantics: GroupQueryAttention (in f32 where its inputs are,
-// attention_f32.h, else in double), RotaryEmbedding, MultiHeadAttention and Attention in double.
+// with onnxruntime 1.30's CPU semantics: GroupQueryAttention, MultiHeadAttention and Attention
+// in f32 where their inputs are (attention_f32.h), else in double; RotaryEmbedding in double.
 #include "attention_f32.h"
 #include "contrib.h"
 
@@ -540,41 +540,89 @@ Result<HeadsArgs> headsArgs(EvalContext &ctx, int64_t B, int64_t N, int64_t S, i
   return a;
 }
 
-/// softmax(scale * Q K^T + masks + bias) V for Q (B, N, S, H), K (B, N, T, H), V (B, N, T, Hv):
-/// (B, S, N*Hv), as onnxruntime's CPU attention kernels compute it.
-std::vector<double> attendHeads(const HeadsArgs &a, const std::vector<double> &Q, const std::vector<double> &K,
-                                const std::vector<double> &V) {
-  const auto [B, N, S, P, T, H, Hv] = std::tuple{a.B, a.N, a.S, a.P, a.T, a.H, a.Hv};
+/// Whether a mask or the attention bias leaves out or moves key t of query s (batch b, head n):
+/// the score plus the mask filter where masked, plus the bias.
+inline double adjustedScore(const HeadsArgs &a, int64_t b, int64_t n, int64_t s, int64_t t, double x) {
   const Shape &ms = a.maskShape, &as = a.biasShape;
-  std::vector<double> y(static_cast<size_t>(B * S * N * Hv)), p(static_cast<size_t>(T));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t s = 0; s < S; ++s) {
-        double top = -std::numeric_limits<double>::infinity();
-        for (int64_t t = 0; t < T; ++t) {
-          double dot = 0;
-          for (int64_t h = 0; h < H; ++h)
-            dot += Q[size_t(((b * N + n) * S + s) * H + h)] * K[size_t(((b * N + n) * T + t) * H + h)];
-          double x = a.scale * dot;
-          bool masked = a.unidirectional && t > P + s;
-          if (ms.size() == 1) masked |= t >= (*a.mask)[size_t(b)];
-          if (ms.size() == 2) masked |= (*a.mask)[size_t(b * T + t)] == 0;
-          if (ms.size() == 3) masked |= (*a.mask)[size_t((b * S + s) * T + t)] == 0;
-          if (masked) x += a.filter;
-          if (a.bias && !a.bias->empty())
-            x += (*a.bias)[size_t((((as[0] == 1 ? 0 : b) * as[1] + (as[1] == 1 ? 0 : n)) * S + s) * T + t)];
-          p[size_t(t)] = x;
-          top = std::max(top, x);
+  bool masked = a.unidirectional && t > a.P + s;
+  if (ms.size() == 1) masked |= t >= (*a.mask)[size_t(b)];
+  if (ms.size() == 2) masked |= (*a.mask)[size_t(b * a.T + t)] == 0;
+  if (ms.size() == 3) masked |= (*a.mask)[size_t((b * a.S + s) * a.T + t)] == 0;
+  if (masked) x += a.filter;
+  if (a.bias && !a.bias->empty())
+    x += (*a.bias)[size_t((((as[0] == 1 ? 0 : b) * as[1] + (as[1] == 1 ? 0 : n)) * a.S + s) * a.T + t)];
+  return x;
+}
+
+/// softmax(scale * Q K^T + masks + bias) V for Q (B, N, S, H), K (B, N, T, H), V (B, N, T, Hv):
+/// (B, S, N*Hv), as onnxruntime's CPU attention kernels compute it; in f32 by attendF32.
+template <class T>
+std::vector<T> attendHeads(const HeadsArgs &a, std::vector<T> &Q, std::vector<T> &K, std::vector<T> &V) {
+  const auto [B, N, S, P, Tk, H, Hv] = std::tuple{a.B, a.N, a.S, a.P, a.T, a.H, a.Hv};
+  std::vector<T> y(static_cast<size_t>(B * S * N * Hv));
+  if constexpr (std::is_same_v<T, float>) {
+    const F32Heads q{Q.data(), N * S * H, S * H, H}, k{K.data(), N * Tk * H, Tk * H, H}, v{V.data(), N * Tk * Hv, Tk * Hv, Hv},
+        out{y.data(), S * N * Hv, Hv, N * Hv};
+    attendF32(AttendSizes{B, N, N, S, Tk, H, Hv, float(a.scale)}, q, k, v, out, [&](int64_t b, int64_t n, int64_t s, float *row) {
+      for (int64_t t = 0; t < Tk; ++t) row[t] = float(adjustedScore(a, b, n, s, t, row[t]));
+      return KeptKeys{0, Tk};
+    });
+    return y;
+  } else {
+    std::vector<double> p(static_cast<size_t>(Tk));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t s = 0; s < S; ++s) {
+          double top = -std::numeric_limits<double>::infinity();
+          for (int64_t t = 0; t < Tk; ++t) {
+            double dot = 0;
+            for (int64_t h = 0; h < H; ++h)
+              dot += Q[size_t(((b * N + n) * S + s) * H + h)] * K[size_t(((b * N + n) * Tk + t) * H + h)];
+            const double x = adjustedScore(a, b, n, s, t, a.scale * dot);
+            p[size_t(t)] = x;
+            top = std::max(top, x);
+          }
+          double sum = 0;
+          for (double &x : p) sum += (x = std::exp(x - top));
+          for (int64_t h = 0; h < Hv; ++h) {
+            double acc = 0;
+            for (int64_t t = 0; t < Tk; ++t) acc += p[size_t(t)] * V[size_t(((b * N + n) * Tk + t) * Hv + h)];
+            y[size_t((b * S + s) * N * Hv + n * Hv + h)] = acc / sum;
+          }
         }
-        double sum = 0;
-        for (double &x : p) sum += (x = std::exp(x - top));
-        for (int64_t h = 0; h < Hv; ++h) {
-          double acc = 0;
-          for (int64_t t = 0; t < T; ++t) acc += p[size_t(t)] * V[size_t(((b * N + n) * T + t) * Hv + h)];
-          y[size_t((b * S + s) * N * Hv + n * Hv + h)] = acc / sum;
-        }
-      }
-  return y;
+    return y;
+  }
+}
+
+/// A tensor's elements as T: f32 ones as they are, any numeric type as doubles.
+template <class T> Result<std::vector<T>> elementsAs(const Tensor &t) {
+  if constexpr (std::is_same_v<T, float>) {
+    Elements<float> e(t);
+    return std::vector<float>(e.data(), e.data() + e.size());
+  } else {
+    return doubles(t);
+  }
+}
+
+/// Output i of `type` and `shape` holding `v` (f32 elements copied as they are).
+template <class T>
+Result<void> setOutputAs(EvalContext &ctx, size_t i, ElementType type, const Shape &shape, const std::vector<T> &v) {
+  if constexpr (std::is_same_v<T, float>) {
+    Output<float> out(ctx, ElementType::F32, shape, i);
+    SF_ASSIGN(float *p, out.makeForOverwrite());
+    copyBytes(p, v.data(), v.size() * sizeof(float));
+    return out.finish(i);
+  } else {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(type, shape, v));
+    return ctx.setOutput(i, std::move(t));
+  }
+}
+
+/// Whether every given input among `at` is f32 (the kernel then computes in f32).
+bool allF32(EvalContext &ctx, std::initializer_list<size_t> at) {
+  for (size_t i : at)
+    if (ctx.hasInput(i) && ctx.input(i).type() != ElementType::F32) return false;
+  return true;
 }
 
 /// The mask and attention_bias inputs of an attention op, checked against its sizes.
@@ -603,7 +651,7 @@ Result<void> readMasks(EvalContext &ctx, size_t maskAt, size_t biasAt, HeadsArgs
 /// S); mask_index (B): key lengths, (B, T) or (B, S, T): 0 masks; unidirectional;
 /// attention_bias (B|1, N|1, S, T), not with a past (onnxruntime refuses the two together). A
 /// shared past/present buffer, rotary and the other mask forms are refused.
-Result<void> msAttention(EvalContext &ctx) {
+template <class T> Result<void> msAttentionAs(EvalContext &ctx) {
   const Tensor &x = ctx.input(0), &w = ctx.input(1);
   SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
   SF_ASSIGN(int64_t shared, ctx.attrs().getInt("past_present_share_buffer", 0));
@@ -623,61 +671,67 @@ Result<void> msAttention(EvalContext &ctx) {
   const int64_t B = xs[0], S = xs[1], Din = xs[2], Dq = sizes[0], Dv = sizes[2], H = Dq / N, Hv = Dv / N,
                 Dall = ws[1];
   int64_t P = 0;
-  std::vector<double> past;
+  std::vector<T> past;
   if (ctx.hasInput(4)) {
     const Shape &ps = ctx.input(4).shape();
     if (ps.size() != 5 || ps[0] != 2 || ps[1] != B || ps[2] != N || ps[4] != H || Hv != H)
       return errorf("past {}: (2, {}, {}, past, {}) expected", shapeText(ps), B, N, H);
     P = ps[3];
-    SF_ASSIGN(past, doubles(ctx.input(4)));
+    SF_ASSIGN(past, elementsAs<T>(ctx.input(4)));
   }
-  const int64_t T = P + S;
+  const int64_t Tk = P + S;
   SF_TRY(ctx.admit(x.type(), Shape{B, S, Dall}));
-  SF_ASSIGN(auto xv, doubles(x));
-  SF_ASSIGN(auto wv, doubles(w));
+  SF_ASSIGN(auto xv, elementsAs<T>(x));
+  SF_ASSIGN(auto wv, elementsAs<T>(w));
   std::vector<double> bias(size_t(Dall), 0.0);
   if (ctx.hasInput(2)) {
     SF_ASSIGN(bias, hiddenParam(ctx, 2, Dall, "bias"));
   }
   // The projections, (B*S, Dall).
-  std::vector<double> qkv(size_t(B * S * Dall));
+  std::vector<T> qkv(size_t(B * S * Dall));
+  if constexpr (std::is_same_v<T, float>) {
+    if (Din > 0) sgemm(false, false, B * S, Dall, Din, 1.0f, xv.data(), Din, wv.data(), Dall, 0.0f, qkv.data(), Dall);
+  } else {
+    for (int64_t r = 0; r < B * S; ++r)
+      for (int64_t i = 0; i < Din; ++i) {
+        const double xi = xv[size_t(r * Din + i)];
+        for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += xi * wv[size_t(i * Dall + j)];
+      }
+  }
   for (int64_t r = 0; r < B * S; ++r)
-    for (int64_t i = 0; i < Din; ++i) {
-      const double xi = xv[size_t(r * Din + i)];
-      for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += xi * wv[size_t(i * Dall + j)];
-    }
-  for (int64_t r = 0; r < B * S; ++r)
-    for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += bias[size_t(j)];
-  std::vector<double> Q(size_t(B * N * S * H)), K(size_t(B * N * T * H)), V(size_t(B * N * T * Hv));
+    for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += T(bias[size_t(j)]);
+  std::vector<T> Q(size_t(B * N * S * H)), K(size_t(B * N * Tk * H)), V(size_t(B * N * Tk * Hv));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t s = 0; s < S; ++s)
         for (int64_t h = 0; h < H; ++h) Q[size_t(((b * N + n) * S + s) * H + h)] = qkv[size_t((b * S + s) * Dall + n * H + h)];
-      for (int64_t t = 0; t < T; ++t) {
+      for (int64_t t = 0; t < Tk; ++t) {
         const int64_t s = t - P;
         for (int64_t h = 0; h < H; ++h)
-          K[size_t(((b * N + n) * T + t) * H + h)] =
+          K[size_t(((b * N + n) * Tk + t) * H + h)] =
               s < 0 ? past[size_t((((0 * B + b) * N + n) * P + t) * H + h)] : qkv[size_t((b * S + s) * Dall + Dq + n * H + h)];
         for (int64_t h = 0; h < Hv; ++h)
-          V[size_t(((b * N + n) * T + t) * Hv + h)] =
+          V[size_t(((b * N + n) * Tk + t) * Hv + h)] =
               s < 0 ? past[size_t((((1 * B + b) * N + n) * P + t) * H + h)]
                     : qkv[size_t((b * S + s) * Dall + 2 * Dq + n * Hv + h)];
       }
     }
-  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, T, H, Hv));
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, Tk, H, Hv));
   std::vector<int64_t> mask;
   std::vector<double> attnBias;
   SF_TRY(readMasks(ctx, 3, 5, heads, mask, attnBias, "mask_index"));
-  std::vector<double> y = attendHeads(heads, Q, K, V);
-  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), Shape{B, S, Dv}, y));
-  SF_TRY(ctx.setOutput(0, std::move(out)));
+  SF_TRY(setOutputAs(ctx, 0, x.type(), Shape{B, S, Dv}, attendHeads(heads, Q, K, V)));
   if (ctx.numOutputs() > 1) {
-    std::vector<double> present(K);
+    std::vector<T> present(K);
     present.insert(present.end(), V.begin(), V.end());
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), Shape{2, B, N, T, H}, present));
-    SF_TRY(ctx.setOutput(1, std::move(t)));
+    SF_TRY(setOutputAs(ctx, 1, x.type(), Shape{2, B, N, Tk, H}, present));
   }
   return success();
+}
+
+Result<void> msAttention(EvalContext &ctx) {
+  if (allF32(ctx, {0, 1, 2, 4, 5})) return msAttentionAs<float>(ctx);
+  return msAttentionAs<double>(ctx);
 }
 
 /// MultiHeadAttention (com.microsoft), as onnxruntime's CPU kernel computes it: query (B, S, D);
@@ -686,7 +740,7 @@ Result<void> msAttention(EvalContext &ctx) {
 /// the new keys (present: P + L); scores scaled (default 1/sqrt(H)), plus mask_filter_value where
 /// key_padding_mask (B: lengths; (B, T) or (B, S, T): 0 masks) or unidirectional (a key after
 /// the query's position) masks them, plus attention_bias (B|1, N|1, S, T); softmax over the keys.
-Result<void> multiHeadAttention(EvalContext &ctx) {
+template <class T> Result<void> multiHeadAttentionAs(EvalContext &ctx) {
   const Tensor &q = ctx.input(0);
   SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
   if (!ctx.hasInput(1) || !ctx.hasInput(2)) return errorf("this kernel needs key and value (packed QKV is not run)");
@@ -700,68 +754,65 @@ Result<void> multiHeadAttention(EvalContext &ctx) {
                vs[2] % N != 0))
     return errorf("key {} and value {} for query {}", shapeText(ks), shapeText(vs), shapeText(qs));
   const int64_t L = cross ? ks[2] : ks[1], Hv = cross ? vs[3] : vs[2] / N;
-  SF_ASSIGN(auto qv, doubles(q));
-  SF_ASSIGN(auto kv, doubles(k));
-  SF_ASSIGN(auto vv, doubles(v));
+  SF_ASSIGN(auto qv, elementsAs<T>(q));
+  SF_ASSIGN(auto kv, elementsAs<T>(k));
+  SF_ASSIGN(auto vv, elementsAs<T>(v));
   std::vector<double> bias;
   if (ctx.hasInput(3)) {
     if (cross) return errorf("a bias with a cross-attention cache");
     SF_ASSIGN(bias, hiddenParam(ctx, 3, 2 * D + N * Hv, "bias"));
   }
   int64_t P = 0;
-  std::vector<double> pk, pv;
+  std::vector<T> pk, pv;
   if (ctx.hasInput(6) || ctx.hasInput(7)) {
     if (!ctx.hasInput(6) || !ctx.hasInput(7) || cross) return errorf("past_key and past_value go together, without a cache");
     const Shape &ps = ctx.input(6).shape();
     if (ps.size() != 4 || ps[0] != B || ps[1] != N || ps[3] != H || ctx.input(7).shape() != Shape{B, N, ps[2], Hv})
       return errorf("past_key {} and past_value {}", shapeText(ps), shapeText(ctx.input(7).shape()));
     P = ps[2];
-    SF_ASSIGN(pk, doubles(ctx.input(6)));
-    SF_ASSIGN(pv, doubles(ctx.input(7)));
+    SF_ASSIGN(pk, elementsAs<T>(ctx.input(6)));
+    SF_ASSIGN(pv, elementsAs<T>(ctx.input(7)));
   }
-  const int64_t T = P + L;
+  const int64_t Tk = P + L;
   // The present caches: the past, then the new keys and values (with their bias).
-  std::vector<double> K(size_t(B * N * T * H)), V(size_t(B * N * T * Hv));
+  std::vector<T> K(size_t(B * N * Tk * H)), V(size_t(B * N * Tk * Hv));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t t = 0; t < T; ++t) {
+      for (int64_t t = 0; t < Tk; ++t) {
         const int64_t l = t - P;
         for (int64_t h = 0; h < H; ++h)
-          K[size_t(((b * N + n) * T + t) * H + h)] =
+          K[size_t(((b * N + n) * Tk + t) * H + h)] =
               l < 0 ? pk[size_t(((b * N + n) * P + t) * H + h)]
               : cross ? kv[size_t(((b * N + n) * L + l) * H + h)]
-                      : kv[size_t((b * L + l) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(D + n * H + h)]);
+                      : kv[size_t((b * L + l) * D + n * H + h)] + T(bias.empty() ? 0.0 : bias[size_t(D + n * H + h)]);
         for (int64_t h = 0; h < Hv; ++h)
-          V[size_t(((b * N + n) * T + t) * Hv + h)] =
+          V[size_t(((b * N + n) * Tk + t) * Hv + h)] =
               l < 0 ? pv[size_t(((b * N + n) * P + t) * Hv + h)]
               : cross ? vv[size_t(((b * N + n) * L + l) * Hv + h)]
                       : vv[size_t((b * L + l) * N * Hv + n * Hv + h)] +
-                            (bias.empty() ? 0.0 : bias[size_t(2 * D + n * Hv + h)]);
+                            T(bias.empty() ? 0.0 : bias[size_t(2 * D + n * Hv + h)]);
       }
-  std::vector<double> Q(size_t(B * N * S * H));
+  std::vector<T> Q(size_t(B * N * S * H));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = 0; s < S; ++s)
       for (int64_t n = 0; n < N; ++n)
         for (int64_t h = 0; h < H; ++h)
           Q[size_t(((b * N + n) * S + s) * H + h)] =
-              qv[size_t((b * S + s) * D + n * H + h)] + (bias.empty() ? 0.0 : bias[size_t(n * H + h)]);
-  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, T, H, Hv));
+              qv[size_t((b * S + s) * D + n * H + h)] + T(bias.empty() ? 0.0 : bias[size_t(n * H + h)]);
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, Tk, H, Hv));
   std::vector<int64_t> mask;
   std::vector<double> ab;
   SF_TRY(readMasks(ctx, 4, 5, heads, mask, ab, "key_padding_mask"));
-  std::vector<double> y = attendHeads(heads, Q, K, V);
-  SF_ASSIGN(Tensor out, Tensor::fromDoubles(q.type(), Shape{B, S, N * Hv}, y));
-  SF_TRY(ctx.setOutput(0, std::move(out)));
-  if (ctx.numOutputs() > 1) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, N, T, H}, K));
-    SF_TRY(ctx.setOutput(1, std::move(t)));
-  }
-  if (ctx.numOutputs() > 2) {
-    SF_ASSIGN(Tensor t, Tensor::fromDoubles(q.type(), Shape{B, N, T, Hv}, V));
-    SF_TRY(ctx.setOutput(2, std::move(t)));
-  }
+  SF_TRY(setOutputAs(ctx, 0, q.type(), Shape{B, S, N * Hv}, attendHeads(heads, Q, K, V)));
+  if (ctx.numOutputs() > 1) SF_TRY(setOutputAs(ctx, 1, q.type(), Shape{B, N, Tk, H}, K));
+  if (ctx.numOutputs() > 2) SF_TRY(setOutputAs(ctx, 2, q.type(), Shape{B, N, Tk, Hv}, V));
   if (ctx.numOutputs() > 3) return errorf("the qk output is not computed by this kernel");
   return success();
+}
+
+Result<void> multiHeadAttention(EvalContext &ctx) {
+  if (allF32(ctx, {0, 1, 2, 6, 7})) return multiHeadAttentionAs<float>(ctx);
+  return multiHeadAttentionAs<double>(ctx);
 }
 
 } // namespace

@@ -1,8 +1,9 @@
 // The f32 kernels of the attention family (src/eval/kernels/attention_f32.h: Attention of opsets
-// 23 and 24, RotaryEmbedding, com.microsoft.GroupQueryAttention) against the same nodes on the
-// same values in f64, which the f64 loops compute, on sizes the conformance cases do not reach: a
-// decode step with query heads grouped on their key/value heads, long caches, an empty cache, no
-// keys at all, masks leaving out whole rows, windows and sinks. Every output is compared.
+// 23 and 24, RotaryEmbedding, com.microsoft's GroupQueryAttention, MultiHeadAttention and
+// Attention) against the same nodes on the same values in f64, which the f64 loops compute, on
+// sizes the conformance cases do not reach: a decode step with query heads grouped on their
+// key/value heads, long caches, an empty cache, no keys at all, masks leaving out whole rows,
+// windows and sinks. Every output is compared.
 #include "../run_text.h"
 
 #include <fmt/format.h>
@@ -135,6 +136,28 @@ TEST(AttentionKernels, GroupQueryAttentionPackedPromptInF32AsInF64) {
                  "  y, kk, vv = com.microsoft.GroupQueryAttention(q, , , , , sl, tl) {num_heads = 2, kv_num_heads = 1, "
                  "smooth_softmax = 1}\n  return y, kk, vv\n}\n",
                  {{"q", {2, 6, 64}}, {"sl", {2}, Feed::Int32, {5, 2}}, {"tl", {}, Feed::Int32, {6}}});
+}
+
+TEST(AttentionKernels, MultiHeadAttentionDecodeWithAPastAMaskAndABiasInF32AsInF64) {
+  // com.microsoft.MultiHeadAttention: one token against a past of 30, the projections' bias,
+  // a key padding mask per key (the second row's last 10 keys left out), an attention bias.
+  std::vector<int64_t> mask(2 * 31, 1);
+  for (size_t i = 31 + 21; i < mask.size(); ++i) mask[i] = 0;
+  expectF32AsF64("graph main(q: {T}[2,1,32], k: {T}[2,1,32], v: {T}[2,1,32], b: {T}[96], m: i32[2,31], a: {T}[1,4,1,31], "
+                 "pk: {T}[2,4,30,8], pv: {T}[2,4,30,8]) {\n"
+                 "  y, kk, vv = com.microsoft.MultiHeadAttention(q, k, v, b, m, a, pk, pv) {num_heads = 4}\n"
+                 "  return y, kk, vv\n}\n",
+                 {{"q", {2, 1, 32}}, {"k", {2, 1, 32}}, {"v", {2, 1, 32}}, {"b", {96}}, {"m", {2, 31}, Feed::Int32, mask},
+                  {"a", {1, 4, 1, 31}}, {"pk", {2, 4, 30, 8}}, {"pv", {2, 4, 30, 8}}});
+}
+
+TEST(AttentionKernels, ContribAttentionWithAPastAndKeyLengthsInF32AsInF64) {
+  // com.microsoft.Attention: the projection of a 48-wide input (one product in f32), a past of
+  // 5, keys cut per batch row by mask_index lengths, unidirectional.
+  expectF32AsF64("graph main(x: {T}[2,3,48], w: {T}[48,96], b: {T}[96], m: i32[2], p: {T}[2,2,4,5,8]) {\n"
+                 "  y, present = com.microsoft.Attention(x, w, b, m, p) {num_heads = 4, unidirectional = 1}\n"
+                 "  return y, present\n}\n",
+                 {{"x", {2, 3, 48}}, {"w", {48, 96}}, {"b", {96}}, {"m", {2}, Feed::Int32, {8, 6}}, {"p", {2, 2, 4, 5, 8}}});
 }
 
 } // namespace
