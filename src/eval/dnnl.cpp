@@ -183,6 +183,51 @@ void packWeights(WithWeights<P> &entry, const std::shared_ptr<const Tensor> &wei
   e.stream.wait();
 }
 
+/// The weights' dims as oneDNN takes them: [m, c, kernel...], grouped [g, m/g, c/g, kernel...].
+memory::dims weightDims(const WindowGeometry &g) {
+  memory::dims d = g.group > 1 ? memory::dims{g.group, g.m / g.group, g.c / g.group} : memory::dims{g.m, g.c};
+  d.insert(d.end(), g.kernel.begin(), g.kernel.end());
+  return d;
+}
+
+/// A window's strides, dilations (oneDNN counts the gaps) and pads as oneDNN takes them.
+struct WindowArgs {
+  memory::dims strides, dilates, padL, padR;
+};
+
+WindowArgs windowArgs(const WindowGeometry &g) {
+  WindowArgs a{memory::dims(g.stride.begin(), g.stride.end()), {}, memory::dims(g.padBegin.begin(), g.padBegin.end()),
+               memory::dims(g.padEnd.begin(), g.padEnd.end())};
+  for (int64_t d : g.dilation) a.dilates.push_back(d - 1);
+  return a;
+}
+
+/// The entry of a primitive with weights: the kept one of `key` (`keep`: the weights are a
+/// constant) while its weights tensor lives, else one made by `makePd()` with `w` (laid out as
+/// `wUser`) packed into its layout, kept under `key`, or put in `once` for this call only.
+template <class P, class MakePd>
+const WithWeights<P> &weightedEntry(std::map<std::vector<int64_t>, WithWeights<P>> &cache, const std::vector<int64_t> &key,
+                                    bool keep, std::optional<WithWeights<P>> &once,
+                                    const std::shared_ptr<const Tensor> &weights, const memory::desc &wUser,
+                                    const float *w, MakePd makePd) {
+  auto it = keep ? cache.find(key) : cache.end();
+  if (it != cache.end() && !it->second.from.expired()) return it->second;
+  if (keep) evictDead(cache);
+  WithWeights<P> entry(makePd());
+  packWeights(entry, weights, wUser, w);
+  if (!keep) return once.emplace(std::move(entry)); // computed in this run (not a constant): not kept
+  return cache.insert_or_assign(key, std::move(entry)).first->second;
+}
+
+/// Runs a windowed primitive with weights on x into y, with the bias `b` (m values) if given.
+template <class P>
+void runWeighted(const WithWeights<P> &c, const memory::desc &bDesc, const float *b, const memory::desc &xDesc,
+                 const memory::desc &yDesc, const float *x, float *y) {
+  std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
+  if (b) args[DNNL_ARG_BIAS] = memory(bDesc, env().engine, const_cast<float *>(b));
+  execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
+}
+
 } // namespace
 
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
@@ -191,15 +236,11 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
   try {
     Env &e = env();
     const size_t k = g.in.size();
-    const bool grouped = g.group > 1;
-    memory::dims wDims;
-    if (grouped) wDims = {g.group, g.m / g.group, g.c / g.group};
-    else wDims = {g.m, g.c};
-    wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
+    const memory::dims wDims = weightDims(g);
     if ((g.srcBlocked && (k != 2 || g.c % 16 != 0)) || (g.dstBlocked && (k != 2 || g.m % 16 != 0))) return false;
     memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, g.srcBlocked ? Tag::nChw16c : plainTag(k));
     memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, g.dstBlocked ? Tag::nChw16c : plainTag(k));
-    memory::desc wUser(wDims, memory::data_type::f32, weightsTag(k, grouped));
+    memory::desc wUser(wDims, memory::data_type::f32, weightsTag(k, g.group > 1));
     memory::desc bDesc({g.m}, memory::data_type::f32, Tag::x);
 
     auto key = keyOf(g, b ? 1 : 0);
@@ -214,22 +255,18 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       key.push_back(beta);
     }
     std::optional<WithWeights<dnnl::convolution_forward>> once;
-    auto it = keep ? convCache.find(key) : convCache.end();
-    if (it == convCache.end() || it->second.from.expired()) {
-      if (keep) evictDead(convCache);
-      memory::dims dilates, padL(g.padBegin.begin(), g.padBegin.end()), padR(g.padEnd.begin(), g.padEnd.end());
-      for (int64_t d : g.dilation) dilates.push_back(d - 1); // oneDNN counts the gaps
-      memory::dims strides(g.stride.begin(), g.stride.end());
+    const auto &c = weightedEntry(convCache, key, keep, once, weights, wUser, w, [&] {
+      const WindowArgs a = windowArgs(g);
       memory::desc anyW(wDims, memory::data_type::f32, Tag::any);
       auto makePd = [&](Tag srcTag, Tag dstTag) {
         memory::desc src(activationDims(g.n, g.c, g.in), memory::data_type::f32, srcTag);
         memory::desc dst(activationDims(g.n, g.m, g.out), memory::data_type::f32, dstTag);
         auto desc = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::convolution_direct, src,
-                                                        anyW, bDesc, dst, strides, dilates, padL, padR)
+                                                        dnnl::algorithm::convolution_direct, src, anyW, bDesc, dst,
+                                                        a.strides, a.dilates, a.padL, a.padR)
                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::convolution_direct, src,
-                                                        anyW, dst, strides, dilates, padL, padR);
+                                                        dnnl::algorithm::convolution_direct, src, anyW, dst,
+                                                        a.strides, a.dilates, a.padL, a.padR);
         dnnl::primitive_attr attr;
         if (post.kind != PostOp::Kind::None) {
           dnnl::post_ops ops;
@@ -245,22 +282,13 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       // back to the plain layout is then a cheap blocked copy (a layout oneDNN picks itself,
       // channels last, costs a transpose each way: a quarter of the kernels' time on resnet18).
       // Otherwise, or where the blocked request finds only the reference kernel, oneDNN picks.
-      dnnl::convolution_forward::primitive_desc pd;
-      bool blocked = k == 2 && g.c % 16 == 0 && g.m % 16 == 0;
-      if (blocked) {
-        pd = makePd(Tag::nChw16c, Tag::nChw16c);
-        if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) blocked = false;
+      if (k == 2 && g.c % 16 == 0 && g.m % 16 == 0) {
+        auto pd = makePd(Tag::nChw16c, Tag::nChw16c);
+        if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
       }
-      if (!blocked) pd = makePd(Tag::any, Tag::any);
-      WithWeights<dnnl::convolution_forward> entry(pd);
-      packWeights(entry, weights, wUser, w);
-      if (!keep) once.emplace(std::move(entry)); // computed in this run (not a constant): not kept
-      else it = convCache.insert_or_assign(key, std::move(entry)).first;
-    }
-    const auto &c = once ? *once : it->second;
-    std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
-    if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
-    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
+      return makePd(Tag::any, Tag::any);
+    });
+    runWeighted(c, bDesc, b, xDesc, yDesc, x, y);
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -273,16 +301,12 @@ bool dnnlDeconv(const WindowGeometry &g, const float *x, const float *w,
   try {
     Env &e = env();
     const size_t k = g.in.size();
-    const bool grouped = g.group > 1;
     // oneDNN's deconvolution weights are [m, c, kernel...] (grouped: [group, m/g, c/g, ...]);
-    // ONNX stores them input channels first, which is oneDNN's io layout.
-    memory::dims wDims;
-    if (grouped) wDims = {g.group, g.m / g.group, g.c / g.group};
-    else wDims = {g.m, g.c};
-    wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
-    // [o, i, ...] stored i first (bac...), grouped [g, o, i, ...] stored g, i, o (acb...).
-    const Tag wTag = grouped ? (k == 1 ? Tag::acbd : k == 2 ? Tag::acbde : Tag::acbdef)
-                             : (k == 1 ? Tag::bac : k == 2 ? Tag::bacd : Tag::bacde);
+    // ONNX stores them input channels first, which is oneDNN's io layout: [o, i, ...] stored i
+    // first (bac...), grouped [g, o, i, ...] stored g, i, o (acb...).
+    const memory::dims wDims = weightDims(g);
+    const Tag wTag = g.group > 1 ? (k == 1 ? Tag::acbd : k == 2 ? Tag::acbde : Tag::acbdef)
+                                 : (k == 1 ? Tag::bac : k == 2 ? Tag::bacd : Tag::bacde);
     memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
     memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, plainTag(k));
     memory::desc wUser(wDims, memory::data_type::f32, wTag);
@@ -290,30 +314,20 @@ bool dnnlDeconv(const WindowGeometry &g, const float *x, const float *w,
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
     std::optional<WithWeights<dnnl::deconvolution_forward>> once;
-    auto it = keep ? deconvCache.find(key) : deconvCache.end();
-    if (it == deconvCache.end() || it->second.from.expired()) {
-      if (keep) evictDead(deconvCache);
-      memory::dims dilates, padL(g.padBegin.begin(), g.padBegin.end()), padR(g.padEnd.begin(), g.padEnd.end());
-      for (int64_t d : g.dilation) dilates.push_back(d - 1); // oneDNN counts the gaps
-      memory::dims strides(g.stride.begin(), g.stride.end());
+    const auto &c = weightedEntry(deconvCache, key, keep, once, weights, wUser, w, [&] {
+      const WindowArgs a = windowArgs(g);
       memory::desc anyW(wDims, memory::data_type::f32, Tag::any);
       memory::desc src(activationDims(g.n, g.c, g.in), memory::data_type::f32, Tag::any);
       memory::desc dst(activationDims(g.n, g.m, g.out), memory::data_type::f32, Tag::any);
       auto desc = b ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::deconvolution_direct, src, anyW, bDesc,
-                                                        dst, strides, dilates, padL, padR)
+                                                        dnnl::algorithm::deconvolution_direct, src, anyW, bDesc, dst,
+                                                        a.strides, a.dilates, a.padL, a.padR)
                     : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                         dnnl::algorithm::deconvolution_direct, src, anyW, dst,
-                                                        strides, dilates, padL, padR);
-      WithWeights<dnnl::deconvolution_forward> entry(dnnl::deconvolution_forward::primitive_desc(desc, e.engine));
-      packWeights(entry, weights, wUser, w);
-      if (!keep) once.emplace(std::move(entry)); // computed in this run (not a constant): not kept
-      else it = deconvCache.insert_or_assign(key, std::move(entry)).first;
-    }
-    const auto &c = once ? *once : it->second;
-    std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
-    if (b) args[DNNL_ARG_BIAS] = memory(bDesc, e.engine, const_cast<float *>(b));
-    execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
+                                                        a.strides, a.dilates, a.padL, a.padR);
+      return dnnl::deconvolution_forward::primitive_desc(desc, e.engine);
+    });
+    runWeighted(c, bDesc, b, xDesc, yDesc, x, y);
     return true;
   } catch (const dnnl::error &) {
     return false;

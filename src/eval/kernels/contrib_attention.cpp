@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <tuple>
 
 namespace sf::eval::detail {
 namespace {
@@ -558,7 +557,7 @@ inline double adjustedScore(const HeadsArgs &a, int64_t b, int64_t n, int64_t s,
 /// (B, S, N*Hv), as onnxruntime's CPU attention kernels compute it; in f32 by attendF32.
 template <class T>
 std::vector<T> attendHeads(const HeadsArgs &a, std::vector<T> &Q, std::vector<T> &K, std::vector<T> &V) {
-  const auto [B, N, S, P, Tk, H, Hv] = std::tuple{a.B, a.N, a.S, a.P, a.T, a.H, a.Hv};
+  const int64_t B = a.B, N = a.N, S = a.S, Tk = a.T, H = a.H, Hv = a.Hv;
   std::vector<T> y(static_cast<size_t>(B * S * N * Hv));
   if constexpr (std::is_same_v<T, float>) {
     const F32Heads q{Q.data(), N * S * H, S * H, H}, k{K.data(), N * Tk * H, Tk * H, H}, v{V.data(), N * Tk * Hv, Tk * Hv, Hv},
