@@ -42,6 +42,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <list>
+#include <mutex>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -286,9 +288,37 @@ struct Inference {
   }
 };
 
+/// The sessions Model.run prepared, by what they were prepared for (the inputs' names, types and
+/// shapes, and the dims given): the most recent few, so that a loop over inputs of one size
+/// loads, infers and prepares the model once. A session is shared with the runs using it; runs
+/// do not change it (each has its own arena), so they may overlap.
+struct PreparedSessions {
+  static constexpr size_t kKeep = 4;
+  std::mutex mutex;
+  std::list<std::pair<std::string, std::shared_ptr<const eval::Session>>> recent; // most recent first
+  size_t prepared = 0; // sessions made so far (a repeated size makes none)
+
+  std::shared_ptr<const eval::Session> find(const std::string &key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = recent.begin(); it != recent.end(); ++it)
+      if (it->first == key) {
+        recent.splice(recent.begin(), recent, it);
+        return it->second;
+      }
+    return nullptr;
+  }
+  void keep(const std::string &key, std::shared_ptr<const eval::Session> s) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++prepared;
+    recent.emplace_front(key, std::move(s));
+    if (recent.size() > kKeep) recent.pop_back();
+  }
+};
+
 /// A loaded model: inference and running start from it.
 struct Model {
   Source source;
+  std::shared_ptr<PreparedSessions> sessions = std::make_shared<PreparedSessions>();
 
   Inference infer(const py::object &inputs, const py::object &dims, const py::object &values) const {
     InferOptions o = inferOptions(inputs, dims, values);
@@ -507,21 +537,29 @@ py::dict Model::run(const py::dict &inputs, int64_t maxMemory, const py::object 
     if (!bytes.empty()) std::memcpy(bytes.data(), a.data(), bytes.size());
     tensors[py::cast<std::string>(k)] = take(Tensor::fromBytes(t, std::move(shape), std::move(bytes)));
   }
-  Diagnostics diags;
+  // What a session is prepared for: the inputs' types and sizes (not their elements: the fold
+  // and the arena depend on the sizes alone) and the dims given.
+  std::string key = dims.is_none() ? std::string() : py::cast<std::string>(py::repr(dims));
+  for (const auto &[name, t] : tensors) key += fmt::format("\n{}:{}[{}]", name, shortName(t.type()), fmt::join(t.shape(), ","));
   eval::RunResult result;
   {
     py::gil_scoped_release release;
-    Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
-    take(applyInputs(g, options, &diags));
-    // Sizes of 0 in the data (an empty KV cache) admitted as `shapeflow run` admits them.
-    std::map<std::string, Shape> shapes;
-    for (const auto &[name, t] : tensors) shapes[name] = t.shape();
-    admitEmptySizes(g, shapes);
-    inferGraph(g, diags, options);
-    // Prepared as `shapeflow run` prepares it: the executor's rewrites, the arena at these sizes.
     std::map<std::string, Value> feeds;
     for (const auto &[name, t] : tensors) feeds.emplace(name, Value(std::make_shared<const Tensor>(t)));
-    auto session = take(eval::prepareSession(std::move(g), feeds));
+    std::shared_ptr<const eval::Session> session = sessions->find(key);
+    if (!session) {
+      Diagnostics diags;
+      Graph g = loadGraph(source, diags, onnx::ImportOptions{.decodeLarge = true});
+      take(applyInputs(g, options, &diags));
+      // Sizes of 0 in the data (an empty KV cache) admitted as `shapeflow run` admits them.
+      std::map<std::string, Shape> shapes;
+      for (const auto &[name, t] : tensors) shapes[name] = t.shape();
+      admitEmptySizes(g, shapes);
+      inferGraph(g, diags, options);
+      // Prepared as `shapeflow run` prepares it: the executor's rewrites, the arena at these sizes.
+      session = take(eval::prepareSession(std::move(g), feeds));
+      sessions->keep(key, session);
+    }
     eval::RunOptions o;
     o.maxMemory = maxMemory;
     result = take(eval::run(*session->plan, feeds, o));
@@ -651,7 +689,10 @@ PYBIND11_MODULE(_core, m) {
            py::arg("values") = py::none(), py::arg("fold_limit") = int64_t(1) << 20,
            "`shapeflow simplify`: (the simplified model's bytes, the report `--json` prints).")
       .def("run", &Model::run, py::arg("inputs"), py::arg("max_memory") = 0, py::arg("dims") = py::none(),
-           "Runs the model on numpy arrays with the reference executor; {output name: array}.");
+           "Runs the model on numpy arrays with the reference executor; {output name: array}. The model is "
+           "prepared once for each set of input sizes (the last 4 kept): a loop at one size prepares it once.")
+      .def_property_readonly("prepared_runs", [](const Model &m) { return m.sessions->prepared; },
+                             "How many times run() has prepared the model (once per new set of input sizes).");
 
   m.def("load", &load, py::arg("model"),
         "Loads a model: a path, bytes, or an object with SerializeToString (onnx.ModelProto).");

@@ -267,6 +267,28 @@ def test_run_agrees_with_the_cli_run(tmp_path):
         shapeflow.load(EXAMPLE).run({"x": np.zeros((2, 3), np.float32)})
 
 
+def test_run_prepares_once_per_set_of_sizes():
+    # A loop at one size prepares the model once; another size prepares it again (the prepared
+    # run is for its sizes), and going back finds the first one kept; the outputs are those of a
+    # model loaded afresh each time.
+    rng = np.random.default_rng(3)
+    small = rng.standard_normal((1, 3, 20, 24)).astype(np.float32)
+    large = rng.standard_normal((2, 3, 28, 16)).astype(np.float32)
+    model = shapeflow.load(EXAMPLE)
+    assert model.prepared_runs == 0
+    for x, prepared in ((small, 1), (small, 1), (large, 2), (small, 2), (large, 2)):
+        out = model.run({"x": x})
+        assert model.prepared_runs == prepared
+        fresh = shapeflow.load(EXAMPLE).run({"x": x})
+        assert out.keys() == fresh.keys()
+        for name in out:
+            np.testing.assert_array_equal(out[name], fresh[name])
+    model.run({"x": small}, dims={"N": (1, 4)})
+    assert model.prepared_runs == 3
+    with pytest.raises(shapeflow.Error, match="input 'x'"):
+        model.run({"x": np.zeros((2, 3), np.float32)})
+
+
 def test_a_long_loop_of_loads_keeps_memory_flat():
     with open(EXAMPLE, "rb") as f:
         data = f.read()

@@ -243,8 +243,15 @@ class Model:
     def run(self, inputs: Mapping[str, "np.ndarray"], *, dims: Optional[Dims] = None,
             max_memory: int = 0) -> Dict[str, Any]:
         """Runs the model on numpy arrays with the reference executor: {output name: array}
-        (a sequence output is a list of arrays, an empty optional None)."""
+        (a sequence output is a list of arrays, an empty optional None). The model is prepared
+        once for each set of input sizes (the last 4 are kept): a loop at one size prepares it
+        once."""
         return dict(self._core.run(dict(inputs), max_memory, _ranges(dims)))
+
+    @property
+    def prepared_runs(self) -> int:
+        """How many times run() has prepared the model (once per new set of input sizes)."""
+        return int(self._core.prepared_runs)
 
     @_translated
     def simplify(self, *, inputs: Optional[InputShapes] = None, dims: Optional[Dims] = None,
