@@ -277,7 +277,7 @@ Result<void> attention(EvalContext &ctx) {
     for (int64_t h = 0; h < Hq; ++h) {
       const int64_t kh = h / group;
       for (int64_t i = 0; i < Sq; ++i) {
-        double *qk = &scores[size_t(((b * Hq + h) * Sq + i) * T)];
+        double *qk = scores.data() + ((b * Hq + h) * Sq + i) * T; // no element when T = 0
         for (int64_t j = 0; j < T; ++j) {
           double s = 0;
           for (int64_t d = 0; d < g.head; ++d) s += Q.at(b, h, i, d) * keys[size_t(((b * Hkv + kh) * T + j) * g.head + d)];
