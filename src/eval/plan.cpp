@@ -2,6 +2,7 @@
 #include "shapeflow/eval/plan.h"
 
 #include "shapeflow/eval/arena.h"
+#include "shapeflow/ops/fused.h"
 
 #include "dnnl.h"
 
@@ -13,6 +14,7 @@ namespace {
 /// A 2-D convolution in f32 whose kernel can keep its input and output in channel blocks.
 bool isConv2d(const Graph &g, const Node &n, const OpDef *def) {
   if (!def || !def->kernelTakesBlocked || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  if (!(n.domain.empty() && n.opType == "Conv") && !(n.domain == kShapeflowDomain && n.opType == kFusedConv)) return false;
   if (!g.contains(n.inputs[0]) || !g.contains(n.inputs[1])) return false;
   const Fact &x = g.fact(n.inputs[0]), &w = g.fact(n.inputs[1]);
   return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 &&
@@ -41,19 +43,54 @@ bool isLayoutFree(const Graph &g, const Node &n, const OpDef *def) {
   return full;
 }
 
+/// A kernel that reads X kept in channel blocks and writes a plain output (GlobalAveragePool:
+/// its [N, C, 1, 1] output is the same bytes in either layout).
+bool readsBlocked(const Graph &g, const Node &n, const OpDef *def) {
+  if (!def || !def->kernelTakesBlocked || !n.domain.empty() || n.opType != "GlobalAveragePool") return false;
+  if (n.inputs.size() != 1 || !g.contains(n.inputs[0])) return false;
+  const Fact &x = g.fact(n.inputs[0]);
+  return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4;
+}
+
+/// Which input of a broadcasting binary op (Add, Sub, Mul, Div) has the output's shape while the
+/// other is one value per channel ([1 or N, C, 1, 1]: a squeeze-excite block's scale); -1 if
+/// the node is not such an op. Its kernel takes the full input and the output in channel blocks.
+int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
+  if (!def || !def->kernelTakesBlocked || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return -1;
+  if (n.opType != "Add" && n.opType != "Sub" && n.opType != "Mul" && n.opType != "Div") return -1;
+  const PartialShape &out = n.outputs[0].fact.shape;
+  if (!out.rankIsStatic() || out.size() != 4 || !out[1].isStatic()) return -1;
+  for (int full = 0; full < 2; ++full) {
+    const OutletId a = n.inputs[size_t(full)], b = n.inputs[size_t(1 - full)];
+    if (!a.valid() || !b.valid() || !g.contains(a) || !g.contains(b)) return -1;
+    if (!g.fact(a).shape.equalEverywhere(out)) continue;
+    const PartialShape &c = g.fact(b).shape;
+    if (!c.isStatic() || c.size() != 4 || c[1].length() != out[1].length() || c[2].length() != 1 || c[3].length() != 1)
+      continue;
+    if (c[0].length() == 1 || (out[0].isStatic() && c[0].length() == out[0].length())) return full;
+  }
+  return -1;
+}
+
 /// The tensors kept in oneDNN's nChw16c (channels in blocks of 16) from the Conv that makes them
 /// (or the layout-free elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept)
 /// to the Convs and layout-free ops that read them: no reorder between two convolutions. f32,
 /// rank 4, channels a static multiple of 16, not a graph output, every reader a Conv (its input
-/// X) or a layout-free op whose output is kept so too. Per node: 1 conv, 2 layout-free, 0 other.
+/// X), a layout-free op whose output is kept so too, a GlobalAveragePool, or a binary op with a
+/// value per channel (a squeeze-excite block's scale: its full input) whose output is kept so
+/// too. Per node: 1 conv, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 0 other.
 std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *> &defs,
                                  const std::vector<bool> &isOutput0, std::vector<int8_t> &role) {
   std::vector<bool> blocked(g.nodes.size(), false);
+  std::vector<int> fullSlot(g.nodes.size(), -1);
   role.assign(g.nodes.size(), 0);
   for (const Node &n : g.nodes) {
     if (n.removed) continue;
-    role[n.id] = isConv2d(g, n, defs[n.id]) ? 1 : isLayoutFree(g, n, defs[n.id]) ? 2 : 0;
-    if (!role[n.id]) continue;
+    if (isConv2d(g, n, defs[n.id])) role[n.id] = 1;
+    else if (isLayoutFree(g, n, defs[n.id])) role[n.id] = 2;
+    else if (readsBlocked(g, n, defs[n.id])) role[n.id] = 3;
+    else if ((fullSlot[n.id] = channelBroadcastFull(g, n, defs[n.id])) >= 0) role[n.id] = 4;
+    if (!role[n.id] || role[n.id] == 3) continue;
     const Fact &f = n.outputs[0].fact;
     blocked[n.id] = !isOutput0[n.id] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
                     f.shape.size() == 4 && f.shape[1].isStatic() && f.shape[1].length() % 16 == 0 &&
@@ -68,8 +105,13 @@ std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *
         for (OutletId in : n.inputs)
           if (in.valid() && g.fact(in).shape.equalEverywhere(n.outputs[0].fact.shape))
             ok = ok && in.slot == 0 && blocked[in.node];
+      if (role[n.id] == 4) {
+        const OutletId in = n.inputs[size_t(fullSlot[n.id])];
+        ok = ok && in.slot == 0 && blocked[in.node];
+      }
       for (InletId r : n.outputs[0].successors)
-        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && blocked[r.node]));
+        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && blocked[r.node]) || role[r.node] == 3 ||
+                    (role[r.node] == 4 && blocked[r.node] && int(r.slot) == fullSlot[r.node]));
       if (!ok) blocked[n.id] = false, changed = true;
     }
   }
@@ -177,10 +219,12 @@ Result<Step> stepOf(const Node &n, uint32_t id, const std::vector<const OpDef *>
   s.readsShapeOnly = readsShapeOnly(defs[id]);
   s.checksRule = s.def->infer && s.def->traits.bodies == BodyRuns::None;
   s.runsBodies = s.def->traits.bodies != BodyRuns::None || s.def->kernelTakesSequences;
-  if (!role.empty() && role[id] == 1 && n.inputs[0].valid()) {
+  if (!role.empty() && (role[id] == 1 || role[id] == 3) && n.inputs[0].valid()) {
     s.blockedIn = blocked[n.inputs[0].node] && n.inputs[0].slot == 0;
     s.blockedOut = blocked[id];
   }
+  // A channel broadcast kept in blocks reads its full input so (blockedOutputs' rule).
+  if (!role.empty() && role[id] == 4) s.blockedIn = s.blockedOut = blocked[id];
   s.layoutFreeBlocked = !role.empty() && role[id] == 2 && blocked[id];
   return s;
 }

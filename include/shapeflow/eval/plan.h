@@ -32,8 +32,9 @@ struct Step {
   bool readsShapeOnly = false; // reads only its inputs' shapes (Shape, Size)
   bool checksRule = false;     // the op's rule checks its actual inputs and outputs (mode 2)
   bool runsBodies = false;     // the kernel runs bodies or reads sequences
-  /// A 2-D convolution's input and output kept in channel blocks; a layout-free op whose
-  /// output (and full-size inputs) are.
+  /// A 2-D convolution's input and output kept in channel blocks (a GlobalAveragePool's input;
+  /// a binary op's full input and output, its other input a value per channel); a layout-free
+  /// op whose output (and full-size inputs) are.
   bool blockedIn = false, blockedOut = false, layoutFreeBlocked = false;
 };
 

@@ -328,11 +328,45 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
   }, false);
 }
 
+/// GlobalAveragePool of f32 X [N, C, H, W] kept in channel blocks of 16 (nChw16c): the 16
+/// channels of a block summed together over the positions. The output, [N, C, 1, 1], has the
+/// same bytes in either layout.
+Result<void> globalAveragePoolBlocked(EvalContext &ctx, const Tensor &x, const Shape &out) {
+  const Shape &s = x.shape();
+  if (s.size() != 4 || s[1] % 16 != 0 || x.type() != ElementType::F32)
+    return errorf("X {} {} kept in channel blocks", shortName(x.type()), shapeText(s));
+  const int64_t blocks = s[0] * (s[1] / 16), hw = s[2] * s[3];
+  Elements<float> xs(x);
+  Output<float> o(ctx, x.type(), out);
+  SF_ASSIGN(float *p, o.makeForOverwrite());
+  for (int64_t b = 0; b < blocks; ++b) {
+    float acc[16] = {};
+    const float *row = xs.data() + b * hw * 16;
+    for (int64_t i = 0; i < hw; ++i)
+      for (int c = 0; c < 16; ++c) acc[c] += row[i * 16 + c];
+    for (int c = 0; c < 16; ++c) p[b * 16 + c] = hw ? acc[c] / float(hw) : std::numeric_limits<float>::quiet_NaN();
+  }
+  return o.finish(0);
+}
+
+/// The mean of f32 values, in 16 partial sums (vectorised) added in double.
+float meanF32(const float *x, int64_t n) {
+  float part[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int c = 0; c < 16; ++c) part[c] += x[i + c];
+  double acc = 0;
+  for (; i < n; ++i) acc += x[i];
+  for (float v : part) acc += v;
+  return float(acc / double(n));
+}
+
 Result<void> globalPool(EvalContext &ctx, bool isMax) {
   const Tensor &x = ctx.input(0);
   if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
   Shape out = x.shape();
   for (size_t d = 2; d < out.size(); ++d) out[d] = 1;
+  if (ctx.inputBlocked()) return globalAveragePoolBlocked(ctx, x, out);
   int64_t inner = 1;
   for (size_t d = 2; d < x.shape().size(); ++d) inner *= x.shape()[d];
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
@@ -341,6 +375,12 @@ Result<void> globalPool(EvalContext &ctx, bool isMax) {
     Output<T> o(ctx, x.type(), out);
     SF_ASSIGN(T *p, o.make());
     for (int64_t bc = 0; bc < x.shape()[0] * x.shape()[1]; ++bc) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (!isMax && inner > 0) {
+          p[bc] = meanF32(xs.data() + bc * inner, inner);
+          continue;
+        }
+      }
       double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
       for (int64_t i = 0; i < inner; ++i) {
         double v = double(xs[size_t(bc * inner + i)]);
@@ -782,6 +822,7 @@ Result<void> registerConvPoolKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "DeformConv", deformConv));
   SF_TRY(setKernel(r, "Conv", conv));
   r.findMutable("", "Conv")->kernelTakesBlocked = true;
+  r.findMutable("", "GlobalAveragePool")->kernelTakesBlocked = true;
   SF_TRY(setKernel(r, "ConvTranspose", convTranspose));
   SF_TRY(setKernel(r, "MaxPool", [](EvalContext &c) { return pool(c, true); }));
   SF_TRY(setKernel(r, "AveragePool", [](EvalContext &c) { return pool(c, false); }));

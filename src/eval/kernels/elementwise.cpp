@@ -190,19 +190,71 @@ bool fastArithmetic(Bin op, const Shape &out, const std::array<std::vector<int64
   }
 }
 
+/// Neighbouring dims of a broadcast merged where every operand walks them as one (both
+/// contiguous across the pair, or both repeated): [1, C, H, W] by [1, C, 1, 1] is walked as
+/// [C, H * W], rows of H * W against one value. Dims of 1 go first. The same elements, in the
+/// same order, in longer rows.
+void mergeDims(Shape &out, std::array<std::vector<int64_t>, 2> &st) {
+  Shape o;
+  std::array<std::vector<int64_t>, 2> s;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    if (!o.empty()) {
+      bool joins = true;
+      for (size_t k = 0; k < 2; ++k) joins = joins && s[k].back() == st[k][d] * out[d];
+      if (joins) {
+        o.back() *= out[d];
+        for (size_t k = 0; k < 2; ++k) s[k].back() = st[k][d];
+        continue;
+      }
+    }
+    o.push_back(out[d]);
+    for (size_t k = 0; k < 2; ++k) s[k].push_back(st[k][d]);
+  }
+  out = std::move(o);
+  st = std::move(s);
+}
+
+/// Add, Sub, Mul or Div of f32 X [N, C, H, W] kept in channel blocks of 16 (nChw16c) and one
+/// value per channel ([1 or N, C, 1, 1]), either side: the output in blocks too (the plan keeps
+/// such a node's full input and output so: a squeeze-excite block's scale). As rows of 16
+/// channels: shape [N, C/16, H*W, 16], the values' strides [C or 0, 16, 0, 1].
+Result<void> channelBlockedBinary(EvalContext &ctx, Bin op) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  const bool fullFirst = a.shape().size() == 4 && (b.elementCount() < a.elementCount() || b.shape() == a.shape());
+  const Tensor &x = fullFirst ? a : b, &c = fullFirst ? b : a;
+  const Shape &xs = x.shape(), &cs = c.shape();
+  if (a.type() != ElementType::F32 || b.type() != ElementType::F32 || xs.size() != 4 || xs[1] % 16 != 0 ||
+      cs.size() != 4 || cs[1] != xs[1] || cs[2] != 1 || cs[3] != 1 || (cs[0] != 1 && cs[0] != xs[0]))
+    return errorf("inputs {} and {} kept in channel blocks: f32 [N, C, H, W] and [1 or N, C, 1, 1] expected",
+                  shapeText(a.shape()), shapeText(b.shape()));
+  const int64_t C = xs[1];
+  Shape walk{xs[0], C / 16, xs[2] * xs[3], 16};
+  std::array<std::vector<int64_t>, 2> st{std::vector<int64_t>{C * walk[2], 16 * walk[2], 16, 1},
+                                         std::vector<int64_t>{cs[0] == 1 ? 0 : C, 16, 0, 1}};
+  if (!fullFirst) std::swap(st[0], st[1]);
+  Elements<float> ea(a), eb(b);
+  Output<float> o(ctx, ElementType::F32, xs);
+  SF_ASSIGN(float *p, o.makeForOverwrite(true));
+  if (!fastArithmetic<float>(op, walk, st, ea.data(), eb.data(), p)) return errorf("this op is not kept in channel blocks");
+  return o.finish(0);
+}
+
 /// out = op(a, b) broadcast; comparisons and logic give bool.
 Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, size_t outIndex = 0) {
   if (a.type() != b.type())
     return errorf("inputs are {} and {}: the types must agree", shortName(a.type()), shortName(b.type()));
   if (isHalf(a.type())) return halfBinary(ctx, op, {&a, &b});
-  SF_ASSIGN(Shape out, broadcastAll({a.shape(), b.shape()}));
+  SF_ASSIGN(const Shape shape, broadcastAll({a.shape(), b.shape()}));
+  Shape out = shape;
   std::array<std::vector<int64_t>, 2> st{broadcastStrides(a.shape(), out), broadcastStrides(b.shape(), out)};
+  mergeDims(out, st);
   bool boolOut = isCompare(op) || isLogic(op);
   return dispatch(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> x(a), y(b);
     if (boolOut) {
-      Output<bool> o(ctx, ElementType::Bool, out);
+      Output<bool> o(ctx, ElementType::Bool, shape);
       SF_ASSIGN(bool *p, o.make());
       forEachBroadcast<2>(out, st, [&](int64_t i, const std::array<int64_t, 2> &f) {
         p[i] = compare<T>(op, x[size_t(f[0])], y[size_t(f[1])]);
@@ -212,7 +264,7 @@ Result<void> binary(EvalContext &ctx, Bin op, const Tensor &a, const Tensor &b, 
     if constexpr (std::is_same_v<T, bool>) {
       return errorf("arithmetic on bool is not defined");
     } else {
-      Output<T> o(ctx, a.type(), out);
+      Output<T> o(ctx, a.type(), shape);
       SF_ASSIGN(T *p, o.makeForOverwrite(true));
       if (fastArithmetic<T>(op, out, st, x.data(), y.data(), p)) return o.finish(outIndex);
       bool divByZero = false;
@@ -255,6 +307,7 @@ KernelFn binaryKernel(Bin op) {
         }
       });
     }
+    if (ctx.inputBlocked()) return channelBlockedBinary(ctx, o);
     return binary(ctx, o, ctx.input(0), ctx.input(1));
   };
 }
@@ -413,6 +466,8 @@ Result<void> registerElementwiseKernels(OpRegistry &r) {
       {"And", Bin::And},     {"Or", Bin::Or},           {"Xor", Bin::Xor},
       {"BitwiseAnd", Bin::BitAnd}, {"BitwiseOr", Bin::BitOr}, {"BitwiseXor", Bin::BitXor}};
   for (const auto &[name, op] : bins) SF_TRY(setKernel(r, name, binaryKernel(op)));
+  // Add, Sub, Mul and Div take a full input in channel blocks with a value per channel.
+  for (const char *name : {"Add", "Sub", "Mul", "Div"}) r.findMutable("", name)->kernelTakesBlocked = true;
   // A sum of bounded elements is bounded (EvalContext::inputBound): a residual Add.
   SF_TRY(setKernel(r, "Add", [add = binaryKernel(Bin::Add)](EvalContext &ctx) -> Result<void> {
     SF_TRY(add(ctx));

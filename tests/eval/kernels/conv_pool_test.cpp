@@ -422,6 +422,76 @@ TEST(LibraryKernels, ConvolutionsKeptInChannelBlocksAgreeWithThePlainLayout) {
   }
 }
 
+/// Squeeze-excite blocks (a GlobalAveragePool, two 1x1 convolutions, a Sigmoid, then the
+/// block's input times the per-channel scale, the scale on either side, per image or one for
+/// the batch) whose input, scaled output and the convolutions around them stay in channel
+/// blocks; Add, Sub and Div by a value per channel too. Against the same graph observed (plain
+/// everywhere) and in f64.
+std::vector<double> squeezeExcite(ElementType t, bool observe, size_t *blocked) {
+  const char *type = t == ElementType::F32 ? "f32" : "f64";
+  std::string text = fmt::format(R"(
+graph main(x: {0}[2,16,9,7], w1: {0}[32,16,3,3], wr: {0}[8,32,1,1], we: {0}[32,8,1,1], w3: {0}[32,32,1,1], c: {0}[1,32,1,1]) {{
+  a = Conv(x, w1) {{pads = [1, 1, 1, 1]}}
+  r = Relu(a)
+  p = GlobalAveragePool(r)
+  q = Conv(p, wr)
+  z = Relu(q)
+  e = Conv(z, we)
+  g = Sigmoid(e)
+  m = Mul(r, g)
+  k = Conv(m, w3)
+  n = Mul(g, k)
+  s = Sub(n, c)
+  d = Div(s, g)
+  f = Add(c, d)
+  o = Conv(f, w3)
+  return o
+}}
+)", type);
+  std::map<std::string, Tensor> inputs;
+  auto draw = [&](const Shape &sh, uint64_t sd) {
+    Tensor r = *randomTensor(ElementType::F32, sh, sd);
+    return *Tensor::fromDoubles(t, sh, *r.toDoubles(size_t(r.elementCount())));
+  };
+  inputs.emplace("x", draw({2, 16, 9, 7}, 600));
+  inputs.emplace("w1", draw({32, 16, 3, 3}, 601));
+  inputs.emplace("wr", draw({8, 32, 1, 1}, 602));
+  inputs.emplace("we", draw({32, 8, 1, 1}, 603));
+  inputs.emplace("w3", draw({32, 32, 1, 1}, 604));
+  inputs.emplace("c", draw({1, 32, 1, 1}, 605));
+  RunOptions options;
+  if (observe) options.observe = [](const Node &, size_t, const Tensor &) {};
+  Ran r = runText(text.c_str(), inputs, options);
+  EXPECT_TRUE(r.result.ok()) << r.result.error().message;
+  if (!r.result.ok()) return {};
+  *blocked = r.result->blockedTensors;
+  return values(r.result->outputs[0]);
+}
+
+TEST(LibraryKernels, SqueezeExciteBlocksKeptInChannelBlocksAgreeWithThePlainLayout) {
+  size_t blocked = 0, none = 0, wide = 0;
+  auto kept = squeezeExcite(ElementType::F32, false, &blocked);
+  auto plain = squeezeExcite(ElementType::F32, true, &none);
+  auto exact = squeezeExcite(ElementType::F64, false, &wide);
+  if (detail::dnnlAvailable()) {
+    // The full tensors from a to f (the pooled and per-channel ones are one element per channel:
+    // q, z, e, g do not count; p is read from blocks, written plain).
+    EXPECT_EQ(blocked, 8u) << "a, r, m, k, n, s, d, f";
+  }
+  EXPECT_EQ(none, 0u);
+  EXPECT_EQ(wide, 0u);
+  ASSERT_EQ(kept.size(), exact.size());
+  ASSERT_EQ(plain.size(), exact.size());
+  ASSERT_FALSE(exact.empty());
+  double scale = 0;
+  for (double v : exact) scale = std::max(scale, std::abs(v));
+  ASSERT_GT(scale, 1.0);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    ASSERT_NEAR(kept[i], exact[i], 1e-5 * scale) << "element " << i;
+    ASSERT_NEAR(plain[i], exact[i], 1e-5 * scale) << "element " << i;
+  }
+}
+
 /// GELU as torch exports it, rewritten into one Gelu for the executor (both nestings of its Muls,
 /// Div or Mul by the root), against the same graph run as it is (five ops) and in f64; NaN,
 /// infinities and large arguments included. A pattern whose Erf output is also a graph output
