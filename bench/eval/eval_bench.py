@@ -4,7 +4,8 @@ shapeflow's executor (`shapeflow run --repeat R --threads T`) against onnxruntim
 thread, graph optimisations off and on: scripts/ort/run_npy.js --repeat R), on the same random
 inputs (the first size set of scripts/precision_sizes.json), in the same run, as ratios.
 
-usage: bench/eval/eval_bench.py [--shapeflow PATH] [--models a,b] [--repeat R] [--threads T]
+usage: bench/eval/eval_bench.py [--shapeflow PATH[,PATH2]] [--models a,b] [--repeat R] [--threads T]
+With two binaries (before and after a change) both are timed, one after the other, per model.
 Needs scripts/setup_precision.sh (the dev corpus and onnxruntime-node).
 """
 import argparse, json, os, subprocess, sys, tempfile
@@ -27,7 +28,9 @@ def main():
     a = ap.parse_args()
     sizes = json.load(open(os.path.join(ROOT, "scripts", "precision_sizes.json")))
     runner = os.path.join(ROOT, "scripts", "ort", "run_npy.js")
-    print(f"{'model':<20} {'shapeflow ms':>13} {'ort (opt off)':>14} {'ort (opt on)':>13} {'vs off':>7} {'vs on':>7}")
+    binaries = a.shapeflow.split(",")
+    heads = "".join(f"{'shapeflow' + (str(i + 1) if len(binaries) > 1 else '') + ' ms':>15}" for i in range(len(binaries)))
+    print(f"{'model':<20}{heads} {'ort (opt off)':>14} {'ort (opt on)':>13}" + " vs off  vs on" * len(binaries))
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models.split(","):
             path = os.path.join(ROOT, "dev_models", name + ".onnx")
@@ -37,16 +40,19 @@ def main():
                 f = os.path.join(tmp, f"{name}_{len(specs)}.npy")
                 np.save(f, v)
                 specs.append(f"{k}={f}")
-            cmd = [a.shapeflow, "run", path, "--repeat", str(a.repeat), "--threads", str(a.threads), "--json"]
-            for s in specs:
-                cmd += ["--input", s]
-            sf = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["median_ms"]
+            sf = []
+            for b in binaries:
+                cmd = [b, "run", path, "--repeat", str(a.repeat), "--threads", str(a.threads), "--json"]
+                for s in specs:
+                    cmd += ["--input", s]
+                sf.append(json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["median_ms"])
             ort = {}
             for opt in (False, True):
                 c = ["node", runner, path, "-", *specs, "--repeat", str(a.repeat)] + (["--optimize"] if opt else [])
                 out = subprocess.run(c, check=True, capture_output=True, text=True).stdout
                 ort[opt] = json.loads(out.strip().splitlines()[-1])["median_ms"]
-            print(f"{name:<20} {sf:>13.1f} {ort[False]:>14.1f} {ort[True]:>13.1f} {sf / ort[False]:>7.2f} {sf / ort[True]:>7.2f}")
+            ratios = "".join(f" {t / ort[False]:>6.2f} {t / ort[True]:>6.2f}" for t in sf)
+            print(f"{name:<20}" + "".join(f"{t:>15.1f}" for t in sf) + f" {ort[False]:>14.1f} {ort[True]:>13.1f}" + ratios)
 
 
 if __name__ == "__main__":
