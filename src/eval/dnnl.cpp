@@ -377,15 +377,15 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
 }
 
 bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
-                const std::shared_ptr<const Tensor> &weights, const float *bias, float *y) {
+                const std::shared_ptr<const Tensor> &weights, const float *bias, float *y, bool aTransposed) {
   if (m <= 0 || k <= 0 || n <= 0 || !weights) return false;
   try {
     Env &e = env();
-    memory::desc aDesc({m, k}, memory::data_type::f32, Tag::ab);
+    memory::desc aDesc({m, k}, memory::data_type::f32, aTransposed ? Tag::ba : Tag::ab);
     memory::desc yDesc({m, n}, memory::data_type::f32, Tag::ab);
     memory::desc biasDesc({1, n}, memory::data_type::f32, Tag::ab);
     const int64_t address = int64_t(reinterpret_cast<uintptr_t>(weights.get()));
-    std::vector<int64_t> key{address, m, k, n, transposed, bias != nullptr, threads()};
+    std::vector<int64_t> key{address, m, k, n, transposed, bias != nullptr, threads(), aTransposed};
     auto it = matmulCache.find(key);
     if (it == matmulCache.end() || it->second.from.expired()) {
       evictDead(matmulCache);
@@ -458,7 +458,7 @@ bool dnnlDeconv(const WindowGeometry &, const float *, const float *, const std:
 }
 bool dnnlPool(const WindowGeometry &, PoolKind, const float *, float *) { return false; }
 bool dnnlMatMul(int64_t, int64_t, int64_t, const float *, const float *, bool,
-                const std::shared_ptr<const Tensor> &, const float *, float *) {
+                const std::shared_ptr<const Tensor> &, const float *, float *, bool) {
   return false;
 }
 bool dnnlEltwise(EltKind, const float *, float *, int64_t) { return false; }

@@ -54,9 +54,9 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y);
 
 /// y[m,n] = a[m,k] * B (+ bias[n]), B the elements `w` of the constant tensor `weights` (the same
 /// tensor on every run: its identity keys the packed copy kept between runs), stored [k,n], or
-/// [n,k] when `transposed`.
+/// [n,k] when `transposed`; `a` stored [k,m] when `aTransposed`.
 bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
-                const std::shared_ptr<const Tensor> &weights, const float *bias, float *y);
+                const std::shared_ptr<const Tensor> &weights, const float *bias, float *y, bool aTransposed = false);
 
 /// GeluErf: x/2 (1 + erf(x / sqrt 2)).
 enum class EltKind { Sigmoid, Tanh, Exp, GeluErf };

@@ -501,6 +501,54 @@ Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, const f
   return success();
 }
 
+/// ConvTranspose in f32 whose windows do not overlap (2-D, each stride at least its kernel,
+/// dilations 1, one group, W a constant): every output element is one input position's product
+/// with one tap or the bias alone. Per image one product on oneDNN, X^T [H*W, C] by W
+/// [C, M*kh*kw], each row's M*kh*kw values then written at their output positions plus the bias
+/// (a U-Net's 2x2 stride-2 upsampling). False where this does not apply.
+bool convTransposeDisjoint(EvalContext &ctx, const Transposed &g, const float *xv, const float *wv, float *p) {
+  if (g.k != 2 || g.group != 1 || !ctx.inputIsConstant(1)) return false;
+  for (size_t d = 0; d < 2; ++d)
+    if (g.dil[d] != 1 || g.kernel[d] > g.stride[d] || g.kernel[d] <= 0) return false;
+  std::optional<Elements<float>> bias;
+  if (ctx.hasInput(2)) {
+    if (ctx.input(2).type() != ElementType::F32 || ctx.input(2).elementCount() != g.m) return false;
+    bias.emplace(ctx.input(2));
+  }
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], kh = g.kernel[0], kw = g.kernel[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1], top = g.lo[0], left = g.lo[1], taps = kh * kw, cols = g.m * taps;
+  const int64_t inSize = H * W, outSize = OH * OW;
+  if (inSize == 0 || g.c == 0 || cols == 0) return false;
+  if (!ctx.admit(ElementType::F32, Shape{inSize, cols}).ok()) return false;
+  // Every output position has its tap when the kernel fills its stride and the input reaches the end.
+  const bool covered = kh == sh && kw == sw && OH + top <= H * sh && OW + left <= W * sw;
+  if (!covered)
+    for (int64_t bo = 0; bo < g.n * g.m; ++bo)
+      std::fill(p + bo * outSize, p + (bo + 1) * outSize, bias ? (*bias)[size_t(bo % g.m)] : 0.0f);
+  std::vector<float> y(size_t(inSize * cols));
+  for (int64_t b = 0; b < g.n; ++b) {
+    if (!dnnlMatMul(inSize, g.c, cols, xv + b * g.c * inSize, wv, false, ctx.inputShared(1), nullptr, y.data(), true))
+      return false; // oneDNN did not take it (the first image: nothing written but the bias)
+    for (int64_t o = 0; o < g.m; ++o) {
+      const float bo = bias ? (*bias)[size_t(o)] : 0.0f;
+      float *yo = p + (b * g.m + o) * outSize;
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t a = 0; a < kh; ++a) {
+          const int64_t oy = i * sh + a - top;
+          if (oy < 0 || oy >= OH) continue;
+          float *row = yo + oy * OW;
+          const float *from = y.data() + i * W * cols + o * taps + a * kw;
+          for (int64_t j = 0; j < W; ++j)
+            for (int64_t c = 0; c < kw; ++c) {
+              const int64_t ox = j * sw + c - left;
+              if (ox >= 0 && ox < OW) row[ox] = from[j * cols + c] + bo;
+            }
+        }
+    }
+  }
+  return true;
+}
+
 /// ConvTranspose in f32 on oneDNN's deconvolution (W [c, m/group, kernel...] is its iohw
 /// layout); false where oneDNN does not take the case (an output_padding past the end padding,
 /// which oneDNN would need as a negative pad) or B's length is wrong (the loops then say so).
@@ -578,7 +626,7 @@ Result<void> convTranspose(EvalContext &ctx) {
     if constexpr (std::is_same_v<T, float>) {
       Output<float> o(ctx, x.type(), outShape);
       SF_ASSIGN(float *p, o.makeForOverwrite());
-      if (!convTransposeOnDnnl(ctx, g, xv.data(), wv.data(), p)) {
+      if (!convTransposeDisjoint(ctx, g, xv.data(), wv.data(), p) && !convTransposeOnDnnl(ctx, g, xv.data(), wv.data(), p)) {
         std::fill(p, p + countOf(outShape), 0.0f);
         SF_TRY(convTransposeColumns(ctx, g, xv.data(), wv.data(), p));
       }

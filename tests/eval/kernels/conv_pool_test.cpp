@@ -179,6 +179,20 @@ TEST(LibraryKernels, ProductsWithConstantWeightsAgreeInF32AndF64) {
   productAgrees("Gemm", {3, 16}, {16, 8}, {3, 8}, "alpha = 0.5, beta = 2.0", 205); // sgemm path
 }
 
+// ConvTranspose with constant weights whose windows do not overlap (each stride at least its
+// kernel): one product per image and the outputs written where they land; kernels filling their
+// strides, gaps between windows (the bias alone there), pads cropping the ends, an
+// output_padding past the last window. A 3x3 stride-2 case with constant weights overlaps and
+// goes to oneDNN's deconvolution.
+TEST(LibraryKernels, ConvTransposesWithConstantWeightsAgreeInF32AndF64) {
+  productAgrees("ConvTranspose", {1, 32, 8, 8}, {32, 16, 2, 2}, {16}, "strides = [2, 2]", 300);
+  productAgrees("ConvTranspose", {2, 8, 5, 7}, {8, 4, 2, 2}, {}, "strides = [3, 3]", 301);
+  productAgrees("ConvTranspose", {2, 8, 5, 7}, {8, 4, 2, 2}, {4}, "strides = [3, 2]", 302);
+  productAgrees("ConvTranspose", {1, 8, 6, 5}, {8, 6, 2, 3}, {6}, "strides = [2, 3], pads = [1, 0, 0, 1]", 303);
+  productAgrees("ConvTranspose", {1, 8, 4, 4}, {8, 4, 2, 2}, {4}, "strides = [2, 2], output_padding = [1, 1]", 304);
+  productAgrees("ConvTranspose", {1, 8, 6, 6}, {8, 8, 3, 3}, {8}, "strides = [2, 2], pads = [1, 1, 1, 1]", 305);
+}
+
 // oneDNN's deconvolution takes a 2x2 stride-2 upsampling and a padded 3x3 (this build has
 // oneDNN): the f32 ConvTranspose does not fall back to the columns unseen. Against a direct sum.
 TEST(LibraryKernels, DeconvolutionTakesTheUsualCasesAndAgreesWithADirectSum) {
