@@ -286,6 +286,11 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
         auto pd = makePd(Tag::nChw16c, Tag::nChw16c);
         if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
       }
+      // A first layer (a few plain input channels) whose output stays in blocks: read as it is.
+      if (k == 2 && g.dstBlocked && !g.srcBlocked && g.c % 16 != 0) {
+        auto pd = makePd(plainTag(k), Tag::nChw16c);
+        if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
+      }
       return makePd(Tag::any, Tag::any);
     });
     runWeighted(c, bDesc, b, xDesc, yDesc, x, y);
@@ -353,17 +358,23 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
   }
   try {
     Env &e = env();
-    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, plainTag(k));
-    memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, plainTag(k));
+    if ((g.srcBlocked || g.dstBlocked) && (k != 2 || g.c % 16 != 0)) return false;
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, g.srcBlocked ? Tag::nChw16c : plainTag(k));
+    memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, g.dstBlocked ? Tag::nChw16c : plainTag(k));
     auto key = keyOf(g, int64_t(kind));
+    key.push_back(int64_t(g.srcBlocked) * 2 + int64_t(g.dstBlocked));
     const auto &p = findOrMake(poolCache, key, [&] {
       auto algo = kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                   : kind == PoolKind::AverageIncludingPads ? dnnl::algorithm::pooling_avg_include_padding
                                                            : dnnl::algorithm::pooling_avg_exclude_padding;
-      // The source is the plain input as it is (a pooling's source layout is not left to
-      // oneDNN); the result in the layout oneDNN picks for it.
+      // The source as it is, plain or in channel blocks (a pooling's source layout is not left
+      // to oneDNN); the result in the layout oneDNN picks for it.
       memory::desc anyDst(activationDims(g.n, g.c, g.out), memory::data_type::f32, Tag::any);
-      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algo, xDesc, anyDst,
+      // A plain 2-D source of whole channel blocks is pooled in blocks (oneDNN's pooling of the
+      // plain layout is several times slower than the reorder into blocks and back).
+      const bool toBlocks = !g.srcBlocked && k == 2 && g.c % 16 == 0;
+      memory::desc src = toBlocks ? memory::desc(activationDims(g.n, g.c, g.in), memory::data_type::f32, Tag::nChw16c) : xDesc;
+      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algo, src, anyDst,
                                        memory::dims(g.stride.begin(), g.stride.end()),
                                        memory::dims(g.kernel.begin(), g.kernel.end()),
                                        memory::dims(g.padBegin.begin(), g.padBegin.end()), padR);

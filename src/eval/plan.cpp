@@ -11,14 +11,18 @@
 namespace sf::eval {
 namespace {
 
-/// A 2-D convolution in f32 whose kernel can keep its input and output in channel blocks.
+/// A 2-D convolution or pooling (MaxPool without indices, AveragePool) in f32 whose kernel can
+/// keep its input and output in channel blocks.
 bool isConv2d(const Graph &g, const Node &n, const OpDef *def) {
-  if (!def || !def->kernelTakesBlocked || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  if (!def || !def->kernelTakesBlocked || n.inputs.empty() || n.outputs.size() != 1 || !g.contains(n.inputs[0]))
+    return false;
+  const Fact &x = g.fact(n.inputs[0]);
+  if (x.type != ElementType::F32 || !x.shape.rankIsStatic() || x.shape.size() != 4) return false;
+  if (n.domain.empty() && (n.opType == "MaxPool" || n.opType == "AveragePool")) return true;
   if (!(n.domain.empty() && n.opType == "Conv") && !(n.domain == kShapeflowDomain && n.opType == kFusedConv)) return false;
-  if (!g.contains(n.inputs[0]) || !g.contains(n.inputs[1])) return false;
-  const Fact &x = g.fact(n.inputs[0]), &w = g.fact(n.inputs[1]);
-  return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 &&
-         w.shape.rankIsStatic() && w.shape.size() == 4;
+  if (n.inputs.size() < 2 || !g.contains(n.inputs[1])) return false;
+  const Fact &w = g.fact(n.inputs[1]);
+  return w.shape.rankIsStatic() && w.shape.size() == 4;
 }
 
 /// An elementwise op (unary or broadcasting, the in-place trait) whose every input has its
@@ -75,10 +79,10 @@ int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
 /// The tensors kept in oneDNN's nChw16c (channels in blocks of 16) from the Conv that makes them
 /// (or the layout-free elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept)
 /// to the Convs and layout-free ops that read them: no reorder between two convolutions. f32,
-/// rank 4, channels a static multiple of 16, not a graph output, every reader a Conv (its input
-/// X), a layout-free op whose output is kept so too, a GlobalAveragePool, or a binary op with a
+/// rank 4, channels a static multiple of 16, not a graph output, every reader a Conv or a
+/// pooling (its input X), a layout-free op whose output is kept so too, a GlobalAveragePool, or a binary op with a
 /// value per channel (a squeeze-excite block's scale: its full input) whose output is kept so
-/// too. Per node: 1 conv, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 0 other.
+/// too. Per node: 1 conv or pooling, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 0 other.
 std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *> &defs,
                                  const std::vector<bool> &isOutput0, std::vector<int8_t> &role) {
   std::vector<bool> blocked(g.nodes.size(), false);

@@ -269,8 +269,13 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), out, 0);
     SF_ASSIGN(T *p, o.makeForOverwrite());
+    // Where the executor keeps X or Y in channel blocks and oneDNN does not take the case: the
+    // loops below on a plain copy of X, Y put in blocks after them.
+    const T *xdata = xs.data();
+    std::vector<T> plainX;
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
+      geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
       PoolKind kind = isMax ? PoolKind::Max
                       : countPad ? PoolKind::AverageIncludingPads : PoolKind::AverageExcludingPads;
       if (!indices && dnnlPool(geo, kind, xs.data(), p)) {
@@ -279,7 +284,15 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
         ctx.setOutputBound(0, ctx.inputBound(0));
         return o.finish(0);
       }
+      if (ctx.inputBlocked()) {
+        if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
+        plainX.resize(size_t(n * c * countOf(w.in)));
+        reblock16(xs.data(), plainX.data(), n, c, countOf(w.in), false);
+        xdata = plainX.data();
+      }
     }
+    if ((ctx.inputBlocked() || ctx.outputBlocked()) && (!std::is_same_v<T, float> || indices))
+      return errorf("a pooling of {} in channel blocks", shortName(x.type()));
     Output<int64_t> oi(ctx, ElementType::I64, out, 1);
     int64_t *pi = nullptr;
     if (indices) {
@@ -287,7 +300,7 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
     }
     int64_t inSize = countOf(w.in), outSize = countOf(w.out);
     for (int64_t bc = 0; bc < n * c; ++bc) {
-      const T *src = xs.data() + bc * inSize;
+      const T *src = xdata + bc * inSize;
       forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
         double best = -std::numeric_limits<double>::infinity(), sum = 0;
         int64_t count = 0, at = -1, padded = 0;
@@ -321,6 +334,13 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
           p[bc * outSize + po] = T(denom ? sum / double(denom) : 0.0);
         }
       });
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (ctx.outputBlocked()) {
+        if (c % 16 != 0 || w.out.size() != 2) return errorf("a blocked output of {} channels", c);
+        std::vector<float> plainY(p, p + n * c * outSize);
+        reblock16(plainY.data(), p, n, c, outSize, true);
+      }
     }
     SF_TRY(o.finish(0));
     if (pi) SF_TRY(oi.finish(1));
@@ -871,6 +891,8 @@ Result<void> registerConvPoolKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Conv", conv));
   r.findMutable("", "Conv")->kernelTakesBlocked = true;
   r.findMutable("", "GlobalAveragePool")->kernelTakesBlocked = true;
+  r.findMutable("", "MaxPool")->kernelTakesBlocked = true;
+  r.findMutable("", "AveragePool")->kernelTakesBlocked = true;
   SF_TRY(setKernel(r, "ConvTranspose", convTranspose));
   SF_TRY(setKernel(r, "MaxPool", [](EvalContext &c) { return pool(c, true); }));
   SF_TRY(setKernel(r, "AveragePool", [](EvalContext &c) { return pool(c, false); }));

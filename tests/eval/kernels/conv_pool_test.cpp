@@ -506,6 +506,64 @@ TEST(LibraryKernels, SqueezeExciteBlocksKeptInChannelBlocksAgreeWithThePlainLayo
   }
 }
 
+/// Poolings between convolutions kept in channel blocks: a first layer of 3 plain channels
+/// writing blocks, a MaxPool and an AveragePool (ceil_mode) on oneDNN, a dilated MaxPool that
+/// oneDNN declines (the loops on a plain copy, the output put back in blocks). Against the same
+/// graph observed (plain everywhere) and in f64.
+std::vector<double> pooledNetwork(ElementType t, bool observe, size_t *blocked) {
+  const char *type = t == ElementType::F32 ? "f32" : "f64";
+  std::string text = fmt::format(R"(
+graph main(x: {0}[2,3,17,15], w1: {0}[32,3,3,3], w2: {0}[32,32,3,3], w3: {0}[16,32,1,1]) {{
+  a = Conv(x, w1) {{pads = [1, 1, 1, 1]}}
+  r = Relu(a)
+  m = MaxPool(r) {{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}}
+  b = Conv(m, w2) {{pads = [1, 1, 1, 1]}}
+  p = AveragePool(b) {{kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1}}
+  d = MaxPool(p) {{kernel_shape = [2, 2], dilations = [2, 2], pads = [1, 1, 1, 1]}}
+  o = Conv(d, w3)
+  return o
+}}
+)", type);
+  std::map<std::string, Tensor> inputs;
+  auto draw = [&](const Shape &sh, uint64_t sd) {
+    Tensor r = *randomTensor(ElementType::F32, sh, sd);
+    return *Tensor::fromDoubles(t, sh, *r.toDoubles(size_t(r.elementCount())));
+  };
+  inputs.emplace("x", draw({2, 3, 17, 15}, 700));
+  inputs.emplace("w1", draw({32, 3, 3, 3}, 701));
+  inputs.emplace("w2", draw({32, 32, 3, 3}, 702));
+  inputs.emplace("w3", draw({16, 32, 1, 1}, 703));
+  RunOptions options;
+  if (observe) options.observe = [](const Node &, size_t, const Tensor &) {};
+  Ran r = runText(text.c_str(), inputs, options);
+  EXPECT_TRUE(r.result.ok()) << r.result.error().message;
+  if (!r.result.ok()) return {};
+  *blocked = r.result->blockedTensors;
+  return values(r.result->outputs[0]);
+}
+
+TEST(LibraryKernels, PoolingsKeptInChannelBlocksAgreeWithThePlainLayout) {
+  size_t blocked = 0, none = 0, wide = 0;
+  auto kept = pooledNetwork(ElementType::F32, false, &blocked);
+  auto plain = pooledNetwork(ElementType::F32, true, &none);
+  auto exact = pooledNetwork(ElementType::F64, false, &wide);
+  if (detail::dnnlAvailable()) {
+    EXPECT_EQ(blocked, 6u) << "a, r, m, b, p, d";
+  }
+  EXPECT_EQ(none, 0u);
+  EXPECT_EQ(wide, 0u);
+  ASSERT_EQ(kept.size(), exact.size());
+  ASSERT_EQ(plain.size(), exact.size());
+  ASSERT_FALSE(exact.empty());
+  double scale = 0;
+  for (double v : exact) scale = std::max(scale, std::abs(v));
+  ASSERT_GT(scale, 1.0);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    ASSERT_NEAR(kept[i], exact[i], 1e-5 * scale) << "element " << i;
+    ASSERT_NEAR(plain[i], exact[i], 1e-5 * scale) << "element " << i;
+  }
+}
+
 /// GELU as torch exports it, rewritten into one Gelu for the executor (both nestings of its Muls,
 /// Div or Mul by the root), against the same graph run as it is (five ops) and in f64; NaN,
 /// infinities and large arguments included. A pattern whose Erf output is also a graph output
