@@ -7,6 +7,7 @@
 #include "shapeflow/support/float16.h"
 #include "shapeflow/support/format.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -87,6 +88,32 @@ inline int64_t dimsProduct(const Shape &s, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
   return p;
+}
+
+/// The sum of f(x[i]) over n values in double, in 8 partial sums: independent chains (a
+/// normalisation's mean and variance, a softmax's denominator), not one addition waiting on the
+/// last.
+template <class T, class F> double laneSum(const T *x, int64_t n, F f) {
+  double lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) lanes[k] += f(double(x[i + k]));
+  for (; i < n; ++i) lanes[0] += f(double(x[i]));
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+/// The largest of n values (at least one) in 16 partial maxima; a NaN is passed over, as
+/// std::max(largest, NaN) does.
+template <class T> T laneMax(const T *x, int64_t n) {
+  T lanes[16];
+  std::fill(lanes, lanes + 16, -std::numeric_limits<T>::infinity());
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; ++k) lanes[k] = x[i + k] > lanes[k] ? x[i + k] : lanes[k];
+  for (; i < n; ++i) lanes[0] = x[i] > lanes[0] ? x[i] : lanes[0];
+  T m = lanes[0];
+  for (int k = 1; k < 16; ++k) m = lanes[k] > m ? lanes[k] : m;
+  return m;
 }
 
 /// An output being written: typed elements, made a tensor by `finish`. `output`: which of the

@@ -2,6 +2,7 @@
 // BatchNormalization (inference, and training with its running statistics),
 // InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, Softmax,
 // LogSoftmax, Hardmax.
+#include "../dnnl.h"
 #include "../kernel_util.h"
 
 #include <algorithm>
@@ -152,6 +153,10 @@ Result<void> layerNorm(EvalContext &ctx) {
     }
     scale = expand(scale, ctx.input(1).shape());
     if (!bias.empty()) bias = expand(bias, ctx.input(2).shape());
+    // In the element type: a pass the compiler vectorises (the mean and variance stay double).
+    const std::vector<T> sc(scale.begin(), scale.end());
+    std::vector<T> bi(static_cast<size_t>(inner), T(0));
+    if (!bias.empty()) bi.assign(bias.begin(), bias.end());
     Output<T> o(ctx, x.type(), x.shape(), 0);
     SF_ASSIGN(T *p, o.make());
     Output<float> om(ctx, ElementType::F32, statShape, 1), oi(ctx, ElementType::F32, statShape, 2);
@@ -163,19 +168,13 @@ Result<void> layerNorm(EvalContext &ctx) {
       SF_ASSIGN(pi, oi.make());
     }
     for (int64_t r = 0; r < outer; ++r) {
-      double mean = 0, sq = 0;
-      for (int64_t i = 0; i < inner; ++i) mean += double(xs[size_t(r * inner + i)]);
-      mean /= double(inner);
-      for (int64_t i = 0; i < inner; ++i) {
-        double d = double(xs[size_t(r * inner + i)]) - mean;
-        sq += d * d;
-      }
+      const T *row = xs.data() + r * inner;
+      const double mean = laneSum(row, inner, [](double v) { return v; }) / double(inner);
+      const double sq = laneSum(row, inner, [mean](double v) { return (v - mean) * (v - mean); });
       double inv = 1 / std::sqrt(sq / double(inner) + eps);
-      for (int64_t i = 0; i < inner; ++i) {
-        double v = (double(xs[size_t(r * inner + i)]) - mean) * inv * scale[size_t(i)];
-        if (!bias.empty()) v += bias[size_t(i)];
-        p[r * inner + i] = T(v);
-      }
+      const T m = T(mean), k = T(inv);
+      T *out = p + r * inner;
+      for (int64_t i = 0; i < inner; ++i) out[i] = (row[i] - m) * k * sc[size_t(i)] + bi[size_t(i)];
       if (pm) pm[r] = float(mean);
       if (pi) pi[r] = float(inv);
     }
@@ -268,6 +267,25 @@ Result<void> softmax(EvalContext &ctx, bool log) {
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), x.shape());
     SF_ASSIGN(T *p, o.makeForOverwrite());
+    if (inner == 1 && !log && std::is_same_v<T, float> && len > 0) {
+      // f32 rows along the last axis: each row less its maximum, the exponentials of the whole
+      // tensor in one vectorised pass (oneDNN's where the build has it), each row divided by its
+      // sum (in double).
+      float *q = reinterpret_cast<float *>(p);
+      const float *in = reinterpret_cast<const float *>(xs.data());
+      for (int64_t a = 0; a < outer; ++a) {
+        const float mx = laneMax(in + a * len, len);
+        for (int64_t i = 0; i < len; ++i) q[a * len + i] = in[a * len + i] - mx;
+      }
+      if (!dnnlEltwise(EltKind::Exp, q, q, outer * len))
+        for (int64_t i = 0; i < outer * len; ++i) q[i] = std::exp(q[i]);
+      for (int64_t a = 0; a < outer; ++a) {
+        float *row = q + a * len;
+        const float inv = float(1.0 / laneSum(row, len, [](double v) { return v; }));
+        for (int64_t i = 0; i < len; ++i) row[i] *= inv;
+      }
+      return o.finish(0);
+    }
     if (inner == 1 && !log) {
       // Along contiguous rows (the last axis): each exponential once, kept for the division.
       std::vector<double> e(static_cast<size_t>(len));
