@@ -1,10 +1,13 @@
-// sgemm on OpenBLAS, or on loops when the build has no BLAS (eval/blas.h).
+// sgemm on oneDNN, else OpenBLAS, else loops, as the build has them (eval/blas.h).
 #include "blas.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#ifdef SF_HAVE_DNNL
+#include <dnnl.h>
+#endif
 #ifdef SF_HAVE_OPENBLAS
 #include <openblas-pthread/cblas.h>
 extern "C" int blas_thread_shutdown_(void); // exported by OpenBLAS, not declared in cblas.h
@@ -28,6 +31,19 @@ void sgemmLoops(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, 
   }
 }
 
+/// oneDNN's sgemm (row-major, its own AVX-512 kernels); false without oneDNN or where it
+/// refuses the arguments.
+bool dnnlGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+#ifdef SF_HAVE_DNNL
+  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) == dnnl_success;
+#else
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)beta,
+      (void)c, (void)ldc;
+  return false;
+#endif
+}
+
 } // namespace
 
 #ifdef SF_HAVE_OPENBLAS
@@ -48,6 +64,7 @@ struct OneThread {
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
            const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
+  if (k > 0 && dnnlGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   const int64_t limit = INT32_MAX; // OpenBLAS's blasint is 32 bits here
   if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
     return sgemmLoops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -55,17 +72,27 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
               blasint(n), blasint(k), alpha, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
 }
 
+#ifdef SF_HAVE_DNNL
+const char *gemmBackend() { return "oneDNN sgemm (OpenBLAS where it refuses)"; }
+#else
 const char *gemmBackend() { return "OpenBLAS"; }
+#endif
 void setGemmThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
 
 #else
 
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
            const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k > 0 && dnnlGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   sgemmLoops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+#ifdef SF_HAVE_DNNL
+const char *gemmBackend() { return "oneDNN sgemm"; }
+#else
 const char *gemmBackend() { return "loops"; }
+#endif
 void setGemmThreads(int) {}
 
 #endif

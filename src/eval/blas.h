@@ -1,5 +1,7 @@
-// Dense matrix products for the heavy kernels (Conv, MatMul, Gemm in f32): OpenBLAS's sgemm
-// where the build found it (Debian libopenblas-dev), otherwise a blocked loop here. Row-major.
+// Dense matrix products for the heavy kernels (Conv, MatMul, Gemm, attention in f32): oneDNN's
+// sgemm where the build has oneDNN (its AVX-512 kernels: Debian's OpenBLAS runs its generic
+// kernels on this machine, 2-6x slower), else OpenBLAS's (Debian libopenblas-dev), else a loop
+// here. Row-major.
 #pragma once
 
 #include <cstdint>
