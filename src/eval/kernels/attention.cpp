@@ -216,9 +216,13 @@ Result<void> attentionF32(EvalContext &ctx, const AttentionGeometry &g, const At
   const float lowest = std::numeric_limits<float>::lowest(), softcap = float(o.softcap);
   const bool masked = ctx.hasInput(3);
   const AttendSizes z{B, Hq, Hkv, Sq, T, g.head, g.vHead, float(o.scale)};
-  attendF32(z, Q, keys, values, Y, [&](int64_t b, int64_t h, int64_t i, float *row) {
+  // Under the causal rule alone (no mask, no padding), row i reads keys up to i + P only, and
+  // each row keeps at least one: the keys after a chunk's last row are not computed. (With a
+  // mask, a row could lose every key, and onnxruntime then averages all of them.)
+  const bool causalOnly = o.causal && !masked && nonpad.empty();
+  attendF32(z, Q, keys, values, Y, [&](int64_t b, int64_t h, int64_t i, float *row, int64_t n) {
     const int64_t maskAt = b * ms[0] + h * ms[1] + i * ms[2];
-    for (int64_t j = 0; j < T; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
       float s = row[j];
       if (softcap > 0) s = softcap * std::tanh(s / softcap);
       if (masked) {
@@ -230,8 +234,8 @@ Result<void> attentionF32(EvalContext &ctx, const AttentionGeometry &g, const At
       if (!nonpad.empty() && j >= nonpad[size_t(b)]) s = lowest;
       row[j] = s;
     }
-    return KeptKeys{0, T};
-  });
+    return KeptKeys{0, n};
+  }, [&](int64_t, int64_t end) { return causalOnly ? std::min(T, P + end) : T; });
   SF_TRY(yo.finish(0));
   if (ctx.numOutputs() > 1) SF_TRY(pk.finish(1));
   if (ctx.numOutputs() > 2) SF_TRY(pv.finish(2));

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace sf::eval::detail {
@@ -70,37 +71,52 @@ inline void softmaxKept(float *row, int64_t n, const KeptKeys &kept) {
   std::fill(row + end, row + n, 0.0f);
 }
 
-/// y = softmax(scale * q k^T, adjusted) v for every batch entry and query head. `adjust(b, h,
-/// s, scores)` receives query row s's scaled scores against all `keys` keys (of its head's
-/// key/value head, h / (qHeads / kvHeads)), may change them, and returns the keys that take part.
-/// One position (a decode step) and a group of query heads per key/value head: the group's
-/// rows are one product, each key read once for all of them.
-template <class Adjust>
+/// y = softmax(scale * q k^T, adjusted) v for every batch entry and query head. Query rows go in
+/// chunks of at most 64; `keysFor(b, end)` says how many leading keys the rows before `end` of
+/// batch entry b can take part with (all `keys`, or fewer under a causal rule: the products
+/// then skip the keys no row of the chunk reads). `adjust(b, h, s, scores, n)` receives query row
+/// s's scaled scores against the first n of them (of its head's key/value head, h / (qHeads /
+/// kvHeads)), may change them, and returns the keys that take part (within the n). One position
+/// (a decode step) and a group of query heads per key/value head: the group's rows are one
+/// product, each key read once for all of them.
+template <class Adjust, class KeysFor>
 void attendF32(const AttendSizes &z, const F32Heads &q, const F32Heads &k, const F32Heads &v, const F32Heads &y,
-               Adjust &&adjust) {
+               Adjust &&adjust, KeysFor &&keysFor) {
   const int64_t group = z.qHeads / z.kvHeads, T = z.keys, S = z.queries;
   const bool byHeads = S == 1 && group > 1;
-  const int64_t rows = byHeads ? group : S, blocks = byHeads ? 1 : group;
-  std::vector<float> p(size_t(rows * std::max<int64_t>(T, 1)));
+  const int64_t chunk = byHeads ? group : std::min<int64_t>(S, 64), blocks = byHeads ? 1 : group;
+  const int64_t qStride = byHeads ? q.head : q.row, yStride = byHeads ? y.head : y.row;
+  std::vector<float> p(size_t(std::max<int64_t>(chunk, 1) * std::max<int64_t>(T, 1)));
   for (int64_t b = 0; b < z.batch; ++b)
     for (int64_t kh = 0; kh < z.kvHeads; ++kh)
       for (int64_t blk = 0; blk < blocks; ++blk) {
         const int64_t h0 = kh * group + blk;
-        const int64_t qStride = byHeads ? q.head : q.row, yStride = byHeads ? y.head : y.row;
-        if (T > 0 && z.head > 0)
-          sgemm(false, true, rows, T, z.head, z.scale, q.at(b, h0, 0), qStride, k.at(b, kh, 0), k.row, 0.0f, p.data(), T);
-        else
-          std::fill(p.begin(), p.end(), 0.0f);
-        for (int64_t r = 0; r < rows; ++r) {
-          float *row = p.data() + r * T;
-          softmaxKept(row, T, adjust(b, byHeads ? h0 + r : h0, byHeads ? 0 : r, row));
+        for (int64_t s0 = 0; s0 < (byHeads ? 1 : S); s0 += chunk) {
+          const int64_t rows = byHeads ? group : std::min(chunk, S - s0);
+          const int64_t n = std::clamp<int64_t>(byHeads ? T : keysFor(b, s0 + rows), 0, T);
+          const float *qa = byHeads ? q.at(b, h0, 0) : q.at(b, h0, s0);
+          float *out = byHeads ? y.at(b, h0, 0) : y.at(b, h0, s0);
+          if (n > 0 && z.head > 0)
+            sgemm(false, true, rows, n, z.head, z.scale, qa, qStride, k.at(b, kh, 0), k.row, 0.0f, p.data(), n);
+          else
+            std::fill(p.begin(), p.begin() + rows * n, 0.0f);
+          for (int64_t r = 0; r < rows; ++r) {
+            float *row = p.data() + r * n;
+            softmaxKept(row, n, adjust(b, byHeads ? h0 + r : h0, byHeads ? 0 : s0 + r, row, n));
+          }
+          if (n > 0)
+            sgemm(false, false, rows, z.vHead, n, 1.0f, p.data(), n, v.at(b, kh, 0), v.row, 0.0f, out, yStride);
+          else
+            for (int64_t r = 0; r < rows; ++r) std::fill(out + r * yStride, out + r * yStride + z.vHead, 0.0f);
         }
-        float *out = y.at(b, h0, 0);
-        if (T > 0)
-          sgemm(false, false, rows, z.vHead, T, 1.0f, p.data(), T, v.at(b, kh, 0), v.row, 0.0f, out, yStride);
-        else
-          for (int64_t r = 0; r < rows; ++r) std::fill(out + r * yStride, out + r * yStride + z.vHead, 0.0f);
       }
+}
+
+/// Every key for every query row.
+template <class Adjust>
+void attendF32(const AttendSizes &z, const F32Heads &q, const F32Heads &k, const F32Heads &v, const F32Heads &y,
+               Adjust &&adjust) {
+  attendF32(z, q, k, v, y, std::forward<Adjust>(adjust), [&](int64_t, int64_t) { return z.keys; });
 }
 
 } // namespace sf::eval::detail

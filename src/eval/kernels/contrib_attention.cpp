@@ -417,7 +417,7 @@ Result<void> gqaF32(EvalContext &ctx, const Gqa &g, bool rotary) {
   const Shape &bs = o.biasShape;
   const float softcap = float(o.softcap);
   const bool sink = o.smooth || sinkE;
-  attendF32(AttendSizes{B, N, Nk, S, C, H, H, float(o.scale)}, Q, K, V, Y, [&](int64_t b, int64_t h, int64_t s, float *row) {
+  attendF32(AttendSizes{B, N, Nk, S, C, H, H, float(o.scale)}, Q, K, V, Y, [&](int64_t b, int64_t h, int64_t s, float *row, int64_t) {
     const int64_t total = g.seqlens[size_t(b)] + 1;
     const int64_t end = o.causal ? std::min(rows[size_t(b)].causalPast + s + 1, total) : total;
     const int64_t start = o.window >= 0 && end > o.window ? end - o.window : 0;
@@ -430,6 +430,10 @@ Result<void> gqaF32(EvalContext &ctx, const Gqa &g, bool rotary) {
       row[t] = v;
     }
     return KeptKeys{start, end, sink, sinkE ? (*sinkE)[size_t(h)] : 0.0f};
+  }, [&](int64_t b, int64_t end) {
+    // The keys the rows before `end` read: their row's total, fewer under the causal rule.
+    const int64_t total = g.seqlens[size_t(b)] + 1;
+    return o.causal ? std::min(rows[size_t(b)].causalPast + end, total) : total;
   });
   SF_TRY(yo.finish(0));
   if (ctx.numOutputs() > 1) SF_TRY(pk.finish(1));
@@ -562,7 +566,7 @@ std::vector<T> attendHeads(const HeadsArgs &a, std::vector<T> &Q, std::vector<T>
   if constexpr (std::is_same_v<T, float>) {
     const F32Heads q{Q.data(), N * S * H, S * H, H}, k{K.data(), N * Tk * H, Tk * H, H}, v{V.data(), N * Tk * Hv, Tk * Hv, Hv},
         out{y.data(), S * N * Hv, Hv, N * Hv};
-    attendF32(AttendSizes{B, N, N, S, Tk, H, Hv, float(a.scale)}, q, k, v, out, [&](int64_t b, int64_t n, int64_t s, float *row) {
+    attendF32(AttendSizes{B, N, N, S, Tk, H, Hv, float(a.scale)}, q, k, v, out, [&](int64_t b, int64_t n, int64_t s, float *row, int64_t) {
       for (int64_t t = 0; t < Tk; ++t) row[t] = float(adjustedScore(a, b, n, s, t, row[t]));
       return KeptKeys{0, Tk};
     });

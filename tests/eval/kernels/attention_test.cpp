@@ -62,7 +62,9 @@ void expectF32AsF64(const std::string &text, const std::vector<Feed> &feeds, boo
       largest = std::max(largest, std::abs(twice[o][i]));
     }
   }
-  if (nonZero) EXPECT_GT(largest, 0.05) << "the outputs are trivial";
+  if (nonZero) {
+    EXPECT_GT(largest, 0.05) << "the outputs are trivial";
+  }
 }
 
 TEST(AttentionKernels, DecodeStepWithGroupedHeadsAndALongCacheInF32AsInF64) {
@@ -94,6 +96,29 @@ TEST(AttentionKernels, ThreeDimensionalInputsAShortMaskAndPaddingInF32AsInF64) {
                  "  y = Attention(q, k, v, m, , , n) {q_num_heads = 4, kv_num_heads = 2}\n  return y\n}\n",
                  {{"q", {2, 3, 32}}, {"k", {2, 6, 16}}, {"v", {2, 6, 16}}, {"m", {3, 4}},
                   {"n", {2}, Feed::Int64, {6, 2}}});
+}
+
+TEST(AttentionKernels, CausalPromptsInChunksOfRowsInF32AsInF64) {
+  // 100 queries after a cache of 30 under the causal rule alone: the f32 kernel takes the rows
+  // in chunks of 64 and computes, per chunk, only the keys its last row reads.
+  expectF32AsF64("opset 23\ngraph main(q: {T}[1,4,100,16], k: {T}[1,2,100,16], v: {T}[1,2,100,16], "
+                 "pk: {T}[1,2,30,16], pv: {T}[1,2,30,16]) {\n"
+                 "  y, kk, vv = Attention(q, k, v, , pk, pv) {is_causal = 1}\n  return y, kk, vv\n}\n",
+                 {{"q", {1, 4, 100, 16}}, {"k", {1, 2, 100, 16}}, {"v", {1, 2, 100, 16}}, {"pk", {1, 2, 30, 16}},
+                  {"pv", {1, 2, 30, 16}}});
+  // GroupQueryAttention: a prompt of 70 after a cache of 20 (causal by default), and a first
+  // prompt of 80 tokens of which the second row's last 30 are padding.
+  expectF32AsF64("graph main(q: {T}[1,70,64], k: {T}[1,70,32], v: {T}[1,70,32], pk: {T}[1,2,20,16], "
+                 "pv: {T}[1,2,20,16], sl: i32[1], tl: i32[]) {\n"
+                 "  y, kk, vv = com.microsoft.GroupQueryAttention(q, k, v, pk, pv, sl, tl) {num_heads = 4, "
+                 "kv_num_heads = 2}\n  return y, kk, vv\n}\n",
+                 {{"q", {1, 70, 64}}, {"k", {1, 70, 32}}, {"v", {1, 70, 32}}, {"pk", {1, 2, 20, 16}},
+                  {"pv", {1, 2, 20, 16}}, {"sl", {1}, Feed::Int32, {89}}, {"tl", {}, Feed::Int32, {90}}});
+  expectF32AsF64("graph main(q: {T}[2,80,64], k: {T}[2,80,32], v: {T}[2,80,32], sl: i32[2], tl: i32[]) {\n"
+                 "  y, kk, vv = com.microsoft.GroupQueryAttention(q, k, v, , , sl, tl) {num_heads = 4, "
+                 "kv_num_heads = 2}\n  return y, kk, vv\n}\n",
+                 {{"q", {2, 80, 64}}, {"k", {2, 80, 32}}, {"v", {2, 80, 32}}, {"sl", {2}, Feed::Int32, {79, 49}},
+                  {"tl", {}, Feed::Int32, {80}}});
 }
 
 TEST(AttentionKernels, NoKeysAtAllGiveZerosInF32AsInF64) {
