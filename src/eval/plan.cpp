@@ -60,7 +60,16 @@ bool readsBlocked(const Graph &g, const Node &n, const OpDef *def) {
 /// other is one value per channel ([1 or N, C, 1, 1]: a squeeze-excite block's scale); -1 if
 /// the node is not such an op. Its kernel takes the full input and the output in channel blocks.
 int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
-  if (!def || !def->kernelTakesBlocked || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return -1;
+  if (!def || !def->kernelTakesBlocked || !n.domain.empty() || n.outputs.size() != 1) return -1;
+  // BatchNormalization in inference: X [N, C, H, W], a factor and a shift per channel.
+  if (n.opType == "BatchNormalization") {
+    auto training = n.attrs.getInt("training_mode", 0);
+    if (!training.ok() || *training != 0 || n.inputs.size() != 5 || !n.inputs[0].valid() || !g.contains(n.inputs[0]))
+      return -1;
+    const Fact &x = g.fact(n.inputs[0]);
+    return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 && x.shape[1].isStatic() ? 0 : -1;
+  }
+  if (n.inputs.size() != 2) return -1;
   if (n.opType != "Add" && n.opType != "Sub" && n.opType != "Mul" && n.opType != "Div") return -1;
   const PartialShape &out = n.outputs[0].fact.shape;
   if (!out.rankIsStatic() || out.size() != 4 || !out[1].isStatic()) return -1;
@@ -74,6 +83,23 @@ int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
     if (c[0].length() == 1 || (out[0].isStatic() && c[0].length() == out[0].length())) return full;
   }
   return -1;
+}
+
+/// A Concat along the channels of rank-4 f32 tensors whose channel counts are whole blocks of
+/// 16: in nChw16c each image's channels are consecutive blocks, so the plain kernel's copies
+/// (each part's image after the last) join blocked parts into a blocked whole.
+bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def) {
+  if (!def || !n.domain.empty() || n.opType != "Concat" || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  auto axis = n.attrs.getInt("axis");
+  if (!axis.ok() || (*axis != 1 && *axis != -3)) return false;
+  for (OutletId in : n.inputs) {
+    if (!in.valid() || !g.contains(in)) return false;
+    const Fact &f = g.fact(in);
+    if (f.type != ElementType::F32 || !f.shape.rankIsStatic() || f.shape.size() != 4 || !f.shape[1].isStatic() ||
+        f.shape[1].length() <= 0 || f.shape[1].length() % 16 != 0)
+      return false;
+  }
+  return true;
 }
 
 /// The tensors kept in oneDNN's nChw16c (channels in blocks of 16) from the Conv that makes them
@@ -94,6 +120,7 @@ std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *
     else if (isLayoutFree(g, n, defs[n.id])) role[n.id] = 2;
     else if (readsBlocked(g, n, defs[n.id])) role[n.id] = 3;
     else if ((fullSlot[n.id] = channelBroadcastFull(g, n, defs[n.id])) >= 0) role[n.id] = 4;
+    else if (isChannelConcat(g, n, defs[n.id])) role[n.id] = 5;
     if (!role[n.id] || role[n.id] == 3) continue;
     const Fact &f = n.outputs[0].fact;
     blocked[n.id] = !isOutput0[n.id] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
@@ -113,9 +140,12 @@ std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *
         const OutletId in = n.inputs[size_t(fullSlot[n.id])];
         ok = ok && in.slot == 0 && blocked[in.node];
       }
+      if (role[n.id] == 5)
+        for (OutletId in : n.inputs) ok = ok && in.slot == 0 && blocked[in.node];
       for (InletId r : n.outputs[0].successors)
         ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && blocked[r.node]) || role[r.node] == 3 ||
-                    (role[r.node] == 4 && blocked[r.node] && int(r.slot) == fullSlot[r.node]));
+                    (role[r.node] == 4 && blocked[r.node] && int(r.slot) == fullSlot[r.node]) ||
+                    (role[r.node] == 5 && blocked[r.node]));
       if (!ok) blocked[n.id] = false, changed = true;
     }
   }

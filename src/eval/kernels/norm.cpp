@@ -72,6 +72,25 @@ Result<void> batchNorm(EvalContext &ctx) {
     Output<T> o(ctx, x.type(), x.shape());
     // Element i written after reading element i only: in place over a dying X.
     SF_ASSIGN(T *p, o.makeForOverwrite(true));
+    if (ctx.inputBlocked()) {
+      // X and Y kept in channel blocks of 16 (nChw16c, f32 [N, C, H, W]): 16 channels' factors
+      // and shifts against each position's 16 values.
+      if (!std::is_same_v<T, float> || x.shape().size() != 4 || c % 16 != 0)
+        return errorf("X {} {} kept in channel blocks", shortName(x.type()), shapeText(x.shape()));
+      std::vector<T> kt(static_cast<size_t>(c)), sh(static_cast<size_t>(c));
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const double k = scale[size_t(ch)] / std::sqrt(var[size_t(ch)] + eps);
+        kt[size_t(ch)] = T(k), sh[size_t(ch)] = T(bias[size_t(ch)] - mean[size_t(ch)] * k);
+      }
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t cb = 0; cb < c / 16; ++cb) {
+          const T *in = xs.data() + (b * c + cb * 16) * inner, *kk = kt.data() + cb * 16, *ss = sh.data() + cb * 16;
+          T *out = p + (b * c + cb * 16) * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            for (int lane = 0; lane < 16; ++lane) out[i * 16 + lane] = in[i * 16 + lane] * kk[lane] + ss[lane];
+        }
+      return o.finish(0);
+    }
     for (int64_t b = 0; b < n; ++b)
       for (int64_t ch = 0; ch < c; ++ch) {
         // The per-channel factor and shift in double, then one multiply-add per element in the
@@ -419,6 +438,7 @@ Result<void> registerNormKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "RMSNormalization", rmsNorm));
   SF_TRY(setKernel(r, "GroupNormalization", groupNorm));
   SF_TRY(setKernel(r, "BatchNormalization", batchNorm));
+  r.findMutable("", "BatchNormalization")->kernelTakesBlocked = true; // in inference, per channel
   SF_TRY(setKernel(r, "InstanceNormalization", instanceNorm));
   SF_TRY(setKernel(r, "LayerNormalization", layerNorm));
   SF_TRY(setKernel(r, "LRN", lrn));

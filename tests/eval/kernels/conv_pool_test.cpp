@@ -564,6 +564,74 @@ TEST(LibraryKernels, PoolingsKeptInChannelBlocksAgreeWithThePlainLayout) {
   }
 }
 
+/// Concats of whole channel blocks and a BatchNormalization between convolutions kept in channel
+/// blocks (DenseNet's and SqueezeNet's pattern: convolutions joined along the channels, then
+/// normalised, a Relu, a convolution; a second Concat with axis -3 read by a pooling). Against
+/// the same graph observed (plain everywhere) and in f64.
+std::vector<double> concatNetwork(ElementType t, bool observe, size_t *blocked) {
+  const char *type = t == ElementType::F32 ? "f32" : "f64";
+  std::vector<double> variances(48);
+  for (size_t i = 0; i < variances.size(); ++i) variances[i] = 0.25 + 0.05 * double(i);
+  std::string text = fmt::format(R"(
+graph main(x: {0}[2,16,9,9], w1: {0}[32,16,3,3], w2: {0}[16,16,1,1], w3: {0}[16,48,1,1], w4: {0}[16,48,1,1],
+           s: {0}[48], b: {0}[48], mu: {0}[48]) {{
+  v = Constant() {{value = {0}[48] [{1}]}}
+  a = Conv(x, w1) {{pads = [1, 1, 1, 1]}}
+  e = Conv(x, w2)
+  c = Concat(a, e) {{axis = 1}}
+  n = BatchNormalization(c, s, b, mu, v) {{epsilon = 0.001}}
+  r = Relu(n)
+  d = Conv(r, w3)
+  j = Concat(d, a) {{axis = -3}}
+  m = MaxPool(j) {{kernel_shape = [2, 2], strides = [2, 2]}}
+  o = Conv(m, w4)
+  return o
+}}
+)", type, fmt::join(variances, ", "));
+  std::map<std::string, Tensor> inputs;
+  auto draw = [&](const Shape &sh, uint64_t sd) {
+    Tensor r = *randomTensor(ElementType::F32, sh, sd);
+    return *Tensor::fromDoubles(t, sh, *r.toDoubles(size_t(r.elementCount())));
+  };
+  inputs.emplace("x", draw({2, 16, 9, 9}, 800));
+  inputs.emplace("w1", draw({32, 16, 3, 3}, 801));
+  inputs.emplace("w2", draw({16, 16, 1, 1}, 802));
+  inputs.emplace("w3", draw({16, 48, 1, 1}, 803));
+  inputs.emplace("w4", draw({16, 48, 1, 1}, 804));
+  inputs.emplace("s", draw({48}, 805));
+  inputs.emplace("b", draw({48}, 806));
+  inputs.emplace("mu", draw({48}, 807));
+  RunOptions options;
+  if (observe) options.observe = [](const Node &, size_t, const Tensor &) {};
+  Ran r = runText(text.c_str(), inputs, options);
+  EXPECT_TRUE(r.result.ok()) << r.result.error().message;
+  if (!r.result.ok()) return {};
+  *blocked = r.result->blockedTensors;
+  return values(r.result->outputs[0]);
+}
+
+TEST(LibraryKernels, ChannelConcatsAndBatchNormKeptInChannelBlocksAgreeWithThePlainLayout) {
+  size_t blocked = 0, none = 0, wide = 0;
+  auto kept = concatNetwork(ElementType::F32, false, &blocked);
+  auto plain = concatNetwork(ElementType::F32, true, &none);
+  auto exact = concatNetwork(ElementType::F64, false, &wide);
+  if (detail::dnnlAvailable()) {
+    EXPECT_EQ(blocked, 8u) << "a, e, c, n, r, d, j, m";
+  }
+  EXPECT_EQ(none, 0u);
+  EXPECT_EQ(wide, 0u);
+  ASSERT_EQ(kept.size(), exact.size());
+  ASSERT_EQ(plain.size(), exact.size());
+  ASSERT_FALSE(exact.empty());
+  double scale = 0;
+  for (double v : exact) scale = std::max(scale, std::abs(v));
+  ASSERT_GT(scale, 1.0);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    ASSERT_NEAR(kept[i], exact[i], 1e-5 * scale) << "element " << i;
+    ASSERT_NEAR(plain[i], exact[i], 1e-5 * scale) << "element " << i;
+  }
+}
+
 /// GELU as torch exports it, rewritten into one Gelu for the executor (both nestings of its Muls,
 /// Div or Mul by the root), against the same graph run as it is (five ops) and in f64; NaN,
 /// infinities and large arguments included. A pattern whose Erf output is also a graph output
