@@ -56,9 +56,10 @@ bool readsBlocked(const Graph &g, const Node &n, const OpDef *def) {
   return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4;
 }
 
-/// Which input of a broadcasting binary op (Add, Sub, Mul, Div) has the output's shape while the
-/// other is one value per channel ([1 or N, C, 1, 1]: a squeeze-excite block's scale); -1 if
-/// the node is not such an op. Its kernel takes the full input and the output in channel blocks.
+/// Which input of a per-channel op has the output's shape: a broadcasting binary op (Add, Sub,
+/// Mul, Div) whose other input is one value per channel ([1 or N, C, 1, 1]: a squeeze-excite
+/// block's scale), or BatchNormalization in inference (X, input 0); -1 if the node is neither.
+/// Its kernel takes that input and the output in channel blocks.
 int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
   if (!def || !def->kernelTakesBlocked || !n.domain.empty() || n.outputs.size() != 1) return -1;
   // BatchNormalization in inference: X [N, C, H, W], a factor and a shift per channel.
