@@ -88,11 +88,18 @@ std::optional<Dimension> foldValues(Fold op, const std::vector<Dimension> &v) {
 Result<Facts> reduceWith(InferContext &ctx, const ReduceSpec &spec) {
   const Fact &in = ctx.input(0);
   bool keep = ctx.attrs().getInt("keepdims", 1).valueOr(1) != 0;
-  bool noop = ctx.attrs().getInt("noop_with_empty_axes", 0).valueOr(0) != 0;
+  // noop_with_empty_axes came with the axes input (ReduceSum at 13, the rest at 18); before
+  // that the attribute is not the op's and empty axes reduce every axis.
+  bool noop = (ctx.opset() == 0 || ctx.opset() >= spec.axesInputSince) &&
+              ctx.attrs().getInt("noop_with_empty_axes", 0).valueOr(0) != 0;
   SF_ASSIGN(AxesSpec axes, readAxes(ctx, spec.axesInputSince));
   if (axes.axes && axes.axes->empty() && noop) {
+    // No axis is reduced: each element is reduced alone, which leaves Sum, Prod, Max and Min's
+    // values as they are; L1, L2, SumSquare, LogSum and LogSumExp still map each element (ONNX's
+    // reference and onnxruntime take |x|, |x|, x*x, log x and x), so their values are not followed.
     Fact out = in;
     out.constant.reset();
+    if (spec.fold == Fold::None) out.value.reset();
     return factsOf(std::move(out));
   }
   Fact out = makeFact(in.type, PartialShape::dynamic());

@@ -61,6 +61,24 @@ TEST(ReduceRule, NoopWithEmptyAxes) {
   EXPECT_EQ(value.run(), "i64[2] = [N,3]");
 }
 
+TEST(ReduceRule, NoopMapsEachElementOfTheNormsAndIsNotTheOpsBeforeTheAxesInput) {
+  // With no axis reduced, ReduceL1 still takes each element's |x| (ONNX's reference,
+  // onnxruntime): the values are not the input's.
+  OpTester l1("ReduceL1", 18);
+  l1.input("i64[2] = [-2,3]").constInts({0}, {}).attr("noop_with_empty_axes", 1);
+  EXPECT_EQ(l1.run(), "i64[2]");
+  OpTester mx("ReduceMax", 18);
+  mx.input("i64[2] = [-2,3]").constInts({0}, {}).attr("noop_with_empty_axes", 1);
+  EXPECT_EQ(mx.run(), "i64[2] = [-2,3]");
+  // Before opset 18 (13 for ReduceSum) the attribute is not the op's: every axis is reduced.
+  OpTester old("ReduceL1", 13);
+  old.input("f32[N,3]").attr("noop_with_empty_axes", 1);
+  EXPECT_EQ(old.run(), "f32[1,1]");
+  OpTester oldSum("ReduceSum", 11);
+  oldSum.input("i64[2] = [N,3]").attr("noop_with_empty_axes", 1).attr("keepdims", 0);
+  EXPECT_EQ(oldSum.run(), "i64[] = [N + 3]");
+}
+
 TEST(ReduceRule, IntervalsAndSymbols) {
   OpTester t("ReduceMean", 13);
   t.input("f32[?{1..8},S,?{2..}]").attr("axes", std::vector<int64_t>{1}).attr("keepdims", 0);

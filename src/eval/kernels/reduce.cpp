@@ -105,7 +105,10 @@ KernelFn reduce(Red kind, int64_t inputSince) {
       SF_ASSIGN(axes, ctx.attrs().getInts("axes", {}));
     }
     SF_ASSIGN(int64_t keep, ctx.attrs().getInt("keepdims", 1));
-    SF_ASSIGN(int64_t noop, ctx.attrs().getInt("noop_with_empty_axes", 0));
+    int64_t noop = 0; // an attribute from the opset where axes became an input
+    if (ctx.opset() >= inputSince) {
+      SF_ASSIGN(noop, ctx.attrs().getInt("noop_with_empty_axes", 0));
+    }
     std::vector<bool> red(r, axes.empty() && !noop);
     std::vector<bool> named(r, false);
     for (int64_t a : axes) {
