@@ -5,6 +5,8 @@ thread, graph optimisations off and on: scripts/ort/run_npy.js --repeat R), on t
 inputs (the first size set of scripts/precision_sizes.json), in the same run, as ratios.
 
 usage: bench/eval/eval_bench.py [--shapeflow PATH[,PATH2]] [--models a,b] [--repeat R] [--threads T]
+                               [--models-dir DIR --sizes SIZES.json]
+--models-dir and --sizes time models outside the dev corpus (each model's first size set is used).
 With two binaries (before and after a change) both are timed, one after the other, per model.
 Needs scripts/setup_precision.sh (the dev corpus and onnxruntime-node).
 """
@@ -25,15 +27,17 @@ def main():
     ap.add_argument("--models", default=MODELS)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "dev_models"))
+    ap.add_argument("--sizes", default=os.path.join(ROOT, "scripts", "precision_sizes.json"))
     a = ap.parse_args()
-    sizes = json.load(open(os.path.join(ROOT, "scripts", "precision_sizes.json")))
+    sizes = json.load(open(a.sizes))
     runner = os.path.join(ROOT, "scripts", "ort", "run_npy.js")
     binaries = a.shapeflow.split(",")
     heads = "".join(f"{'shapeflow' + (str(i + 1) if len(binaries) > 1 else '') + ' ms':>15}" for i in range(len(binaries)))
     print(f"{'model':<20}{heads} {'ort (opt off)':>14} {'ort (opt on)':>13}" + " vs off  vs on" * len(binaries))
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models.split(","):
-            path = os.path.join(ROOT, "dev_models", name + ".onnx")
+            path = os.path.join(a.models_dir, name + ".onnx")
             feeds = inputs_of(path, sizes[name][0], np.random.default_rng(0))
             specs = []
             for k, v in feeds.items():

@@ -273,6 +273,8 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
           if (post.kind == PostOp::Kind::Relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
           else if (post.kind == PostOp::Kind::Clip)
             ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.alpha, post.beta);
+          else if (post.kind == PostOp::Kind::HardSwish) // x * max(0, min(1, x / 6 + 1/2)), ONNX's
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
           else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.alpha, 0.f);
           attr.set_post_ops(ops);
         }

@@ -32,7 +32,7 @@ void reblock16(const float *from, float *to, int64_t n, int64_t c, int64_t hw, b
 /// oneDNN's Relu and Clip map a NaN to the lower bound where ONNX's keep it: the caller asks for
 /// them only where the convolution's output cannot be NaN (convWith, conv_pool.cpp).
 struct PostOp {
-  enum class Kind : uint8_t { None, Relu, Clip, Swish } kind = Kind::None;
+  enum class Kind : uint8_t { None, Relu, Clip, Swish, HardSwish } kind = Kind::None;
   float alpha = 0; // Swish: x * sigmoid(alpha * x); Clip: the lower bound
   float beta = 0;  // Clip: the upper bound
 };

@@ -308,6 +308,7 @@ Result<void> registerContribKernelsOnStandardOnes(OpRegistry &r);
 Result<void> registerControlFlowKernels(OpRegistry &r);
 Result<void> registerConvPoolKernels(OpRegistry &r);
 Result<void> registerConvPoolQuantizedKernels(OpRegistry &r);
+Result<void> registerConvTransposeKernels(OpRegistry &r);
 Result<void> registerElementwiseKernels(OpRegistry &r);
 Result<void> registerElementwiseUnaryKernels(OpRegistry &r);
 Result<void> registerFusedKernels(OpRegistry &r);

@@ -24,7 +24,7 @@ Result<void> setSequenceKernel(OpRegistry &r, std::string_view name, KernelFn k)
 
 void registerKernels(OpRegistry &r) {
   for (auto f : {detail::registerArrayOpsKernels, detail::registerAttentionKernels, detail::registerContribKernels, detail::registerControlFlowKernels, detail::registerConvPoolKernels,
-                 detail::registerConvPoolQuantizedKernels, detail::registerElementwiseKernels,
+                 detail::registerConvPoolQuantizedKernels, detail::registerConvTransposeKernels, detail::registerElementwiseKernels,
                  detail::registerElementwiseUnaryKernels, detail::registerFusedKernels, detail::registerIndexKernels,
                  detail::registerMatMulKernels, detail::registerMiscKernels, detail::registerNormKernels,
                  detail::registerReduceKernels, detail::registerResizeKernels, detail::registerRnnKernels,

@@ -527,7 +527,8 @@ void registerElementwiseOps(OpRegistry &r) {
            {.infer = inferUnary, .traits = elementwise, .refine = same, .cost = compare});
   // clang-format on
   for (auto [name, fn] : {std::pair{"Sigmoid", Pointwise::Sigmoid}, std::pair{"Erf", Pointwise::Erf},
-                          std::pair{"Relu", Pointwise::Relu}, std::pair{"Clip", Pointwise::Clip}})
+                          std::pair{"Relu", Pointwise::Relu}, std::pair{"Clip", Pointwise::Clip},
+                          std::pair{"HardSwish", Pointwise::HardSwish}})
     r.findMutable("", name)->traits.pointwise = fn;
   r.add({.name = "BitwiseNot", .infer = inferUnary, .traits = elementwise, .refine = same, .cost = other});
   // Float shape math on sizes (a resize factor, a rounded size) folds; see "float folding".

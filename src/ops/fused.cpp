@@ -9,8 +9,8 @@ namespace {
 /// FusedConv: Conv's rule, once its activation is one the kernel computes.
 Result<Facts> inferFusedConv(InferContext &ctx) {
   SF_ASSIGN(std::string activation, ctx.attrs().getString("activation", ""));
-  if (activation != "Relu" && activation != "Clip" && activation != "Swish")
-    return errorf("attribute 'activation' is '{}', expected Relu, Clip or Swish", activation);
+  if (activation != "Relu" && activation != "Clip" && activation != "Swish" && activation != "HardSwish")
+    return errorf("attribute 'activation' is '{}', expected Relu, Clip, Swish or HardSwish", activation);
   return inferConv(ctx);
 }
 

@@ -1,4 +1,5 @@
-// The executor's fusions (rewrite/rewrite.h): a convolution and its activation, GELU's five ops.
+// The executor's fusions (rewrite/rewrite.h): a convolution and its activation (Relu, Clip, SiLU,
+// HardSwish), GELU's five ops.
 #include "shapeflow/ops/fused.h"
 #include "shapeflow/rewrite/rewrite.h"
 
@@ -63,8 +64,8 @@ Result<size_t> fuseConvActivation(PassContext &ctx) {
     OutletId replaced;
     std::vector<uint32_t> dead;
     const Node *reader = readers.size() == 1 && readers[0].slot == 0 ? &g.nodes[readers[0].node] : nullptr;
-    if (computes(ctx, reader, Pointwise::Relu)) {
-      attrs.set("activation", std::string("Relu"));
+    if (computes(ctx, reader, Pointwise::Relu) || computes(ctx, reader, Pointwise::HardSwish)) {
+      attrs.set("activation", std::string(computes(ctx, reader, Pointwise::Relu) ? "Relu" : "HardSwish"));
       replaced = {reader->id, 0};
       dead = {reader->id, id};
     } else if (computes(ctx, reader, Pointwise::Clip) && clipBounds(g, *reader)) {

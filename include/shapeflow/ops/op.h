@@ -125,7 +125,7 @@ enum class BodyRuns : uint8_t {
 /// The function an elementwise op computes, for rewrites that recognise patterns of ops (an
 /// activation after a convolution, GELU written as five ops) from their records rather than
 /// from op-type strings.
-enum class Pointwise : uint8_t { None, Identity, Add, Sub, Mul, Div, Relu, Sigmoid, Erf, Clip };
+enum class Pointwise : uint8_t { None, Identity, Add, Sub, Mul, Div, Relu, Sigmoid, Erf, Clip, HardSwish };
 
 /// What an op's outputs hold as ONNX types them: the IR's facts describe tensors, and a
 /// sequence or an optional by its elements (ops/sequence.cpp), so a writer of ONNX types reads

@@ -276,6 +276,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
   }, kMs));
   SF_TRY(setKernel(r, "EmbedLayerNormalization", embedLayerNorm, kMs));
   SF_TRY(registerContribAttentionKernels(r));
+  SF_TRY(registerContribGqaKernels(r));
   SF_TRY(registerContribQuantizedKernels(r));
   return success();
 }

@@ -13,8 +13,10 @@ inline constexpr const char *kMs = "com.microsoft";
 /// A per-hidden-element parameter (gamma, beta, bias): `hidden` values.
 Result<std::vector<double>> hiddenParam(EvalContext &ctx, size_t i, int64_t hidden, const char *name);
 
-/// GroupQueryAttention, RotaryEmbedding, MultiHeadAttention and Attention (contrib_attention.cpp).
+/// RotaryEmbedding, MultiHeadAttention and Attention (contrib_attention.cpp).
 Result<void> registerContribAttentionKernels(OpRegistry &r);
+/// GroupQueryAttention (contrib_gqa.cpp).
+Result<void> registerContribGqaKernels(OpRegistry &r);
 /// MatMulNBits, GatherBlockQuantized and the QLinear element-wise ops (contrib_quantized.cpp).
 Result<void> registerContribQuantizedKernels(OpRegistry &r);
 

@@ -17,6 +17,7 @@ Result<void> fusedConv(EvalContext &ctx) {
     return convWith(ctx, {PostOp::Kind::Clip, float(lo), float(hi)});
   }
   if (activation == "Swish") return convWith(ctx, {PostOp::Kind::Swish, float(alpha)});
+  if (activation == "HardSwish") return convWith(ctx, {PostOp::Kind::HardSwish});
   return errorf("activation '{}'", activation);
 }
 
