@@ -24,7 +24,24 @@
 
 namespace sf::eval::detail {
 
-void reblock16(const float *from, float *to, int64_t n, int64_t c, int64_t hw, bool toBlocked) {
+void relayout(const float *from, float *to, int64_t n, int64_t c, int64_t hw, Layout layout, bool toLayout) {
+  if (layout == Layout::Plain) {
+    std::copy(from, from + n * c * hw, to);
+    return;
+  }
+  if (layout == Layout::ChannelsLast) {
+    for (int64_t b = 0; b < n; ++b) {
+      const float *f = from + b * c * hw;
+      float *t = to + b * c * hw;
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < hw; ++i) {
+          if (toLayout) t[i * c + ch] = f[ch * hw + i];
+          else t[ch * hw + i] = f[i * c + ch];
+        }
+    }
+    return;
+  }
+  const bool toBlocked = toLayout;
   for (int64_t b = 0; b < n; ++b)
     for (int64_t cb = 0; cb < c / 16; ++cb) {
       const int64_t base = (b * c + cb * 16) * hw; // the block's 16 channels start here in both
@@ -56,6 +73,21 @@ constexpr size_t kMaxEntries = 4096;
 
 Tag plainTag(size_t spatial) {
   return spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw;
+}
+
+/// The tag of a 2-D activation kept in `layout` (plainTag for the plain one, any rank).
+Tag tagOf(Layout layout, size_t spatial) {
+  return layout == Layout::Blocked16 ? Tag::nChw16c : layout == Layout::ChannelsLast ? Tag::nhwc : plainTag(spatial);
+}
+
+/// Whether a geometry's layouts are ones its tensors can be in: channel layouts only with 2
+/// spatial dims, nChw16c only for whole blocks of 16 (`c` in, `m` out).
+bool layoutsFit(const WindowGeometry &g, int64_t c, int64_t m) {
+  const size_t k = g.in.size();
+  auto fits = [&](Layout l, int64_t ch) {
+    return l == Layout::Plain || (k == 2 && (l == Layout::ChannelsLast || ch % 16 == 0));
+  };
+  return fits(g.src, c) && fits(g.dst, m);
 }
 
 Tag weightsTag(size_t spatial, bool grouped) {
@@ -237,15 +269,15 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
     Env &e = env();
     const size_t k = g.in.size();
     const memory::dims wDims = weightDims(g);
-    if ((g.srcBlocked && (k != 2 || g.c % 16 != 0)) || (g.dstBlocked && (k != 2 || g.m % 16 != 0))) return false;
-    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, g.srcBlocked ? Tag::nChw16c : plainTag(k));
-    memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, g.dstBlocked ? Tag::nChw16c : plainTag(k));
+    if (!layoutsFit(g, g.c, g.m)) return false;
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, tagOf(g.src, k));
+    memory::desc yDesc(activationDims(g.n, g.m, g.out), memory::data_type::f32, tagOf(g.dst, k));
     memory::desc wUser(wDims, memory::data_type::f32, weightsTag(k, g.group > 1));
     memory::desc bDesc({g.m}, memory::data_type::f32, Tag::x);
 
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
-    key.push_back(int64_t(g.srcBlocked) * 2 + int64_t(g.dstBlocked));
+    key.push_back(int64_t(g.src) * 3 + int64_t(g.dst));
     key.push_back(int64_t(post.kind));
     if (post.kind == PostOp::Kind::Swish || post.kind == PostOp::Kind::Clip) {
       int32_t alpha, beta;
@@ -284,14 +316,23 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
       // back to the plain layout is then a cheap blocked copy (a layout oneDNN picks itself,
       // channels last, costs a transpose each way: a quarter of the kernels' time on resnet18).
       // Otherwise, or where the blocked request finds only the reference kernel, oneDNN picks.
+      auto notRef = [](const auto &pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) != 0; };
       if (k == 2 && g.c % 16 == 0 && g.m % 16 == 0) {
         auto pd = makePd(Tag::nChw16c, Tag::nChw16c);
-        if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
+        if (notRef(pd)) return pd;
+      }
+      // Channels last where either side is kept so (channel counts not whole blocks): both
+      // sides as they are kept, else both channels last (the other side reordered).
+      if (k == 2 && (g.src == Layout::ChannelsLast || g.dst == Layout::ChannelsLast)) {
+        auto pd = makePd(tagOf(g.src, k), tagOf(g.dst, k));
+        if (notRef(pd)) return pd;
+        pd = makePd(Tag::nhwc, Tag::nhwc);
+        if (notRef(pd)) return pd;
       }
       // A first layer (a few plain input channels) whose output stays in blocks: read as it is.
-      if (k == 2 && g.dstBlocked && !g.srcBlocked && g.c % 16 != 0) {
+      if (k == 2 && g.dst == Layout::Blocked16 && g.src == Layout::Plain && g.c % 16 != 0) {
         auto pd = makePd(plainTag(k), Tag::nChw16c);
-        if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
+        if (notRef(pd)) return pd;
       }
       return makePd(Tag::any, Tag::any);
     });
@@ -360,11 +401,11 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
   }
   try {
     Env &e = env();
-    if ((g.srcBlocked || g.dstBlocked) && (k != 2 || g.c % 16 != 0)) return false;
-    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, g.srcBlocked ? Tag::nChw16c : plainTag(k));
-    memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, g.dstBlocked ? Tag::nChw16c : plainTag(k));
+    if (!layoutsFit(g, g.c, g.c)) return false;
+    memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, tagOf(g.src, k));
+    memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, tagOf(g.dst, k));
     auto key = keyOf(g, int64_t(kind));
-    key.push_back(int64_t(g.srcBlocked) * 2 + int64_t(g.dstBlocked));
+    key.push_back(int64_t(g.src) * 3 + int64_t(g.dst));
     const auto &p = findOrMake(poolCache, key, [&] {
       auto algo = kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                   : kind == PoolKind::AverageIncludingPads ? dnnl::algorithm::pooling_avg_include_padding
@@ -374,7 +415,7 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
       memory::desc anyDst(activationDims(g.n, g.c, g.out), memory::data_type::f32, Tag::any);
       // A plain 2-D source of whole channel blocks is pooled in blocks (oneDNN's pooling of the
       // plain layout is several times slower than the reorder into blocks and back).
-      const bool toBlocks = !g.srcBlocked && k == 2 && g.c % 16 == 0;
+      const bool toBlocks = g.src == Layout::Plain && k == 2 && g.c % 16 == 0;
       memory::desc src = toBlocks ? memory::desc(activationDims(g.n, g.c, g.in), memory::data_type::f32, Tag::nChw16c) : xDesc;
       dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algo, src, anyDst,
                                        memory::dims(g.stride.begin(), g.stride.end()),

@@ -17,13 +17,15 @@ namespace sf::eval::detail {
 struct WindowGeometry {
   int64_t n = 0, c = 0, m = 0, group = 1; // m: output channels (c for pools)
   std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
-  /// The input, the output in channel blocks of 16 (nChw16c: [n, c/16, h, w, 16]) rather than
-  /// plain NCHW (2 spatial dims, channels a multiple of 16; see blockedTensors in the executor).
-  bool srcBlocked = false, dstBlocked = false;
+  /// The layouts of the input and the output (Layout: plain NCHW, nChw16c [n, c/16, h, w, 16]
+  /// for channels a multiple of 16, or channels last [n, h, w, c]); only 2 spatial dims take the
+  /// channel layouts.
+  Layout src = Layout::Plain, dst = Layout::Plain;
 };
 
-/// NCHW <-> nChw16c for `c` a multiple of 16, `hw` the spatial size (`to` must not alias `from`).
-void reblock16(const float *from, float *to, int64_t n, int64_t c, int64_t hw, bool toBlocked);
+/// NCHW <-> `layout` (`c` a multiple of 16 for nChw16c), `hw` the spatial size (`to` must not
+/// alias `from`; a plain layout is a copy).
+void relayout(const float *from, float *to, int64_t n, int64_t c, int64_t hw, Layout layout, bool toLayout);
 
 /// y = conv(x, w) (+ b per output channel), w [m, c/group, kernel...] the elements of the tensor
 /// `weights`; with `keep` (a constant of the graph) the reordered weights are kept between runs,

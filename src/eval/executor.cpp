@@ -130,7 +130,8 @@ struct Runner {
   size_t nodesRun = 0;
   int64_t bodyRuns = 0;
   Arena *arena = nullptr; // the top graph's, when the run has one
-  size_t blockedCount = 0; // tensors kept in channel blocks (bodies' included, once per body run)
+  size_t blockedCount = 0; // tensors kept in a channel layout (bodies' included, once per body run)
+  size_t channelsLastCount = 0; // of them channels last
 
   /// Runs a prepared graph with `formals` for its non-captured inputs (in order; absent: the
   /// input's default initializer) and `owner` the inputs of the node whose body it is
@@ -306,7 +307,7 @@ Result<void> Frame::op(const Step &s, int depth) {
   inputBounds.clear();
   for (OutletId o : n.inputs) inputBounds.push_back(o.valid() ? bounds[plan.outlet(o)] : EvalContext::kUnbounded);
   ctx.setInputBounds(inputBounds);
-  if (s.blockedIn || s.blockedOut) ctx.setBlocked(s.blockedIn, s.blockedOut);
+  if (s.layoutIn != Layout::Plain || s.layoutOut != Layout::Plain) ctx.setLayouts(s.layoutIn, s.layoutOut);
   if (s.layoutFreeBlocked) SF_TRY(sameBlockedShapes(n, s.op, ins));
   // Its outputs at their places in the arena; an input whose last reader this is may be
   // written over by a kernel that works in place.
@@ -464,6 +465,7 @@ Result<std::vector<Value>> Runner::execute(const ExecPlan &plan, const std::vect
   if (depth > 64) return errorf("bodies nested deeper than 64");
   Frame frame(plan, *this, depth == 0 ? arena : nullptr);
   blockedCount += plan.blockedCount();
+  channelsLastCount += plan.channelsLastCount();
   for (const Step &s : plan.steps()) {
     if (s.kind == NodeKind::Op) SF_TRY(frame.op(s, depth));
     else SF_TRY(frame.input(s, formals, owner));
@@ -545,6 +547,7 @@ Result<RunResult> run(const ExecPlan &plan, const std::map<std::string, Value> &
   out.nodesRun = runner.nodesRun;
   out.peakBytes = runner.peak;
   out.blockedTensors = runner.blockedCount;
+  out.channelsLastTensors = runner.channelsLastCount;
   return out;
 }
 

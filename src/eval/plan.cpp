@@ -103,16 +103,18 @@ bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def) {
   return true;
 }
 
-/// The tensors kept in oneDNN's nChw16c (channels in blocks of 16) from the Conv that makes them
-/// (or the layout-free elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept)
-/// to the Convs and layout-free ops that read them: no reorder between two convolutions. f32,
-/// rank 4, channels a static multiple of 16, not a graph output, every reader a Conv or a
-/// pooling (its input X), a layout-free op whose output is kept so too, a GlobalAveragePool, or a binary op with a
-/// value per channel (a squeeze-excite block's scale: its full input) whose output is kept so
-/// too. Per node: 1 conv or pooling, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 0 other.
-std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *> &defs,
-                                 const std::vector<bool> &isOutput0, std::vector<int8_t> &role) {
-  std::vector<bool> blocked(g.nodes.size(), false);
+/// The layout each node's output 0 is kept in (Layout): in oneDNN's nChw16c (channels a multiple
+/// of 16) or channels last (the others) from the Conv that makes it (or the layout-free
+/// elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept) to the Convs and
+/// layout-free ops that read it: no reorder between two convolutions. f32, rank 4, channels
+/// static, not a graph output, every reader a Conv or a pooling (its input X), a layout-free op
+/// whose output is kept so too, a GlobalAveragePool, a binary op with a value per channel (a
+/// squeeze-excite block's scale: its full input) or a BatchNormalization whose output is kept so
+/// too, or (channel blocks only) a Concat along the channels. Per node `role`: 1 conv or
+/// pooling, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 5 channel Concat, 0 other.
+std::vector<Layout> channelLayouts(const Graph &g, const std::vector<const OpDef *> &defs,
+                                   const std::vector<bool> &isOutput0, std::vector<int8_t> &role) {
+  std::vector<Layout> layout(g.nodes.size(), Layout::Plain);
   std::vector<int> fullSlot(g.nodes.size(), -1);
   role.assign(g.nodes.size(), 0);
   for (const Node &n : g.nodes) {
@@ -124,33 +126,33 @@ std::vector<bool> blockedOutputs(const Graph &g, const std::vector<const OpDef *
     else if (isChannelConcat(g, n, defs[n.id])) role[n.id] = 5;
     if (!role[n.id] || role[n.id] == 3) continue;
     const Fact &f = n.outputs[0].fact;
-    blocked[n.id] = !isOutput0[n.id] && f.type == ElementType::F32 && f.shape.rankIsStatic() &&
-                    f.shape.size() == 4 && f.shape[1].isStatic() && f.shape[1].length() % 16 == 0 &&
-                    f.shape[1].length() > 0;
+    if (isOutput0[n.id] || f.type != ElementType::F32 || !f.shape.rankIsStatic() || f.shape.size() != 4 ||
+        !f.shape[1].isStatic() || f.shape[1].length() <= 0)
+      continue;
+    layout[n.id] = f.shape[1].length() % 16 == 0 ? Layout::Blocked16 : Layout::ChannelsLast;
+    if (role[n.id] == 5 && layout[n.id] != Layout::Blocked16) layout[n.id] = Layout::Plain;
   }
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node &n : g.nodes) {
-      if (n.removed || n.outputs.empty() || !blocked[n.id]) continue;
+      if (n.removed || n.outputs.empty() || layout[n.id] == Layout::Plain) continue;
+      const Layout mine = layout[n.id];
+      auto same = [&](OutletId in) { return in.slot == 0 && layout[in.node] == mine; };
       bool ok = true;
       if (role[n.id] == 2)
         for (OutletId in : n.inputs)
-          if (in.valid() && g.fact(in).shape.equalEverywhere(n.outputs[0].fact.shape))
-            ok = ok && in.slot == 0 && blocked[in.node];
-      if (role[n.id] == 4) {
-        const OutletId in = n.inputs[size_t(fullSlot[n.id])];
-        ok = ok && in.slot == 0 && blocked[in.node];
-      }
+          if (in.valid() && g.fact(in).shape.equalEverywhere(n.outputs[0].fact.shape)) ok = ok && same(in);
+      if (role[n.id] == 4) ok = ok && same(n.inputs[size_t(fullSlot[n.id])]);
       if (role[n.id] == 5)
-        for (OutletId in : n.inputs) ok = ok && in.slot == 0 && blocked[in.node];
+        for (OutletId in : n.inputs) ok = ok && same(in);
       for (InletId r : n.outputs[0].successors)
-        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && blocked[r.node]) || role[r.node] == 3 ||
-                    (role[r.node] == 4 && blocked[r.node] && int(r.slot) == fullSlot[r.node]) ||
-                    (role[r.node] == 5 && blocked[r.node]));
-      if (!ok) blocked[n.id] = false, changed = true;
+        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && layout[r.node] == mine) ||
+                    role[r.node] == 3 || (role[r.node] == 4 && layout[r.node] == mine && int(r.slot) == fullSlot[r.node]) ||
+                    (role[r.node] == 5 && layout[r.node] == mine));
+      if (!ok) layout[n.id] = Layout::Plain, changed = true;
     }
   }
-  return blocked;
+  return layout;
 }
 
 /// A constant whose elements lie at an address their type cannot be read from (a view of a
@@ -221,11 +223,11 @@ std::vector<size_t> formalIndices(const Graph &g) {
   return formalOf;
 }
 
-/// How a node runs: a graph input, a constant or an op (`role` and `blocked` as blockedOutputs
-/// made them, `role` empty without channel blocks). The bodies it runs are prepared apart.
+/// How a node runs: a graph input, a constant or an op (`role` and `layout` as channelLayouts
+/// made them, `role` empty without channel layouts). The bodies it runs are prepared apart.
 Result<Step> stepOf(const Node &n, uint32_t id, const std::vector<const OpDef *> &defs,
                     const std::vector<size_t> &formalOf, const std::vector<int8_t> &role,
-                    const std::vector<bool> &blocked) {
+                    const std::vector<Layout> &layout) {
   Step s;
   s.node = id;
   s.kind = n.kind;
@@ -255,12 +257,12 @@ Result<Step> stepOf(const Node &n, uint32_t id, const std::vector<const OpDef *>
   s.checksRule = s.def->infer && s.def->traits.bodies == BodyRuns::None;
   s.runsBodies = s.def->traits.bodies != BodyRuns::None || s.def->kernelTakesSequences;
   if (!role.empty() && (role[id] == 1 || role[id] == 3) && n.inputs[0].valid()) {
-    s.blockedIn = blocked[n.inputs[0].node] && n.inputs[0].slot == 0;
-    s.blockedOut = blocked[id];
+    s.layoutIn = n.inputs[0].slot == 0 ? layout[n.inputs[0].node] : Layout::Plain;
+    s.layoutOut = layout[id];
   }
-  // A channel broadcast kept in blocks reads its full input so (blockedOutputs' rule).
-  if (!role.empty() && role[id] == 4) s.blockedIn = s.blockedOut = blocked[id];
-  s.layoutFreeBlocked = !role.empty() && role[id] == 2 && blocked[id];
+  // A channel broadcast kept in a channel layout reads its full input so (channelLayouts' rule).
+  if (!role.empty() && role[id] == 4) s.layoutIn = s.layoutOut = layout[id];
+  s.layoutFreeBlocked = !role.empty() && role[id] == 2 && layout[id] != Layout::Plain;
   return s;
 }
 
@@ -299,22 +301,23 @@ Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOpt
     }
   for (OutletId o : g.outputs)
     if (g.contains(o)) plan->isOutput_[plan->outlet(o)] = true;
-  // Tensors kept in channel blocks between convolutions (not while every tensor is observed in
-  // the plain layout, nor with a caller's registry, nor without oneDNN).
-  std::vector<bool> blocked(count, false);
+  // Tensors kept in a channel layout between convolutions (not while every tensor is observed
+  // in the plain layout, nor with a caller's registry, nor without oneDNN).
+  std::vector<Layout> layout(count, Layout::Plain);
   std::vector<int8_t> role;
   if (!options.observed && !options.registry && detail::dnnlAvailable()) {
     std::vector<bool> output0(count, false);
     for (const Node &n : g.nodes)
       if (!n.outputs.empty()) output0[n.id] = plan->isOutput_[plan->firstOutlet_[n.id]];
-    blocked = blockedOutputs(g, defs, output0, role);
-    plan->blockedCount_ = size_t(std::count(blocked.begin(), blocked.end(), true));
+    layout = channelLayouts(g, defs, output0, role);
+    plan->channelsLastCount_ = size_t(std::count(layout.begin(), layout.end(), Layout::ChannelsLast));
+    plan->blockedCount_ = plan->channelsLastCount_ + size_t(std::count(layout.begin(), layout.end(), Layout::Blocked16));
   }
   const std::vector<size_t> formalOf = formalIndices(g);
   for (uint32_t id : order) {
     const Node &n = g.nodes[id];
     if (n.removed) continue;
-    SF_ASSIGN(Step s, stepOf(n, id, defs, formalOf, role, blocked));
+    SF_ASSIGN(Step s, stepOf(n, id, defs, formalOf, role, layout));
     if (!n.isParameter() && !n.isConstant())
       for (const Graph *b : bodiesOf(n))
         if (!plan->bodies_.count(b)) {

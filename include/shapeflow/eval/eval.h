@@ -90,6 +90,13 @@ private:
   size_t n_ = 0;
 };
 
+/// How the executor keeps a rank-4 f32 tensor [N, C, H, W] between the kernels that read it:
+/// plain (row-major NCHW), in channel blocks of 16 (oneDNN's nChw16c: [N, C/16, H, W, 16], for C a
+/// multiple of 16), or channels last (nhwc: [N, H, W, C], the same bytes as plain, for the other
+/// channel counts). The two channel layouts spare the reorders oneDNN's convolutions make from
+/// and to plain tensors.
+enum class Layout : uint8_t { Plain, Blocked16, ChannelsLast };
+
 /// What a kernel sees: its node's input values (absent optional inputs are absent), attributes,
 /// opset; it sets every output. Only kernels registered as taking sequences and optionals see
 /// inputs that are not tensors; the executor refuses them to the others.
@@ -145,12 +152,12 @@ public:
   }
   /// The graph the node belongs to (for inputIsConstant).
   void setGraph(const Graph &g) { graph_ = &g; }
-  /// Input 0 and output 0 of a Conv whose elements the executor keeps in channel blocks of 16
-  /// between the kernels that read them so (oneDNN's nChw16c; the executor decides which,
-  /// before the run, and only for 2-D convolutions in f32 with channels a multiple of 16).
-  void setBlocked(bool input0, bool output0) { blockedIn_ = input0, blockedOut_ = output0; }
-  bool inputBlocked() const { return blockedIn_; }
-  bool outputBlocked() const { return blockedOut_; }
+  /// The layout of input 0 and output 0 where the executor keeps a rank-4 f32 tensor's elements
+  /// in a channel layout between the kernels that read them so (it decides which before the
+  /// run: Layout). Plain elsewhere.
+  void setLayouts(Layout input0, Layout output0) { layoutIn_ = input0, layoutOut_ = output0; }
+  Layout inputLayout() const { return layoutIn_; }
+  Layout outputLayout() const { return layoutOut_; }
   /// Input i as shared, for an output that views its bytes.
   const std::shared_ptr<const Tensor> &inputShared(size_t i) const {
     if (!hasInput(i)) throw MissingInput{i};
@@ -203,7 +210,7 @@ private:
   const Node &node_;
   std::vector<Value> inputs_;
   const Graph *graph_ = nullptr;
-  bool blockedIn_ = false, blockedOut_ = false;
+  Layout layoutIn_ = Layout::Plain, layoutOut_ = Layout::Plain;
   int64_t opset_;
   std::vector<Value> outputs_;
   std::span<const float> inputBounds_;
@@ -272,8 +279,10 @@ struct RunResult {
   size_t nodesRun = 0;
   int64_t peakBytes = 0; // of the tensors the run allocated, alive at once
   std::optional<ArenaUse> arena; // when the run had one
-  /// Tensors kept in oneDNN's channel blocks between convolutions (no reorder between them).
+  /// Tensors kept in a channel layout between convolutions (no reorder between them): in
+  /// channel blocks of 16 or channels last (Layout); `channelsLastTensors` of them the latter.
   size_t blockedTensors = 0;
+  size_t channelsLastTensors = 0;
 };
 
 /// The registry of every op with its kernel where this layer has one.

@@ -32,10 +32,11 @@ struct Step {
   bool readsShapeOnly = false; // reads only its inputs' shapes (Shape, Size)
   bool checksRule = false;     // the op's rule checks its actual inputs and outputs (mode 2)
   bool runsBodies = false;     // the kernel runs bodies or reads sequences
-  /// A 2-D convolution's input and output kept in channel blocks (a GlobalAveragePool's input;
+  /// A 2-D convolution's input and output kept in a channel layout (a GlobalAveragePool's input;
   /// a binary op's full input and output, its other input a value per channel); a layout-free
   /// op whose output (and full-size inputs) are.
-  bool blockedIn = false, blockedOut = false, layoutFreeBlocked = false;
+  Layout layoutIn = Layout::Plain, layoutOut = Layout::Plain;
+  bool layoutFreeBlocked = false;
 };
 
 struct PrepareOptions {
@@ -64,6 +65,7 @@ public:
   const std::vector<bool> &isOutput() const { return isOutput_; }
   /// Tensors kept in channel blocks.
   size_t blockedCount() const { return blockedCount_; }
+  size_t channelsLastCount() const { return channelsLastCount_; }
   /// The plan of a body of one of the graph's nodes (prepared with it); null for another graph.
   const ExecPlan *body(const Graph &b) const {
     auto it = bodies_.find(&b);
@@ -79,7 +81,7 @@ private:
   std::vector<size_t> firstOutlet_;
   std::vector<uint32_t> readers_, dataReaders_;
   std::vector<bool> isOutput_;
-  size_t blockedCount_ = 0;
+  size_t blockedCount_ = 0, channelsLastCount_ = 0;
   std::unordered_map<const Graph *, std::shared_ptr<const ExecPlan>> bodies_;
 };
 

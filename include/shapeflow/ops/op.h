@@ -209,7 +209,7 @@ struct OpDef {
   /// tensors only).
   bool kernelTakesSequences = false;
   /// The kernel (a 2-D convolution's) reads input 0 and writes output 0 in oneDNN's channel
-  /// blocks where the executor asks it to (EvalContext::setBlocked).
+  /// layout where the executor asks it to (EvalContext::setLayouts).
   bool kernelTakesBlocked = false;
 };
 

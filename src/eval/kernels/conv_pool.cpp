@@ -46,6 +46,31 @@ Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> k
   return w;
 }
 
+/// Whether a [n, c, spatial...] tensor can be kept in `layout` (conv_pool.h).
+static Result<void> layoutHolds(Layout layout, int64_t c, size_t spatial) {
+  if (layout == Layout::Plain) return success();
+  if (spatial != 2 || (layout == Layout::Blocked16 && c % 16 != 0))
+    return errorf("a tensor of {} channels and {} spatial dims kept in a channel layout", c, spatial);
+  return success();
+}
+
+Result<const float *> plainInput(const EvalContext &ctx, const float *x, int64_t n, int64_t c, int64_t hw,
+                                 size_t spatial, std::vector<float> &plain) {
+  if (ctx.inputLayout() == Layout::Plain) return x;
+  SF_TRY(layoutHolds(ctx.inputLayout(), c, spatial));
+  plain.resize(size_t(n * c * hw));
+  relayout(x, plain.data(), n, c, hw, ctx.inputLayout(), false);
+  return static_cast<const float *>(plain.data());
+}
+
+Result<void> toOutputLayout(const EvalContext &ctx, float *p, int64_t n, int64_t c, int64_t hw, size_t spatial) {
+  if (ctx.outputLayout() == Layout::Plain) return success();
+  SF_TRY(layoutHolds(ctx.outputLayout(), c, spatial));
+  std::vector<float> plain(p, p + n * c * hw);
+  relayout(plain.data(), p, n, c, hw, ctx.outputLayout(), true);
+  return success();
+}
+
 namespace {
 
 /// The activation a FusedConv applies to its output, element by element.
@@ -182,14 +207,14 @@ Result<void> convWith(EvalContext &ctx, PostOp post) {
     }
     Output<T> o(ctx, x.type(), out);
     SF_ASSIGN(T *p, o.makeForOverwrite());
-    // Where the executor keeps the input or output in channel blocks (EvalContext::setBlocked)
+    // Where the executor keeps the input or output in a channel layout (EvalContext::setLayouts)
     // and oneDNN does not take the case: the loops below on a plain copy of the input, the
-    // output blocked after them.
+    // output moved into its layout after them.
     std::vector<float> plainX;
     const T *xdata = xs.data();
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, m, group, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
-      geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
+      geo.src = ctx.inputLayout(), geo.dst = ctx.outputLayout();
       // Relu, Clip and HardSwish in oneDNN's pass only where the convolution cannot make a NaN
       // (its input bounded: as the kernel that made it proved, or measured here); otherwise after
       // it, by the loop that keeps NaN (the layout does not matter to it).
@@ -212,24 +237,16 @@ Result<void> convWith(EvalContext &ctx, PostOp post) {
         ctx.setOutputBound(0, yBound); // Relu, Swish and HardSwish (|x f(x)| <= |x|) keep it
         return success();
       }
-      if (ctx.inputBlocked()) {
-        if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
-        plainX.resize(size_t(n * c * countOf(w.in)));
-        reblock16(xs.data(), plainX.data(), n, c, countOf(w.in), false);
-        xdata = plainX.data();
-      }
+      SF_ASSIGN(xdata, plainInput(ctx, xs.data(), n, c, countOf(w.in), w.in.size(), plainX));
     }
-    if (ctx.outputBlocked() && !std::is_same_v<T, float>) return errorf("a blocked output of {}", shortName(x.type()));
+    if ((ctx.inputLayout() != Layout::Plain || ctx.outputLayout() != Layout::Plain) && !std::is_same_v<T, float>)
+      return errorf("a {} tensor kept in a channel layout", shortName(x.type()));
     int64_t outSize = countOf(w.out);
     std::vector<int64_t> tapOff = tapOffsets(w);
     if constexpr (std::is_same_v<T, float>) {
       convColumns(ch, w, tapOff, xdata, ws.data(), bias ? bias->data() : nullptr, p);
       applyPostOp(post, p, n * m * outSize);
-      if (ctx.outputBlocked()) {
-        if (m % 16 != 0 || w.out.size() != 2) return errorf("a blocked output of {} channels", m);
-        std::vector<float> plainY(p, p + n * m * outSize);
-        reblock16(plainY.data(), p, n, m, outSize, true);
-      }
+      SF_TRY(toOutputLayout(ctx, p, n, m, outSize, w.out.size()));
       return o.finish(0);
     }
     convLoops(ch, w, tapOff, xdata, ws.data(), bias ? bias->data() : nullptr, p);
@@ -273,13 +290,13 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
     Elements<T> xs(x);
     Output<T> o(ctx, x.type(), out, 0);
     SF_ASSIGN(T *p, o.makeForOverwrite());
-    // Where the executor keeps X or Y in channel blocks and oneDNN does not take the case: the
-    // loops below on a plain copy of X, Y put in blocks after them.
+    // Where the executor keeps X or Y in a channel layout and oneDNN does not take the case: the
+    // loops below on a plain copy of X, Y moved into its layout after them.
     const T *xdata = xs.data();
     std::vector<T> plainX;
     if constexpr (std::is_same_v<T, float>) {
       WindowGeometry geo{n, c, c, 1, w.in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd, w.out};
-      geo.srcBlocked = ctx.inputBlocked(), geo.dstBlocked = ctx.outputBlocked();
+      geo.src = ctx.inputLayout(), geo.dst = ctx.outputLayout();
       PoolKind kind = isMax ? PoolKind::Max
                       : countPad ? PoolKind::AverageIncludingPads : PoolKind::AverageExcludingPads;
       if (!indices && dnnlPool(geo, kind, xs.data(), p)) {
@@ -288,15 +305,11 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
         ctx.setOutputBound(0, ctx.inputBound(0));
         return o.finish(0);
       }
-      if (ctx.inputBlocked()) {
-        if (c % 16 != 0 || w.in.size() != 2) return errorf("a blocked input of {} channels", c);
-        plainX.resize(size_t(n * c * countOf(w.in)));
-        reblock16(xs.data(), plainX.data(), n, c, countOf(w.in), false);
-        xdata = plainX.data();
-      }
+      SF_ASSIGN(xdata, plainInput(ctx, xs.data(), n, c, countOf(w.in), w.in.size(), plainX));
     }
-    if ((ctx.inputBlocked() || ctx.outputBlocked()) && (!std::is_same_v<T, float> || indices))
-      return errorf("a pooling of {} in channel blocks", shortName(x.type()));
+    if ((ctx.inputLayout() != Layout::Plain || ctx.outputLayout() != Layout::Plain) &&
+        (!std::is_same_v<T, float> || indices))
+      return errorf("a pooling of {} in a channel layout", shortName(x.type()));
     Output<int64_t> oi(ctx, ElementType::I64, out, 1);
     int64_t *pi = nullptr;
     if (indices) {
@@ -339,30 +352,39 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
         }
       });
     }
-    if constexpr (std::is_same_v<T, float>) {
-      if (ctx.outputBlocked()) {
-        if (c % 16 != 0 || w.out.size() != 2) return errorf("a blocked output of {} channels", c);
-        std::vector<float> plainY(p, p + n * c * outSize);
-        reblock16(plainY.data(), p, n, c, outSize, true);
-      }
-    }
+    if constexpr (std::is_same_v<T, float>) SF_TRY(toOutputLayout(ctx, p, n, c, outSize, w.out.size()));
     SF_TRY(o.finish(0));
     if (pi) SF_TRY(oi.finish(1));
     return success();
   }, false);
 }
 
-/// GlobalAveragePool of f32 X [N, C, H, W] kept in channel blocks of 16 (nChw16c): the 16
-/// channels of a block summed together over the positions. The output, [N, C, 1, 1], has the
-/// same bytes in either layout.
+/// GlobalAveragePool of f32 X [N, C, H, W] kept in a channel layout: in channel blocks of 16
+/// (nChw16c) the 16 channels of a block summed together over the positions; channels last, a
+/// row of C channels per position. The output, [N, C, 1, 1], has the same bytes in every layout.
 Result<void> globalAveragePoolBlocked(EvalContext &ctx, const Tensor &x, const Shape &out) {
   const Shape &s = x.shape();
-  if (s.size() != 4 || s[1] % 16 != 0 || x.type() != ElementType::F32)
-    return errorf("X {} {} kept in channel blocks", shortName(x.type()), shapeText(s));
-  const int64_t blocks = s[0] * (s[1] / 16), hw = s[2] * s[3];
+  const bool last = ctx.inputLayout() == Layout::ChannelsLast;
+  if (s.size() != 4 || (!last && s[1] % 16 != 0) || x.type() != ElementType::F32)
+    return errorf("X {} {} kept in a channel layout", shortName(x.type()), shapeText(s));
+  const int64_t hw = s[2] * s[3];
   Elements<float> xs(x);
   Output<float> o(ctx, x.type(), out);
   SF_ASSIGN(float *p, o.makeForOverwrite());
+  if (last) {
+    const int64_t c = s[1];
+    std::vector<float> acc(static_cast<size_t>(c));
+    for (int64_t b = 0; b < s[0]; ++b) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      const float *img = xs.data() + b * hw * c;
+      for (int64_t i = 0; i < hw; ++i)
+        for (int64_t k = 0; k < c; ++k) acc[size_t(k)] += img[i * c + k];
+      for (int64_t k = 0; k < c; ++k)
+        p[b * c + k] = hw ? acc[size_t(k)] / float(hw) : std::numeric_limits<float>::quiet_NaN();
+    }
+    return o.finish(0);
+  }
+  const int64_t blocks = s[0] * (s[1] / 16);
   for (int64_t b = 0; b < blocks; ++b) {
     float acc[16] = {};
     const float *row = xs.data() + b * hw * 16;
@@ -390,7 +412,10 @@ Result<void> globalPool(EvalContext &ctx, bool isMax) {
   if (x.shape().size() < 2) return errorf("X is {}", shapeText(x.shape()));
   Shape out = x.shape();
   for (size_t d = 2; d < out.size(); ++d) out[d] = 1;
-  if (ctx.inputBlocked()) return globalAveragePoolBlocked(ctx, x, out);
+  if (ctx.inputLayout() != Layout::Plain) {
+    if (isMax) return errorf("GlobalMaxPool of a tensor kept in a channel layout");
+    return globalAveragePoolBlocked(ctx, x, out);
+  }
   int64_t inner = 1;
   for (size_t d = 2; d < x.shape().size(); ++d) inner *= x.shape()[d];
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {

@@ -57,6 +57,15 @@ template <class F> void forEachTap(const Window &w, const std::vector<int64_t> &
   }
 }
 
+/// Input 0 ([n, c, hw...] f32 `x`, `spatial` dims) in the plain layout: `x` where the executor
+/// keeps it plain, else a plain copy made in `plain`. An error where the layout cannot hold it.
+Result<const float *> plainInput(const EvalContext &ctx, const float *x, int64_t n, int64_t c, int64_t hw,
+                                 size_t spatial, std::vector<float> &plain);
+
+/// Output 0, written plain at `p` ([n, c, hw] f32), moved into the layout the executor keeps it
+/// in (nothing where that is plain).
+Result<void> toOutputLayout(const EvalContext &ctx, float *p, int64_t n, int64_t c, int64_t hw, size_t spatial);
+
 /// Conv, with `post` applied to its output (FusedConv): in oneDNN's pass where it runs the
 /// convolution, else after the loops.
 Result<void> convWith(EvalContext &ctx, PostOp post);

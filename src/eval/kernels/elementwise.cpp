@@ -215,28 +215,33 @@ void mergeDims(Shape &out, std::array<std::vector<int64_t>, 2> &st) {
   st = std::move(s);
 }
 
-/// Add, Sub, Mul or Div of f32 X [N, C, H, W] kept in channel blocks of 16 (nChw16c) and one
-/// value per channel ([1 or N, C, 1, 1]), either side: the output in blocks too (the plan keeps
-/// such a node's full input and output so: a squeeze-excite block's scale). As rows of 16
-/// channels: shape [N, C/16, H*W, 16], the values' strides [C or 0, 16, 0, 1].
+/// Add, Sub, Mul or Div of f32 X [N, C, H, W] kept in a channel layout and one value per channel
+/// ([1 or N, C, 1, 1]), either side: the output in that layout too (the plan keeps such a node's
+/// full input and output so: a squeeze-excite block's scale). In channel blocks of 16 (nChw16c)
+/// as rows of 16 channels: shape [N, C/16, H*W, 16], the values' strides [C or 0, 16, 0, 1];
+/// channels last as rows of C: shape [N, H*W, C], the values' strides [C or 0, 0, 1].
 Result<void> channelBlockedBinary(EvalContext &ctx, Bin op) {
   const Tensor &a = ctx.input(0), &b = ctx.input(1);
   const bool fullFirst = a.shape().size() == 4 && (b.elementCount() < a.elementCount() || b.shape() == a.shape());
   const Tensor &x = fullFirst ? a : b, &c = fullFirst ? b : a;
   const Shape &xs = x.shape(), &cs = c.shape();
-  if (a.type() != ElementType::F32 || b.type() != ElementType::F32 || xs.size() != 4 || xs[1] % 16 != 0 ||
+  const bool last = ctx.inputLayout() == Layout::ChannelsLast;
+  if (a.type() != ElementType::F32 || b.type() != ElementType::F32 || xs.size() != 4 || (!last && xs[1] % 16 != 0) ||
       cs.size() != 4 || cs[1] != xs[1] || cs[2] != 1 || cs[3] != 1 || (cs[0] != 1 && cs[0] != xs[0]))
-    return errorf("inputs {} and {} kept in channel blocks: f32 [N, C, H, W] and [1 or N, C, 1, 1] expected",
+    return errorf("inputs {} and {} kept in a channel layout: f32 [N, C, H, W] and [1 or N, C, 1, 1] expected",
                   shapeText(a.shape()), shapeText(b.shape()));
-  const int64_t C = xs[1];
-  Shape walk{xs[0], C / 16, xs[2] * xs[3], 16};
-  std::array<std::vector<int64_t>, 2> st{std::vector<int64_t>{C * walk[2], 16 * walk[2], 16, 1},
-                                         std::vector<int64_t>{cs[0] == 1 ? 0 : C, 16, 0, 1}};
+  const int64_t C = xs[1], HW = xs[2] * xs[3];
+  Shape walk = last ? Shape{xs[0], HW, C} : Shape{xs[0], C / 16, HW, 16};
+  std::array<std::vector<int64_t>, 2> st =
+      last ? std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, C, 1},
+                                                 std::vector<int64_t>{cs[0] == 1 ? 0 : C, 0, 1}}
+           : std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, 16 * HW, 16, 1},
+                                                 std::vector<int64_t>{cs[0] == 1 ? 0 : C, 16, 0, 1}};
   if (!fullFirst) std::swap(st[0], st[1]);
   Elements<float> ea(a), eb(b);
   Output<float> o(ctx, ElementType::F32, xs);
   SF_ASSIGN(float *p, o.makeForOverwrite(true));
-  if (!fastArithmetic<float>(op, walk, st, ea.data(), eb.data(), p)) return errorf("this op is not kept in channel blocks");
+  if (!fastArithmetic<float>(op, walk, st, ea.data(), eb.data(), p)) return errorf("this op is not kept in a channel layout");
   return o.finish(0);
 }
 
@@ -307,7 +312,7 @@ KernelFn binaryKernel(Bin op) {
         }
       });
     }
-    if (ctx.inputBlocked()) return channelBlockedBinary(ctx, o);
+    if (ctx.inputLayout() != Layout::Plain) return channelBlockedBinary(ctx, o);
     return binary(ctx, o, ctx.input(0), ctx.input(1));
   };
 }

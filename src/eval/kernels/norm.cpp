@@ -72,15 +72,24 @@ Result<void> batchNorm(EvalContext &ctx) {
     Output<T> o(ctx, x.type(), x.shape());
     // Element i written after reading element i only: in place over a dying X.
     SF_ASSIGN(T *p, o.makeForOverwrite(true));
-    if (ctx.inputBlocked()) {
+    if (ctx.inputLayout() != Layout::Plain) {
       // X and Y kept in channel blocks of 16 (nChw16c, f32 [N, C, H, W]): 16 channels' factors
-      // and shifts against each position's 16 values.
-      if (!std::is_same_v<T, float> || x.shape().size() != 4 || c % 16 != 0)
-        return errorf("X {} {} kept in channel blocks", shortName(x.type()), shapeText(x.shape()));
+      // and shifts against each position's 16 values; channels last, C against C.
+      const bool last = ctx.inputLayout() == Layout::ChannelsLast;
+      if (!std::is_same_v<T, float> || x.shape().size() != 4 || (!last && c % 16 != 0))
+        return errorf("X {} {} kept in a channel layout", shortName(x.type()), shapeText(x.shape()));
       std::vector<T> kt(static_cast<size_t>(c)), sh(static_cast<size_t>(c));
       for (int64_t ch = 0; ch < c; ++ch) {
         const double k = scale[size_t(ch)] / std::sqrt(var[size_t(ch)] + eps);
         kt[size_t(ch)] = T(k), sh[size_t(ch)] = T(bias[size_t(ch)] - mean[size_t(ch)] * k);
+      }
+      if (last) {
+        for (int64_t i = 0; i < n * inner; ++i) {
+          const T *in = xs.data() + i * c;
+          T *out = p + i * c;
+          for (int64_t ch = 0; ch < c; ++ch) out[ch] = in[ch] * kt[size_t(ch)] + sh[size_t(ch)];
+        }
+        return o.finish(0);
       }
       for (int64_t b = 0; b < n; ++b)
         for (int64_t cb = 0; cb < c / 16; ++cb) {

@@ -381,9 +381,9 @@ struct BlockedNetwork {
 };
 
 /// The network's output in `t`, with every tensor observed (plain everywhere) or not, and how
-/// many tensors the executor kept in channel blocks.
+/// many tensors the executor kept in a channel layout, and of them channels last.
 std::vector<double> runNetwork(const BlockedNetwork &net, ElementType t, bool observe,
-                               size_t *blocked) {
+                               size_t *blocked, size_t *channelsLast = nullptr) {
   std::map<std::string, Tensor> inputs;
   for (const auto &[name, shape, seed] : net.inputs) {
     Tensor r = *randomTensor(ElementType::F32, shape, seed);
@@ -396,19 +396,21 @@ std::vector<double> runNetwork(const BlockedNetwork &net, ElementType t, bool ob
   EXPECT_TRUE(r.result.ok()) << r.result.error().message;
   if (!r.result.ok()) return {};
   *blocked = r.result->blockedTensors;
+  if (channelsLast) *channelsLast = r.result->channelsLastTensors;
   return values(r.result->outputs[0]);
 }
 
-/// The network run with `kept` tensors in channel blocks (`which` names them), observed (none
-/// kept) and in f64 (none kept): the same output, errors measured against its scale (several
-/// convolutions deep the sums cancel).
-void expectBlocksAgree(const BlockedNetwork &net, size_t kept, const char *which) {
-  size_t blocked = 0, none = 0, wide = 0;
-  auto inBlocks = runNetwork(net, ElementType::F32, false, &blocked);
+/// The network run with `kept` tensors in a channel layout (`which` names them), `last` of them
+/// channels last, observed (none kept) and in f64 (none kept): the same output, errors measured
+/// against its scale (several convolutions deep the sums cancel).
+void expectBlocksAgree(const BlockedNetwork &net, size_t kept, const char *which, size_t last = 0) {
+  size_t blocked = 0, none = 0, wide = 0, channelsLast = 0;
+  auto inBlocks = runNetwork(net, ElementType::F32, false, &blocked, &channelsLast);
   auto plain = runNetwork(net, ElementType::F32, true, &none);
   auto exact = runNetwork(net, ElementType::F64, false, &wide);
   if (detail::dnnlAvailable()) {
     EXPECT_EQ(blocked, kept) << which;
+    EXPECT_EQ(channelsLast, last) << which;
   }
   EXPECT_EQ(none, 0u);
   EXPECT_EQ(wide, 0u);
@@ -466,7 +468,8 @@ TEST(LibraryKernels, ConvolutionsKeptInChannelBlocksAgreeWithThePlainLayout) {
 /// Squeeze-excite blocks (a GlobalAveragePool, two 1x1 convolutions, a Sigmoid, then the
 /// block's input times the per-channel scale, the scale on either side, per image or one for
 /// the batch) whose input, scaled output and the convolutions around them stay in channel
-/// blocks; Add, Sub and Div by a value per channel too.
+/// blocks; Add, Sub and Div by a value per channel too. The squeezed 8 channels between the two
+/// 1x1 convolutions are kept channels last.
 std::string squeezeExciteNetworkText(const char *type) {
   return fmt::format(R"(
 graph main(x: {0}[2,16,9,7], w1: {0}[32,16,3,3], wr: {0}[8,32,1,1], we: {0}[32,8,1,1], w3: {0}[32,32,1,1], c: {0}[1,32,1,1]) {{
@@ -498,7 +501,64 @@ TEST(LibraryKernels, SqueezeExciteBlocksKeptInChannelBlocksAgreeWithThePlainLayo
                       {"we", {32, 8, 1, 1}, 603},
                       {"w3", {32, 32, 1, 1}, 604},
                       {"c", {1, 32, 1, 1}, 605}}},
-                    8, "a, r, m, k, n, s, d, f");
+                    10, "a, r, m, k, n, s, d, f in blocks; q, z channels last", 2);
+}
+
+/// A MobileNetV3-like network whose channel counts are not whole blocks of 16 (24, 40, 72) kept
+/// channels last between its convolutions, beside 16 channels in blocks: a convolution from
+/// blocks to channels last, depthwise ones, a residual Add, a squeeze-excite block (its
+/// GlobalAveragePool reading channels last, its scale a Mul by a value per channel),
+/// BatchNormalization, a MaxPool on oneDNN and a dilated one oneDNN declines (the loops on a
+/// plain copy, the output put back channels last). Against the same graph observed and in f64.
+std::string channelsLastNetworkText(const char *type) {
+  std::vector<double> variances(40);
+  for (size_t i = 0; i < variances.size(); ++i) variances[i] = 0.25 + 0.05 * double(i);
+  return fmt::format(R"(
+graph main(x: {0}[2,3,19,17], w0: {0}[16,3,3,3], w1: {0}[24,16,1,1], w2: {0}[24,1,3,3], w3: {0}[72,24,1,1],
+           w4: {0}[72,1,5,5], wr: {0}[24,72,1,1], we: {0}[72,24,1,1], w5: {0}[40,72,1,1], w6: {0}[40,40,3,3],
+           s: {0}[40], sb: {0}[40], mu: {0}[40]) {{
+  v = Constant() {{value = {0}[40] [{1}]}}
+  a = Conv(x, w0) {{pads = [1, 1, 1, 1], strides = [2, 2]}}
+  h = HardSwish(a)
+  b = Conv(h, w1)
+  c = Conv(b, w2) {{pads = [1, 1, 1, 1], group = 24}}
+  r = Relu(c)
+  t = Add(r, b)
+  e = Conv(t, w3)
+  d = Conv(e, w4) {{pads = [2, 2, 2, 2], strides = [2, 2], group = 72}}
+  p = GlobalAveragePool(d)
+  q = Conv(p, wr)
+  z = Relu(q)
+  u = Conv(z, we)
+  g = HardSigmoid(u) {{alpha = 0.16666666}}
+  m = Mul(d, g)
+  f = Conv(m, w5)
+  n = BatchNormalization(f, s, sb, mu, v) {{epsilon = 0.001}}
+  k = MaxPool(n) {{kernel_shape = [3, 3], pads = [1, 1, 1, 1]}}
+  l = MaxPool(k) {{kernel_shape = [2, 2], dilations = [2, 2]}}
+  o = Conv(l, w6)
+  return o
+}}
+)",
+                     type, fmt::join(variances, ", "));
+}
+
+TEST(LibraryKernels, ChannelCountsNotWholeBlocksKeptChannelsLastAgreeWithThePlainLayout) {
+  expectBlocksAgree({channelsLastNetworkText,
+                     {{"x", {2, 3, 19, 17}, 900},
+                      {"w0", {16, 3, 3, 3}, 901},
+                      {"w1", {24, 16, 1, 1}, 902},
+                      {"w2", {24, 1, 3, 3}, 903},
+                      {"w3", {72, 24, 1, 1}, 904},
+                      {"w4", {72, 1, 5, 5}, 905},
+                      {"wr", {24, 72, 1, 1}, 906},
+                      {"we", {72, 24, 1, 1}, 907},
+                      {"w5", {40, 72, 1, 1}, 908},
+                      {"w6", {40, 40, 3, 3}, 909},
+                      {"s", {40}, 910},
+                      {"sb", {40}, 911},
+                      {"mu", {40}, 912}}},
+                    15, "a, h in blocks; b, c, r, t, e, d, q, z, m, f, n, k, l channels last", 13);
 }
 
 /// Poolings between convolutions kept in channel blocks: a first layer of 3 plain channels
