@@ -9,7 +9,11 @@ Outputs that are not tensors (sequences, optionals, maps) cannot be fetched by o
 they are left out and listed in the sidecar. The sidecar OUT.json also describes the graph inputs
 (name, dtype, dims with dim_param names) so that the runner can build feeds from symbol values.
 
-usage: expose_all_outputs.py MODEL OUT.onnx      (writes OUT.onnx and OUT.onnx.json)
+With --every K only every K-th node output is exposed: the others stay inside the graph, so that
+an executor keeps its own layouts for them (a graph output is always plain) while the exposed ones
+check what came before them.
+
+usage: expose_all_outputs.py MODEL OUT.onnx [--every K]     (writes OUT.onnx and OUT.onnx.json)
 """
 import json
 import sys
@@ -60,13 +64,14 @@ def non_tensor_names(model):
     return names
 
 
-def expose(model):
+def expose(model, every=1):
     graph = model.graph
     initializer_names = {i.name for i in graph.initializer}
     input_names = {i.name for i in graph.input}
     existing = {o.name for o in graph.output}
     skip = non_tensor_names(model)
     added, skipped = [], []
+    seen = 0
     for node in graph.node:
         for name in node.output:
             if not name or name in existing:
@@ -78,6 +83,9 @@ def expose(model):
             if name in initializer_names or name in input_names:  # malformed, but don't make it worse
                 skipped.append(name)
                 continue
+            seen += 1
+            if seen % every:
+                continue
             graph.output.append(onnx.ValueInfoProto(name=name))
             added.append(name)
     inputs = [describe_input(vi) for vi in graph.input if vi.name not in initializer_names]
@@ -86,11 +94,14 @@ def expose(model):
 
 
 def main(argv):
-    if len(argv) != 3:
+    every = 1
+    if len(argv) == 5 and argv[3] == "--every" and argv[4].isdigit() and int(argv[4]) > 0:
+        every = int(argv[4])
+    elif len(argv) != 3:
         sys.stderr.write(__doc__)
         return 2
     model = onnx.load(argv[1])
-    info = expose(model)
+    info = expose(model, every)
     # Models above 2 GB would need external data; the dev corpus stays below that.
     onnx.save(model, argv[2])
     with open(argv[2] + ".json", "w") as f:

@@ -61,6 +61,7 @@ Result<json> runJson(const RunReport &r) {
   if (r.medianMs) j["median_ms"] = *r.medianMs, j["repeat"] = r.repeat;
   j["threads"] = r.threads;
   j["blocked_tensors"] = result.blockedTensors;
+  j["channels_last_tensors"] = result.channelsLastTensors;
   if (r.session) {
     json rewrites = json::object();
     for (const auto &p : r.session->rewrites) rewrites[p.name] = p.rewrites;
