@@ -146,8 +146,60 @@ Result<size_t> fuseGelu(PassContext &ctx) {
   return fused;
 }
 
+Result<size_t> batchNormAsConv(PassContext &ctx) {
+  Graph &g = ctx.graph;
+  size_t rewritten = 0;
+  const size_t count = g.nodes.size();
+  for (uint32_t id = 0; id < count; ++id) {
+    const Node &bn = g.nodes[id];
+    if (bn.removed || bn.kind != NodeKind::Op || !bn.domain.empty() || bn.opType != "BatchNormalization") continue;
+    // Opsets 9 on (no is_test or spatial attributes), inference: one output.
+    if ((bn.opsetVersion != 0 && bn.opsetVersion < 9) || bn.inputs.size() != 5 || bn.outputs.size() != 1) continue;
+    auto training = bn.attrs.getInt("training_mode", 0);
+    auto eps = bn.attrs.getFloat("epsilon", 1e-5);
+    if (!training.ok() || *training != 0 || !eps.ok()) continue;
+    if (!bn.inputs[0].valid() || !g.contains(bn.inputs[0])) continue;
+    const Fact &x = g.fact(bn.inputs[0]);
+    if (x.type != ElementType::F32 || !x.shape.rankIsStatic() || x.shape.size() != 4 || !x.shape[1].isStatic()) continue;
+    const int64_t c = x.shape[1].length();
+    if (c <= 0) continue;
+    std::vector<std::vector<double>> p;
+    for (size_t k = 1; k < 5; ++k) {
+      const OutletId in = bn.inputs[k];
+      if (!in.valid() || !g.contains(in) || !g.nodes[in.node].isConstant()) break;
+      const TensorPtr &t = g.fact(in).constant;
+      if (!t || !t->hasData() || t->type() != ElementType::F32 || t->elementCount() != c) break;
+      auto v = t->toDoubles(size_t(c));
+      if (!v.ok()) break;
+      p.push_back(std::move(*v));
+    }
+    if (p.size() != 4) continue;
+    // As the BatchNormalization kernel computes them: the factor and shift in double, then f32.
+    std::vector<double> w(static_cast<size_t>(c)), b(static_cast<size_t>(c));
+    for (size_t k = 0; k < size_t(c); ++k) {
+      const double f = p[0][k] / std::sqrt(p[3][k] + *eps);
+      w[k] = double(float(f)), b[k] = double(float(p[1][k] - p[2][k] * f));
+    }
+    SF_ASSIGN(Tensor wt, Tensor::fromDoubles(ElementType::F32, {c, 1, 1, 1}, w));
+    SF_ASSIGN(Tensor bt, Tensor::fromDoubles(ElementType::F32, {c}, b));
+    const std::string stem = g.outlet({id, 0}).name;
+    SF_ASSIGN(OutletId wo, g.addConstant(freshName(g, stem + "_scale"), std::move(wt)));
+    SF_ASSIGN(OutletId bo, g.addConstant(freshName(g, stem + "_shift"), std::move(bt)));
+    const Node &n = g.nodes[id]; // addConstant may have added nodes: read the node again
+    Attributes attrs;
+    attrs.set("group", c);
+    attrs.set("kernel_shape", std::vector<int64_t>{1, 1});
+    std::vector<uint32_t> dead{id};
+    SF_TRY(replaceWithNode(ctx, "", "Conv", 11, {n.inputs[0], wo, bo}, std::move(attrs), {id, 0}, dead));
+    ++rewritten;
+  }
+  return rewritten;
+}
+
 std::vector<Pass> executionPasses() {
-  return {{"fuse-conv-activation", fuseConvActivation}, {"fuse-gelu", fuseGelu}};
+  return {{"batchnorm-as-conv", batchNormAsConv},
+          {"fuse-conv-activation", fuseConvActivation},
+          {"fuse-gelu", fuseGelu}};
 }
 
 } // namespace sf::rewrite

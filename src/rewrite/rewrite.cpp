@@ -37,6 +37,12 @@ const Node *onlyReader(const Graph &g, const Node &n) {
   return &g.nodes[n.outputs[0].successors[0].node];
 }
 
+std::string freshName(const Graph &g, const std::string &stem) {
+  std::string name = stem;
+  for (int k = 1; g.findOutlet(name); ++k) name = stem + "_" + std::to_string(k);
+  return name;
+}
+
 std::optional<double> scalarConstant(const Graph &g, OutletId o) {
   if (!g.contains(o)) return std::nullopt;
   const Fact &f = g.fact(o);

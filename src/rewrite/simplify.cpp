@@ -20,13 +20,6 @@ bool isGraphOutput(const Graph &g, OutletId o) {
 
 bool unread(const Graph &g, OutletId o) { return g.outlet(o).successors.empty() && !isGraphOutput(g, o); }
 
-/// A name no outlet of `g` has, from `stem`.
-std::string freshName(const Graph &g, const std::string &stem) {
-  std::string name = stem;
-  for (int k = 1; g.findOutlet(name); ++k) name = stem + "_" + std::to_string(k);
-  return name;
-}
-
 /// The node's input `i` is a constant with its elements (an absent optional input counts as
 /// given: null).
 std::optional<TensorPtr> constantInput(const Graph &g, const Node &n, size_t i) {

@@ -58,6 +58,8 @@ Result<std::vector<PassCount>> runPasses(PassContext &ctx, std::span<const Pass>
 const OpDef *recordOf(const PassContext &ctx, const Node &n);
 /// Node `n`'s output 0 is read by exactly one input of one node and is not a graph output.
 const Node *onlyReader(const Graph &g, const Node &n);
+/// A name no outlet of `g` has, from `stem`.
+std::string freshName(const Graph &g, const std::string &stem);
 /// The one-element constant value of an outlet (a scalar or a [1] tensor).
 std::optional<double> scalarConstant(const Graph &g, OutletId o);
 
@@ -71,8 +73,14 @@ Result<uint32_t> replaceWithNode(PassContext &ctx, std::string_view domain, std:
 
 // ---- the executor's fusions (fuse.cpp) ----
 
-/// Conv (an op whose record takes an activation) whose output only a Relu reads, a Clip between
-/// constant bounds (ReLU6), or x * Sigmoid(x) (SiLU), becomes one FusedConv (ops/fused.h).
+/// BatchNormalization in inference of f32 X [N, C, H, W] with constant scale, B, mean and var
+/// becomes a depthwise 1x1 Conv (weights scale / sqrt(var + epsilon), bias B - mean * weight):
+/// the same multiply-add per element, which fuseConvActivation can then join to the Relu that
+/// follows (a pre-activation block's BatchNormalization, Relu, Conv).
+Result<size_t> batchNormAsConv(PassContext &ctx);
+/// Conv (an op whose record takes an activation) whose output only a Relu reads, a HardSwish, a
+/// Clip between constant bounds (ReLU6), or x * Sigmoid(x) (SiLU), becomes one FusedConv
+/// (ops/fused.h).
 Result<size_t> fuseConvActivation(PassContext &ctx);
 /// GELU as torch exports it, x (erf(x / sqrt 2) + 1) / 2 in f32, five ops each read only by the
 /// next, becomes one Gelu (ONNX opset 20).
