@@ -319,6 +319,54 @@ TEST(LibraryKernels, ConvFollowedByAnActivationAgrees) {
   convThenAgrees("s = Sigmoid(c)\n  y = Mul(s, s)", 406, false);
 }
 
+// BatchNormalization then Relu (a pre-activation block), rewritten for the executor into one
+// depthwise 1x1 FusedConv, gives the values of the two ops run as they are and of f64: on 20
+// channels (kept channels last between the convolutions) and 32 (in channel blocks).
+TEST(LibraryKernels, BatchNormThenReluAsOneDepthwiseConvAgrees) {
+  for (int64_t c : {20, 32}) {
+    SCOPED_TRACE(c);
+    std::vector<double> s, b, m, v;
+    for (int64_t i = 0; i < c; ++i) {
+      s.push_back(0.5 + 0.07 * double(i)), b.push_back(-0.3 + 0.05 * double(i % 7));
+      m.push_back(0.2 * double(i % 5) - 0.4), v.push_back(0.1 + 0.3 * double(i % 4));
+    }
+    std::vector<double> out[3];
+    for (int k = 0; k < 3; ++k) {
+      const char *type = k < 2 ? "f32" : "f64";
+      ElementType t = k < 2 ? ElementType::F32 : ElementType::F64;
+      std::string text = fmt::format(
+          "graph main(x: {0}[2,{1},6,5], w: {0}[{1},{1},1,1]) {{\n"
+          "  s = Constant() {{value = {0}[{1}] [{2}]}}\n  b = Constant() {{value = {0}[{1}] [{3}]}}\n"
+          "  m = Constant() {{value = {0}[{1}] [{4}]}}\n  v = Constant() {{value = {0}[{1}] [{5}]}}\n"
+          "  a = Conv(x, w)\n  n = BatchNormalization(a, s, b, m, v) {{epsilon = 0.001}}\n"
+          "  r = Relu(n)\n  y = Conv(r, w)\n  return y\n}}\n",
+          type, c, fmt::join(s, ", "), fmt::join(b, ", "), fmt::join(m, ", "), fmt::join(v, ", "));
+      auto draw = [&](const Shape &sh, uint64_t sd) {
+        Tensor r = *randomTensor(ElementType::F32, sh, sd);
+        return *Tensor::fromDoubles(t, sh, *r.toDoubles(size_t(r.elementCount())));
+      };
+      std::map<std::string, Tensor> inputs;
+      inputs.emplace("x", draw({2, c, 6, 5}, 960 + uint64_t(c)));
+      inputs.emplace("w", draw({c, c, 1, 1}, 961 + uint64_t(c)));
+      RunOptions options;
+      std::map<std::string, OpTime> profile;
+      options.profile = &profile;
+      Ran r = runText(text.c_str(), inputs, options, k != 1);
+      ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+      out[k] = values(r.result->outputs[0]);
+      // Rewritten in f32 only (f64 runs the two ops as they are).
+      EXPECT_EQ(profile["ai.shapeflow.FusedConv"].calls, k == 0 ? 1 : 0) << "run " << k;
+      EXPECT_EQ(profile["BatchNormalization"].calls, k == 0 ? 0 : 1) << "run " << k;
+    }
+    double scale = 0;
+    for (double x : out[2]) scale = std::max(scale, std::abs(x));
+    ASSERT_GT(scale, 0.5);
+    for (int k = 0; k < 2; ++k)
+      for (size_t i = 0; i < out[2].size(); ++i)
+        ASSERT_NEAR(out[k][i], out[2][i], 1e-5 * scale) << "run " << k << " element " << i;
+  }
+}
+
 TEST(LibraryKernels, ConvFollowedByAnActivationKeepsNanAndInfinityAsTheTwoOpsDo) {
   // oneDNN's Relu and Clip map a NaN to the lower bound; ONNX's keep it (HardSwish likewise). The NaN of an input,
   // the NaN of an overflow (1e30 * 1e10 - 1e30 * 1e10: infinity minus infinity, every input
