@@ -274,6 +274,14 @@ TEST(Executor, KernelsGivenInputsTheyCannotReadStopOrSaturate) {
                      std::map<std::string, Tensor>{{"x", f32({1, 0}, {})}}, o);
     ASSERT_FALSE(rs.result.ok());
     EXPECT_NE(rs.result.error().message.find("node 'y' (Resize)"), std::string::npos) << rs.result.error().message;
+    // Scan whose scan_output_axes lists fewer entries than it has scan outputs (none here).
+    Ran sc = runText("opset 18\ngraph main(init: f32[2], x: f32[3,2]) {\n"
+                     "  final, ys = Scan(init, x) {\n    num_scan_inputs = 1, scan_output_axes = [],\n"
+                     "    body = graph body(acc: f32[2], xi: f32[2]) {\n      n = Add(acc, xi)\n"
+                     "      o = Identity(n)\n      return n, o\n    }\n  }\n  return final, ys\n}\n",
+                     std::map<std::string, Tensor>{{"init", f32({2}, {1, 2})}, {"x", f32({3, 2}, {1, 2, 3, 4, 5, 6})}}, o);
+    ASSERT_FALSE(sc.result.ok());
+    EXPECT_NE(sc.result.error().message.find("(Scan)"), std::string::npos) << sc.result.error().message;
     // Pow of an empty base by an empty exponent.
     Ran pw = runText("graph main(x: f32[0], e: f32[0]) {\n  y = Pow(x, e)\n  return y\n}\n",
                      std::map<std::string, Tensor>{{"x", f32({0}, {})}, {"e", f32({0}, {})}}, o);

@@ -7,6 +7,7 @@
 #include "../kernel_util.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace sf::eval::detail {
 namespace {
@@ -216,11 +217,18 @@ Result<void> scanKernel(EvalContext &ctx) {
   size_t nIn = formalsOf(*body);
   if (m < 0 || size_t(m) > nIn) return errorf("num_scan_inputs {} for {} inputs", m, nIn);
   size_t states = nIn - size_t(m);
+  if (ctx.numOutputs() < states) return errorf("{} outputs for {} states", ctx.numOutputs(), states);
   size_t scansOut = ctx.numOutputs() - states;
   SF_ASSIGN(auto inAxes, ctx.attrs().getInts("scan_input_axes", std::vector<int64_t>(size_t(m), 0)));
   SF_ASSIGN(auto inDirs, ctx.attrs().getInts("scan_input_directions", std::vector<int64_t>(size_t(m), 0)));
   SF_ASSIGN(auto outAxes, ctx.attrs().getInts("scan_output_axes", std::vector<int64_t>(scansOut, 0)));
   SF_ASSIGN(auto outDirs, ctx.attrs().getInts("scan_output_directions", std::vector<int64_t>(scansOut, 0)));
+  // Each list, where given, has an entry per scan input or per scan output (as onnxruntime checks).
+  for (auto [name, list, want] : {std::tuple{"scan_input_axes", &inAxes, size_t(m)},
+                                  std::tuple{"scan_input_directions", &inDirs, size_t(m)},
+                                  std::tuple{"scan_output_axes", &outAxes, scansOut},
+                                  std::tuple{"scan_output_directions", &outDirs, scansOut}})
+    if (list->size() != want) return errorf("{} has {} entries, expected {}", name, list->size(), want);
   int64_t len = -1;
   std::vector<size_t> axes;
   for (size_t j = 0; j < size_t(m); ++j) {
