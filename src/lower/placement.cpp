@@ -172,11 +172,136 @@ std::vector<int64_t> peaksInOrder(const std::vector<int64_t> &offsets,
   return peaks;
 }
 
+namespace {
+
+/// The bytes live at each of `steps` + 1 op positions, the slots at `sizes` (aligned).
+std::vector<int64_t> liveAt(const std::vector<Item> &items, const std::vector<int64_t> &sizes,
+                            size_t steps, int64_t align) {
+  std::vector<int64_t> live(steps + 1, 0), delta(steps + 2, 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    delta[std::min(items[i].first, steps + 1)] += alignUp(sizes[i], align);
+    delta[std::min(items[i].last + 1, steps + 1)] -= alignUp(sizes[i], align);
+  }
+  int64_t acc = 0;
+  for (size_t t = 0; t <= steps; ++t) live[t] = acc += delta[t];
+  return live;
+}
+
+/// What a bounded search for a placement under a capacity concluded.
+enum class Found { Yes, No, GaveUp };
+
+/// A backtracking search for offsets under `capacity`, at sizes `size` (multiples of the
+/// alignment): the slots taken in order of first use (the larger first at one step), each tried
+/// at both ends of every free gap under the capacity among the placed slots it lives with, the
+/// position that leaves the largest free run at the busiest step of its lifetime first (as
+/// placeTwoEnded chooses). A slot with no room sends the search back to the slot placed before
+/// it, so that a choice is undone near where it failed (a residual stream's slot at the bottom
+/// instead of the top a few ops earlier). Not every placement is reachable this way: a slot rests
+/// only on slots that started before it or hangs from them, or from the capacity. Spends at most
+/// `budget` units of work (a slot or position looked at).
+struct BacktrackPlacer {
+  const std::vector<Item> &items;
+  const std::vector<int64_t> &size;
+  const std::vector<std::vector<size_t>> &conflicts;
+  const std::vector<int64_t> &live; // bytes live at each step (the busiest step of a lifetime)
+  int64_t capacity, align;
+  uint64_t budget, work = 0;
+  std::vector<size_t> order;
+  std::vector<int64_t> offset;
+
+  BacktrackPlacer(const std::vector<Item> &it, const std::vector<int64_t> &sz,
+                  const std::vector<std::vector<size_t>> &c, const std::vector<int64_t> &lv,
+                  int64_t cap, int64_t al, uint64_t b)
+      : items(it), size(sz), conflicts(c), live(lv), capacity(cap), align(al), budget(b),
+        order(it.size()), offset(it.size(), -1) {
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (items[a].first != items[b].first) return items[a].first < items[b].first;
+      return size[a] > size[b];
+    });
+  }
+
+  /// The positions slot i may take, the most promising first.
+  std::vector<int64_t> positions(size_t i) {
+    std::vector<std::pair<int64_t, int64_t>> busy, atStep;
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0) busy.push_back({offset[j], offset[j] + size[j]});
+    std::sort(busy.begin(), busy.end());
+    std::vector<int64_t> out;
+    auto gap = [&](int64_t from, int64_t to) {
+      if (to - from < size[i]) return;
+      out.push_back(from);
+      int64_t hi = (to - size[i]) / align * align;
+      if (hi != from) out.push_back(hi);
+    };
+    int64_t cursor = 0;
+    for (const auto &[b, e] : busy) {
+      if (b > cursor) gap(cursor, std::min(b, capacity));
+      cursor = std::max(cursor, e);
+    }
+    if (cursor < capacity) gap(cursor, capacity);
+    work += busy.size() + 1;
+    if (out.size() < 2) return out;
+    size_t step = items[i].first;
+    for (size_t t = items[i].first; t <= items[i].last && t < live.size(); ++t)
+      if (live[t] > live[step]) step = t;
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0 && items[j].first <= step && step <= items[j].last)
+        atStep.push_back({offset[j], offset[j] + size[j]});
+    std::sort(atStep.begin(), atStep.end());
+    std::vector<std::pair<int64_t, int64_t>> scored; // (-room, position)
+    for (int64_t c : out) {
+      auto with = atStep;
+      with.insert(std::upper_bound(with.begin(), with.end(), std::pair{c, c + size[i]}), {c, c + size[i]});
+      scored.push_back({-largestFree(with, capacity), c});
+      work += with.size();
+    }
+    std::sort(scored.begin(), scored.end());
+    for (size_t k = 0; k < out.size(); ++k) out[k] = scored[k].second;
+    return out;
+  }
+
+  Found search(size_t k) {
+    if (k == order.size()) return Found::Yes;
+    if (++work > budget) return Found::GaveUp;
+    const size_t i = order[k];
+    for (int64_t p : positions(i)) {
+      offset[i] = p;
+      Found r = search(k + 1);
+      if (r != Found::No) return r;
+      if (work > budget) return Found::GaveUp;
+    }
+    offset[i] = -1;
+    return Found::No;
+  }
+};
+
+/// Offsets at the sizes `sizes` that keep the order of slots `by` (each slot on the highest end
+/// of the slots it lives with that come before it in `by`).
+std::vector<int64_t> offsetsInOrder(const std::vector<size_t> &by,
+                                    const std::vector<std::vector<size_t>> &conflicts,
+                                    const std::vector<int64_t> &sizes, int64_t align) {
+  std::vector<int64_t> offset(sizes.size(), -1);
+  for (size_t i : by) {
+    int64_t o = 0;
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0) o = std::max(o, offset[j] + alignUp(sizes[j], align));
+    offset[i] = o;
+  }
+  return offset;
+}
+
+} // namespace
+
 /// The work (placements times the slots and pairs each looks at) the searches after the first
 /// orders may spend, whatever the machine's load: about 150 ms and 100 ms more on the 2-core
 /// development machine (10 ns a unit) for the largest dev models (retinanet's 742 slots).
 inline constexpr uint64_t kGreedyWork = 15'000'000;
 inline constexpr uint64_t kNoiseWork = 9'000'000;
+/// The work the backtracking search may spend at each binding it runs at, and the most slots it
+/// runs on (it recurses once per slot).
+inline constexpr uint64_t kBacktrackWork = 2'000'000;
+inline constexpr size_t kBacktrackSlots = 4096;
 
 namespace {
 
@@ -266,6 +391,7 @@ struct Search {
   std::vector<std::vector<size_t>> conflicts;
   const std::vector<std::vector<int64_t>> &alsoAt;
   std::vector<int64_t> alsoBound; // the live-bytes lower bound at each of alsoAt
+  std::vector<int64_t> refSizes; // the slots' sizes at the reference
   std::vector<int64_t> best;
   std::vector<size_t> bestOrder;
   Judgement bestJudged{-1, -1};
@@ -275,6 +401,7 @@ struct Search {
   Search(const std::vector<Item> &i, int64_t a, const std::vector<std::vector<int64_t>> &also,
          size_t steps)
       : items(i), align(a), conflicts(conflictsOf(i)), alsoAt(also) {
+    for (const Item &it : items) refSizes.push_back(it.size);
     perPlacement = items.size();
     for (const auto &c : conflicts) perPlacement += c.size();
     perPlacement *= 1 + alsoAt.size();
@@ -330,14 +457,7 @@ struct Search {
   /// the best order whichever placement made it.
   void twoEnded(size_t steps) {
     if (atBound()) return;
-    std::vector<int64_t> live(steps + 1, 0);
-    std::vector<int64_t> delta(steps + 2, 0);
-    for (const Item &it : items) {
-      delta[std::min(it.first, steps + 1)] += alignUp(it.size, align);
-      delta[std::min(it.last + 1, steps + 1)] -= alignUp(it.size, align);
-    }
-    int64_t acc = 0;
-    for (size_t t = 0; t <= steps; ++t) live[t] = acc += delta[t];
+    const std::vector<int64_t> live = liveAt(items, refSizes, steps, align);
     std::vector<size_t> base(items.size());
     std::iota(base.begin(), base.end(), 0);
     auto life = [&](size_t i) { return items[i].last - items[i].first; };
@@ -386,6 +506,46 @@ struct Search {
       if (!(curJudged < j)) order = std::move(next), cur = std::move(off), curJudged = j;
     }
   }
+  /// The backtracking search (BacktrackPlacer) at one binding (`at` 0: the reference, else
+  /// alsoAt[at - 1]): under the lower bound there first, then halving the capacities between it
+  /// and the best peak so far there. Each placement found is kept in its order of slots (offsets at the
+  /// reference that keep it) when it is judged best.
+  void backtrackAt(size_t at, size_t steps) {
+    const std::vector<int64_t> &raw = at == 0 ? refSizes : alsoAt[at - 1];
+    std::vector<int64_t> sizes(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) sizes[i] = alignUp(raw[i], align);
+    int64_t lo = at == 0 ? bound : alsoBound[at - 1];
+    int64_t hi = peaksInOrder(best, conflicts, {raw})[0] - 1;
+    const std::vector<int64_t> live = liveAt(items, sizes, steps, align);
+    uint64_t spent = 0;
+    for (bool first = true; lo <= hi && spent < kBacktrackWork && !atBound(); first = false) {
+      const int64_t cap = first ? lo : lo + (hi - lo) / 2;
+      BacktrackPlacer p(items, sizes, conflicts, live, cap, align,
+                        std::min<uint64_t>(kBacktrackWork - spent, kBacktrackWork / 4));
+      Found r = p.search(0);
+      spent += p.work, work += p.work;
+      if (r != Found::Yes) {
+        lo = cap + 1;
+        continue;
+      }
+      auto off = offsetsInOrder(byOffset(p.offset), conflicts, refSizes, align);
+      keep(off, bestOrder, judge(off));
+      hi = peaksInOrder(off, conflicts, {raw})[0] - 1;
+    }
+  }
+  /// The backtracking search at the reference, then at the binding where the best placement is
+  /// judged worst when that is another.
+  void backtrack(size_t steps) {
+    if (atBound() || items.size() > kBacktrackSlots) return;
+    backtrackAt(0, steps);
+    if (atBound() || alsoAt.empty()) return;
+    std::vector<int64_t> peaks = peaksInOrder(best, conflicts, alsoAt);
+    size_t worst = 0;
+    double worstRatio = ratio(peakOf(items, best), bound);
+    for (size_t b = 0; b < peaks.size(); ++b)
+      if (ratio(peaks[b], alsoBound[b]) > worstRatio) worst = b + 1, worstRatio = ratio(peaks[b], alsoBound[b]);
+    if (worst > 0) backtrackAt(worst, steps);
+  }
   /// More orders by size with reproducible noise, which breaks ties and near-ties differently
   /// each time (by the sizes at each binding the placement is judged at in turn).
   void perturb() {
@@ -423,6 +583,7 @@ std::vector<int64_t> placeGreedy(const std::vector<Item> &items, int64_t align, 
   search.twoEnded(steps);
   search.iterate();
   search.perturb();
+  search.backtrack(steps);
   return search.best;
 }
 

@@ -1,7 +1,7 @@
 // The placement search of the static memory plan (lower/memory_plan.h): slots with sizes (at
 // the reference binding) and lifetimes (op positions) placed at offsets in one arena by several
-// greedy orders and an iterated greedy search, bounded by work so that the same slots give the
-// same offsets on any machine.
+// greedy orders, an iterated greedy search and a backtracking search under the lower bound,
+// bounded by work so that the same slots give the same offsets on any machine.
 #pragma once
 
 #include <cstddef>

@@ -57,6 +57,28 @@ TEST(Placement, AResidualStreamAlternatesEndsAndReachesTheLowerBound) {
           << "slots " << i << " and " << j << " overlap";
 }
 
+// A residual block's slots where the greedy orders all stop 1.119x above the lower bound (the
+// slot of one residual stream placed where the next block's temporaries needed it); the
+// backtracking search undoes that choice and reaches the bound.
+TEST(Placement, BacktrackingReachesTheLowerBoundWhereGreedyOrdersLeaveAHole) {
+  auto items = readSlots(std::string(SF_SOURCE_DIR_DEFAULT) + "/tests/lower/data/mnasnet0_5_33x33_slots.txt");
+  ASSERT_EQ(55u, items.size());
+  auto offsets = placeGreedy(items, 64, 138);
+  ASSERT_EQ(items.size(), offsets.size());
+  int64_t peak = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(0, offsets[i] % 64);
+    peak = std::max(peak, offsets[i] + items[i].size);
+  }
+  EXPECT_EQ(37056, liveBound(items, 64));
+  EXPECT_EQ(liveBound(items, 64), peak) << "41472 (1.119x) before the backtracking search";
+  const auto conflicts = conflictsOf(items);
+  for (size_t i = 0; i < items.size(); ++i)
+    for (size_t j : conflicts[i])
+      EXPECT_TRUE(offsets[i] + items[i].size <= offsets[j] || offsets[j] + items[j].size <= offsets[i])
+          << "slots " << i << " and " << j << " overlap";
+}
+
 // Eight slots whose sizes are a*S + b (in units of 64 bytes) at S = 8 (the reference) and at S = 1:
 // placed at the reference alone, the order of slots that placement makes costs 1.33x the lower
 // bound at S = 1; judged at both, the placement is at the lower bound at both.
