@@ -194,9 +194,11 @@ enum class Found { Yes, No, GaveUp };
 /// alignment): the slots taken in order of first use (the larger first at one step), each tried
 /// at both ends of every free gap under the capacity among the placed slots it lives with, the
 /// position that leaves the largest free run at the busiest step of its lifetime first (as
-/// placeTwoEnded chooses). A slot with no room sends the search back to the slot placed before
-/// it, so that a choice is undone near where it failed (a residual stream's slot at the bottom
-/// instead of the top a few ops earlier). Not every placement is reachable this way: a slot rests
+/// placeTwoEnded chooses). A slot with no room sends the search back to the latest placed slot
+/// among those that decided its positions (conflict-directed backjumping: the slots it lives
+/// with, and those that decided the positions of the slots after them that failed), so that a
+/// choice is undone near where it failed (a residual stream's slot at the bottom instead of the
+/// top a few ops earlier) without trying every position of the slots placed in between. Not every placement is reachable this way: a slot rests
 /// only on slots that started before it or hangs from them, or from the capacity. Spends at most
 /// `budget` units of work (a slot or position looked at).
 struct BacktrackPlacer {
@@ -261,18 +263,46 @@ struct BacktrackPlacer {
     return out;
   }
 
-  Found search(size_t k) {
-    if (k == order.size()) return Found::Yes;
-    if (++work > budget) return Found::GaveUp;
+  /// Conflict-directed backjumping: when a slot has no position left, the search goes back to
+  /// the latest placed slot among those that decided its positions (the slots it lives with,
+  /// and those the slots after it that failed were decided by), not merely to the slot before.
+  static constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> level;              // each placed slot's depth in `order`
+  std::vector<std::vector<size_t>> cause; // the depths each depth's failures depend on
+
+  Found search() {
+    level.assign(items.size(), kNone);
+    cause.assign(items.size() + 1, {});
+    return at(0).first;
+  }
+
+  /// The search from depth k: the result and, on failure, the depth to go back to.
+  std::pair<Found, size_t> at(size_t k) {
+    if (k == order.size()) return {Found::Yes, kNone};
+    if (++work > budget) return {Found::GaveUp, kNone};
     const size_t i = order[k];
+    cause[k].clear();
+    for (size_t j : conflicts[i])
+      if (offset[j] >= 0) cause[k].push_back(level[j]);
+    level[i] = k;
     for (int64_t p : positions(i)) {
       offset[i] = p;
-      Found r = search(k + 1);
-      if (r != Found::No) return r;
-      if (work > budget) return Found::GaveUp;
+      auto [r, back] = at(k + 1);
+      if (r != Found::No) return {r, back};
+      if (back != k) {
+        offset[i] = -1, level[i] = kNone;
+        return {Found::No, back};
+      }
+      if (work > budget) return {Found::GaveUp, kNone};
     }
-    offset[i] = -1;
-    return Found::No;
+    offset[i] = -1, level[i] = kNone;
+    if (cause[k].empty()) return {Found::No, kNone};
+    const size_t back = *std::max_element(cause[k].begin(), cause[k].end());
+    for (size_t d : cause[k])
+      if (d != back) cause[back].push_back(d);
+    std::sort(cause[back].begin(), cause[back].end());
+    cause[back].erase(std::unique(cause[back].begin(), cause[back].end()), cause[back].end());
+    return {Found::No, back};
   }
 };
 
@@ -300,7 +330,7 @@ inline constexpr uint64_t kGreedyWork = 15'000'000;
 inline constexpr uint64_t kNoiseWork = 9'000'000;
 /// The work the backtracking search may spend at each binding it runs at, and the most slots it
 /// runs on (it recurses once per slot).
-inline constexpr uint64_t kBacktrackWork = 2'000'000;
+inline constexpr uint64_t kBacktrackWork = 300'000;
 inline constexpr size_t kBacktrackSlots = 4096;
 
 namespace {
@@ -522,7 +552,7 @@ struct Search {
       const int64_t cap = first ? lo : lo + (hi - lo) / 2;
       BacktrackPlacer p(items, sizes, conflicts, live, cap, align,
                         std::min<uint64_t>(kBacktrackWork - spent, kBacktrackWork / 4));
-      Found r = p.search(0);
+      Found r = p.search();
       spent += p.work, work += p.work;
       if (r != Found::Yes) {
         lo = cap + 1;
