@@ -46,6 +46,11 @@ Result<OutputBytes> EvalContext::allocate(ElementType t, const Shape &shape, std
   return OutputBytes(std::move(p), n);
 }
 
+Result<OutputBytes> EvalContext::allocateUnzeroed(ElementType t, const Shape &shape, std::optional<size_t> output) {
+  SF_ASSIGN(auto p, allocateForOverwrite(t, shape, false, output));
+  return OutputBytes(std::move(p), size_t(outputElements(shape).value()) * elementSize(t));
+}
+
 Result<std::shared_ptr<std::byte[]>> EvalContext::allocateForOverwrite(ElementType t, const Shape &shape,
                                                                        bool inPlace,
                                                                        std::optional<size_t> output) {

@@ -175,6 +175,9 @@ public:
   /// `output`: which of the node's outputs these bytes are for (a kernel with several outputs
   /// says so, that each lands at its own place in the executor's arena).
   Result<OutputBytes> allocate(ElementType t, const Shape &shape, std::optional<size_t> output = {});
+  /// As allocate, not zeroed: for a kernel that writes every byte of the output (a copy, a
+  /// transpose, a slice, a concatenation or split), which the zeroing would only touch first.
+  Result<OutputBytes> allocateUnzeroed(ElementType t, const Shape &shape, std::optional<size_t> output = {});
   /// The same, uninitialised and 64-byte aligned, for a kernel that writes every element (no
   /// pass over the bytes to zero them first); where the executor placed the output (its arena)
   /// when it did, over a dying input's bytes only when `inPlace` (see Placer).

@@ -3,6 +3,7 @@
 // concatTensors and splitTensor also serve the sequence kernels (ConcatFromSequence,
 // SplitToSequence).
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "strides.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ Result<Tensor> concatTensors(EvalContext &ctx, const std::vector<const Tensor *>
         return errorf("input {} has shape {}, input 0 {}", i, shapeText(t.shape()), shapeText(a.shape()));
     out[axis] += t.shape()[axis];
   }
-  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+  SF_ASSIGN(auto bytes, ctx.allocateUnzeroed(a.type(), out)); // the parts fill it
   size_t elem = elementSize(a.type());
   int64_t outer = 1, inner = 1;
   outer = dimsProduct(out, 0, axis);
@@ -65,7 +66,7 @@ Result<std::vector<Tensor>> splitTensor(EvalContext &ctx, const Tensor &a, size_
   for (int64_t size : sizes) {
     Shape out = a.shape();
     out[axis] = size;
-    SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out, eachAnOutput ? outs.size() : 0));
+    SF_ASSIGN(auto bytes, ctx.allocateUnzeroed(a.type(), out, eachAnOutput ? outs.size() : 0));
     int64_t row = size * inner;
     for (int64_t o = 0; o < outer && row > 0; ++o)
       copyBytes(bytes.data() + size_t(o * row) * elem, a.bytes().data() + size_t(o * len * inner + at) * elem,
@@ -313,11 +314,11 @@ Result<void> range(EvalContext &ctx) {
 } // namespace
 
 Result<void> registerArrayOpsKernels(OpRegistry &r) {
-  SF_TRY(setKernel(r, "Concat", concat));
-  SF_TRY(setKernel(r, "Split", split));
-  SF_TRY(setKernel(r, "Gather", gather));
-  SF_TRY(setKernel(r, "Expand", expand));
-  SF_TRY(setKernel(r, "Tile", tile));
+  SF_TRY(setKernel(r, "Concat", keepingLargestBound(concat)));
+  SF_TRY(setKernel(r, "Split", keepingBoundEach(split)));
+  SF_TRY(setKernel(r, "Gather", keepingBound(gather)));
+  SF_TRY(setKernel(r, "Expand", keepingBound(expand)));
+  SF_TRY(setKernel(r, "Tile", keepingBound(tile)));
   SF_TRY(setKernel(r, "Pad", pad));
   SF_TRY(setKernel(r, "ConstantOfShape", constantOfShape));
   SF_TRY(setKernel(r, "Range", range));

@@ -24,6 +24,26 @@ KernelFn keepingBound(KernelFn k) {
   };
 }
 
+KernelFn keepingBoundEach(KernelFn k) {
+  return [k = std::move(k)](EvalContext &ctx) -> Result<void> {
+    SF_TRY(k(ctx));
+    if (ctx.hasInput(0) && ctx.input(0).elementCount() > 0)
+      for (size_t i = 0; i < ctx.numOutputs(); ++i) ctx.setOutputBound(i, ctx.inputBound(0));
+    return success();
+  };
+}
+
+KernelFn keepingLargestBound(KernelFn k) {
+  return [k = std::move(k)](EvalContext &ctx) -> Result<void> {
+    SF_TRY(k(ctx));
+    float most = 0;
+    for (size_t i = 0; i < ctx.numInputs(); ++i)
+      if (ctx.hasInput(i) && ctx.input(i).elementCount() > 0) most = std::max(most, ctx.inputBound(i));
+    ctx.setOutputBound(0, most); // kUnbounded (infinity) where one input is
+    return success();
+  };
+}
+
 // On the bits: without the sign, a float's order is its bits' as an integer, and infinity and NaN
 // are above every finite value (an integer maximum the compiler vectorises, which a float one
 // with NaN in mind is not).

@@ -22,6 +22,14 @@ float boundOfSum(float a, float b);
 /// 0 (Relu): input 0's bound carries over, where input 0 has elements.
 KernelFn keepingBound(KernelFn k);
 
+/// A kernel each of whose outputs holds only elements of input 0, moved (Split): input 0's
+/// bound carries over to every output, where input 0 has elements.
+KernelFn keepingBoundEach(KernelFn k);
+
+/// A kernel whose output 0 holds only elements of its inputs, moved (Concat): the largest of the
+/// bounds of the inputs that have elements (kUnbounded where one of them is).
+KernelFn keepingLargestBound(KernelFn k);
+
 /// The largest |x| (kUnbounded where an element is not finite): one pass, reading.
 float measuredBound(const float *x, int64_t count);
 

@@ -3,6 +3,7 @@
 // EyeLike, Trilu, DepthToSpace, SpaceToDepth, ReverseSequence, TopK, NonMaxSuppression, Unique,
 // Det.
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "strides.h"
 
 #include <algorithm>
@@ -565,18 +566,18 @@ Result<void> det(EvalContext &ctx) {
 } // namespace
 
 Result<void> registerIndexKernels(OpRegistry &r) {
-  SF_TRY(setKernel(r, "GatherElements", gatherElements));
+  SF_TRY(setKernel(r, "GatherElements", keepingBound(gatherElements)));
   SF_TRY(setKernel(r, "ScatterElements", scatterElements));
   SF_TRY(setKernel(r, "Scatter", scatterElements));
-  SF_TRY(setKernel(r, "GatherND", gatherND));
+  SF_TRY(setKernel(r, "GatherND", keepingBound(gatherND)));
   SF_TRY(setKernel(r, "ScatterND", scatterND));
   SF_TRY(setKernel(r, "Compress", compress));
   SF_TRY(setKernel(r, "NonZero", nonZero));
   SF_TRY(setKernel(r, "OneHot", oneHot));
   SF_TRY(setKernel(r, "EyeLike", eyeLike));
   SF_TRY(setKernel(r, "Trilu", trilu));
-  SF_TRY(setKernel(r, "DepthToSpace", [](EvalContext &c) { return depthSpace(c, true); }));
-  SF_TRY(setKernel(r, "SpaceToDepth", [](EvalContext &c) { return depthSpace(c, false); }));
+  SF_TRY(setKernel(r, "DepthToSpace", keepingBound([](EvalContext &c) { return depthSpace(c, true); })));
+  SF_TRY(setKernel(r, "SpaceToDepth", keepingBound([](EvalContext &c) { return depthSpace(c, false); })));
   SF_TRY(setKernel(r, "ReverseSequence", reverseSequence));
   SF_TRY(setKernel(r, "TopK", topK));
   SF_TRY(setKernel(r, "NonMaxSuppression", nonMaxSuppression));

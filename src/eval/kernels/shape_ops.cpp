@@ -152,7 +152,7 @@ Result<void> transpose(EvalContext &ctx) {
     out[i] = a.shape()[p];
     srcStride[i] = st[p];
   }
-  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+  SF_ASSIGN(auto bytes, ctx.allocateUnzeroed(a.type(), out));
   gatherStrided(bytes.data(), a.bytes().data(), elementSize(a.type()), out, srcStride);
   SF_ASSIGN(Tensor t, std::move(bytes).tensor(a.type(), out));
   return ctx.setOutput(0, std::move(t));
@@ -208,7 +208,7 @@ Result<void> slice(EvalContext &ctx) {
     srcStride[d] = st[d] * step[d];
     base += begin[d] * st[d];
   }
-  SF_ASSIGN(auto bytes, ctx.allocate(a.type(), out));
+  SF_ASSIGN(auto bytes, ctx.allocateUnzeroed(a.type(), out));
   size_t elem = elementSize(a.type());
   if (countOf(out) > 0)
     gatherStrided(bytes.data(), a.bytes().data() + size_t(base) * elem, elem, out, srcStride);
@@ -226,7 +226,7 @@ Result<void> registerShapeOpsKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Squeeze", keepingBound(squeeze)));
   SF_TRY(setKernel(r, "Unsqueeze", keepingBound(unsqueeze)));
   SF_TRY(setKernel(r, "Transpose", keepingBound(transpose)));
-  SF_TRY(setKernel(r, "Slice", slice));
+  SF_TRY(setKernel(r, "Slice", keepingBound(slice)));
   return success();
 }
 

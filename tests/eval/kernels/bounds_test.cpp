@@ -60,5 +60,33 @@ TEST(Bounds, AWeightGainIsTheLargestChannelsSumOfMagnitudes) {
   EXPECT_EQ(weightGain(t, true, v.data(), 2, 3), 5.0);
 }
 
+// The wrappers of kernels that move elements (Slice, Gather, Split, Concat and the like): their
+// outputs' bounds come from the inputs', whatever the kernel does (here nothing).
+TEST(Bounds, KernelsThatMoveElementsCarryTheirInputsBounds) {
+  KernelFn nothing = [](EvalContext &) -> Result<void> { return success(); };
+  Node node;
+  node.outputs.resize(2);
+  auto two = std::make_shared<const Tensor>(*Tensor::fromDoubles(ElementType::F32, {2}, {1, -2}));
+  auto empty = std::make_shared<const Tensor>(*Tensor::fromDoubles(ElementType::F32, {0}, {}));
+  int64_t live = 0;
+  auto boundsAfter = [&](const KernelFn &k, std::vector<Value> inputs, std::vector<float> bounds) {
+    EvalContext ctx(node, std::move(inputs), 17, &live, int64_t(1) << 20);
+    ctx.setInputBounds(bounds);
+    EXPECT_TRUE(k(ctx).ok());
+    return std::pair{ctx.outputBound(0), ctx.outputBound(1)};
+  };
+  const float none = EvalContext::kUnbounded;
+  // Concat: the largest of its inputs' bounds; none where one input has none; an empty input's
+  // bound does not count.
+  EXPECT_EQ(boundsAfter(keepingLargestBound(nothing), {Value(two), Value(two)}, {2.0f, 3.0f}).first, 3.0f);
+  EXPECT_EQ(boundsAfter(keepingLargestBound(nothing), {Value(two), Value(two)}, {2.0f, none}).first, none);
+  EXPECT_EQ(boundsAfter(keepingLargestBound(nothing), {Value(two), Value(empty)}, {2.0f, none}).first, 2.0f);
+  // Split: input 0's bound on every output (the sizes input's does not count).
+  EXPECT_EQ(boundsAfter(keepingBoundEach(nothing), {Value(two), Value(two)}, {2.0f, 9.0f}), std::pair(2.0f, 2.0f));
+  EXPECT_EQ(boundsAfter(keepingBoundEach(nothing), {Value(two)}, {none}), std::pair(none, none));
+  // Slice, Gather and the like: input 0's on output 0.
+  EXPECT_EQ(boundsAfter(keepingBound(nothing), {Value(two), Value(two)}, {4.0f, 1.0f}), std::pair(4.0f, none));
+}
+
 } // namespace
 } // namespace sf::eval::detail
