@@ -198,9 +198,10 @@ enum class Found { Yes, No, GaveUp };
 /// among those that decided its positions (conflict-directed backjumping: the slots it lives
 /// with, and those that decided the positions of the slots after them that failed), so that a
 /// choice is undone near where it failed (a residual stream's slot at the bottom instead of the
-/// top a few ops earlier) without trying every position of the slots placed in between. Not every placement is reachable this way: a slot rests
-/// only on slots that started before it or hangs from them, or from the capacity. Spends at most
-/// `budget` units of work (a slot or position looked at).
+/// top a few ops earlier) without trying every position of the slots placed in between. Not
+/// every placement is reachable this way: a slot rests only on slots that started before it or
+/// hangs from them, or from the capacity. Spends at most `budget` units of work (a slot or
+/// position looked at).
 struct BacktrackPlacer {
   const std::vector<Item> &items;
   const std::vector<int64_t> &size;
@@ -538,8 +539,8 @@ struct Search {
   }
   /// The backtracking search (BacktrackPlacer) at one binding (`at` 0: the reference, else
   /// alsoAt[at - 1]): under the lower bound there first, then halving the capacities between it
-  /// and the best peak so far there. Each placement found is kept in its order of slots (offsets at the
-  /// reference that keep it) when it is judged best.
+  /// and the best peak so far there. Each placement found is kept in its order of slots (offsets
+  /// at the reference that keep it) when it is judged best.
   void backtrackAt(size_t at, size_t steps) {
     const std::vector<int64_t> &raw = at == 0 ? refSizes : alsoAt[at - 1];
     std::vector<int64_t> sizes(raw.size());
@@ -573,7 +574,8 @@ struct Search {
     size_t worst = 0;
     double worstRatio = ratio(peakOf(items, best), bound);
     for (size_t b = 0; b < peaks.size(); ++b)
-      if (ratio(peaks[b], alsoBound[b]) > worstRatio) worst = b + 1, worstRatio = ratio(peaks[b], alsoBound[b]);
+      if (ratio(peaks[b], alsoBound[b]) > worstRatio)
+        worst = b + 1, worstRatio = ratio(peaks[b], alsoBound[b]);
     if (worst > 0) backtrackAt(worst, steps);
   }
   /// More orders by size with reproducible noise, which breaks ties and near-ties differently
