@@ -60,38 +60,43 @@ Result<Transposed> transposedOf(EvalContext &ctx, const Shape &xs, const Shape &
   return g;
 }
 
+/// The flat output position each input position reaches through each tap: entry t * inSize + pi,
+/// -1 where it falls outside the output (cropped by the pads).
+std::vector<int64_t> reachTable(const Transposed &g) {
+  const size_t k = g.k;
+  const int64_t inSize = countOf(g.in), taps = countOf(g.kernel);
+  std::vector<int64_t> ip(k), kp(k), reach(size_t(taps * inSize));
+  for (int64_t t = 0; t < taps; ++t) {
+    int64_t r2 = t;
+    for (size_t d = k; d-- > 0;) kp[d] = r2 % g.kernel[d], r2 /= g.kernel[d];
+    for (int64_t pi = 0; pi < inSize; ++pi) {
+      int64_t rest = pi, off = 0;
+      bool inside = true;
+      for (size_t d = k; d-- > 0;) ip[d] = rest % g.in[d], rest /= g.in[d];
+      for (size_t d = 0; d < k; ++d) {
+        int64_t o = ip[d] * g.stride[d] + kp[d] * g.dil[d] - g.lo[d];
+        if (o < 0 || o >= g.out[d]) inside = false;
+        off = off * g.out[d] + o;
+      }
+      reach[size_t(t * inSize + pi)] = inside ? off : -1;
+    }
+  }
+  return reach;
+}
+
 /// ConvTranspose in f32 into the zeroed output `p`: each (image, group): the columns W_g^T
 /// [mg*taps, cg] times X_g [cg, positions] on sgemm (in tiles of input positions, at most 16 MB of
 /// columns), then each column entry added to the output position its tap reaches (col2im).
 Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, const float *xv, const float *wv, float *p) {
-  const size_t k = g.k;
   const int64_t n = g.n, c = g.c, cg = g.cg, m = g.m, mg = g.mg, group = g.group;
-  const std::vector<int64_t> &in = g.in, &out = g.out, &lo = g.lo, &kernel = g.kernel, &stride = g.stride, &dil = g.dil;
-  int64_t inSize = countOf(in), outSize = countOf(out), taps = countOf(kernel);
-  std::vector<int64_t> ip(k), kp(k);
+  const int64_t inSize = countOf(g.in), outSize = countOf(g.out), taps = countOf(g.kernel);
   std::vector<float> bias;
   if (ctx.hasInput(2)) {
     SF_ASSIGN(auto bv, doubles(ctx.input(2)));
     if (int64_t(bv.size()) != m) return errorf("B has {} elements, not {}", bv.size(), m);
     bias.assign(bv.begin(), bv.end());
   }
-  // The output offset of input position pi through tap t, or -1 (outside).
-  std::vector<int64_t> reach(size_t(taps * inSize));
-  for (int64_t t = 0; t < taps; ++t) {
-    int64_t r2 = t;
-    for (size_t d = k; d-- > 0;) kp[d] = r2 % kernel[d], r2 /= kernel[d];
-    for (int64_t pi = 0; pi < inSize; ++pi) {
-      int64_t rest = pi, off = 0;
-      bool inside = true;
-      for (size_t d = k; d-- > 0;) ip[d] = rest % in[d], rest /= in[d];
-      for (size_t d = 0; d < k; ++d) {
-        int64_t oo = ip[d] * stride[d] + kp[d] * dil[d] - lo[d];
-        if (oo < 0 || oo >= out[d]) inside = false;
-        off = off * out[d] + oo;
-      }
-      reach[size_t(t * inSize + pi)] = inside ? off : -1;
-    }
-  }
+  const std::vector<int64_t> reach = reachTable(g);
   const int64_t rows = mg * taps;
   const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(inSize, (int64_t(1) << 22) / std::max<int64_t>(rows, 1)));
   std::vector<float> cols(size_t(rows * tile));
@@ -194,30 +199,19 @@ bool convTransposeOnDnnl(EvalContext &ctx, const Transposed &g, const float *xv,
 template <class T>
 Result<void> convTransposeLoops(EvalContext &ctx, const Transposed &g, ElementType type, const Shape &outShape,
                                 const T *xv, const T *wv) {
-  const size_t k = g.k;
   const int64_t n = g.n, c = g.c, cg = g.cg, m = g.m, mg = g.mg, group = g.group;
-  const std::vector<int64_t> &in = g.in, &out = g.out, &lo = g.lo, &kernel = g.kernel, &stride = g.stride, &dil = g.dil;
-  int64_t inSize = countOf(in), outSize = countOf(out), taps = countOf(kernel);
-  std::vector<int64_t> ip(k), kp(k);
+  const int64_t inSize = countOf(g.in), outSize = countOf(g.out), taps = countOf(g.kernel);
+  const std::vector<int64_t> reach = reachTable(g);
   std::vector<double> acc(static_cast<size_t>(n * m * outSize), 0.0);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t gi = 0; gi < group; ++gi)
       for (int64_t ci = 0; ci < cg; ++ci) {
         int64_t ch = gi * cg + ci;
         for (int64_t pi = 0; pi < inSize; ++pi) {
-          int64_t rest = pi;
-          for (size_t d = k; d-- > 0;) ip[d] = rest % in[d], rest /= in[d];
           double xvv = double(xv[size_t((b * c + ch) * inSize + pi)]);
           for (int64_t t = 0; t < taps; ++t) {
-            int64_t r2 = t, off = 0;
-            bool inside = true;
-            for (size_t d = k; d-- > 0;) kp[d] = r2 % kernel[d], r2 /= kernel[d];
-            for (size_t d = 0; d < k; ++d) {
-              int64_t o = ip[d] * stride[d] + kp[d] * dil[d] - lo[d];
-              if (o < 0 || o >= out[d]) inside = false;
-              off = off * out[d] + o;
-            }
-            if (!inside) continue;
+            const int64_t off = reach[size_t(t * inSize + pi)];
+            if (off < 0) continue;
             for (int64_t mm = 0; mm < mg; ++mm)
               acc[size_t((b * m + gi * mg + mm) * outSize + off)] +=
                   xvv * double(wv[size_t((ch * mg + mm) * taps + t)]);
