@@ -40,10 +40,9 @@ Result<int64_t> EvalContext::reserve(ElementType t, const Shape &shape) {
 }
 
 Result<OutputBytes> EvalContext::allocate(ElementType t, const Shape &shape, std::optional<size_t> output) {
-  SF_ASSIGN(auto p, allocateForOverwrite(t, shape, false, output));
-  size_t n = size_t(outputElements(shape).value()) * elementSize(t);
-  std::memset(p.get(), 0, n);
-  return OutputBytes(std::move(p), n);
+  SF_ASSIGN(OutputBytes bytes, allocateUnzeroed(t, shape, output));
+  std::memset(bytes.data(), 0, bytes.size());
+  return bytes;
 }
 
 Result<OutputBytes> EvalContext::allocateUnzeroed(ElementType t, const Shape &shape, std::optional<size_t> output) {

@@ -70,6 +70,53 @@ int64_t largestFree(const std::vector<std::pair<int64_t, int64_t>> &busy, int64_
   return std::max(largest, target - cursor);
 }
 
+/// Both ends of every free gap under `target` among `busy` (sorted by start) that holds `size`
+/// (the lower end aligned up, the upper aligned down).
+std::vector<int64_t> gapEnds(const std::vector<std::pair<int64_t, int64_t>> &busy, int64_t size,
+                             int64_t target, int64_t align) {
+  std::vector<int64_t> ends;
+  auto gap = [&](int64_t from, int64_t to) {
+    int64_t lo = alignUp(from, align);
+    if (to - lo < size) return;
+    int64_t hi = (to - size) / align * align; // >= lo: both are multiples of align
+    ends.push_back(lo);
+    if (hi != lo) ends.push_back(hi);
+  };
+  int64_t cursor = 0;
+  for (const auto &[b, e] : busy) {
+    if (b > cursor) gap(cursor, std::min(b, target));
+    cursor = std::max(cursor, e);
+  }
+  if (cursor < target) gap(cursor, target);
+  return ends;
+}
+
+/// The step of `it`'s lifetime with the most bytes live.
+size_t busiestStep(const Item &it, const std::vector<int64_t> &live) {
+  size_t step = it.first;
+  for (size_t t = it.first; t <= it.last && t < live.size(); ++t)
+    if (live[t] > live[step]) step = t;
+  return step;
+}
+
+/// `candidates` for a slot of `size`, ranked by the largest free run under `target` each leaves
+/// among `atStep` (the placed slots live at the slot's busiest step, sorted), the lower first on
+/// a tie.
+std::vector<int64_t> rankedByRoom(const std::vector<int64_t> &candidates,
+                                  const std::vector<std::pair<int64_t, int64_t>> &atStep, int64_t size,
+                                  int64_t target) {
+  std::vector<std::pair<int64_t, int64_t>> scored; // (-room, position)
+  for (int64_t c : candidates) {
+    auto with = atStep;
+    with.insert(std::upper_bound(with.begin(), with.end(), std::pair{c, c + size}), {c, c + size});
+    scored.push_back({-largestFree(with, target), c});
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<int64_t> out;
+  for (const auto &sc : scored) out.push_back(sc.second);
+  return out;
+}
+
 /// Places slots in the given order under a target peak (the live-bytes lower bound), each at
 /// either end of a free gap among the placed slots it lives with: of those positions, the one
 /// that leaves the largest free run, under the target, at the busiest step of its lifetime (where
@@ -89,43 +136,21 @@ std::vector<int64_t> placeTwoEnded(const std::vector<Item> &items, const std::ve
       if (offset[j] >= 0) busy.push_back({offset[j], offset[j] + items[j].size});
     std::sort(busy.begin(), busy.end());
     // The candidates: both ends of every gap under the target that holds the slot.
-    std::vector<int64_t> candidates;
-    int64_t cursor = 0;
-    auto gap = [&](int64_t from, int64_t to) {
-      int64_t lo = alignUp(from, align);
-      if (to - lo < it.size) return;
-      int64_t hi = (to - it.size) / align * align; // >= lo: both are multiples of align
-      candidates.push_back(lo);
-      if (hi != lo) candidates.push_back(hi);
-    };
-    for (const auto &[b, e] : busy) {
-      if (b > cursor) gap(cursor, std::min(b, target));
-      cursor = std::max(cursor, e);
-    }
-    if (cursor < target) gap(cursor, target);
+    const std::vector<int64_t> candidates = gapEnds(busy, it.size, target, align);
     work += conflicts[i].size() + 1;
     if (candidates.empty()) {
       offset[i] = bestGapOrTop(busy, it.size, align);
       continue;
     }
     // The busiest step of the slot's lifetime, and the placed slots live there.
-    size_t step = it.first;
-    for (size_t t = it.first; t <= it.last && t < live.size(); ++t)
-      if (live[t] > live[step]) step = t;
+    const size_t step = busiestStep(it, live);
     atStep.clear();
     for (size_t j : conflicts[i])
       if (offset[j] >= 0 && items[j].first <= step && step <= items[j].last)
         atStep.push_back({offset[j], offset[j] + items[j].size});
     std::sort(atStep.begin(), atStep.end());
-    int64_t best = candidates.front(), bestRoom = -1;
     work += candidates.size() * (atStep.size() + 1) + (it.last - it.first + 1);
-    for (int64_t c : candidates) {
-      auto with = atStep;
-      with.insert(std::upper_bound(with.begin(), with.end(), std::pair{c, c + it.size}), {c, c + it.size});
-      int64_t room = largestFree(with, target);
-      if (room > bestRoom || (room == bestRoom && c < best)) best = c, bestRoom = room;
-    }
-    offset[i] = best;
+    offset[i] = rankedByRoom(candidates, atStep, it.size, target).front();
   }
   return offset;
 }
@@ -230,38 +255,16 @@ struct BacktrackPlacer {
     for (size_t j : conflicts[i])
       if (offset[j] >= 0) busy.push_back({offset[j], offset[j] + size[j]});
     std::sort(busy.begin(), busy.end());
-    std::vector<int64_t> out;
-    auto gap = [&](int64_t from, int64_t to) {
-      if (to - from < size[i]) return;
-      out.push_back(from);
-      int64_t hi = (to - size[i]) / align * align;
-      if (hi != from) out.push_back(hi);
-    };
-    int64_t cursor = 0;
-    for (const auto &[b, e] : busy) {
-      if (b > cursor) gap(cursor, std::min(b, capacity));
-      cursor = std::max(cursor, e);
-    }
-    if (cursor < capacity) gap(cursor, capacity);
+    std::vector<int64_t> out = gapEnds(busy, size[i], capacity, align);
     work += busy.size() + 1;
     if (out.size() < 2) return out;
-    size_t step = items[i].first;
-    for (size_t t = items[i].first; t <= items[i].last && t < live.size(); ++t)
-      if (live[t] > live[step]) step = t;
+    const size_t step = busiestStep(items[i], live);
     for (size_t j : conflicts[i])
       if (offset[j] >= 0 && items[j].first <= step && step <= items[j].last)
         atStep.push_back({offset[j], offset[j] + size[j]});
     std::sort(atStep.begin(), atStep.end());
-    std::vector<std::pair<int64_t, int64_t>> scored; // (-room, position)
-    for (int64_t c : out) {
-      auto with = atStep;
-      with.insert(std::upper_bound(with.begin(), with.end(), std::pair{c, c + size[i]}), {c, c + size[i]});
-      scored.push_back({-largestFree(with, capacity), c});
-      work += with.size();
-    }
-    std::sort(scored.begin(), scored.end());
-    for (size_t k = 0; k < out.size(); ++k) out[k] = scored[k].second;
-    return out;
+    work += out.size() * (atStep.size() + 1);
+    return rankedByRoom(out, atStep, size[i], capacity);
   }
 
   /// Conflict-directed backjumping: when a slot has no position left, the search goes back to

@@ -37,24 +37,31 @@ int64_t liveBound(const std::vector<Item> &items, int64_t align) {
   return *std::max_element(live.begin(), live.end());
 }
 
-} // namespace
-
-TEST(Placement, AResidualStreamAlternatesEndsAndReachesTheLowerBound) {
-  auto items = readSlots(std::string(SF_SOURCE_DIR_DEFAULT) + "/tests/lower/data/vit_b_16_slots.txt");
-  ASSERT_EQ(539u, items.size());
-  auto offsets = placeGreedy(items, 64, 1031);
-  ASSERT_EQ(items.size(), offsets.size());
+/// The peak of `offsets` for `items`, each offset checked to be aligned and every pair of slots
+/// alive together checked apart.
+int64_t checkedPeak(const std::vector<Item> &items, const std::vector<int64_t> &offsets, int64_t align) {
+  EXPECT_EQ(items.size(), offsets.size());
+  if (items.size() != offsets.size()) return -1;
   int64_t peak = 0;
   for (size_t i = 0; i < items.size(); ++i) {
-    EXPECT_EQ(0, offsets[i] % 64);
+    EXPECT_EQ(0, offsets[i] % align);
     peak = std::max(peak, offsets[i] + items[i].size);
   }
-  EXPECT_EQ(liveBound(items, 64), peak) << "1.111x before the two-ended placement";
   const auto conflicts = conflictsOf(items);
   for (size_t i = 0; i < items.size(); ++i)
     for (size_t j : conflicts[i])
       EXPECT_TRUE(offsets[i] + items[i].size <= offsets[j] || offsets[j] + items[j].size <= offsets[i])
           << "slots " << i << " and " << j << " overlap";
+  return peak;
+}
+
+} // namespace
+
+TEST(Placement, AResidualStreamAlternatesEndsAndReachesTheLowerBound) {
+  auto items = readSlots(std::string(SF_SOURCE_DIR_DEFAULT) + "/tests/lower/data/vit_b_16_slots.txt");
+  ASSERT_EQ(539u, items.size());
+  EXPECT_EQ(liveBound(items, 64), checkedPeak(items, placeGreedy(items, 64, 1031), 64))
+      << "1.111x before the two-ended placement";
 }
 
 // A residual block's slots where the greedy orders all stop 1.119x above the lower bound (the
@@ -63,20 +70,9 @@ TEST(Placement, AResidualStreamAlternatesEndsAndReachesTheLowerBound) {
 TEST(Placement, BacktrackingReachesTheLowerBoundWhereGreedyOrdersLeaveAHole) {
   auto items = readSlots(std::string(SF_SOURCE_DIR_DEFAULT) + "/tests/lower/data/mnasnet0_5_33x33_slots.txt");
   ASSERT_EQ(55u, items.size());
-  auto offsets = placeGreedy(items, 64, 138);
-  ASSERT_EQ(items.size(), offsets.size());
-  int64_t peak = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    EXPECT_EQ(0, offsets[i] % 64);
-    peak = std::max(peak, offsets[i] + items[i].size);
-  }
   EXPECT_EQ(37056, liveBound(items, 64));
-  EXPECT_EQ(liveBound(items, 64), peak) << "41472 (1.119x) before the backtracking search";
-  const auto conflicts = conflictsOf(items);
-  for (size_t i = 0; i < items.size(); ++i)
-    for (size_t j : conflicts[i])
-      EXPECT_TRUE(offsets[i] + items[i].size <= offsets[j] || offsets[j] + items[j].size <= offsets[i])
-          << "slots " << i << " and " << j << " overlap";
+  EXPECT_EQ(liveBound(items, 64), checkedPeak(items, placeGreedy(items, 64, 138), 64))
+      << "41472 (1.119x) before the backtracking search";
 }
 
 // Eight slots whose sizes are a*S + b (in units of 64 bytes) at S = 8 (the reference) and at S = 1:
