@@ -42,13 +42,14 @@ void relayout(const float *from, float *to, int64_t n, int64_t c, int64_t hw, La
     return;
   }
   const bool toBlocked = toLayout;
+  const int64_t blk = channelBlock(layout);
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t cb = 0; cb < c / 16; ++cb) {
-      const int64_t base = (b * c + cb * 16) * hw; // the block's 16 channels start here in both
+    for (int64_t cb = 0; cb < c / blk; ++cb) {
+      const int64_t base = (b * c + cb * blk) * hw; // the block's channels start here in both
       for (int64_t i = 0; i < hw; ++i)
-        for (int64_t j = 0; j < 16; ++j) {
-          if (toBlocked) to[base + i * 16 + j] = from[base + j * hw + i];
-          else to[base + j * hw + i] = from[base + i * 16 + j];
+        for (int64_t j = 0; j < blk; ++j) {
+          if (toBlocked) to[base + i * blk + j] = from[base + j * hw + i];
+          else to[base + j * hw + i] = from[base + i * blk + j];
         }
     }
 }
@@ -77,15 +78,32 @@ Tag plainTag(size_t spatial) {
 
 /// The tag of a 2-D activation kept in `layout` (plainTag for the plain one, any rank).
 Tag tagOf(Layout layout, size_t spatial) {
-  return layout == Layout::Blocked16 ? Tag::nChw16c : layout == Layout::ChannelsLast ? Tag::nhwc : plainTag(spatial);
+  switch (layout) {
+  case Layout::Blocked16: return Tag::nChw16c;
+  case Layout::Blocked8: return Tag::nChw8c;
+  case Layout::ChannelsLast: return Tag::nhwc;
+  case Layout::Plain: break;
+  }
+  return plainTag(spatial);
+}
+
+/// The blocked layout of `block` channels.
+Layout blockedLayout(int64_t block) { return block == 16 ? Layout::Blocked16 : Layout::Blocked8; }
+
+/// The channel block a window primitive runs in where it may choose: the one its output or
+/// input is kept in, else the machine's.
+int64_t blockFor(const WindowGeometry &g) {
+  if (channelBlock(g.dst)) return channelBlock(g.dst);
+  if (channelBlock(g.src)) return channelBlock(g.src);
+  return dnnlChannelBlock();
 }
 
 /// Whether a geometry's layouts are ones its tensors can be in: channel layouts only with 2
-/// spatial dims, nChw16c only for whole blocks of 16 (`c` in, `m` out).
+/// spatial dims, channel blocks only for whole blocks (`c` in, `m` out).
 bool layoutsFit(const WindowGeometry &g, int64_t c, int64_t m) {
   const size_t k = g.in.size();
   auto fits = [&](Layout l, int64_t ch) {
-    return l == Layout::Plain || (k == 2 && (l == Layout::ChannelsLast || ch % 16 == 0));
+    return l == Layout::Plain || (k == 2 && (l == Layout::ChannelsLast || ch % channelBlock(l) == 0));
   };
   return fits(g.src, c) && fits(g.dst, m);
 }
@@ -251,20 +269,26 @@ const WithWeights<P> &weightedEntry(std::map<std::vector<int64_t>, WithWeights<P
   return cache.insert_or_assign(key, std::move(entry)).first->second;
 }
 
-/// Runs a windowed primitive with weights on x into y, with the bias `b` (m values) if given.
+/// Runs a windowed primitive with weights on x into y, with the bias `b` (m values) if given and
+/// the tensor `z` (laid out as y) its first post-op adds, if given.
 template <class P>
 void runWeighted(const WithWeights<P> &c, const memory::desc &bDesc, const float *b, const memory::desc &xDesc,
-                 const memory::desc &yDesc, const float *x, float *y) {
+                 const memory::desc &yDesc, const float *x, float *y, const float *z = nullptr) {
   std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, c.weights}};
   if (b) args[DNNL_ARG_BIAS] = memory(bDesc, env().engine, const_cast<float *>(b));
+  if (z) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = memory(yDesc, env().engine, const_cast<float *>(z));
   execute(c.prim, std::move(args), c.pd.src_desc(), c.pd.dst_desc(), xDesc, yDesc, x, y);
 }
 
 } // namespace
 
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
-              const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y, PostOp post) {
+              const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y, PostOp post,
+              const float *z) {
   if (!supported(g) || !weights || g.c % g.group != 0 || g.m % g.group != 0) return false;
+  // A sum into a plain y: oneDNN's kernels for plain tensors with it are slower than the
+  // convolution in blocks and the sum after it (the caller's).
+  if (z && g.dst == Layout::Plain) return false;
   try {
     Env &e = env();
     const size_t k = g.in.size();
@@ -277,8 +301,8 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
 
     auto key = keyOf(g, b ? 1 : 0);
     key.push_back(int64_t(reinterpret_cast<uintptr_t>(weights.get())));
-    key.push_back(int64_t(g.src) * 3 + int64_t(g.dst));
-    key.push_back(int64_t(post.kind));
+    key.push_back(int64_t(g.src) * 4 + int64_t(g.dst));
+    key.push_back(int64_t(post.kind) * 2 + (z ? 1 : 0));
     if (post.kind == PostOp::Kind::Swish || post.kind == PostOp::Kind::Clip) {
       int32_t alpha, beta;
       std::memcpy(&alpha, &post.alpha, 4);
@@ -300,25 +324,29 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
                                                         dnnl::algorithm::convolution_direct, src, anyW, dst,
                                                         a.strides, a.dilates, a.padL, a.padR);
         dnnl::primitive_attr attr;
-        if (post.kind != PostOp::Kind::None) {
-          dnnl::post_ops ops;
-          if (post.kind == PostOp::Kind::Relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-          else if (post.kind == PostOp::Kind::Clip)
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.alpha, post.beta);
-          else if (post.kind == PostOp::Kind::HardSwish) // x * max(0, min(1, x / 6 + 1/2)), ONNX's
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
-          else ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.alpha, 0.f);
-          attr.set_post_ops(ops);
+        dnnl::post_ops ops;
+        if (z) ops.append_binary(dnnl::algorithm::binary_add, yDesc); // z as y is kept
+        switch (post.kind) {
+        case PostOp::Kind::None: break;
+        case PostOp::Kind::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+        case PostOp::Kind::Clip: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post.alpha, post.beta); break;
+        case PostOp::Kind::HardSwish: // x * max(0, min(1, x / 6 + 1/2)), ONNX's
+          ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+          break;
+        case PostOp::Kind::Swish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, post.alpha, 0.f); break;
         }
+        if (ops.len() > 0) attr.set_post_ops(ops);
         return dnnl::convolution_forward::primitive_desc(desc, attr, e.engine);
       };
-      // Channels in blocks of 16 (nChw16c) where both sides have whole blocks: the move from and
-      // back to the plain layout is then a cheap blocked copy (a layout oneDNN picks itself,
+      // Channels in blocks (nChw16c or nChw8c) where both sides have whole blocks: the move from
+      // and back to the plain layout is then a cheap blocked copy (a layout oneDNN picks itself,
       // channels last, costs a transpose each way: a quarter of the kernels' time on resnet18).
       // Otherwise, or where the blocked request finds only the reference kernel, oneDNN picks.
       auto notRef = [](const auto &pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) != 0; };
-      if (k == 2 && g.c % 16 == 0 && g.m % 16 == 0) {
-        auto pd = makePd(Tag::nChw16c, Tag::nChw16c);
+      const int64_t blk = blockFor(g);
+      const Tag blocked = tagOf(blockedLayout(blk), k);
+      if (k == 2 && g.c % blk == 0 && g.m % blk == 0) {
+        auto pd = makePd(blocked, blocked);
         if (notRef(pd)) return pd;
       }
       // Channels last where either side is kept so (channel counts not whole blocks): both
@@ -330,13 +358,15 @@ bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
         if (notRef(pd)) return pd;
       }
       // A first layer (a few plain input channels) whose output stays in blocks: read as it is.
-      if (k == 2 && g.dst == Layout::Blocked16 && g.src == Layout::Plain && g.c % 16 != 0) {
-        auto pd = makePd(plainTag(k), Tag::nChw16c);
+      if (k == 2 && channelBlock(g.dst) && g.src == Layout::Plain && g.c % blk != 0) {
+        auto pd = makePd(plainTag(k), blocked);
         if (notRef(pd)) return pd;
       }
       return makePd(Tag::any, Tag::any);
     });
-    runWeighted(c, bDesc, b, xDesc, yDesc, x, y);
+    // The sum in the pass only where the primitive writes y in its layout with a compiled kernel.
+    if (z && (c.pd.dst_desc() != yDesc || std::string(c.pd.impl_info_str()).rfind("ref", 0) == 0)) return false;
+    runWeighted(c, bDesc, b, xDesc, yDesc, x, y, z);
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -405,7 +435,7 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
     memory::desc xDesc(activationDims(g.n, g.c, g.in), memory::data_type::f32, tagOf(g.src, k));
     memory::desc yDesc(activationDims(g.n, g.c, g.out), memory::data_type::f32, tagOf(g.dst, k));
     auto key = keyOf(g, int64_t(kind));
-    key.push_back(int64_t(g.src) * 3 + int64_t(g.dst));
+    key.push_back(int64_t(g.src) * 4 + int64_t(g.dst));
     const auto &p = findOrMake(poolCache, key, [&] {
       auto algo = kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                   : kind == PoolKind::AverageIncludingPads ? dnnl::algorithm::pooling_avg_include_padding
@@ -415,8 +445,11 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
       memory::desc anyDst(activationDims(g.n, g.c, g.out), memory::data_type::f32, Tag::any);
       // A plain 2-D source of whole channel blocks is pooled in blocks (oneDNN's pooling of the
       // plain layout is several times slower than the reorder into blocks and back).
-      const bool toBlocks = g.src == Layout::Plain && k == 2 && g.c % 16 == 0;
-      memory::desc src = toBlocks ? memory::desc(activationDims(g.n, g.c, g.in), memory::data_type::f32, Tag::nChw16c) : xDesc;
+      const int64_t blk = blockFor(g);
+      const bool toBlocks = g.src == Layout::Plain && k == 2 && g.c % blk == 0;
+      memory::desc src = toBlocks ? memory::desc(activationDims(g.n, g.c, g.in), memory::data_type::f32,
+                                                 tagOf(blockedLayout(blk), k))
+                                  : xDesc;
       dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algo, src, anyDst,
                                        memory::dims(g.stride.begin(), g.stride.end()),
                                        memory::dims(g.kernel.begin(), g.kernel.end()),
@@ -491,6 +524,25 @@ bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
 void setDnnlThreads(int threads) { omp_set_num_threads(std::max(1, threads)); }
 bool dnnlAvailable() { return true; }
 
+int64_t dnnlChannelBlock() {
+  // Asked of oneDNN once: whether its convolution of 16-channel blocks is a compiled kernel here
+  // (AVX-512 machines) or only its reference one (AVX2 machines run blocks of 8).
+  static const int64_t block = [] {
+    try {
+      Env &e = env();
+      memory::desc x({1, 32, 8, 8}, memory::data_type::f32, Tag::nChw16c);
+      memory::desc w({32, 32, 3, 3}, memory::data_type::f32, Tag::any);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x,
+                                           w, x, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+      dnnl::convolution_forward::primitive_desc pd(desc, e.engine);
+      return std::string(pd.impl_info_str()).rfind("ref", 0) == 0 ? int64_t(8) : int64_t(16);
+    } catch (const dnnl::error &) {
+      return int64_t(8);
+    }
+  }();
+  return block;
+}
+
 const char *dnnlBackend() {
   static const std::string name = [] {
     const dnnl_version_t *v = dnnl_version();
@@ -503,7 +555,7 @@ const char *dnnlBackend() {
 #else
 
 bool dnnlConv(const WindowGeometry &, const float *, const float *, const std::shared_ptr<const Tensor> &,
-              bool, const float *, float *, PostOp) {
+              bool, const float *, float *, PostOp, const float *) {
   return false;
 }
 bool dnnlDeconv(const WindowGeometry &, const float *, const float *, const std::shared_ptr<const Tensor> &, bool,
@@ -518,6 +570,7 @@ bool dnnlMatMul(int64_t, int64_t, int64_t, const float *, const float *, bool,
 bool dnnlEltwise(EltKind, const float *, float *, int64_t) { return false; }
 void setDnnlThreads(int) {}
 bool dnnlAvailable() { return false; }
+int64_t dnnlChannelBlock() { return 16; }
 const char *dnnlBackend() { return "none"; }
 
 #endif

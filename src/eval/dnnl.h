@@ -18,12 +18,12 @@ struct WindowGeometry {
   int64_t n = 0, c = 0, m = 0, group = 1; // m: output channels (c for pools)
   std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
   /// The layouts of the input and the output (Layout: plain NCHW, nChw16c [n, c/16, h, w, 16]
-  /// for channels a multiple of 16, or channels last [n, h, w, c]); only 2 spatial dims take the
-  /// channel layouts.
+  /// or nChw8c for channels a multiple of the block, or channels last [n, h, w, c]); only 2
+  /// spatial dims take the channel layouts.
   Layout src = Layout::Plain, dst = Layout::Plain;
 };
 
-/// NCHW <-> `layout` (`c` a multiple of 16 for nChw16c), `hw` the spatial size (`to` must not
+/// NCHW <-> `layout` (`c` a multiple of the block for a blocked one), `hw` the spatial size (`to` must not
 /// alias `from`; a plain layout is a copy).
 void relayout(const float *from, float *to, int64_t n, int64_t c, int64_t hw, Layout layout, bool toLayout);
 
@@ -38,9 +38,12 @@ struct PostOp {
   float alpha = 0; // Swish: x * sigmoid(alpha * x); Clip: the lower bound
   float beta = 0;  // Clip: the upper bound
 };
+/// `z`, where given, is added to the result before the activation (a residual connection:
+/// FusedConv's Z), of y's shape and kept in y's layout; declined (false) unless y is kept in a
+/// channel layout that a compiled kernel writes with the sum.
 bool dnnlConv(const WindowGeometry &g, const float *x, const float *w,
               const std::shared_ptr<const Tensor> &weights, bool keep, const float *b, float *y,
-              PostOp post = {});
+              PostOp post = {}, const float *z = nullptr);
 
 /// y = conv_transpose(x, w) (+ b per output channel), `g.c` the input channels and `g.m` the
 /// output channels, w [c, m/group, kernel...] as ONNX's ConvTranspose holds it; `padBegin` and
@@ -68,6 +71,10 @@ bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count);
 
 /// This build runs kernels on oneDNN.
 bool dnnlAvailable();
+
+/// The channels per block of the blocked layout oneDNN's convolutions run on this machine: 16
+/// where it has a compiled kernel for nChw16c (AVX-512), else 8 (AVX2).
+int64_t dnnlChannelBlock();
 
 /// Threads oneDNN may use (1 by default, as the matrix products).
 void setDnnlThreads(int threads);

@@ -559,7 +559,8 @@ Result<RunResult> run(const Graph &g, const std::map<std::string, Tensor> &input
 
 Result<RunResult> run(const Graph &g, const std::map<std::string, Value> &inputs, const RunOptions &options) {
   // An arena is not laid out for a caller's kernels (they may keep a tensor past its last reader).
-  PrepareOptions po{options.registry, bool(options.observe), options.registry ? nullptr : options.arena};
+  PrepareOptions po{options.registry, bool(options.observe), options.registry ? nullptr : options.arena,
+                    options.channelBlock};
   SF_ASSIGN(auto plan, prepare(g, po));
   return run(*plan, inputs, options);
 }

@@ -87,9 +87,9 @@ int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
 }
 
 /// A Concat along the channels of rank-4 f32 tensors whose channel counts are whole blocks of
-/// 16: in nChw16c each image's channels are consecutive blocks, so the plain kernel's copies
-/// (each part's image after the last) join blocked parts into a blocked whole.
-bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def) {
+/// `block`: in nChw16c (nChw8c) each image's channels are consecutive blocks, so the plain
+/// kernel's copies (each part's image after the last) join blocked parts into a blocked whole.
+bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def, int64_t block) {
   if (!def || !n.domain.empty() || n.opType != "Concat" || n.outputs.size() != 1 || n.inputs.empty()) return false;
   auto axis = n.attrs.getInt("axis");
   if (!axis.ok() || (*axis != 1 && *axis != -3)) return false;
@@ -97,23 +97,25 @@ bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def) {
     if (!in.valid() || !g.contains(in)) return false;
     const Fact &f = g.fact(in);
     if (f.type != ElementType::F32 || !f.shape.rankIsStatic() || f.shape.size() != 4 || !f.shape[1].isStatic() ||
-        f.shape[1].length() <= 0 || f.shape[1].length() % 16 != 0)
+        f.shape[1].length() <= 0 || f.shape[1].length() % block != 0)
       return false;
   }
   return true;
 }
 
-/// The layout each node's output 0 is kept in (Layout): in oneDNN's nChw16c (channels a multiple
-/// of 16) or channels last (the others) from the Conv that makes it (or the layout-free
+/// The layout each node's output 0 is kept in (Layout): in oneDNN's channel blocks of `block`
+/// (channels a multiple of it) or channels last (the others) from the Conv that makes it (or the layout-free
 /// elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept) to the Convs and
 /// layout-free ops that read it: no reorder between two convolutions. f32, rank 4, channels
-/// static, not a graph output, every reader a Conv or a pooling (its input X), a layout-free op
+/// static, not a graph output, every reader a Conv or a pooling (its input X; a FusedConv's Z
+/// where its output is kept so too: a FusedConv whose Z is not so keeps its output plain), a layout-free op
 /// whose output is kept so too, a GlobalAveragePool, a binary op with a value per channel (a
 /// squeeze-excite block's scale: its full input) or a BatchNormalization whose output is kept so
 /// too, or (channel blocks only) a Concat along the channels. Per node `role`: 1 conv or
 /// pooling, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 5 channel Concat, 0 other.
 std::vector<Layout> channelLayouts(const Graph &g, const std::vector<const OpDef *> &defs,
-                                   const std::vector<bool> &isOutput0, std::vector<int8_t> &role) {
+                                   const std::vector<bool> &isOutput0, int64_t block, std::vector<int8_t> &role) {
+  const Layout blocked = block == 16 ? Layout::Blocked16 : Layout::Blocked8;
   std::vector<Layout> layout(g.nodes.size(), Layout::Plain);
   std::vector<int> fullSlot(g.nodes.size(), -1);
   role.assign(g.nodes.size(), 0);
@@ -123,14 +125,14 @@ std::vector<Layout> channelLayouts(const Graph &g, const std::vector<const OpDef
     else if (isLayoutFree(g, n, defs[n.id])) role[n.id] = 2;
     else if (readsBlocked(g, n, defs[n.id])) role[n.id] = 3;
     else if ((fullSlot[n.id] = channelBroadcastFull(g, n, defs[n.id])) >= 0) role[n.id] = 4;
-    else if (isChannelConcat(g, n, defs[n.id])) role[n.id] = 5;
+    else if (isChannelConcat(g, n, defs[n.id], block)) role[n.id] = 5;
     if (!role[n.id] || role[n.id] == 3) continue;
     const Fact &f = n.outputs[0].fact;
     if (isOutput0[n.id] || f.type != ElementType::F32 || !f.shape.rankIsStatic() || f.shape.size() != 4 ||
         !f.shape[1].isStatic() || f.shape[1].length() <= 0)
       continue;
-    layout[n.id] = f.shape[1].length() % 16 == 0 ? Layout::Blocked16 : Layout::ChannelsLast;
-    if (role[n.id] == 5 && layout[n.id] != Layout::Blocked16) layout[n.id] = Layout::Plain;
+    layout[n.id] = f.shape[1].length() % block == 0 ? blocked : Layout::ChannelsLast;
+    if (role[n.id] == 5 && layout[n.id] != blocked) layout[n.id] = Layout::Plain;
   }
   for (bool changed = true; changed;) {
     changed = false;
@@ -143,10 +145,13 @@ std::vector<Layout> channelLayouts(const Graph &g, const std::vector<const OpDef
         for (OutletId in : n.inputs)
           if (in.valid() && g.fact(in).shape.equalEverywhere(n.outputs[0].fact.shape)) ok = ok && same(in);
       if (role[n.id] == 4) ok = ok && same(n.inputs[size_t(fullSlot[n.id])]);
+      // A FusedConv's Z is added element by element to its output: in the output's layout.
+      if (role[n.id] == 1 && n.inputs.size() > 3 && n.inputs[3].valid()) ok = ok && same(n.inputs[3]);
       if (role[n.id] == 5)
         for (OutletId in : n.inputs) ok = ok && same(in);
       for (InletId r : n.outputs[0].successors)
-        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 2 && layout[r.node] == mine) ||
+        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 1 && r.slot == 3 && layout[r.node] == mine) ||
+                    (role[r.node] == 2 && layout[r.node] == mine) ||
                     role[r.node] == 3 || (role[r.node] == 4 && layout[r.node] == mine && int(r.slot) == fullSlot[r.node]) ||
                     (role[r.node] == 5 && layout[r.node] == mine));
       if (!ok) layout[n.id] = Layout::Plain, changed = true;
@@ -309,9 +314,11 @@ Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOpt
     std::vector<bool> output0(count, false);
     for (const Node &n : g.nodes)
       if (!n.outputs.empty()) output0[n.id] = plan->isOutput_[plan->firstOutlet_[n.id]];
-    layout = channelLayouts(g, defs, output0, role);
+    const int64_t block = options.channelBlock ? options.channelBlock : detail::dnnlChannelBlock();
+    if (block != 8 && block != 16) return errorf("a channel block of {}: 8 or 16 expected", block);
+    layout = channelLayouts(g, defs, output0, block, role);
     plan->channelsLastCount_ = size_t(std::count(layout.begin(), layout.end(), Layout::ChannelsLast));
-    plan->blockedCount_ = plan->channelsLastCount_ + size_t(std::count(layout.begin(), layout.end(), Layout::Blocked16));
+    plan->blockedCount_ = count - size_t(std::count(layout.begin(), layout.end(), Layout::Plain));
   }
   const std::vector<size_t> formalOf = formalIndices(g);
   for (uint32_t id : order) {
@@ -321,7 +328,8 @@ Result<std::shared_ptr<const ExecPlan>> prepare(const Graph &g, const PrepareOpt
     if (!n.isParameter() && !n.isConstant())
       for (const Graph *b : bodiesOf(n))
         if (!plan->bodies_.count(b)) {
-          SF_ASSIGN(auto bp, prepare(*b, PrepareOptions{options.registry, options.observed, nullptr}));
+          SF_ASSIGN(auto bp,
+                    prepare(*b, PrepareOptions{options.registry, options.observed, nullptr, options.channelBlock}));
           plan->bodies_.emplace(b, std::move(bp));
         }
     plan->steps_.push_back(std::move(s));

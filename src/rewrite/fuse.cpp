@@ -1,5 +1,5 @@
 // The executor's fusions (rewrite/rewrite.h): a convolution and its activation (Relu, Clip, SiLU,
-// HardSwish), GELU's five ops.
+// HardSwish) or its residual Add (and the Relu after it), GELU's five ops.
 #include "shapeflow/ops/fused.h"
 #include "shapeflow/rewrite/rewrite.h"
 
@@ -61,10 +61,29 @@ Result<size_t> fuseConvActivation(PassContext &ctx) {
     if (isOutput) continue;
     const auto &readers = conv.outputs[0].successors;
     Attributes attrs = conv.attrs;
-    OutletId replaced;
+    OutletId replaced, z;
     std::vector<uint32_t> dead;
-    const Node *reader = readers.size() == 1 && readers[0].slot == 0 ? &g.nodes[readers[0].node] : nullptr;
-    if (computes(ctx, reader, Pointwise::Relu) || computes(ctx, reader, Pointwise::HardSwish)) {
+    const Node *reader = readers.size() == 1 ? &g.nodes[readers[0].node] : nullptr;
+    if (computes(ctx, reader, Pointwise::Add)) {
+      // A residual connection: Add(conv, z) with z of the output's shape (no broadcast), then
+      // perhaps a Relu that alone reads the sum.
+      const OutletId other = otherInput(*reader, out);
+      if (!other.valid() || !g.contains(other) || g.fact(other).type != g.fact(out).type ||
+          !g.fact(other).shape.equalEverywhere(g.fact(out).shape) ||
+          !g.fact(out).shape.equalEverywhere(reader->outputs[0].fact.shape))
+        continue;
+      z = other;
+      replaced = {reader->id, 0};
+      dead = {reader->id, id};
+      const Node *relu = onlyReader(g, *reader);
+      if (computes(ctx, relu, Pointwise::Relu) && relu->inputs.size() == 1) {
+        attrs.set("activation", std::string("Relu"));
+        replaced = {relu->id, 0};
+        dead = {relu->id, reader->id, id};
+      }
+    } else if (readers.size() == 1 && readers[0].slot != 0) {
+      continue;
+    } else if (computes(ctx, reader, Pointwise::Relu) || computes(ctx, reader, Pointwise::HardSwish)) {
       attrs.set("activation", std::string(computes(ctx, reader, Pointwise::Relu) ? "Relu" : "HardSwish"));
       replaced = {reader->id, 0};
       dead = {reader->id, id};
@@ -90,6 +109,10 @@ Result<size_t> fuseConvActivation(PassContext &ctx) {
     }
     if (!replaced.valid()) continue;
     std::vector<OutletId> inputs(conv.inputs.begin(), conv.inputs.end());
+    if (z.valid()) {
+      inputs.resize(3); // an absent bias stays absent
+      inputs.push_back(z);
+    }
     SF_TRY(replaceWithNode(ctx, kShapeflowDomain, kFusedConv, 1, std::move(inputs), std::move(attrs), replaced,
                            dead));
     ++fused;

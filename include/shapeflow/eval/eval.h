@@ -91,11 +91,17 @@ private:
 };
 
 /// How the executor keeps a rank-4 f32 tensor [N, C, H, W] between the kernels that read it:
-/// plain (row-major NCHW), in channel blocks of 16 (oneDNN's nChw16c: [N, C/16, H, W, 16], for C a
-/// multiple of 16), or channels last (nhwc: [N, H, W, C], the same bytes as plain, for the other
-/// channel counts). The two channel layouts spare the reorders oneDNN's convolutions make from
-/// and to plain tensors.
-enum class Layout : uint8_t { Plain, Blocked16, ChannelsLast };
+/// plain (row-major NCHW), in channel blocks of 16 or 8 (oneDNN's nChw16c / nChw8c:
+/// [N, C/16, H, W, 16], for C a multiple of the block), or channels last (nhwc: [N, H, W, C], for
+/// the other channel counts). The channel layouts spare the reorders oneDNN's convolutions make
+/// from and to plain tensors; the block is the one oneDNN's kernels take on the machine (16 with
+/// AVX-512, 8 with AVX2: a block they do not take costs a reorder or their reference kernel).
+enum class Layout : uint8_t { Plain, Blocked16, ChannelsLast, Blocked8 };
+
+/// The channels per block of a blocked layout (16 or 8); 0 for the others.
+constexpr int64_t channelBlock(Layout l) {
+  return l == Layout::Blocked16 ? 16 : l == Layout::Blocked8 ? 8 : 0;
+}
 
 /// What a kernel sees: its node's input values (absent optional inputs are absent), attributes,
 /// opset; it sets every output. Only kernels registered as taking sequences and optionals see
@@ -264,6 +270,9 @@ struct RunOptions {
   /// error (0: no limit but each Loop's own 2^24 iterations): a caller that must bound a run's
   /// work (a fuzzer, a service) sets it.
   int64_t maxBodyRuns = 0;
+  /// The channels per block of the blocked layout (Layout): 16 or 8, or 0 for the one oneDNN's
+  /// convolutions take on this machine (channelBlockOfMachine).
+  int channelBlock = 0;
 };
 
 /// How a run used its arena.
@@ -283,7 +292,7 @@ struct RunResult {
   int64_t peakBytes = 0; // of the tensors the run allocated, alive at once
   std::optional<ArenaUse> arena; // when the run had one
   /// Tensors kept in a channel layout between convolutions (no reorder between them): in
-  /// channel blocks of 16 or channels last (Layout); `channelsLastTensors` of them the latter.
+  /// channel blocks or channels last (Layout); `channelsLastTensors` of them the latter.
   size_t blockedTensors = 0;
   size_t channelsLastTensors = 0;
 };

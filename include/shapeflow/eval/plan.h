@@ -47,6 +47,8 @@ struct PrepareOptions {
   /// The arena's places for the top graph (eval/arena.h), made for this graph; its order is the
   /// plan's.
   const ArenaLayout *arena = nullptr;
+  /// The channels per block of the blocked layout: 16, 8, or 0 for the machine's (RunOptions).
+  int channelBlock = 0;
 };
 
 class ExecPlan {

@@ -10,8 +10,10 @@ namespace sf {
 
 inline constexpr std::string_view kShapeflowDomain = "ai.shapeflow";
 /// Conv's inputs and attributes, plus `activation` ("Relu"; "Clip" between the floats `min` and
-/// `max`, each absent where there is no bound; or "Swish": x * sigmoid(alpha * x)) and `alpha`
-/// (Swish's, default 1).
+/// `max`, each absent where there is no bound; "Swish": x * sigmoid(alpha * x); "HardSwish") and
+/// `alpha` (Swish's, default 1), and an optional fourth input Z of the output's shape added to
+/// the convolution's output before the activation (a residual connection; the activation may
+/// then be absent).
 inline constexpr std::string_view kFusedConv = "FusedConv";
 /// ONNX's Gelu, and the opset that defines it.
 inline constexpr std::string_view kGelu = "Gelu";

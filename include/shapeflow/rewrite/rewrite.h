@@ -80,7 +80,8 @@ Result<uint32_t> replaceWithNode(PassContext &ctx, std::string_view domain, std:
 Result<size_t> batchNormAsConv(PassContext &ctx);
 /// Conv (an op whose record takes an activation) whose output only a Relu reads, a HardSwish, a
 /// Clip between constant bounds (ReLU6), or x * Sigmoid(x) (SiLU), becomes one FusedConv
-/// (ops/fused.h).
+/// (ops/fused.h); so does one whose output only an Add reads with another input of the same
+/// shape (a residual connection: FusedConv's Z), with the Relu that alone reads the sum.
 Result<size_t> fuseConvActivation(PassContext &ctx);
 /// GELU as torch exports it, x (erf(x / sqrt 2) + 1) / 2 in f32, five ops each read only by the
 /// next, becomes one Gelu (ONNX opset 20).

@@ -49,7 +49,7 @@ Result<Window> windowOf(EvalContext &ctx, const Shape &x, std::vector<int64_t> k
 /// Whether a [n, c, spatial...] tensor can be kept in `layout` (conv_pool.h).
 static Result<void> layoutHolds(Layout layout, int64_t c, size_t spatial) {
   if (layout == Layout::Plain) return success();
-  if (spatial != 2 || (layout == Layout::Blocked16 && c % 16 != 0))
+  if (spatial != 2 || (channelBlock(layout) && c % channelBlock(layout) != 0))
     return errorf("a tensor of {} channels and {} spatial dims kept in a channel layout", c, spatial);
   return success();
 }
@@ -88,6 +88,13 @@ template <class T> void applyPostOp(const PostOp &post, T *p, int64_t count) {
   if (post.kind == PostOp::Kind::HardSwish) // as the HardSwish kernel: NaN stays
     for (int64_t i = 0; i < count; ++i)
       p[i] = p[i] * std::max(T(0), std::min(T(1), p[i] / T(6) + T(0.5)));
+}
+
+/// Z added to the convolution's output `p` (FusedConv's residual input), element by element in
+/// whatever layout both are kept in.
+template <class T> void addResidual(const T *z, T *p, int64_t count) {
+  if (z)
+    for (int64_t i = 0; i < count; ++i) p[i] += z[i];
 }
 
 /// A convolution's channels: n images of c channels in and m out, in `group` groups of cg input
@@ -180,7 +187,7 @@ void convLoops(const ConvChannels &ch, const Window &w, const std::vector<int64_
 
 } // namespace
 
-Result<void> convWith(EvalContext &ctx, PostOp post) {
+Result<void> convWith(EvalContext &ctx, PostOp post, bool addsZ) {
   const Tensor &x = ctx.input(0), &wt = ctx.input(1);
   if (x.shape().size() < 3 || wt.shape().size() != x.shape().size())
     return errorf("X is {} and W is {}", shapeText(x.shape()), shapeText(wt.shape()));
@@ -197,14 +204,22 @@ Result<void> convWith(EvalContext &ctx, PostOp post) {
   Shape out{n, m};
   out.insert(out.end(), w.out.begin(), w.out.end());
   const ConvChannels ch{n, c, m, cg, m / group, group};
+  // FusedConv's Z: added to the output before the activation, kept in the output's layout.
+  const Tensor *zt = addsZ && ctx.hasInput(3) ? &ctx.input(3) : nullptr;
+  if (zt && (zt->type() != x.type() || zt->shape() != out))
+    return errorf("Z is {} {}, the output {} {}", shortName(zt->type()), shapeText(zt->shape()), shortName(x.type()),
+                  shapeText(out));
+  const int64_t count = countOf(out);
   return dispatchFloat(x.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> xs(x), ws(wt);
-    std::optional<Elements<T>> bias;
+    std::optional<Elements<T>> bias, zs;
     if (ctx.hasInput(2)) {
       if (ctx.input(2).elementCount() != m) return errorf("B has {} elements, not {}", ctx.input(2).elementCount(), m);
       bias.emplace(ctx.input(2));
     }
+    if (zt) zs.emplace(*zt);
+    const T *z = zt ? zs->data() : nullptr;
     Output<T> o(ctx, x.type(), out);
     SF_ASSIGN(T *p, o.makeForOverwrite());
     // Where the executor keeps the input or output in a channel layout (EvalContext::setLayouts)
@@ -227,10 +242,22 @@ Result<void> convWith(EvalContext &ctx, PostOp post) {
         yBound = convBound(xBound,
                            weightGain(ctx.inputShared(1), ctx.inputIsConstant(1), ws.data(), m, cg * countOf(w.kernel)),
                            bias ? bias->data() : nullptr, m);
-      const PostOp inPass = mapsNan && yBound == EvalContext::kUnbounded ? PostOp{} : post;
-      if (dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
-                   bias ? bias->data() : nullptr, p, inPass)) {
-        if (inPass.kind != post.kind) applyPostOp(post, p, n * m * countOf(w.out));
+      if (z && yBound != EvalContext::kUnbounded) { // the sum's bound: the convolution's and Z's
+        float zBound = ctx.inputBound(3);
+        if (mapsNan && zBound == EvalContext::kUnbounded) zBound = measuredBound(z, count);
+        yBound = zBound == EvalContext::kUnbounded ? zBound : boundOfSum(yBound, zBound);
+      }
+      PostOp inPass = mapsNan && yBound == EvalContext::kUnbounded ? PostOp{} : post;
+      bool ran = dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
+                          bias ? bias->data() : nullptr, p, inPass, z);
+      if (!ran && z && dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
+                                bias ? bias->data() : nullptr, p, PostOp{})) {
+        // oneDNN runs the convolution but not its sum: Z added after it, then the activation.
+        addResidual(z, p, count);
+        ran = true, inPass = PostOp{};
+      }
+      if (ran) {
+        if (inPass.kind != post.kind) applyPostOp(post, p, count);
         SF_TRY(o.finish(0));
         if (post.kind == PostOp::Kind::Clip && yBound != EvalContext::kUnbounded)
           yBound = std::min(yBound, std::max(std::fabs(post.alpha), std::fabs(post.beta)));
@@ -245,12 +272,14 @@ Result<void> convWith(EvalContext &ctx, PostOp post) {
     std::vector<int64_t> tapOff = tapOffsets(w);
     if constexpr (std::is_same_v<T, float>) {
       convColumns(ch, w, tapOff, xdata, ws.data(), bias ? bias->data() : nullptr, p);
-      applyPostOp(post, p, n * m * outSize);
       SF_TRY(toOutputLayout(ctx, p, n, m, outSize, w.out.size()));
+      addResidual(z, p, count); // in the output's layout, which is Z's
+      applyPostOp(post, p, count);
       return o.finish(0);
     }
     convLoops(ch, w, tapOff, xdata, ws.data(), bias ? bias->data() : nullptr, p);
-    applyPostOp(post, p, n * m * outSize);
+    addResidual(z, p, count);
+    applyPostOp(post, p, count);
     return o.finish(0);
   });
 }
@@ -359,13 +388,23 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
   }, false);
 }
 
-/// GlobalAveragePool of f32 X [N, C, H, W] kept in a channel layout: in channel blocks of 16
-/// (nChw16c) the 16 channels of a block summed together over the positions; channels last, a
-/// row of C channels per position. The output, [N, C, 1, 1], has the same bytes in every layout.
+/// The channels of a block of `B` summed together over the `hw` positions of `row`, divided by
+/// their count into `p`.
+template <int B> void meanOfBlock(const float *row, int64_t hw, float *p) {
+  float acc[B] = {};
+  for (int64_t i = 0; i < hw; ++i)
+    for (int c = 0; c < B; ++c) acc[c] += row[i * B + c];
+  for (int c = 0; c < B; ++c) p[c] = hw ? acc[c] / float(hw) : std::numeric_limits<float>::quiet_NaN();
+}
+
+/// GlobalAveragePool of f32 X [N, C, H, W] kept in a channel layout: in channel blocks (nChw16c,
+/// nChw8c) the channels of a block summed together over the positions; channels last, a row of
+/// C channels per position. The output, [N, C, 1, 1], has the same bytes in every layout.
 Result<void> globalAveragePoolBlocked(EvalContext &ctx, const Tensor &x, const Shape &out) {
   const Shape &s = x.shape();
   const bool last = ctx.inputLayout() == Layout::ChannelsLast;
-  if (s.size() != 4 || (!last && s[1] % 16 != 0) || x.type() != ElementType::F32)
+  const int64_t blk = channelBlock(ctx.inputLayout());
+  if (s.size() != 4 || (!last && s[1] % blk != 0) || x.type() != ElementType::F32)
     return errorf("X {} {} kept in a channel layout", shortName(x.type()), shapeText(s));
   const int64_t hw = s[2] * s[3];
   Elements<float> xs(x);
@@ -384,13 +423,10 @@ Result<void> globalAveragePoolBlocked(EvalContext &ctx, const Tensor &x, const S
     }
     return o.finish(0);
   }
-  const int64_t blocks = s[0] * (s[1] / 16);
+  const int64_t blocks = s[0] * (s[1] / blk);
   for (int64_t b = 0; b < blocks; ++b) {
-    float acc[16] = {};
-    const float *row = xs.data() + b * hw * 16;
-    for (int64_t i = 0; i < hw; ++i)
-      for (int c = 0; c < 16; ++c) acc[c] += row[i * 16 + c];
-    for (int c = 0; c < 16; ++c) p[b * 16 + c] = hw ? acc[c] / float(hw) : std::numeric_limits<float>::quiet_NaN();
+    if (blk == 16) meanOfBlock<16>(xs.data() + b * hw * 16, hw, p + b * 16);
+    else meanOfBlock<8>(xs.data() + b * hw * 8, hw, p + b * 8);
   }
   return o.finish(0);
 }

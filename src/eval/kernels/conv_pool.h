@@ -67,7 +67,8 @@ Result<const float *> plainInput(const EvalContext &ctx, const float *x, int64_t
 Result<void> toOutputLayout(const EvalContext &ctx, float *p, int64_t n, int64_t c, int64_t hw, size_t spatial);
 
 /// Conv, with `post` applied to its output (FusedConv): in oneDNN's pass where it runs the
-/// convolution, else after the loops.
-Result<void> convWith(EvalContext &ctx, PostOp post);
+/// convolution, else after the loops. With `addsZ`, input 3 (FusedConv's Z, where present) is
+/// added to the output before `post`.
+Result<void> convWith(EvalContext &ctx, PostOp post, bool addsZ = false);
 
 } // namespace sf::eval::detail

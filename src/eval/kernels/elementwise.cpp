@@ -217,8 +217,8 @@ void mergeDims(Shape &out, std::array<std::vector<int64_t>, 2> &st) {
 
 /// Add, Sub, Mul or Div of f32 X [N, C, H, W] kept in a channel layout and one value per channel
 /// ([1 or N, C, 1, 1]), either side: the output in that layout too (the plan keeps such a node's
-/// full input and output so: a squeeze-excite block's scale). In channel blocks of 16 (nChw16c)
-/// as rows of 16 channels: shape [N, C/16, H*W, 16], the values' strides [C or 0, 16, 0, 1];
+/// full input and output so: a squeeze-excite block's scale). In channel blocks of B (nChw16c,
+/// nChw8c) as rows of B channels: shape [N, C/B, H*W, B], the values' strides [C or 0, B, 0, 1];
 /// channels last as rows of C: shape [N, H*W, C], the values' strides [C or 0, 0, 1].
 Result<void> channelBlockedBinary(EvalContext &ctx, Bin op) {
   const Tensor &a = ctx.input(0), &b = ctx.input(1);
@@ -226,17 +226,18 @@ Result<void> channelBlockedBinary(EvalContext &ctx, Bin op) {
   const Tensor &x = fullFirst ? a : b, &c = fullFirst ? b : a;
   const Shape &xs = x.shape(), &cs = c.shape();
   const bool last = ctx.inputLayout() == Layout::ChannelsLast;
-  if (a.type() != ElementType::F32 || b.type() != ElementType::F32 || xs.size() != 4 || (!last && xs[1] % 16 != 0) ||
+  const int64_t B = channelBlock(ctx.inputLayout());
+  if (a.type() != ElementType::F32 || b.type() != ElementType::F32 || xs.size() != 4 || (!last && xs[1] % B != 0) ||
       cs.size() != 4 || cs[1] != xs[1] || cs[2] != 1 || cs[3] != 1 || (cs[0] != 1 && cs[0] != xs[0]))
     return errorf("inputs {} and {} kept in a channel layout: f32 [N, C, H, W] and [1 or N, C, 1, 1] expected",
                   shapeText(a.shape()), shapeText(b.shape()));
   const int64_t C = xs[1], HW = xs[2] * xs[3];
-  Shape walk = last ? Shape{xs[0], HW, C} : Shape{xs[0], C / 16, HW, 16};
+  Shape walk = last ? Shape{xs[0], HW, C} : Shape{xs[0], C / B, HW, B};
   std::array<std::vector<int64_t>, 2> st =
       last ? std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, C, 1},
                                                  std::vector<int64_t>{cs[0] == 1 ? 0 : C, 0, 1}}
-           : std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, 16 * HW, 16, 1},
-                                                 std::vector<int64_t>{cs[0] == 1 ? 0 : C, 16, 0, 1}};
+           : std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, B * HW, B, 1},
+                                                 std::vector<int64_t>{cs[0] == 1 ? 0 : C, B, 0, 1}};
   if (!fullFirst) std::swap(st[0], st[1]);
   Elements<float> ea(a), eb(b);
   Output<float> o(ctx, ElementType::F32, xs);

@@ -6,18 +6,19 @@
 namespace sf::eval::detail {
 namespace {
 
-/// FusedConv (ops/fused.h): Conv and its activation.
+/// FusedConv (ops/fused.h): Conv, its Z added (convWith reads it) and its activation.
 Result<void> fusedConv(EvalContext &ctx) {
   SF_ASSIGN(std::string activation, ctx.attrs().getString("activation", ""));
   SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
-  if (activation == "Relu") return convWith(ctx, {PostOp::Kind::Relu, 0.0f});
+  if (activation.empty() && ctx.hasInput(3)) return convWith(ctx, PostOp{}, true);
+  if (activation == "Relu") return convWith(ctx, {PostOp::Kind::Relu, 0.0f}, true);
   if (activation == "Clip") {
     SF_ASSIGN(double lo, ctx.attrs().getFloat("min", -std::numeric_limits<double>::infinity()));
     SF_ASSIGN(double hi, ctx.attrs().getFloat("max", std::numeric_limits<double>::infinity()));
-    return convWith(ctx, {PostOp::Kind::Clip, float(lo), float(hi)});
+    return convWith(ctx, {PostOp::Kind::Clip, float(lo), float(hi)}, true);
   }
-  if (activation == "Swish") return convWith(ctx, {PostOp::Kind::Swish, float(alpha)});
-  if (activation == "HardSwish") return convWith(ctx, {PostOp::Kind::HardSwish});
+  if (activation == "Swish") return convWith(ctx, {PostOp::Kind::Swish, float(alpha)}, true);
+  if (activation == "HardSwish") return convWith(ctx, {PostOp::Kind::HardSwish}, true);
   return errorf("activation '{}'", activation);
 }
 

@@ -73,10 +73,11 @@ Result<void> batchNorm(EvalContext &ctx) {
     // Element i written after reading element i only: in place over a dying X.
     SF_ASSIGN(T *p, o.makeForOverwrite(true));
     if (ctx.inputLayout() != Layout::Plain) {
-      // X and Y kept in channel blocks of 16 (nChw16c, f32 [N, C, H, W]): 16 channels' factors
-      // and shifts against each position's 16 values; channels last, C against C.
+      // X and Y kept in channel blocks of B (nChw16c, nChw8c; f32 [N, C, H, W]): B channels'
+      // factors and shifts against each position's B values; channels last, C against C.
       const bool last = ctx.inputLayout() == Layout::ChannelsLast;
-      if (!std::is_same_v<T, float> || x.shape().size() != 4 || (!last && c % 16 != 0))
+      const int64_t B = channelBlock(ctx.inputLayout());
+      if (!std::is_same_v<T, float> || x.shape().size() != 4 || (!last && c % B != 0))
         return errorf("X {} {} kept in a channel layout", shortName(x.type()), shapeText(x.shape()));
       std::vector<T> kt(static_cast<size_t>(c)), sh(static_cast<size_t>(c));
       for (int64_t ch = 0; ch < c; ++ch) {
@@ -92,11 +93,11 @@ Result<void> batchNorm(EvalContext &ctx) {
         return o.finish(0);
       }
       for (int64_t b = 0; b < n; ++b)
-        for (int64_t cb = 0; cb < c / 16; ++cb) {
-          const T *in = xs.data() + (b * c + cb * 16) * inner, *kk = kt.data() + cb * 16, *ss = sh.data() + cb * 16;
-          T *out = p + (b * c + cb * 16) * inner;
+        for (int64_t cb = 0; cb < c / B; ++cb) {
+          const T *in = xs.data() + (b * c + cb * B) * inner, *kk = kt.data() + cb * B, *ss = sh.data() + cb * B;
+          T *out = p + (b * c + cb * B) * inner;
           for (int64_t i = 0; i < inner; ++i)
-            for (int lane = 0; lane < 16; ++lane) out[i * 16 + lane] = in[i * 16 + lane] * kk[lane] + ss[lane];
+            for (int64_t lane = 0; lane < B; ++lane) out[i * B + lane] = in[i * B + lane] * kk[lane] + ss[lane];
         }
       return o.finish(0);
     }

@@ -427,6 +427,61 @@ graph main(x: f32[1,2,2,2], w: f32[3,2,1,1], wi: f32[2,2,1,1], wb: f32[1,2,1,1])
   EXPECT_GE(nans, 3u * 3u);
 }
 
+TEST(LibraryKernels, ResidualAddsFusedIntoConvolutionsGiveWhatTheOpsGiveApart) {
+  // Residual blocks: a convolution whose output an Add reads beside a tensor of its shape (Z),
+  // then a Relu or not. Z a graph input holding a NaN, an infinity and values that overflow the
+  // sum; a downsampling branch's convolution as Z; Z made by an earlier block, kept in channel
+  // blocks with the output. Fused (FusedConv with Z) against the ops apart, in channel blocks
+  // of 16 and of 8: each element equal, NaN kept through the Relu.
+  const double nan = std::nan(""), inf = INFINITY;
+  const char *text = R"(
+graph main(x: f32[1,16,6,6], z: f32[1,16,6,6], w: f32[16,16,3,3], b: f32[16], we: f32[32,8,3,3], wd: f32[32,16,1,1],
+           w2: f32[32,16,3,3]) {
+  c = Conv(x, w, b) {pads = [1, 1, 1, 1]}
+  s = Add(c, z)
+  y = Relu(s)
+  d = Conv(y, w) {pads = [1, 1, 1, 1]}
+  t = Add(y, d)
+  u = Relu(t)
+  e = Conv(u, we) {pads = [1, 1, 1, 1], strides = [2, 2], group = 2}
+  f = Conv(u, wd) {strides = [2, 2]}
+  g = Add(e, f)
+  h = Relu(g)
+  k = Conv(h, w2) {pads = [1, 1, 1, 1], group = 2}
+  m = Add(k, h)
+  p = GlobalAveragePool(m)
+  return p, y
+}
+)";
+  std::vector<double> xs(16 * 36), zs(16 * 36), ws(16 * 16 * 9), bs(16), wes(32 * 8 * 9), wds(32 * 16), w2s(32 * 16 * 9);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(int(i % 7) - 3) * 0.5, zs[i] = double(int(i % 5) - 2);
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = double(int(i % 11) - 5) * 0.05;
+  for (size_t i = 0; i < bs.size(); ++i) bs[i] = double(i) * 0.1 - 0.8;
+  for (size_t i = 0; i < wes.size(); ++i) wes[i] = double(int(i % 7) - 3) * 0.04;
+  for (size_t i = 0; i < wds.size(); ++i) wds[i] = double(int(i % 13) - 6) * 0.1;
+  for (size_t i = 0; i < w2s.size(); ++i) w2s[i] = double(int(i % 9) - 4) * 0.03;
+  zs[3] = nan, zs[40] = inf, zs[41] = -inf, zs[100] = 3e38, zs[101] = -3e38;
+  std::map<std::string, Tensor> inputs{{"x", f32({1, 16, 6, 6}, xs)},      {"z", f32({1, 16, 6, 6}, zs)},
+                                       {"w", f32({16, 16, 3, 3}, ws)},     {"b", f32({16}, bs)},
+                                       {"we", f32({32, 8, 3, 3}, wes)},    {"wd", f32({32, 16, 1, 1}, wds)},
+                                       {"w2", f32({32, 16, 3, 3}, w2s)}};
+  for (int block : {16, 8}) {
+    SCOPED_TRACE(fmt::format("blocks of {}", block));
+    std::map<std::string, OpTime> profile;
+    RunOptions fusedOptions, apartOptions;
+    fusedOptions.profile = &profile;
+    fusedOptions.channelBlock = apartOptions.channelBlock = block;
+    Ran fused = runText(text, inputs, fusedOptions, true), apart = runText(text, inputs, apartOptions);
+    ASSERT_TRUE(fused.result.ok()) << fused.result.error().message;
+    ASSERT_TRUE(apart.result.ok()) << apart.result.error().message;
+    EXPECT_EQ(profile["ai.shapeflow.FusedConv"].calls, 4u);
+    EXPECT_EQ(profile["Add"].calls, 0u);
+    EXPECT_EQ(profile["Relu"].calls, 0u);
+    const size_t nans = expectSameKeepingNan(fused, apart, 2);
+    EXPECT_GE(nans, 1u) << "Z's NaN through the Relu";
+  }
+}
+
 TEST(LibraryKernels, ANanMovedByConcatSliceAndSplitIntoAFusedConvWithReluStaysNan) {
   // The bounds that let a convolution apply its Relu in oneDNN's pass (which maps a NaN to 0)
   // carry through the kernels that move elements: a NaN that a Concat, a Slice and a Split move
@@ -472,9 +527,10 @@ struct BlockedNetwork {
   std::vector<std::tuple<std::string, Shape, uint64_t>> inputs;
 };
 
-/// The network's output in `t`, with every tensor observed (plain everywhere) or not, and how
-/// many tensors the executor kept in a channel layout, and of them channels last.
-std::vector<double> runNetwork(const BlockedNetwork &net, ElementType t, bool observe,
+/// The network's output in `t`, with every tensor observed (plain everywhere) or not, channel
+/// blocks of `block`, and how many tensors the executor kept in a channel layout, and of them
+/// channels last.
+std::vector<double> runNetwork(const BlockedNetwork &net, ElementType t, bool observe, int block,
                                size_t *blocked, size_t *channelsLast = nullptr) {
   std::map<std::string, Tensor> inputs;
   for (const auto &[name, shape, seed] : net.inputs) {
@@ -483,6 +539,7 @@ std::vector<double> runNetwork(const BlockedNetwork &net, ElementType t, bool ob
   }
   const std::string text = net.text(t == ElementType::F32 ? "f32" : "f64");
   RunOptions options;
+  options.channelBlock = block;
   if (observe) options.observe = [](const Node &, size_t, const Tensor &) {};
   Ran r = runText(text.c_str(), inputs, options);
   EXPECT_TRUE(r.result.ok()) << r.result.error().message;
@@ -492,14 +549,16 @@ std::vector<double> runNetwork(const BlockedNetwork &net, ElementType t, bool ob
   return values(r.result->outputs[0]);
 }
 
-/// The network run with `kept` tensors in a channel layout (`which` names them), `last` of them
-/// channels last, observed (none kept) and in f64 (none kept): the same output, errors measured
-/// against its scale (several convolutions deep the sums cancel).
-void expectBlocksAgree(const BlockedNetwork &net, size_t kept, const char *which, size_t last = 0) {
+/// The network run in channel blocks of `block` with `kept` tensors in a channel layout (`which`
+/// names them), `last` of them channels last, observed (none kept) and in f64 (none kept): the
+/// same output, errors measured against its scale (several convolutions deep the sums cancel).
+void expectBlocksAgree(const BlockedNetwork &net, int block, size_t kept, const char *which,
+                       size_t last = 0) {
+  SCOPED_TRACE(fmt::format("blocks of {}", block));
   size_t blocked = 0, none = 0, wide = 0, channelsLast = 0;
-  auto inBlocks = runNetwork(net, ElementType::F32, false, &blocked, &channelsLast);
-  auto plain = runNetwork(net, ElementType::F32, true, &none);
-  auto exact = runNetwork(net, ElementType::F64, false, &wide);
+  auto inBlocks = runNetwork(net, ElementType::F32, false, block, &blocked, &channelsLast);
+  auto plain = runNetwork(net, ElementType::F32, true, block, &none);
+  auto exact = runNetwork(net, ElementType::F64, false, block, &wide);
   if (detail::dnnlAvailable()) {
     EXPECT_EQ(blocked, kept) << which;
     EXPECT_EQ(channelsLast, last) << which;
@@ -548,13 +607,14 @@ graph main(x: {0}[1,16,10,10], w1: {0}[32,16,3,3], w2: {0}[32,1,3,3], w3: {0}[32
 }
 
 TEST(LibraryKernels, ConvolutionsKeptInChannelBlocksAgreeWithThePlainLayout) {
-  expectBlocksAgree({convolutionsNetworkText,
-                     {{"x", {1, 16, 10, 10}, 500},
-                      {"w1", {32, 16, 3, 3}, 501},
-                      {"w2", {32, 1, 3, 3}, 502},
-                      {"w3", {32, 32, 1, 1}, 503},
-                      {"w4", {16, 32, 1, 1}, 504}}},
-                    9, "a, r, d, c, e, s, k, q, t");
+  const BlockedNetwork net = {convolutionsNetworkText,
+                              {{"x", {1, 16, 10, 10}, 500},
+                               {"w1", {32, 16, 3, 3}, 501},
+                               {"w2", {32, 1, 3, 3}, 502},
+                               {"w3", {32, 32, 1, 1}, 503},
+                               {"w4", {16, 32, 1, 1}, 504}}};
+  expectBlocksAgree(net, 16, 9, "a, r, d, c, e, s, k, q, t");
+  expectBlocksAgree(net, 8, 9, "a, r, d, c, e, s, k, q, t");
 }
 
 /// Squeeze-excite blocks (a GlobalAveragePool, two 1x1 convolutions, a Sigmoid, then the
@@ -586,14 +646,15 @@ graph main(x: {0}[2,16,9,7], w1: {0}[32,16,3,3], wr: {0}[8,32,1,1], we: {0}[32,8
 }
 
 TEST(LibraryKernels, SqueezeExciteBlocksKeptInChannelBlocksAgreeWithThePlainLayout) {
-  expectBlocksAgree({squeezeExciteNetworkText,
-                     {{"x", {2, 16, 9, 7}, 600},
-                      {"w1", {32, 16, 3, 3}, 601},
-                      {"wr", {8, 32, 1, 1}, 602},
-                      {"we", {32, 8, 1, 1}, 603},
-                      {"w3", {32, 32, 1, 1}, 604},
-                      {"c", {1, 32, 1, 1}, 605}}},
-                    10, "a, r, m, k, n, s, d, f in blocks; q, z channels last", 2);
+  const BlockedNetwork net = {squeezeExciteNetworkText,
+                              {{"x", {2, 16, 9, 7}, 600},
+                               {"w1", {32, 16, 3, 3}, 601},
+                               {"wr", {8, 32, 1, 1}, 602},
+                               {"we", {32, 8, 1, 1}, 603},
+                               {"w3", {32, 32, 1, 1}, 604},
+                               {"c", {1, 32, 1, 1}, 605}}};
+  expectBlocksAgree(net, 16, 10, "a, r, m, k, n, s, d, f in blocks; q, z channels last", 2);
+  expectBlocksAgree(net, 8, 10, "a, r, m, k, n, s, d, f, q, z in blocks");
 }
 
 /// A MobileNetV3-like network whose channel counts are not whole blocks of 16 (24, 40, 72) kept
@@ -636,21 +697,24 @@ graph main(x: {0}[2,3,19,17], w0: {0}[16,3,3,3], w1: {0}[24,16,1,1], w2: {0}[24,
 }
 
 TEST(LibraryKernels, ChannelCountsNotWholeBlocksKeptChannelsLastAgreeWithThePlainLayout) {
-  expectBlocksAgree({channelsLastNetworkText,
-                     {{"x", {2, 3, 19, 17}, 900},
-                      {"w0", {16, 3, 3, 3}, 901},
-                      {"w1", {24, 16, 1, 1}, 902},
-                      {"w2", {24, 1, 3, 3}, 903},
-                      {"w3", {72, 24, 1, 1}, 904},
-                      {"w4", {72, 1, 5, 5}, 905},
-                      {"wr", {24, 72, 1, 1}, 906},
-                      {"we", {72, 24, 1, 1}, 907},
-                      {"w5", {40, 72, 1, 1}, 908},
-                      {"w6", {40, 40, 3, 3}, 909},
-                      {"s", {40}, 910},
-                      {"sb", {40}, 911},
-                      {"mu", {40}, 912}}},
-                    15, "a, h in blocks; b, c, r, t, e, d, q, z, m, f, n, k, l channels last", 13);
+  const BlockedNetwork net = {channelsLastNetworkText,
+                              {{"x", {2, 3, 19, 17}, 900},
+                               {"w0", {16, 3, 3, 3}, 901},
+                               {"w1", {24, 16, 1, 1}, 902},
+                               {"w2", {24, 1, 3, 3}, 903},
+                               {"w3", {72, 24, 1, 1}, 904},
+                               {"w4", {72, 1, 5, 5}, 905},
+                               {"wr", {24, 72, 1, 1}, 906},
+                               {"we", {72, 24, 1, 1}, 907},
+                               {"w5", {40, 72, 1, 1}, 908},
+                               {"w6", {40, 40, 3, 3}, 909},
+                               {"s", {40}, 910},
+                               {"sb", {40}, 911},
+                               {"mu", {40}, 912}}};
+  expectBlocksAgree(net, 16, 15,
+                    "a, h in blocks; b, c, r, t, e, d, q, z, m, f, n, k, l channels last", 13);
+  // 24, 40 and 72 channels are whole blocks of 8.
+  expectBlocksAgree(net, 8, 15, "a, h, b, c, r, t, e, d, q, z, m, f, n, k, l in blocks");
 }
 
 /// Poolings between convolutions kept in channel blocks: a first layer of 3 plain channels
@@ -674,12 +738,13 @@ graph main(x: {0}[2,3,17,15], w1: {0}[32,3,3,3], w2: {0}[32,32,3,3], w3: {0}[16,
 }
 
 TEST(LibraryKernels, PoolingsKeptInChannelBlocksAgreeWithThePlainLayout) {
-  expectBlocksAgree({pooledNetworkText,
-                     {{"x", {2, 3, 17, 15}, 700},
-                      {"w1", {32, 3, 3, 3}, 701},
-                      {"w2", {32, 32, 3, 3}, 702},
-                      {"w3", {16, 32, 1, 1}, 703}}},
-                    6, "a, r, m, b, p, d");
+  const BlockedNetwork net = {pooledNetworkText,
+                              {{"x", {2, 3, 17, 15}, 700},
+                               {"w1", {32, 3, 3, 3}, 701},
+                               {"w2", {32, 32, 3, 3}, 702},
+                               {"w3", {16, 32, 1, 1}, 703}}};
+  expectBlocksAgree(net, 16, 6, "a, r, m, b, p, d");
+  expectBlocksAgree(net, 8, 6, "a, r, m, b, p, d");
 }
 
 /// Concats of whole channel blocks and a BatchNormalization between convolutions kept in channel
@@ -710,16 +775,17 @@ graph main(x: {0}[2,16,9,9], w1: {0}[32,16,3,3], w2: {0}[16,16,1,1], w3: {0}[16,
 }
 
 TEST(LibraryKernels, ChannelConcatsAndBatchNormKeptInChannelBlocksAgreeWithThePlainLayout) {
-  expectBlocksAgree({concatNetworkText,
-                     {{"x", {2, 16, 9, 9}, 800},
-                      {"w1", {32, 16, 3, 3}, 801},
-                      {"w2", {16, 16, 1, 1}, 802},
-                      {"w3", {16, 48, 1, 1}, 803},
-                      {"w4", {16, 48, 1, 1}, 804},
-                      {"s", {48}, 805},
-                      {"b", {48}, 806},
-                      {"mu", {48}, 807}}},
-                    8, "a, e, c, n, r, d, j, m");
+  const BlockedNetwork net = {concatNetworkText,
+                              {{"x", {2, 16, 9, 9}, 800},
+                               {"w1", {32, 16, 3, 3}, 801},
+                               {"w2", {16, 16, 1, 1}, 802},
+                               {"w3", {16, 48, 1, 1}, 803},
+                               {"w4", {16, 48, 1, 1}, 804},
+                               {"s", {48}, 805},
+                               {"b", {48}, 806},
+                               {"mu", {48}, 807}}};
+  expectBlocksAgree(net, 16, 8, "a, e, c, n, r, d, j, m");
+  expectBlocksAgree(net, 8, 8, "a, e, c, n, r, d, j, m");
 }
 
 /// GELU as torch exports it, rewritten into one Gelu for the executor (both nestings of its Muls,
