@@ -215,11 +215,45 @@ void mergeDims(Shape &out, std::array<std::vector<int64_t>, 2> &st) {
   st = std::move(s);
 }
 
+/// Add, Sub, Mul or Div of X kept in channel blocks of B and one value per channel: per image and
+/// block, each position's B lanes against the block's B values (`cImage`: the values' stride per
+/// image, 0 for one set for the batch), X on the left or (`fullFirst` false) on the right.
+template <int B, class Op>
+void blockRows(const float *x, const float *c, float *p, int64_t n, int64_t blocks, int64_t hw, int64_t cImage,
+               bool fullFirst, Op op) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t cb = 0; cb < blocks; ++cb) {
+      const float *cv = c + i * cImage + cb * B;
+      const int64_t base = (i * blocks + cb) * hw * B;
+      const float *xb = x + base;
+      float *pb = p + base;
+      if (fullFirst)
+        for (int64_t k = 0; k < hw; ++k)
+          for (int l = 0; l < B; ++l) pb[k * B + l] = op(xb[k * B + l], cv[l]);
+      else
+        for (int64_t k = 0; k < hw; ++k)
+          for (int l = 0; l < B; ++l) pb[k * B + l] = op(cv[l], xb[k * B + l]);
+    }
+}
+
+/// blockRows with the block and the op chosen once.
+template <int B>
+bool blockedArithmetic(Bin op, const float *x, const float *c, float *p, int64_t n, int64_t blocks, int64_t hw,
+                       int64_t cImage, bool fullFirst) {
+  switch (op) {
+  case Bin::Add: blockRows<B>(x, c, p, n, blocks, hw, cImage, fullFirst, [](float a, float b) { return a + b; }); return true;
+  case Bin::Sub: blockRows<B>(x, c, p, n, blocks, hw, cImage, fullFirst, [](float a, float b) { return a - b; }); return true;
+  case Bin::Mul: blockRows<B>(x, c, p, n, blocks, hw, cImage, fullFirst, [](float a, float b) { return a * b; }); return true;
+  case Bin::Div: blockRows<B>(x, c, p, n, blocks, hw, cImage, fullFirst, [](float a, float b) { return a / b; }); return true;
+  default: return false;
+  }
+}
+
 /// Add, Sub, Mul or Div of f32 X [N, C, H, W] kept in a channel layout and one value per channel
 /// ([1 or N, C, 1, 1]), either side: the output in that layout too (the plan keeps such a node's
-/// full input and output so: a squeeze-excite block's scale). In channel blocks of B (nChw16c,
-/// nChw8c) as rows of B channels: shape [N, C/B, H*W, B], the values' strides [C or 0, B, 0, 1];
-/// channels last as rows of C: shape [N, H*W, C], the values' strides [C or 0, 0, 1].
+/// full input and output so: a squeeze-excite block's scale). In channel blocks (nChw16c,
+/// nChw8c) block by block (blockRows); channels last as rows of C: shape [N, H*W, C], the values'
+/// strides [C or 0, 0, 1].
 Result<void> channelBlockedBinary(EvalContext &ctx, Bin op) {
   const Tensor &a = ctx.input(0), &b = ctx.input(1);
   const bool fullFirst = a.shape().size() == 4 && (b.elementCount() < a.elementCount() || b.shape() == a.shape());
@@ -232,12 +266,18 @@ Result<void> channelBlockedBinary(EvalContext &ctx, Bin op) {
     return errorf("inputs {} and {} kept in a channel layout: f32 [N, C, H, W] and [1 or N, C, 1, 1] expected",
                   shapeText(a.shape()), shapeText(b.shape()));
   const int64_t C = xs[1], HW = xs[2] * xs[3];
-  Shape walk = last ? Shape{xs[0], HW, C} : Shape{xs[0], C / B, HW, B};
-  std::array<std::vector<int64_t>, 2> st =
-      last ? std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, C, 1},
-                                                 std::vector<int64_t>{cs[0] == 1 ? 0 : C, 0, 1}}
-           : std::array<std::vector<int64_t>, 2>{std::vector<int64_t>{C * HW, B * HW, B, 1},
-                                                 std::vector<int64_t>{cs[0] == 1 ? 0 : C, B, 0, 1}};
+  if (!last) { // the walk below would make rows of B elements: each block's positions at once
+    Elements<float> ex(x), ec(c);
+    Output<float> o(ctx, ElementType::F32, xs);
+    SF_ASSIGN(float *p, o.makeForOverwrite(true));
+    const int64_t cImage = cs[0] == 1 ? 0 : C;
+    const bool done = B == 16 ? blockedArithmetic<16>(op, ex.data(), ec.data(), p, xs[0], C / B, HW, cImage, fullFirst)
+                              : blockedArithmetic<8>(op, ex.data(), ec.data(), p, xs[0], C / B, HW, cImage, fullFirst);
+    if (!done) return errorf("this op is not kept in a channel layout");
+    return o.finish(0);
+  }
+  Shape walk{xs[0], HW, C};
+  std::array<std::vector<int64_t>, 2> st{std::vector<int64_t>{C * HW, C, 1}, std::vector<int64_t>{cs[0] == 1 ? 0 : C, 0, 1}};
   if (!fullFirst) std::swap(st[0], st[1]);
   Elements<float> ea(a), eb(b);
   Output<float> o(ctx, ElementType::F32, xs);

@@ -747,6 +747,63 @@ TEST(LibraryKernels, PoolingsKeptInChannelBlocksAgreeWithThePlainLayout) {
   expectBlocksAgree(net, 8, 6, "a, r, m, b, p, d");
 }
 
+/// Max poolings of tensors kept in channel blocks (the executor's own kernel) against the maximum
+/// over each window computed here from the input: between two identity 1x1 convolutions (which
+/// keep the tensors in blocks and copy them exactly), strided, padded, a ceil_mode overhang, and
+/// pads as large as the window (the corner windows wholly in the padding give the lowest float,
+/// as onnxruntime gives), in blocks of 16 and of 8.
+TEST(LibraryKernels, MaxPoolsOfChannelBlocksTakeEachWindowsMaximum) {
+  struct Case {
+    int64_t kh, kw, sh, sw, pt, pl, pb, pr;
+    bool ceil;
+  };
+  const int64_t C = 16, H = 7, W = 9;
+  std::vector<double> xs(size_t(C * H * W)), id(size_t(C * C), 0.0);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double((i * 37) % 101) - 50.0;
+  for (int64_t c = 0; c < C; ++c) id[size_t(c * C + c)] = 1.0;
+  for (Case k : {Case{3, 3, 2, 2, 1, 1, 1, 1, false}, Case{2, 3, 1, 2, 0, 1, 1, 0, true}, Case{2, 2, 1, 1, 2, 2, 2, 2, false}}) {
+    const std::string text = fmt::format(R"(
+graph main(x: f32[1,16,7,9], w: f32[16,16,1,1]) {{
+  a = Conv(x, w)
+  m = MaxPool(a) {{kernel_shape = [{}, {}], strides = [{}, {}], pads = [{}, {}, {}, {}], ceil_mode = {}}}
+  o = Conv(m, w)
+  return o
+}}
+)",
+                                         k.kh, k.kw, k.sh, k.sw, k.pt, k.pl, k.pb, k.pr, k.ceil ? 1 : 0);
+    // The expected output, window by window over the input (ceil_mode: a last window that starts
+    // inside the input or its begin padding).
+    auto length = [&](int64_t in, int64_t kk, int64_t st, int64_t p0, int64_t p1) {
+      int64_t span = in + p0 + p1 - kk;
+      int64_t n = (k.ceil ? (span + st - 1) / st : span / st) + 1;
+      if (k.ceil && (n - 1) * st >= in + p0) --n;
+      return n;
+    };
+    const int64_t OH = length(H, k.kh, k.sh, k.pt, k.pb), OW = length(W, k.kw, k.sw, k.pl, k.pr);
+    std::vector<double> want;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double best = -std::numeric_limits<double>::infinity();
+          bool any = false;
+          for (int64_t i = oh * k.sh - k.pt; i < oh * k.sh - k.pt + k.kh; ++i)
+            for (int64_t j = ow * k.sw - k.pl; j < ow * k.sw - k.pl + k.kw; ++j)
+              if (i >= 0 && i < H && j >= 0 && j < W) best = std::max(best, xs[size_t((c * H + i) * W + j)]), any = true;
+          want.push_back(any ? best : double(std::numeric_limits<float>::lowest()));
+        }
+    for (int block : {16, 8}) {
+      SCOPED_TRACE(fmt::format("window {}x{}, blocks of {}", k.kh, k.kw, block));
+      RunOptions options;
+      options.channelBlock = block;
+      Ran r = runText(text.c_str(), {{"x", f32({1, C, H, W}, xs)}, {"w", f32({C, C, 1, 1}, id)}}, options);
+      ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+      if (detail::dnnlAvailable()) EXPECT_EQ(r.result->blockedTensors, 2u) << "a and m in blocks";
+      EXPECT_EQ(r.result->outputs[0].tensor()->shape(), (Shape{1, C, OH, OW}));
+      EXPECT_EQ(values(r.result->outputs[0]), want);
+    }
+  }
+}
+
 /// Concats of whole channel blocks and a BatchNormalization between convolutions kept in channel
 /// blocks (DenseNet's and SqueezeNet's pattern: convolutions joined along the channels, then
 /// normalised, a Relu, a convolution; a second Concat with axis -3 read by a pooling). Against
