@@ -2,33 +2,54 @@
 // GRU with linear_before_reset either way, LSTM with peepholes and input_forget; forward, reverse
 // or bidirectional, with sequence_lens, clip, the activation lists and their alpha/beta, and both
 // layouts (opset 14's layout = 1: batch first).
+#include "../blas.h"
 #include "../kernel_util.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <functional>
 #include <optional>
 
 namespace sf::eval::detail {
 namespace {
 
-using Act = std::function<double(double)>;
+/// One of the recurrent ops' activations, with its alpha and beta. Sigmoid and Tanh in float
+/// where the products run in f32 (`f32`, as onnxruntime computes them), else in double.
+struct Act {
+  enum class Fn : uint8_t { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu,
+                            Softsign, Softplus } fn = Fn::Tanh;
+  double alpha = 0, beta = 0;
+  bool f32 = false;
+
+  double operator()(double x) const {
+    switch (fn) {
+    case Fn::Sigmoid: return f32 ? double(1.0f / (1.0f + std::exp(-float(x)))) : 1 / (1 + std::exp(-x));
+    case Fn::Tanh: return f32 ? double(std::tanh(float(x))) : std::tanh(x);
+    case Fn::Relu: return std::max(0.0, x);
+    case Fn::Affine: return alpha * x + beta;
+    case Fn::LeakyRelu: return x >= 0 ? x : alpha * x;
+    case Fn::ThresholdedRelu: return x > alpha ? x : 0.0;
+    case Fn::ScaledTanh: return alpha * std::tanh(beta * x);
+    case Fn::HardSigmoid: return std::max(0.0, std::min(1.0, alpha * x + beta));
+    case Fn::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
+    case Fn::Softsign: return x / (1 + std::abs(x));
+    case Fn::Softplus: return std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
 
 Result<Act> activation(const std::string &name, double alpha, double beta) {
   std::string n = name;
   for (char &c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (n == "sigmoid") return Act([](double x) { return 1 / (1 + std::exp(-x)); });
-  if (n == "tanh") return Act([](double x) { return std::tanh(x); });
-  if (n == "relu") return Act([](double x) { return std::max(0.0, x); });
-  if (n == "affine") return Act([=](double x) { return alpha * x + beta; });
-  if (n == "leakyrelu") return Act([=](double x) { return x >= 0 ? x : alpha * x; });
-  if (n == "thresholdedrelu") return Act([=](double x) { return x > alpha ? x : 0.0; });
-  if (n == "scaledtanh") return Act([=](double x) { return alpha * std::tanh(beta * x); });
-  if (n == "hardsigmoid") return Act([=](double x) { return std::max(0.0, std::min(1.0, alpha * x + beta)); });
-  if (n == "elu") return Act([=](double x) { return x >= 0 ? x : alpha * (std::exp(x) - 1); });
-  if (n == "softsign") return Act([](double x) { return x / (1 + std::abs(x)); });
-  if (n == "softplus") return Act([](double x) { return std::log1p(std::exp(x)); });
+  using F = Act::Fn;
+  static const std::pair<const char *, F> names[] = {
+      {"sigmoid", F::Sigmoid},         {"tanh", F::Tanh},       {"relu", F::Relu},
+      {"affine", F::Affine},           {"leakyrelu", F::LeakyRelu}, {"thresholdedrelu", F::ThresholdedRelu},
+      {"scaledtanh", F::ScaledTanh},   {"hardsigmoid", F::HardSigmoid}, {"elu", F::Elu},
+      {"softsign", F::Softsign},       {"softplus", F::Softplus}};
+  for (const auto &[text, fn] : names)
+    if (n == text) return Act{fn, alpha, beta};
   return errorf("activation '{}' is not supported", name);
 }
 
@@ -44,7 +65,8 @@ double defaultBeta(const std::string &n) { return n == "HardSigmoid" ? 0.5 : n =
 enum class Kind { RNN, GRU, LSTM };
 
 /// A recurrent node's attributes, sizes and inputs as doubles (the initial states laid out
-/// [dirs, batch, hidden] whatever the layout; those the node does not have are zeros).
+/// [dirs, batch, hidden] whatever the layout; those the node does not have are zeros). X and W
+/// are left empty where the products run in f32 (`f32`: the caller reads them as they are).
 struct Recurrence {
   Kind kind = Kind::RNN;
   std::string direction;
@@ -55,7 +77,7 @@ struct Recurrence {
   std::vector<int64_t> lens;
 };
 
-Result<Recurrence> recurrenceOf(EvalContext &ctx, Kind kind) {
+Result<Recurrence> recurrenceOf(EvalContext &ctx, Kind kind, bool f32) {
   const Tensor &xT = ctx.input(0), &wT = ctx.input(1), &rT = ctx.input(2);
   Recurrence rc;
   rc.kind = kind;
@@ -77,9 +99,14 @@ Result<Recurrence> recurrenceOf(EvalContext &ctx, Kind kind) {
   if (wT.shape() != Shape{dirs, gates * hidden, in} || rT.shape() != Shape{dirs, gates * hidden, hidden})
     return errorf("W is {} and R is {}; expected [{}, {}, {}] and [{}, {}, {}]", shapeText(wT.shape()),
                   shapeText(rT.shape()), dirs, gates * hidden, in, dirs, gates * hidden, hidden);
-  SF_ASSIGN(rc.x, doubles(xT));
-  SF_ASSIGN(rc.w, doubles(wT));
-  SF_ASSIGN(rc.rw, doubles(rT));
+  if (f32) {
+    Elements<float> r(rT); // GRU's cell reads R's rows of the hidden gate
+    rc.rw.assign(r.data(), r.data() + rT.elementCount());
+  } else {
+    SF_ASSIGN(rc.x, doubles(xT));
+    SF_ASSIGN(rc.w, doubles(wT));
+    SF_ASSIGN(rc.rw, doubles(rT));
+  }
   rc.bias.assign(size_t(dirs * 2 * gates * hidden), 0.0), rc.h0.assign(size_t(dirs * batch * hidden), 0.0);
   rc.c0 = rc.h0, rc.peep.assign(size_t(dirs * 3 * hidden), 0.0);
   rc.lens.assign(size_t(batch), seq);
@@ -201,43 +228,103 @@ void cellStep(const Recurrence &rc, const Act *f, const double *R, const double 
   h = hn;
 }
 
+/// The gates' products of one direction (`d`) in f32, as onnxruntime computes them: the input
+/// parts of every step and sequence in one product X W^T (rows as X stores them), the recurrent
+/// parts of a step for every sequence in one product H R^T. The biases and the cell are added in
+/// double by the caller, as for the other types.
+struct F32Gates {
+  const float *x = nullptr, *w = nullptr, *r = nullptr; // X, W and R as given
+  std::vector<float> gx, h, gh;                          // X W_d^T; the states of the batch; H R_d^T
+
+  void inputs(const Recurrence &rc, int64_t d) {
+    const int64_t G = rc.gates * rc.hidden, rows = rc.seq * rc.batch;
+    gx.assign(size_t(rows * G), 0.0f);
+    if (rows > 0 && G > 0 && rc.in > 0)
+      sgemm(false, true, rows, G, rc.in, 1.0f, x, rc.in, w + d * G * rc.in, rc.in, 0.0f, gx.data(), G);
+  }
+  void recurrent(const Recurrence &rc, int64_t d) {
+    const int64_t G = rc.gates * rc.hidden;
+    gh.assign(size_t(rc.batch * G), 0.0f);
+    if (rc.batch > 0 && G > 0 && rc.hidden > 0)
+      sgemm(false, true, rc.batch, G, rc.hidden, 1.0f, h.data(), rc.hidden, r + d * G * rc.hidden, rc.hidden, 0.0f,
+            gh.data(), G);
+  }
+};
+
 Result<void> recurrent(EvalContext &ctx, Kind kind) {
-  SF_ASSIGN(Recurrence rc, recurrenceOf(ctx, kind));
+  const bool isF32 = ctx.input(0).type() == ElementType::F32 && ctx.input(1).type() == ElementType::F32 &&
+                     ctx.input(2).type() == ElementType::F32;
+  SF_ASSIGN(Recurrence rc, recurrenceOf(ctx, kind, isF32));
   SF_ASSIGN(std::vector<Act> acts, activationsOf(ctx, kind, rc.dirs));
+  for (Act &a : acts) a.f32 = isF32;
   const int64_t gates = rc.gates, dirs = rc.dirs, seq = rc.seq, batch = rc.batch, in = rc.in, hidden = rc.hidden;
-  const int64_t layout = rc.layout;
+  const int64_t layout = rc.layout, G = gates * hidden;
   size_t perDir = activationsPerDirection(kind);
   std::vector<double> y(size_t(seq * dirs * batch * hidden), 0.0), hOut(static_cast<size_t>(dirs * batch * hidden)),
       cOut(hOut.size());
+  // f32: the products on sgemm (every sequence of the batch in step); the other types in double
+  // loops, sequence by sequence, in the order a reader can check.
+  std::optional<F32Gates> f32;
+  std::optional<Elements<float>> xf, wf, rf;
+  if (isF32) {
+    xf.emplace(ctx.input(0)), wf.emplace(ctx.input(1)), rf.emplace(ctx.input(2));
+    f32.emplace();
+    f32->x = xf->data(), f32->w = wf->data(), f32->r = rf->data();
+  }
+  auto row = [&](int64_t t, int64_t b) { return layout ? b * seq + t : t * batch + b; }; // X's row of (t, b)
   for (int64_t d = 0; d < dirs; ++d) {
     bool reverse = rc.direction == "reverse" || d == 1;
-    const double *W = &rc.w[size_t(d * gates * hidden * in)], *R = &rc.rw[size_t(d * gates * hidden * hidden)];
-    const double *Wb = &rc.bias[size_t(d * 2 * gates * hidden)], *Rb = Wb + gates * hidden;
+    const double *W = f32 ? nullptr : &rc.w[size_t(d * G * in)], *R = &rc.rw[size_t(d * G * hidden)];
+    const double *Wb = &rc.bias[size_t(d * 2 * G)], *Rb = Wb + G;
     const double *P = &rc.peep[size_t(d * 3 * hidden)];
     const Act *f = &acts[size_t(d) * perDir];
+    std::vector<std::vector<double>> h(static_cast<size_t>(batch)), c(static_cast<size_t>(batch));
+    std::vector<int64_t> len(static_cast<size_t>(batch));
+    int64_t longest = 0;
     for (int64_t b = 0; b < batch; ++b) {
-      std::vector<double> h(&rc.h0[size_t((d * batch + b) * hidden)], &rc.h0[size_t((d * batch + b) * hidden)] + hidden);
-      std::vector<double> c(&rc.c0[size_t((d * batch + b) * hidden)], &rc.c0[size_t((d * batch + b) * hidden)] + hidden);
-      int64_t len = std::clamp<int64_t>(rc.lens[size_t(b)], 0, seq);
-      std::vector<double> gx(static_cast<size_t>(gates * hidden)), gh(static_cast<size_t>(gates * hidden));
-      for (int64_t s = 0; s < len; ++s) {
-        int64_t t = reverse ? len - 1 - s : s;
-        const double *xt = &rc.x[size_t(layout ? (b * seq + t) * in : (t * batch + b) * in)];
-        for (int64_t g = 0; g < gates * hidden; ++g) {
-          double a = Wb[g], r = Rb[g];
-          for (int64_t k = 0; k < in; ++k) a += W[g * in + k] * xt[k];
-          for (int64_t k = 0; k < hidden; ++k) r += R[g * hidden + k] * h[size_t(k)];
-          gx[size_t(g)] = a, gh[size_t(g)] = r;
-        }
-        cellStep(rc, f, R, Rb, P, gx, gh, h, c);
-        for (int64_t k = 0; k < hidden; ++k)
-          y[size_t(layout ? ((b * seq + t) * dirs + d) * hidden + k : ((t * dirs + d) * batch + b) * hidden + k)] = h[size_t(k)];
+      h[size_t(b)].assign(&rc.h0[size_t((d * batch + b) * hidden)], &rc.h0[size_t((d * batch + b) * hidden)] + hidden);
+      c[size_t(b)].assign(&rc.c0[size_t((d * batch + b) * hidden)], &rc.c0[size_t((d * batch + b) * hidden)] + hidden);
+      len[size_t(b)] = std::clamp<int64_t>(rc.lens[size_t(b)], 0, seq);
+      longest = std::max(longest, len[size_t(b)]);
+    }
+    if (f32) {
+      f32->inputs(rc, d);
+      f32->h.assign(size_t(batch * hidden), 0.0f);
+    }
+    std::vector<double> gx(static_cast<size_t>(G)), gh(static_cast<size_t>(G));
+    for (int64_t s = 0; s < longest; ++s) {
+      if (f32) {
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t k = 0; k < hidden; ++k) f32->h[size_t(b * hidden + k)] = float(h[size_t(b)][size_t(k)]);
+        f32->recurrent(rc, d);
       }
-      for (int64_t k = 0; k < hidden; ++k) {
-        hOut[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)] = h[size_t(k)];
-        cOut[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)] = c[size_t(k)];
+      for (int64_t b = 0; b < batch; ++b) {
+        if (s >= len[size_t(b)]) continue; // this sequence has ended: its state stays
+        int64_t t = reverse ? len[size_t(b)] - 1 - s : s;
+        if (f32) {
+          const float *ax = &f32->gx[size_t(row(t, b) * G)], *ah = &f32->gh[size_t(b * G)];
+          for (int64_t g = 0; g < G; ++g) gx[size_t(g)] = Wb[g] + ax[g], gh[size_t(g)] = Rb[g] + ah[g];
+        } else {
+          const double *xt = &rc.x[size_t(row(t, b) * in)];
+          const std::vector<double> &hb = h[size_t(b)];
+          for (int64_t g = 0; g < G; ++g) {
+            double a = Wb[g], r = Rb[g];
+            for (int64_t k = 0; k < in; ++k) a += W[g * in + k] * xt[k];
+            for (int64_t k = 0; k < hidden; ++k) r += R[g * hidden + k] * hb[size_t(k)];
+            gx[size_t(g)] = a, gh[size_t(g)] = r;
+          }
+        }
+        cellStep(rc, f, R, Rb, P, gx, gh, h[size_t(b)], c[size_t(b)]);
+        for (int64_t k = 0; k < hidden; ++k)
+          y[size_t(layout ? ((b * seq + t) * dirs + d) * hidden + k : ((t * dirs + d) * batch + b) * hidden + k)] =
+              h[size_t(b)][size_t(k)];
       }
     }
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t k = 0; k < hidden; ++k) {
+        hOut[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)] = h[size_t(b)][size_t(k)];
+        cOut[size_t(layout ? (b * dirs + d) * hidden + k : (d * batch + b) * hidden + k)] = c[size_t(b)][size_t(k)];
+      }
   }
   const ElementType type = ctx.input(0).type();
   Shape yShape = layout ? Shape{batch, seq, dirs, hidden} : Shape{seq, dirs, batch, hidden};
