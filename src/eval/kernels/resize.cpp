@@ -118,23 +118,43 @@ std::vector<double> resampleAxis(const std::vector<double> &data, Shape &s, size
   for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
   s[axis] = plan.out;
   if (outer == 0 || plan.out == 0 || inner == 0) return {}; // nothing to make (or to read)
-  std::vector<Taps> taps(static_cast<size_t>(plan.out));
-  for (int64_t x = 0; x < plan.out; ++x) taps[size_t(x)] = tapsFor(o, plan, x);
+  // Every output index's taps in flat arrays (output x's are first[x] .. first[x + 1]; an output
+  // outside the input has none and takes the extrapolation value).
+  std::vector<int64_t> first(size_t(plan.out) + 1, 0), index;
+  std::vector<double> weight;
+  std::vector<bool> outside(static_cast<size_t>(plan.out));
+  for (int64_t x = 0; x < plan.out; ++x) {
+    Taps t = tapsFor(o, plan, x);
+    outside[size_t(x)] = t.outside;
+    for (const auto &[i, wgt] : t.taps) index.push_back(i), weight.push_back(wgt);
+    first[size_t(x) + 1] = int64_t(index.size());
+  }
   std::vector<double> out(static_cast<size_t>(outer * plan.out * inner));
-  for (int64_t u = 0; u < outer; ++u)
+  for (int64_t u = 0; u < outer; ++u) {
+    const double *in = &data[size_t(u * plan.in * inner)];
+    if (inner == 1) { // the last axis: each output a short sum along the input's row
+      double *dst = &out[size_t(u * plan.out)];
+      for (int64_t x = 0; x < plan.out; ++x) {
+        double acc = 0.0;
+        for (int64_t k = first[size_t(x)]; k < first[size_t(x) + 1]; ++k) acc += weight[size_t(k)] * in[index[size_t(k)]];
+        dst[x] = outside[size_t(x)] ? o.extrapolation : acc;
+      }
+      continue;
+    }
     for (int64_t x = 0; x < plan.out; ++x) {
       double *dst = &out[size_t((u * plan.out + x) * inner)];
-      const Taps &t = taps[size_t(x)];
-      if (t.outside) {
+      if (outside[size_t(x)]) {
         std::fill(dst, dst + inner, o.extrapolation);
         continue;
       }
       std::fill(dst, dst + inner, 0.0);
-      for (const auto &[i, wgt] : t.taps) {
-        const double *src = &data[size_t((u * plan.in + i) * inner)];
+      for (int64_t k = first[size_t(x)]; k < first[size_t(x) + 1]; ++k) {
+        const double *src = in + index[size_t(k)] * inner;
+        const double wgt = weight[size_t(k)];
         for (int64_t v = 0; v < inner; ++v) dst[v] += wgt * src[v];
       }
     }
+  }
   return out;
 }
 
