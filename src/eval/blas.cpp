@@ -77,7 +77,15 @@ const char *gemmBackend() { return "oneDNN sgemm (OpenBLAS where it refuses)"; }
 #else
 const char *gemmBackend() { return "OpenBLAS"; }
 #endif
-void setGemmThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+void setGemmThreads(int threads) {
+  // Only on a change: OpenBLAS starts its worker threads again on every call, even for the one
+  // thread it has (and they spin in sched_yield beside the run).
+  static int current = 1;
+  threads = std::max(1, threads);
+  if (threads == current) return;
+  openblas_set_num_threads(threads);
+  current = threads;
+}
 
 #else
 
