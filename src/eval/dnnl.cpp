@@ -87,9 +87,6 @@ Tag tagOf(Layout layout, size_t spatial) {
   return plainTag(spatial);
 }
 
-/// The blocked layout of `block` channels.
-Layout blockedLayout(int64_t block) { return block == 16 ? Layout::Blocked16 : Layout::Blocked8; }
-
 /// The channel block a window primitive runs in where it may choose: the one its output or
 /// input is kept in, else the machine's.
 int64_t blockFor(const WindowGeometry &g) {

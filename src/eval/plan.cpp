@@ -115,7 +115,7 @@ bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def, int64_t bl
 /// pooling, 2 layout-free, 3 GlobalAveragePool, 4 channel broadcast, 5 channel Concat, 0 other.
 std::vector<Layout> channelLayouts(const Graph &g, const std::vector<const OpDef *> &defs,
                                    const std::vector<bool> &isOutput0, int64_t block, std::vector<int8_t> &role) {
-  const Layout blocked = block == 16 ? Layout::Blocked16 : Layout::Blocked8;
+  const Layout blocked = blockedLayout(block);
   std::vector<Layout> layout(g.nodes.size(), Layout::Plain);
   std::vector<int> fullSlot(g.nodes.size(), -1);
   role.assign(g.nodes.size(), 0);

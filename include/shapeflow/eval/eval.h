@@ -102,6 +102,8 @@ enum class Layout : uint8_t { Plain, Blocked16, ChannelsLast, Blocked8 };
 constexpr int64_t channelBlock(Layout l) {
   return l == Layout::Blocked16 ? 16 : l == Layout::Blocked8 ? 8 : 0;
 }
+/// The blocked layout of `block` channels (16, else 8).
+constexpr Layout blockedLayout(int64_t block) { return block == 16 ? Layout::Blocked16 : Layout::Blocked8; }
 
 /// What a kernel sees: its node's input values (absent optional inputs are absent), attributes,
 /// opset; it sets every output. Only kernels registered as taking sequences and optionals see
@@ -271,7 +273,7 @@ struct RunOptions {
   /// work (a fuzzer, a service) sets it.
   int64_t maxBodyRuns = 0;
   /// The channels per block of the blocked layout (Layout): 16 or 8, or 0 for the one oneDNN's
-  /// convolutions take on this machine (channelBlockOfMachine).
+  /// convolutions take on this machine (16 with AVX-512, else 8).
   int channelBlock = 0;
 };
 

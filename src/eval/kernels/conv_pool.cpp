@@ -251,10 +251,12 @@ Result<void> convWith(EvalContext &ctx, PostOp post, bool addsZ) {
         yBound = zBound == EvalContext::kUnbounded ? zBound : boundOfSum(yBound, zBound);
       }
       PostOp inPass = mapsNan && yBound == EvalContext::kUnbounded ? PostOp{} : post;
-      bool ran = dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
-                          bias ? bias->data() : nullptr, p, inPass, z);
-      if (!ran && z && dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
-                                bias ? bias->data() : nullptr, p, PostOp{})) {
+      auto onDnnl = [&](PostOp inDnnl, const float *sum) {
+        return dnnlConv(geo, xs.data(), ws.data(), ctx.inputShared(1), ctx.inputIsConstant(1),
+                        bias ? bias->data() : nullptr, p, inDnnl, sum);
+      };
+      bool ran = onDnnl(inPass, z);
+      if (!ran && z && onDnnl(PostOp{}, nullptr)) {
         // oneDNN runs the convolution but not its sum: Z added after it, then the activation.
         addResidual(z, p, count);
         ran = true, inPass = PostOp{};
