@@ -460,44 +460,95 @@ bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y) 
   }
 }
 
+namespace {
+
+/// The matmul primitive and packed weights of dnnlMatMul's arguments, made on a miss (throws
+/// dnnl::error where oneDNN declines).
+const WithWeights<dnnl::matmul> &matmulEntry(int64_t m, int64_t k, int64_t n, const float *w, bool transposed,
+                                              const std::shared_ptr<const Tensor> &weights, bool bias,
+                                              bool aTransposed) {
+  Env &e = env();
+  const int64_t address = int64_t(reinterpret_cast<uintptr_t>(weights.get()));
+  // `w` in the key too: a recurrent op's directions are parts of one tensor.
+  const int64_t part = int64_t(reinterpret_cast<uintptr_t>(w));
+  std::vector<int64_t> key{address, m, k, n, transposed, bias, threads(), aTransposed, part};
+  auto it = matmulCache.find(key);
+  if (it == matmulCache.end() || it->second.from.expired()) {
+    evictDead(matmulCache);
+    // One packed copy per weights tensor (or part of it): another row count (sequence length)
+    // replaces it.
+    std::erase_if(matmulCache, [&](const auto &entry) { return entry.first[0] == address && entry.first[8] == part; });
+    // B packed row-major with 16 floats more per row than it has columns: a row of n floats
+    // whose bytes are a multiple of 4 KB (n = 1024, 3072, 4096: a transformer's MLP) makes
+    // oneDNN's gemm read B's rows at addresses that alias in the cache, at half its speed
+    // (measured: 50x768 by 768x3072 5.7 ms as oneDNN packs it, 2.8 ms so); other widths gain
+    // 10-20%.
+    memory::desc aDesc({m, k}, memory::data_type::f32, aTransposed ? Tag::ba : Tag::ab);
+    memory::desc yDesc({m, n}, memory::data_type::f32, Tag::ab);
+    memory::desc packedW({k, n}, memory::data_type::f32, memory::dims{n + 16, 1});
+    auto desc = bias ? dnnl::matmul::desc(aDesc, packedW, memory::desc({1, n}, memory::data_type::f32, Tag::ab), yDesc)
+                     : dnnl::matmul::desc(aDesc, packedW, yDesc);
+    WithWeights<dnnl::matmul> entry(dnnl::matmul::primitive_desc(desc, e.engine));
+    packWeights(entry, weights, memory::desc({k, n}, memory::data_type::f32, transposed ? Tag::ba : Tag::ab), w);
+    it = matmulCache.insert_or_assign(key, std::move(entry)).first;
+  }
+  return it->second;
+}
+
+} // namespace
+
 bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
                 const std::shared_ptr<const Tensor> &weights, const float *bias, float *y, bool aTransposed) {
   if (m <= 0 || k <= 0 || n <= 0 || !weights) return false;
   try {
     Env &e = env();
+    const auto &c = matmulEntry(m, k, n, w, transposed, weights, bias != nullptr, aTransposed);
     memory::desc aDesc({m, k}, memory::data_type::f32, aTransposed ? Tag::ba : Tag::ab);
     memory::desc yDesc({m, n}, memory::data_type::f32, Tag::ab);
-    memory::desc biasDesc({1, n}, memory::data_type::f32, Tag::ab);
-    const int64_t address = int64_t(reinterpret_cast<uintptr_t>(weights.get()));
-    std::vector<int64_t> key{address, m, k, n, transposed, bias != nullptr, threads(), aTransposed};
-    auto it = matmulCache.find(key);
-    if (it == matmulCache.end() || it->second.from.expired()) {
-      evictDead(matmulCache);
-      // One packed copy per weights tensor: another row count (sequence length) replaces it.
-      std::erase_if(matmulCache, [&](const auto &entry) { return entry.first[0] == address; });
-      // B packed row-major with 16 floats more per row than it has columns: a row of n floats
-      // whose bytes are a multiple of 4 KB (n = 1024, 3072, 4096: a transformer's MLP) makes
-      // oneDNN's gemm read B's rows at addresses that alias in the cache, at half its speed
-      // (measured: 50x768 by 768x3072 5.7 ms as oneDNN packs it, 2.8 ms so); other widths gain
-      // 10-20%.
-      memory::desc packedW({k, n}, memory::data_type::f32, memory::dims{n + 16, 1});
-      auto desc = bias ? dnnl::matmul::desc(aDesc, packedW, biasDesc, yDesc)
-                       : dnnl::matmul::desc(aDesc, packedW, yDesc);
-      WithWeights<dnnl::matmul> entry(dnnl::matmul::primitive_desc(desc, e.engine));
-      packWeights(entry, weights, memory::desc({k, n}, memory::data_type::f32, transposed ? Tag::ba : Tag::ab), w);
-      it = matmulCache.insert_or_assign(key, std::move(entry)).first;
-    }
-    const auto &c = it->second;
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(aDesc, e.engine, const_cast<float *>(a))},
                                          {DNNL_ARG_WEIGHTS, c.weights},
                                          {DNNL_ARG_DST, memory(yDesc, e.engine, y)}};
-    if (bias) args[DNNL_ARG_BIAS] = memory(biasDesc, e.engine, const_cast<float *>(bias));
+    if (bias) args[DNNL_ARG_BIAS] = memory(memory::desc({1, n}, memory::data_type::f32, Tag::ab), e.engine,
+                                           const_cast<float *>(bias));
     c.prim.execute(e.stream, args);
     e.stream.wait();
     return true;
   } catch (const dnnl::error &) {
     return false;
   }
+}
+
+struct DnnlProduct::State {
+  dnnl::matmul prim;
+  memory a, y;
+  std::unordered_map<int, memory> args;
+};
+
+bool DnnlProduct::prepare(int64_t m, int64_t k, int64_t n, const float *w, bool transposed,
+                          const std::shared_ptr<const Tensor> &weights) {
+  s_.reset();
+  if (m <= 0 || k <= 0 || n <= 0 || !weights) return false;
+  try {
+    Env &e = env();
+    const auto &c = matmulEntry(m, k, n, w, transposed, weights, false, false);
+    auto s = std::make_shared<State>();
+    s->prim = c.prim; // handles: the primitive and the packed weights live while this does
+    s->a = memory(memory::desc({m, k}, memory::data_type::f32, Tag::ab), e.engine, nullptr);
+    s->y = memory(memory::desc({m, n}, memory::data_type::f32, Tag::ab), e.engine, nullptr);
+    s->args = {{DNNL_ARG_SRC, s->a}, {DNNL_ARG_WEIGHTS, c.weights}, {DNNL_ARG_DST, s->y}};
+    s_ = std::move(s);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+void DnnlProduct::run(const float *a, float *y) const {
+  Env &e = env();
+  s_->a.set_data_handle(const_cast<float *>(a));
+  s_->y.set_data_handle(y);
+  s_->prim.execute(e.stream, s_->args);
+  e.stream.wait();
 }
 
 bool dnnlEltwise(EltKind kind, const float *x, float *y, int64_t count) {
@@ -569,6 +620,11 @@ bool dnnlMatMul(int64_t, int64_t, int64_t, const float *, const float *, bool,
                 const std::shared_ptr<const Tensor> &, const float *, float *, bool) {
   return false;
 }
+struct DnnlProduct::State {};
+bool DnnlProduct::prepare(int64_t, int64_t, int64_t, const float *, bool, const std::shared_ptr<const Tensor> &) {
+  return false;
+}
+void DnnlProduct::run(const float *, float *) const {}
 bool dnnlEltwise(EltKind, const float *, float *, int64_t) { return false; }
 void setDnnlThreads(int) {}
 bool dnnlAvailable() { return false; }

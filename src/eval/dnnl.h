@@ -58,10 +58,27 @@ enum class PoolKind { Max, AverageIncludingPads, AverageExcludingPads };
 bool dnnlPool(const WindowGeometry &g, PoolKind kind, const float *x, float *y);
 
 /// y[m,n] = a[m,k] * B (+ bias[n]), B the elements `w` of the constant tensor `weights` (the same
-/// tensor on every run: its identity keys the packed copy kept between runs), stored [k,n], or
-/// [n,k] when `transposed`; `a` stored [k,m] when `aTransposed`.
+/// tensor on every run: its identity and `w` key the packed copy kept between runs; `w` may be a
+/// part of the tensor), stored [k,n], or [n,k] when `transposed`; `a` stored [k,m] when
+/// `aTransposed`.
 bool dnnlMatMul(int64_t m, int64_t k, int64_t n, const float *a, const float *w, bool transposed,
                 const std::shared_ptr<const Tensor> &weights, const float *bias, float *y, bool aTransposed = false);
+
+/// dnnlMatMul by one B (not transposed A, no bias) prepared for many products with other `a` and
+/// `y` of the same sizes (a recurrent op's steps): the lookups, descriptors and memory objects
+/// made once, each `run` only executes.
+class DnnlProduct {
+public:
+  /// False where this build has no oneDNN or oneDNN declines; `run` is then not to be called.
+  bool prepare(int64_t m, int64_t k, int64_t n, const float *w, bool transposed,
+               const std::shared_ptr<const Tensor> &weights);
+  /// y[m,n] = a[m,k] * B.
+  void run(const float *a, float *y) const;
+
+private:
+  struct State;
+  std::shared_ptr<State> s_;
+};
 
 /// GeluErf: x/2 (1 + erf(x / sqrt 2)).
 enum class EltKind { Sigmoid, Tanh, Exp, GeluErf };
