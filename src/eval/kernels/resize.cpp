@@ -110,52 +110,82 @@ Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
   return r;
 }
 
-/// Resamples `data` (shape `s`) along `axis` to `plan.out`.
-std::vector<double> resampleAxis(const std::vector<double> &data, Shape &s, size_t axis, const Options &o,
-                                 const AxisPlan &plan) {
+/// Resamples `data` (shape `s`) along `axis` to `plan.out`, into `out` (s's elements with
+/// s[axis] = plan.out), in T (the taps' weights rounded to T).
+template <class T>
+void resampleAxis(const T *data, const Shape &s, size_t axis, const Options &o, const AxisPlan &plan, T *out) {
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= s[d];
   for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
-  s[axis] = plan.out;
-  if (outer == 0 || plan.out == 0 || inner == 0) return {}; // nothing to make (or to read)
+  if (outer == 0 || plan.out == 0 || inner == 0) return; // nothing to make (or to read)
   // Every output index's taps in flat arrays (output x's are first[x] .. first[x + 1]; an output
   // outside the input has none and takes the extrapolation value).
   std::vector<int64_t> first(size_t(plan.out) + 1, 0), index;
-  std::vector<double> weight;
+  std::vector<T> weight;
   std::vector<bool> outside(static_cast<size_t>(plan.out));
   for (int64_t x = 0; x < plan.out; ++x) {
     Taps t = tapsFor(o, plan, x);
     outside[size_t(x)] = t.outside;
-    for (const auto &[i, wgt] : t.taps) index.push_back(i), weight.push_back(wgt);
+    for (const auto &[i, wgt] : t.taps) index.push_back(i), weight.push_back(T(wgt));
     first[size_t(x) + 1] = int64_t(index.size());
   }
-  std::vector<double> out(static_cast<size_t>(outer * plan.out * inner));
+  const T extrapolation = T(o.extrapolation);
   for (int64_t u = 0; u < outer; ++u) {
-    const double *in = &data[size_t(u * plan.in * inner)];
+    const T *in = data + u * plan.in * inner;
     if (inner == 1) { // the last axis: each output a short sum along the input's row
-      double *dst = &out[size_t(u * plan.out)];
+      T *dst = out + u * plan.out;
       for (int64_t x = 0; x < plan.out; ++x) {
-        double acc = 0.0;
+        T acc = 0;
         for (int64_t k = first[size_t(x)]; k < first[size_t(x) + 1]; ++k) acc += weight[size_t(k)] * in[index[size_t(k)]];
-        dst[x] = outside[size_t(x)] ? o.extrapolation : acc;
+        dst[x] = outside[size_t(x)] ? extrapolation : acc;
       }
       continue;
     }
     for (int64_t x = 0; x < plan.out; ++x) {
-      double *dst = &out[size_t((u * plan.out + x) * inner)];
+      T *dst = out + (u * plan.out + x) * inner;
       if (outside[size_t(x)]) {
-        std::fill(dst, dst + inner, o.extrapolation);
+        std::fill(dst, dst + inner, extrapolation);
         continue;
       }
-      std::fill(dst, dst + inner, 0.0);
+      std::fill(dst, dst + inner, T(0));
       for (int64_t k = first[size_t(x)]; k < first[size_t(x) + 1]; ++k) {
-        const double *src = in + index[size_t(k)] * inner;
-        const double wgt = weight[size_t(k)];
+        const T *src = in + index[size_t(k)] * inner;
+        const T wgt = weight[size_t(k)];
         for (int64_t v = 0; v < inner; ++v) dst[v] += wgt * src[v];
       }
     }
   }
-  return out;
+}
+
+/// The order in which to resample `axes` of x (shape `x`) for the least work: each pass costs its
+/// output's elements times its taps, four times that along the last axis (a gather per output,
+/// where the other axes add whole rows). Upsampling both axes of an image so takes the rows first
+/// (on the small input) and the columns last (as vectors of rows).
+std::vector<size_t> cheapestOrder(std::vector<size_t> axes, const Shape &x, const Options &o,
+                                  const std::vector<AxisPlan> &plans) {
+  auto taps = [&](const AxisPlan &p) {
+    double reach = o.mode == "nearest" ? 1.0 : o.mode == "linear" ? 2.0 : 4.0;
+    return o.antialias && o.mode != "nearest" ? reach / std::max(std::min(p.scale, 1.0), 1e-3) : reach;
+  };
+  auto cost = [&](const std::vector<size_t> &order) {
+    Shape s = x;
+    double c = 0;
+    for (size_t d : order) {
+      bool last = true;
+      for (size_t k = d + 1; k < s.size(); ++k) last = last && s[k] == 1;
+      s[d] = plans[d].out;
+      double elements = 1;
+      for (int64_t v : s) elements *= double(v);
+      c += elements * taps(plans[d]) * (last ? 4.0 : 1.0);
+    }
+    return c;
+  };
+  std::sort(axes.begin(), axes.end());
+  std::vector<size_t> best = axes;
+  double bestCost = cost(axes);
+  while (std::next_permutation(axes.begin(), axes.end()))
+    if (double c = cost(axes); c < bestCost) best = axes, bestCost = c;
+  return best;
 }
 
 /// Resize's and Upsample's attributes (Upsample and opsets before 11: asymmetric, floor).
@@ -298,19 +328,54 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
            o.transform != "tf_half_pixel_for_nn";
   };
   if (std::all_of(plans.begin(), plans.end(), identity)) return ctx.setOutput(0, x);
-  SF_ASSIGN(std::vector<double> data, doubles(x));
-  Shape s = x.shape();
-  for (size_t d = 0; d < r; ++d) {
-    const AxisPlan &p = plans[d];
-    if (identity(p)) continue;
-    // An empty axis has nothing to sample a longer one from (unless the other axes leave no
-    // element to make).
+  std::vector<size_t> axes;
+  for (size_t d = 0; d < r; ++d)
+    if (!identity(plans[d])) axes.push_back(d);
+  // f32 in float (as onnxruntime), its axes in the order that makes the least work (the same
+  // filter, rounded otherwise); the other types in double in the axes' order, integers rounded.
+  const bool f32 = x.type() == ElementType::F32;
+  if (f32) axes = cheapestOrder(axes, x.shape(), o, plans);
+  // An empty axis has nothing to sample a longer one from (unless the other axes leave no
+  // element to make).
+  auto refuse = [&](const Shape &s, size_t d) -> Result<void> {
     int64_t others = 1;
     for (size_t k = 0; k < r; ++k)
       if (k != d) others *= s[k];
-    if (p.in == 0 && p.out > 0 && others > 0)
-      return errorf("axis {} of X {} is empty and cannot be resized to {}", d, shapeText(x.shape()), p.out);
-    data = resampleAxis(data, s, d, o, p);
+    if (plans[d].in == 0 && plans[d].out > 0 && others > 0)
+      return errorf("axis {} of X {} is empty and cannot be resized to {}", d, shapeText(x.shape()), plans[d].out);
+    return success();
+  };
+  Shape s = x.shape();
+  if (f32) {
+    Elements<float> xs(x);
+    Output<float> y(ctx, ElementType::F32, outShape, 0);
+    const float *cur = xs.data();
+    std::vector<float> buffers[2];
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t d = axes[i];
+      SF_TRY(refuse(s, d));
+      Shape next = s;
+      next[d] = plans[d].out;
+      float *out;
+      if (i + 1 == axes.size()) {
+        SF_ASSIGN(out, y.makeForOverwrite());
+      } else {
+        buffers[i % 2].resize(size_t(countOf(next)));
+        out = buffers[i % 2].data();
+      }
+      resampleAxis(cur, s, d, o, plans[d], out);
+      cur = out, s = next;
+    }
+    return y.finish(0);
+  }
+  SF_ASSIGN(std::vector<double> data, doubles(x));
+  for (size_t d : axes) {
+    SF_TRY(refuse(s, d));
+    Shape next = s;
+    next[d] = plans[d].out;
+    std::vector<double> out(size_t(countOf(next)));
+    resampleAxis(data.data(), s, d, o, plans[d], out.data());
+    data = std::move(out), s = next;
   }
   if (isInteger(x.type()))
     for (double &v : data) v = std::round(v);

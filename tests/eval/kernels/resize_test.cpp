@@ -190,6 +190,50 @@ TEST(Resize, ToItsOwnSizesIsXItself) {
   EXPECT_EQ((std::vector<double>{1, 1.5, 2, 2.5}), values(r.result->outputs[0]));
 }
 
+// f32 resamples in float, its axes in the order that makes the least work (an image's rows
+// before its columns when upsampling both); f64 in double in the axes' order. The same filter:
+// every element agrees, across the modes, up and down on one tensor, three axes, antialias,
+// tf_crop_and_resize's extrapolation and trailing axes of 1.
+TEST(Resize, InF32AgreesWithF64WhateverTheOrderOfItsAxes) {
+  struct Case {
+    Shape x;
+    const char *sizes, *attrs, *roi = nullptr;
+  };
+  const Case cases[] = {
+      {{1, 3, 5, 6}, "[1, 3, 40, 48]", "mode = \"linear\""},
+      {{1, 2, 16, 12}, "[1, 2, 7, 5]", "mode = \"cubic\", antialias = 1"},
+      {{2, 3, 4, 5}, "[2, 6, 2, 15]", "mode = \"linear\", coordinate_transformation_mode = \"align_corners\""},
+      {{2, 3, 4, 5}, "[2, 6, 2, 15]", "mode = \"nearest\", nearest_mode = \"round_prefer_ceil\""},
+      {{1, 2, 6, 7}, "[1, 2, 9, 4]", "mode = \"cubic\", exclude_outside = 1, coordinate_transformation_mode = \"pytorch_half_pixel\""},
+      {{1, 2, 3, 1}, "[1, 5, 9, 1]", "mode = \"linear\""},
+      {{1, 1, 4, 5},
+       "[1, 1, 6, 8]",
+       "mode = \"linear\", coordinate_transformation_mode = \"tf_crop_and_resize\", extrapolation_value = -3.5",
+       "[0, 0, -0.2, 0.3, 1, 1, 0.9, 1.4]"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(fmt::format("{} -> {} {{{}}}", fmt::join(c.x, ","), c.sizes, c.attrs));
+    std::vector<double> outs[2];
+    Tensor drawn = *randomTensor(ElementType::F32, c.x, 5);
+    for (int k = 0; k < 2; ++k) {
+      const char *type = k == 0 ? "f32" : "f64";
+      std::string text = fmt::format("opset 18\ngraph main(x: {}[{}]) {{\n  z = Constant() {{value = i64[4] {}}}\n", type,
+                                     fmt::join(c.x, ","), c.sizes);
+      if (c.roi) text += fmt::format("  roi = Constant() {{value = f32[8] {}}}\n", c.roi);
+      text += fmt::format("  y = Resize(x, {}, , z) {{{}}}\n  return y\n}}\n", c.roi ? "roi" : "", c.attrs);
+      Tensor x = *Tensor::fromDoubles(k == 0 ? ElementType::F32 : ElementType::F64, c.x,
+                                      *drawn.toDoubles(size_t(drawn.elementCount())));
+      Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", x}});
+      ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+      outs[k] = values(r.result->outputs[0]);
+    }
+    ASSERT_EQ(outs[0].size(), outs[1].size());
+    ASSERT_FALSE(outs[0].empty());
+    for (size_t i = 0; i < outs[1].size(); ++i)
+      ASSERT_NEAR(outs[0][i], outs[1][i], 2e-6 * (1 + std::abs(outs[1][i]))) << "element " << i;
+  }
+}
+
 // GridSample over an empty X (fuzz_eval: the kernel read a first pixel that is not there):
 // every sample falls outside, so zeros padding gives zeros; border and reflection have no pixel
 // to repeat and are errors naming the node.
