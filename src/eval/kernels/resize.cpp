@@ -159,8 +159,8 @@ void resampleAxis(const T *data, const Shape &s, size_t axis, const Options &o, 
 
 /// The order in which to resample `axes` of x (shape `x`) for the least work: each pass costs its
 /// output's elements times its taps, four times that along the last axis (a gather per output,
-/// where the other axes add whole rows). Upsampling both axes of an image so takes the rows first
-/// (on the small input) and the columns last (as vectors of rows).
+/// where the other axes add whole rows). Upsampling both axes of an image so takes the columns
+/// first (the gathers, on the small input) and the rows last (as whole rows).
 std::vector<size_t> cheapestOrder(std::vector<size_t> axes, const Shape &x, const Options &o,
                                   const std::vector<AxisPlan> &plans) {
   auto taps = [&](const AxisPlan &p) {

@@ -190,8 +190,8 @@ TEST(Resize, ToItsOwnSizesIsXItself) {
   EXPECT_EQ((std::vector<double>{1, 1.5, 2, 2.5}), values(r.result->outputs[0]));
 }
 
-// f32 resamples in float, its axes in the order that makes the least work (an image's rows
-// before its columns when upsampling both); f64 in double in the axes' order. The same filter:
+// f32 resamples in float, its axes in the order that makes the least work (an image's columns
+// before its rows when upsampling both); f64 in double in the axes' order. The same filter:
 // every element agrees, across the modes, up and down on one tensor, three axes, antialias,
 // tf_crop_and_resize's extrapolation and trailing axes of 1.
 TEST(Resize, InF32AgreesWithF64WhateverTheOrderOfItsAxes) {
