@@ -11,15 +11,17 @@
 namespace sf::eval {
 namespace {
 
-/// A 2-D convolution or pooling (MaxPool without indices, AveragePool) in f32 whose kernel can
-/// keep its input and output in channel blocks.
+/// A 2-D convolution (Conv, FusedConv, ConvTranspose) or pooling (MaxPool without indices,
+/// AveragePool) in f32 whose kernel can keep its input and output in channel blocks.
 bool isConv2d(const Graph &g, const Node &n, const OpDef *def) {
   if (!def || !def->kernelTakesBlocked || n.inputs.empty() || n.outputs.size() != 1 || !g.contains(n.inputs[0]))
     return false;
   const Fact &x = g.fact(n.inputs[0]);
   if (x.type != ElementType::F32 || !x.shape.rankIsStatic() || x.shape.size() != 4) return false;
   if (n.domain.empty() && (n.opType == "MaxPool" || n.opType == "AveragePool")) return true;
-  if (!(n.domain.empty() && n.opType == "Conv") && !(n.domain == kShapeflowDomain && n.opType == kFusedConv)) return false;
+  if (!(n.domain.empty() && (n.opType == "Conv" || n.opType == "ConvTranspose")) &&
+      !(n.domain == kShapeflowDomain && n.opType == kFusedConv))
+    return false;
   if (n.inputs.size() < 2 || !g.contains(n.inputs[1])) return false;
   const Fact &w = g.fact(n.inputs[1]);
   return w.shape.rankIsStatic() && w.shape.size() == 4;

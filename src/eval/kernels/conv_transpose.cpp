@@ -131,9 +131,14 @@ Result<void> convTransposeColumns(EvalContext &ctx, const Transposed &g, const f
 /// dilations 1, one group, W a constant): every output element is one input position's product
 /// with one tap or the bias alone. Per image one product on oneDNN, X^T [H*W, C] by W
 /// [C, M*kh*kw], each row's M*kh*kw values then written at their output positions plus the bias
-/// (a U-Net's 2x2 stride-2 upsampling). False where this does not apply.
+/// (a U-Net's 2x2 stride-2 upsampling), in the layout the executor keeps Y in (plain, channel
+/// blocks or channels last: each channel's first element and the step between positions). X is
+/// plain. False where this does not apply.
 bool convTransposeDisjoint(EvalContext &ctx, const Transposed &g, const float *xv, const float *wv, float *p) {
   if (g.k != 2 || g.group != 1 || !ctx.inputIsConstant(1)) return false;
+  const Layout layout = ctx.outputLayout();
+  const int64_t block = channelBlock(layout);
+  if (block && g.m % block != 0) return false;
   for (size_t d = 0; d < 2; ++d)
     if (g.dil[d] != 1 || g.kernel[d] > g.stride[d] || g.kernel[d] <= 0) return false;
   std::optional<Elements<float>> bias;
@@ -148,26 +153,37 @@ bool convTransposeDisjoint(EvalContext &ctx, const Transposed &g, const float *x
   if (!ctx.admit(ElementType::F32, Shape{inSize, cols}).ok()) return false;
   // Every output position has its tap when the kernel fills its stride and the input reaches the end.
   const bool covered = kh == sh && kw == sw && OH + top <= H * sh && OW + left <= W * sw;
+  // Channel o of image b starts at first(b, o); positions are `step` floats apart.
+  const int64_t step = block ? block : layout == Layout::ChannelsLast ? g.m : 1;
+  auto first = [&](int64_t b, int64_t o) {
+    return block ? ((b * g.m + o - o % block) * outSize) + o % block
+           : layout == Layout::ChannelsLast ? b * g.m * outSize + o
+                                            : (b * g.m + o) * outSize;
+  };
   if (!covered)
-    for (int64_t bo = 0; bo < g.n * g.m; ++bo)
-      std::fill(p + bo * outSize, p + (bo + 1) * outSize, bias ? (*bias)[size_t(bo % g.m)] : 0.0f);
+    for (int64_t b = 0; b < g.n; ++b)
+      for (int64_t o = 0; o < g.m; ++o) {
+        float *yo = p + first(b, o);
+        const float v = bias ? (*bias)[size_t(o)] : 0.0f;
+        for (int64_t q = 0; q < outSize; ++q) yo[q * step] = v;
+      }
   std::vector<float> y(size_t(inSize * cols));
   for (int64_t b = 0; b < g.n; ++b) {
     if (!dnnlMatMul(inSize, g.c, cols, xv + b * g.c * inSize, wv, false, ctx.inputShared(1), nullptr, y.data(), true))
       return false; // oneDNN did not take it (the first image: nothing written but the bias)
     for (int64_t o = 0; o < g.m; ++o) {
       const float bo = bias ? (*bias)[size_t(o)] : 0.0f;
-      float *yo = p + (b * g.m + o) * outSize;
+      float *yo = p + first(b, o);
       for (int64_t i = 0; i < H; ++i)
         for (int64_t a = 0; a < kh; ++a) {
           const int64_t oy = i * sh + a - top;
           if (oy < 0 || oy >= OH) continue;
-          float *row = yo + oy * OW;
+          float *row = yo + oy * OW * step;
           const float *from = y.data() + i * W * cols + o * taps + a * kw;
           for (int64_t j = 0; j < W; ++j)
             for (int64_t c = 0; c < kw; ++c) {
               const int64_t ox = j * sw + c - left;
-              if (ox >= 0 && ox < OW) row[ox] = from[j * cols + c] + bo;
+              if (ox >= 0 && ox < OW) row[ox * step] = from[j * cols + c] + bo;
             }
         }
     }
@@ -239,20 +255,34 @@ Result<void> convTranspose(EvalContext &ctx) {
     using T = typename decltype(tag)::type;
     Elements<T> xv(x), wv(wt);
     if constexpr (std::is_same_v<T, float>) {
+      // X and Y may be kept in a channel layout (the executor's plan, as for Conv): X read
+      // plain; Y written in its layout by the disjoint product, else moved into it after.
       Output<float> o(ctx, x.type(), outShape);
       SF_ASSIGN(float *p, o.makeForOverwrite());
-      if (!convTransposeDisjoint(ctx, g, xv.data(), wv.data(), p) && !convTransposeOnDnnl(ctx, g, xv.data(), wv.data(), p)) {
-        std::fill(p, p + countOf(outShape), 0.0f);
-        SF_TRY(convTransposeColumns(ctx, g, xv.data(), wv.data(), p));
+      std::vector<float> plainX;
+      SF_ASSIGN(const float *xp, plainInput(ctx, xv.data(), g.n, g.c, countOf(g.in), g.k, plainX));
+      if (!convTransposeDisjoint(ctx, g, xp, wv.data(), p)) {
+        if (!convTransposeOnDnnl(ctx, g, xp, wv.data(), p)) {
+          std::fill(p, p + countOf(outShape), 0.0f);
+          SF_TRY(convTransposeColumns(ctx, g, xp, wv.data(), p));
+        }
+        SF_TRY(toOutputLayout(ctx, p, g.n, g.m, countOf(g.out), g.k));
       }
       return o.finish(0);
-    } else
+    } else {
+      if (ctx.inputLayout() != Layout::Plain || ctx.outputLayout() != Layout::Plain)
+        return errorf("a {} tensor kept in a channel layout", shortName(x.type()));
       return convTransposeLoops<T>(ctx, g, x.type(), outShape, xv.data(), wv.data());
+    }
   });
 }
 
 } // namespace
 
-Result<void> registerConvTransposeKernels(OpRegistry &r) { return setKernel(r, "ConvTranspose", convTranspose); }
+Result<void> registerConvTransposeKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "ConvTranspose", convTranspose));
+  r.findMutable("", "ConvTranspose")->kernelTakesBlocked = true; // as Conv: 2-D f32 in a channel layout
+  return success();
+}
 
 } // namespace sf::eval::detail

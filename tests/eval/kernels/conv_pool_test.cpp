@@ -845,6 +845,50 @@ TEST(LibraryKernels, ChannelConcatsAndBatchNormKeptInChannelBlocksAgreeWithThePl
   expectBlocksAgree(net, 8, 8, "a, e, c, n, r, d, j, m");
 }
 
+/// A U-Net's decoder step: ConvTransposes (2x2, stride 2) of a tensor kept in channel blocks,
+/// written in channel blocks (constant W: the disjoint product writes the layout itself; W an
+/// input: oneDNN's deconvolution, moved into the layout after) and joined with the skip tensor by a
+/// channel Concat, so that the skip tensor, its MaxPool and the convolution after the Concat stay
+/// in blocks; a ConvTranspose of 12 channels (not whole blocks) kept channels last.
+std::string uNetNetworkText(const char *type) {
+  auto literal = [&](const Shape &s, uint64_t seed) {
+    Tensor t = *randomTensor(ElementType::F32, s, seed);
+    return fmt::format("{}[{}] [{}]", type, dims(s), fmt::join(*t.toDoubles(size_t(t.elementCount())), ", "));
+  };
+  return fmt::format(R"(
+graph main(x: {0}[2,16,8,8], w1: {0}[16,16,3,3], wv: {0}[16,16,2,2], w3: {0}[16,48,3,3], wz: {0}[16,12,3,3]) {{
+  wu = Constant() {{value = {1}}}
+  bu = Constant() {{value = {2}}}
+  wy = Constant() {{value = {3}}}
+  a = Conv(x, w1) {{pads = [1, 1, 1, 1]}}
+  r = Relu(a)
+  p = MaxPool(r) {{kernel_shape = [2, 2], strides = [2, 2]}}
+  b = Conv(p, w1) {{pads = [1, 1, 1, 1]}}
+  q = Relu(b)
+  u = ConvTranspose(q, wu, bu) {{strides = [2, 2]}}
+  v = ConvTranspose(q, wv) {{strides = [2, 2]}}
+  c = Concat(r, u, v) {{axis = 1}}
+  o1 = Conv(c, w3) {{pads = [1, 1, 1, 1]}}
+  y = ConvTranspose(q, wy) {{strides = [2, 2]}}
+  o2 = Conv(y, wz) {{pads = [1, 1, 1, 1]}}
+  o = Add(o1, o2)
+  return o
+}}
+)",
+                     type, literal({16, 16, 2, 2}, 911), literal({16}, 912), literal({16, 12, 2, 2}, 913));
+}
+
+TEST(LibraryKernels, ConvTransposesKeptInChannelBlocksAgreeWithThePlainLayout) {
+  const BlockedNetwork net = {uNetNetworkText,
+                              {{"x", {2, 16, 8, 8}, 900},
+                               {"w1", {16, 16, 3, 3}, 901},
+                               {"wv", {16, 16, 2, 2}, 902},
+                               {"w3", {16, 48, 3, 3}, 903},
+                               {"wz", {16, 12, 3, 3}, 904}}};
+  expectBlocksAgree(net, 16, 9, "a, r, p, b, q, u, v, c in blocks; y channels last", 1);
+  expectBlocksAgree(net, 8, 9, "a, r, p, b, q, u, v, c in blocks; y channels last", 1);
+}
+
 /// GELU as torch exports it, rewritten into one Gelu for the executor (both nestings of its Muls,
 /// Div or Mul by the root), against the same graph run as it is (five ops) and in f64; NaN,
 /// infinities and large arguments included. A pattern whose Erf output is also a graph output
