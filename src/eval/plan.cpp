@@ -11,14 +11,15 @@
 namespace sf::eval {
 namespace {
 
-/// A 2-D convolution (Conv, FusedConv, ConvTranspose) or pooling (MaxPool without indices,
-/// AveragePool) in f32 whose kernel can keep its input and output in channel blocks.
+/// A 2-D convolution (Conv, FusedConv, ConvTranspose), pooling (MaxPool without indices,
+/// AveragePool) or Resize of rank-4 f32 X whose kernel can keep its input and output in channel
+/// blocks.
 bool isConv2d(const Graph &g, const Node &n, const OpDef *def) {
   if (!def || !def->kernelTakesBlocked || n.inputs.empty() || n.outputs.size() != 1 || !g.contains(n.inputs[0]))
     return false;
   const Fact &x = g.fact(n.inputs[0]);
   if (x.type != ElementType::F32 || !x.shape.rankIsStatic() || x.shape.size() != 4) return false;
-  if (n.domain.empty() && (n.opType == "MaxPool" || n.opType == "AveragePool")) return true;
+  if (n.domain.empty() && (n.opType == "MaxPool" || n.opType == "AveragePool" || n.opType == "Resize")) return true;
   if (!(n.domain.empty() && (n.opType == "Conv" || n.opType == "ConvTranspose")) &&
       !(n.domain == kShapeflowDomain && n.opType == kFusedConv))
     return false;
@@ -88,6 +89,10 @@ int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
   return -1;
 }
 
+/// Shape and Size read a tensor's shape, never its elements: the layout its bytes are kept in is
+/// nothing to them (a U-Net's Resize to its skip tensor's sizes reads them so).
+bool readsShapeOnly(const Node &n) { return n.domain.empty() && (n.opType == "Shape" || n.opType == "Size"); }
+
 /// A Concat along the channels of rank-4 f32 tensors whose channel counts are whole blocks of
 /// `block`: in nChw16c (nChw8c) each image's channels are consecutive blocks, so the plain
 /// kernel's copies (each part's image after the last) join blocked parts into a blocked whole.
@@ -109,7 +114,7 @@ bool isChannelConcat(const Graph &g, const Node &n, const OpDef *def, int64_t bl
 /// (channels a multiple of it) or channels last (the others) from the Conv that makes it (or the layout-free
 /// elementwise op, e.g. a Relu or a residual Add, whose inputs are so kept) to the Convs and
 /// layout-free ops that read it: no reorder between two convolutions. f32, rank 4, channels
-/// static, not a graph output, every reader a Conv or a pooling (its input X; a FusedConv's Z
+/// static, not a graph output, every reader a Shape or Size, a Conv, ConvTranspose, pooling or Resize (its input X; a FusedConv's Z
 /// where its output is kept so too: a FusedConv whose Z is not so keeps its output plain), a layout-free op
 /// whose output is kept so too, a GlobalAveragePool, a binary op with a value per channel (a
 /// squeeze-excite block's scale: its full input) or a BatchNormalization whose output is kept so
@@ -148,11 +153,12 @@ std::vector<Layout> channelLayouts(const Graph &g, const std::vector<const OpDef
           if (in.valid() && g.fact(in).shape.equalEverywhere(n.outputs[0].fact.shape)) ok = ok && same(in);
       if (role[n.id] == 4) ok = ok && same(n.inputs[size_t(fullSlot[n.id])]);
       // A FusedConv's Z is added element by element to its output: in the output's layout.
-      if (role[n.id] == 1 && n.inputs.size() > 3 && n.inputs[3].valid()) ok = ok && same(n.inputs[3]);
+      if (role[n.id] == 1 && n.domain == kShapeflowDomain && n.inputs.size() > 3 && n.inputs[3].valid())
+        ok = ok && same(n.inputs[3]);
       if (role[n.id] == 5)
         for (OutletId in : n.inputs) ok = ok && same(in);
       for (InletId r : n.outputs[0].successors)
-        ok = ok && ((role[r.node] == 1 && r.slot == 0) || (role[r.node] == 1 && r.slot == 3 && layout[r.node] == mine) ||
+        ok = ok && (readsShapeOnly(g.nodes[r.node]) || (role[r.node] == 1 && r.slot == 0) || (role[r.node] == 1 && r.slot == 3 && g.nodes[r.node].domain == kShapeflowDomain && layout[r.node] == mine) ||
                     (role[r.node] == 2 && layout[r.node] == mine) ||
                     role[r.node] == 3 || (role[r.node] == 4 && layout[r.node] == mine && int(r.slot) == fullSlot[r.node]) ||
                     (role[r.node] == 5 && layout[r.node] == mine));

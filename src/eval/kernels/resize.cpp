@@ -7,6 +7,7 @@
 // under the output's footprint contributes (the weights normalised to 1, edge elements repeated
 // past the ends, as in ONNX's reference).
 #include "../kernel_util.h"
+#include "conv_pool.h"
 #include "strides.h"
 
 #include <algorithm>
@@ -310,6 +311,26 @@ Result<std::vector<AxisPlan>> axisPlans(EvalContext &ctx, const Shape &x, const 
   return plans;
 }
 
+/// f32 X (shape `s`, plain) resampled along `axes` (in that order) into `y`: each pass reads X
+/// or the previous pass's floats, the last writes y.
+void resampleF32(const float *x, Shape s, const std::vector<size_t> &axes, const Options &o,
+                 const std::vector<AxisPlan> &plans, float *y) {
+  const float *cur = x;
+  std::vector<float> buffers[2];
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const size_t d = axes[i];
+    Shape next = s;
+    next[d] = plans[d].out;
+    float *out = y;
+    if (i + 1 < axes.size()) {
+      buffers[i % 2].resize(size_t(countOf(next)));
+      out = buffers[i % 2].data();
+    }
+    resampleAxis(cur, s, d, o, plans[d], out);
+    cur = out, s = next;
+  }
+}
+
 Result<void> resize(EvalContext &ctx, bool upsample) {
   const Tensor &x = ctx.input(0);
   size_t r = x.shape().size();
@@ -322,55 +343,67 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
   // An axis whose length and scale stay (a Resize to a skip connection's own sizes) is kept as it
   // is where the transform maps each index to itself: every transform but tf_crop_and_resize
   // (its roi) and tf_half_pixel_for_nn (x + 0.5, which nearest's ceil modes and the filters
-  // sample otherwise). Every axis kept: X itself, shared.
+  // sample otherwise). Every axis kept: X itself, shared (in its layout, where the executor keeps
+  // X and Y in the same one).
   auto identity = [&](const AxisPlan &p) {
     return p.in == p.out && p.scale == 1.0 && o.transform != "tf_crop_and_resize" &&
            o.transform != "tf_half_pixel_for_nn";
   };
-  if (std::all_of(plans.begin(), plans.end(), identity)) return ctx.setOutput(0, x);
+  const Layout in4 = ctx.inputLayout(), out4 = ctx.outputLayout();
+  const bool allKept = std::all_of(plans.begin(), plans.end(), identity);
+  if (allKept && in4 == out4) return ctx.setOutput(0, x);
   std::vector<size_t> axes;
   for (size_t d = 0; d < r; ++d)
     if (!identity(plans[d])) axes.push_back(d);
-  // f32 in float (as onnxruntime), its axes in the order that makes the least work (the same
-  // filter, rounded otherwise); the other types in double in the axes' order, integers rounded.
-  const bool f32 = x.type() == ElementType::F32;
-  if (f32) axes = cheapestOrder(axes, x.shape(), o, plans);
-  // An empty axis has nothing to sample a longer one from (unless the other axes leave no
-  // element to make).
-  auto refuse = [&](const Shape &s, size_t d) -> Result<void> {
-    int64_t others = 1;
-    for (size_t k = 0; k < r; ++k)
-      if (k != d) others *= s[k];
-    if (plans[d].in == 0 && plans[d].out > 0 && others > 0)
-      return errorf("axis {} of X {} is empty and cannot be resized to {}", d, shapeText(x.shape()), plans[d].out);
-    return success();
-  };
+  // An empty axis has nothing to sample a longer one from (unless the output has no element to
+  // make).
   Shape s = x.shape();
-  if (f32) {
+  for (size_t d : axes)
+    if (plans[d].in == 0 && plans[d].out > 0 && countOf(outShape) > 0)
+      return errorf("axis {} of X {} is empty and cannot be resized to {}", d, shapeText(x.shape()), plans[d].out);
+  if (x.type() == ElementType::F32) {
+    // In float (as onnxruntime), the axes in the order that makes the least work (the same filter,
+    // rounded otherwise). X and Y may be kept in a channel layout (the executor's plan, as for a
+    // pooling): where both are in the same one and only the spatial axes change, the passes run
+    // on the layout's own axes ([N, C/B, H, W, B] or [N, H, W, C]); otherwise X is read plain and
+    // Y moved into its layout after.
     Elements<float> xs(x);
     Output<float> y(ctx, ElementType::F32, outShape, 0);
-    const float *cur = xs.data();
-    std::vector<float> buffers[2];
-    for (size_t i = 0; i < axes.size(); ++i) {
-      const size_t d = axes[i];
-      SF_TRY(refuse(s, d));
-      Shape next = s;
-      next[d] = plans[d].out;
-      float *out;
-      if (i + 1 == axes.size()) {
-        SF_ASSIGN(out, y.makeForOverwrite());
-      } else {
-        buffers[i % 2].resize(size_t(countOf(next)));
-        out = buffers[i % 2].data();
+    SF_ASSIGN(float *p, y.makeForOverwrite());
+    const bool spatial = r == 4 && identity(plans[0]) && identity(plans[1]);
+    if (in4 != Layout::Plain && in4 == out4 && spatial) {
+      const int64_t b = channelBlock(in4), n = s[0], c = s[1];
+      // The layout's axes and which of X's each is (-1: the block's lanes).
+      const std::vector<int> from = b ? std::vector<int>{0, 1, 2, 3, -1} : std::vector<int>{0, 2, 3, 1};
+      if (b && c % b != 0) return errorf("X {} kept in blocks of {}", shapeText(x.shape()), b);
+      Shape view = b ? Shape{n, c / b, s[2], s[3], b} : Shape{n, s[2], s[3], c};
+      std::vector<AxisPlan> viewPlans(view.size());
+      std::vector<size_t> viewAxes;
+      for (size_t a = 0; a < view.size(); ++a) {
+        if (from[a] < 0 || !std::count(axes.begin(), axes.end(), size_t(from[a]))) continue;
+        viewPlans[a] = plans[size_t(from[a])];
+        viewAxes.push_back(a);
       }
-      resampleAxis(cur, s, d, o, plans[d], out);
-      cur = out, s = next;
+      resampleF32(xs.data(), view, cheapestOrder(viewAxes, view, o, viewPlans), o, viewPlans, p);
+      return y.finish(0);
     }
+    if ((in4 != Layout::Plain || out4 != Layout::Plain) && r != 4)
+      return errorf("X {} kept in a channel layout", shapeText(x.shape()));
+    std::vector<float> plainX;
+    const float *xp = xs.data();
+    if (in4 != Layout::Plain) {
+      SF_ASSIGN(xp, plainInput(ctx, xs.data(), s[0], s[1], s[2] * s[3], 2, plainX));
+    }
+    resampleF32(xp, s, cheapestOrder(axes, s, o, plans), o, plans, p);
+    if (axes.empty()) std::copy(xp, xp + x.elementCount(), p);
+    if (out4 != Layout::Plain) SF_TRY(toOutputLayout(ctx, p, outShape[0], outShape[1], outShape[2] * outShape[3], 2));
     return y.finish(0);
   }
+  if (in4 != Layout::Plain || out4 != Layout::Plain)
+    return errorf("a {} tensor kept in a channel layout", shortName(x.type()));
+  // The other types in double in the axes' order, integers rounded.
   SF_ASSIGN(std::vector<double> data, doubles(x));
   for (size_t d : axes) {
-    SF_TRY(refuse(s, d));
     Shape next = s;
     next[d] = plans[d].out;
     std::vector<double> out(size_t(countOf(next)));
@@ -728,6 +761,7 @@ Result<void> registerResizeKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "AffineGrid", affineGrid));
   SF_TRY(setKernel(r, "GridSample", gridSample));
   SF_TRY(setKernel(r, "Resize", [](EvalContext &c) { return resize(c, false); }));
+  r.findMutable("", "Resize")->kernelTakesBlocked = true; // f32 of rank 4, as a pooling
   SF_TRY(setKernel(r, "Upsample", [](EvalContext &c) { return resize(c, true); }));
   return success();
 }
