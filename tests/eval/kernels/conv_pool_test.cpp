@@ -847,46 +847,66 @@ TEST(LibraryKernels, ChannelConcatsAndBatchNormKeptInChannelBlocksAgreeWithThePl
 
 /// A U-Net's decoder step: ConvTransposes (2x2, stride 2) of a tensor kept in channel blocks,
 /// written in channel blocks (constant W: the disjoint product writes the layout itself; W an
-/// input: oneDNN's deconvolution, moved into the layout after) and joined with the skip tensor by a
-/// channel Concat, so that the skip tensor, its MaxPool and the convolution after the Concat stay
-/// in blocks; a ConvTranspose of 12 channels (not whole blocks) kept channels last.
+/// input: oneDNN's deconvolution, moved into the layout after), a Resize to the skip tensor's own
+/// sizes (read by Shape: X shared) and a linear upsampling (resampled on the blocks' own axes),
+/// joined with the skip tensor by a channel Concat, so that the skip tensor, its MaxPool and the
+/// convolution after the Concat stay in blocks; a ConvTranspose of 12 channels (not whole blocks)
+/// and an identity Resize of it kept channels last; a Resize of the channels too, from blocks to a
+/// plain output (X read plain), and two of the plain graph input into blocks (Y relaid; the
+/// identity one a copy, not X shared).
 std::string uNetNetworkText(const char *type) {
   auto literal = [&](const Shape &s, uint64_t seed) {
     Tensor t = *randomTensor(ElementType::F32, s, seed);
     return fmt::format("{}[{}] [{}]", type, dims(s), fmt::join(*t.toDoubles(size_t(t.elementCount())), ", "));
   };
   return fmt::format(R"(
-graph main(x: {0}[2,16,8,8], w1: {0}[16,16,3,3], wv: {0}[16,16,2,2], w3: {0}[16,48,3,3], wz: {0}[16,12,3,3]) {{
+graph main(x: {0}[2,16,8,8], w1: {0}[16,16,3,3], wv: {0}[16,16,2,2], w3: {0}[16,96,3,3], wz: {0}[16,12,3,3]) {{
   wu = Constant() {{value = {1}}}
   bu = Constant() {{value = {2}}}
   wy = Constant() {{value = {3}}}
+  up = Constant() {{value = f32[4] [1, 1, 2, 2]}}
+  same = Constant() {{value = f32[4] [1, 1, 1, 1]}}
+  fewer = Constant() {{value = f32[4] [1, 0.5, 2, 2]}}
   a = Conv(x, w1) {{pads = [1, 1, 1, 1]}}
   r = Relu(a)
   p = MaxPool(r) {{kernel_shape = [2, 2], strides = [2, 2]}}
   b = Conv(p, w1) {{pads = [1, 1, 1, 1]}}
   q = Relu(b)
   u = ConvTranspose(q, wu, bu) {{strides = [2, 2]}}
+  sz = Shape(r)
+  uu = Resize(u, , , sz)
   v = ConvTranspose(q, wv) {{strides = [2, 2]}}
-  c = Concat(r, u, v) {{axis = 1}}
+  qq = Resize(q, , up) {{mode = "linear"}}
+  xi = Resize(x, , up) {{mode = "cubic"}}
+  ci = Conv(xi, w1) {{pads = [1, 1, 1, 1]}}
+  xp = MaxPool(ci) {{kernel_shape = [2, 2], strides = [2, 2]}}
+  xj = Resize(x, , same)
+  cj = Conv(xj, w1) {{pads = [1, 1, 1, 1]}}
+  c = Concat(r, uu, v, qq, xp, cj) {{axis = 1}}
   o1 = Conv(c, w3) {{pads = [1, 1, 1, 1]}}
   y = ConvTranspose(q, wy) {{strides = [2, 2]}}
-  o2 = Conv(y, wz) {{pads = [1, 1, 1, 1]}}
-  o = Add(o1, o2)
+  yy = Resize(y, , same)
+  o2 = Conv(yy, wz) {{pads = [1, 1, 1, 1]}}
+  g = Resize(q, , fewer) {{mode = "nearest"}}
+  gm = ReduceMax(g)
+  o3 = Add(o1, o2)
+  o = Add(o3, gm)
   return o
 }}
 )",
                      type, literal({16, 16, 2, 2}, 911), literal({16}, 912), literal({16, 12, 2, 2}, 913));
 }
 
-TEST(LibraryKernels, ConvTransposesKeptInChannelBlocksAgreeWithThePlainLayout) {
+TEST(LibraryKernels, ConvTransposesAndResizesKeptInChannelBlocksAgreeWithThePlainLayout) {
   const BlockedNetwork net = {uNetNetworkText,
                               {{"x", {2, 16, 8, 8}, 900},
                                {"w1", {16, 16, 3, 3}, 901},
                                {"wv", {16, 16, 2, 2}, 902},
-                               {"w3", {16, 48, 3, 3}, 903},
+                               {"w3", {16, 96, 3, 3}, 903},
                                {"wz", {16, 12, 3, 3}, 904}}};
-  expectBlocksAgree(net, 16, 9, "a, r, p, b, q, u, v, c in blocks; y channels last", 1);
-  expectBlocksAgree(net, 8, 9, "a, r, p, b, q, u, v, c in blocks; y channels last", 1);
+  const char *kept = "a, r, p, b, q, u, uu, v, qq, xi, ci, xp, xj, cj, c in blocks; y, yy channels last";
+  expectBlocksAgree(net, 16, 17, kept, 2);
+  expectBlocksAgree(net, 8, 17, kept, 2);
 }
 
 /// GELU as torch exports it, rewritten into one Gelu for the executor (both nestings of its Muls,
