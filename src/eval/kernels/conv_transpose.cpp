@@ -171,6 +171,29 @@ bool convTransposeDisjoint(EvalContext &ctx, const Transposed &g, const float *x
   for (int64_t b = 0; b < g.n; ++b) {
     if (!dnnlMatMul(inSize, g.c, cols, xv + b * g.c * inSize, wv, false, ctx.inputShared(1), nullptr, y.data(), true))
       return false; // oneDNN did not take it (the first image: nothing written but the bias)
+    if (step > 1) {
+      // A channel layout: each output position's channels are consecutive (a block's 8 or 16,
+      // or all of them), so the position is the outer loop and the channels the inner one, read
+      // `taps` apart in the product's row.
+      const int64_t lanes = block ? block : g.m;
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t a = 0; a < kh; ++a) {
+          const int64_t oy = i * sh + a - top;
+          if (oy < 0 || oy >= OH) continue;
+          for (int64_t j = 0; j < W; ++j)
+            for (int64_t c = 0; c < kw; ++c) {
+              const int64_t ox = j * sw + c - left;
+              if (ox < 0 || ox >= OW) continue;
+              const float *from = y.data() + (i * W + j) * cols + a * kw + c;
+              for (int64_t o0 = 0; o0 < g.m; o0 += lanes) {
+                float *to = p + first(b, o0) + (oy * OW + ox) * step;
+                for (int64_t l = 0; l < lanes; ++l)
+                  to[l] = from[(o0 + l) * taps] + (bias ? (*bias)[size_t(o0 + l)] : 0.0f);
+              }
+            }
+        }
+      continue;
+    }
     for (int64_t o = 0; o < g.m; ++o) {
       const float bo = bias ? (*bias)[size_t(o)] : 0.0f;
       float *yo = p + first(b, o);
