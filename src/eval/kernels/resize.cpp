@@ -182,6 +182,7 @@ std::vector<size_t> cheapestOrder(std::vector<size_t> axes, const Shape &x, cons
     return c;
   };
   std::sort(axes.begin(), axes.end());
+  if (axes.size() > 6) return axes; // 720 orders at most are weighed; beyond, the axes' own
   std::vector<size_t> best = axes;
   double bestCost = cost(axes);
   while (std::next_permutation(axes.begin(), axes.end()))
@@ -355,11 +356,15 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
   std::vector<size_t> axes;
   for (size_t d = 0; d < r; ++d)
     if (!identity(plans[d])) axes.push_back(d);
-  // An empty axis has nothing to sample a longer one from (unless the output has no element to
-  // make).
+  // An output without elements is made without reading X; else an empty axis has nothing to
+  // sample a longer one from.
   Shape s = x.shape();
+  if (countOf(outShape) == 0) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), outShape, {}));
+    return ctx.setOutput(0, std::move(t));
+  }
   for (size_t d : axes)
-    if (plans[d].in == 0 && plans[d].out > 0 && countOf(outShape) > 0)
+    if (plans[d].in == 0)
       return errorf("axis {} of X {} is empty and cannot be resized to {}", d, shapeText(x.shape()), plans[d].out);
   if (x.type() == ElementType::F32) {
     // In float (as onnxruntime), the axes in the order that makes the least work (the same filter,

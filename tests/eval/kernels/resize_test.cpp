@@ -234,6 +234,56 @@ TEST(Resize, InF32AgreesWithF64WhateverTheOrderOfItsAxes) {
   }
 }
 
+// Sizes of 0: an output without elements is made without reading X (an empty axis kept, another
+// resized); an empty axis resized to a length is refused, naming the node (onnxruntime refuses
+// its infinite scale).
+// Both types.
+TEST(Resize, OutputsWithoutElementsRunAndAnEmptyAxisResizedToALengthIsRefused) {
+  for (const char *type : {"f32", "i32"}) {
+    SCOPED_TRACE(type);
+    auto resizeTo = [&](const Shape &xs, const char *sizes) {
+      std::string text = fmt::format("opset 18\ngraph main(x: {}[{}]) {{\n  z = Constant() {{value = i64[2] {}}}\n"
+                                     "  y = Resize(x, , , z) {{mode = \"linear\"}}\n  return y\n}}\n",
+                                     type, fmt::join(xs, ","), sizes);
+      return runText(text.c_str(), std::map<std::string, Tensor>{
+                                       {"x", *Tensor::fromDoubles(std::string(type) == "f32" ? ElementType::F32 : ElementType::I32, xs,
+                                                                  std::vector<double>(size_t(xs[0] * xs[1]), 1.0))}});
+    };
+    for (auto [x, sizes, out] : {std::tuple{Shape{0, 3}, "[0, 6]", Shape{0, 6}}, std::tuple{Shape{2, 0}, "[4, 0]", Shape{4, 0}},
+                                 std::tuple{Shape{0, 0}, "[0, 0]", Shape{0, 0}}}) {
+      Ran r = resizeTo(x, sizes);
+      ASSERT_TRUE(r.result.ok()) << sizes << ": " << r.result.error().message;
+      EXPECT_EQ(out, r.result->outputs[0]->shape());
+    }
+    Ran refused = resizeTo(Shape{0, 3}, "[2, 3]");
+    ASSERT_FALSE(refused.result.ok());
+    EXPECT_NE(refused.result.error().message.find("'y' (Resize)"), std::string::npos) << refused.result.error().message;
+  }
+}
+
+// Seven resized axes: more orders than are weighed (720), the axes in their own order; f32
+// agrees with f64.
+TEST(Resize, ManyResizedAxesAgreeInF32AndF64) {
+  const Shape xs{2, 3, 2, 3, 2, 2, 3};
+  Tensor drawn = *randomTensor(ElementType::F32, xs, 17);
+  std::vector<double> outs[2];
+  for (int k = 0; k < 2; ++k) {
+    const char *type = k == 0 ? "f32" : "f64";
+    std::string text = fmt::format("opset 18\ngraph main(x: {}[2,3,2,3,2,2,3]) {{\n"
+                                   "  z = Constant() {{value = i64[7] [3, 2, 4, 1, 3, 5, 2]}}\n"
+                                   "  y = Resize(x, , , z) {{mode = \"linear\"}}\n  return y\n}}\n",
+                                   type);
+    Tensor x = *Tensor::fromDoubles(k == 0 ? ElementType::F32 : ElementType::F64, xs,
+                                    *drawn.toDoubles(size_t(drawn.elementCount())));
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", x}});
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    ASSERT_EQ((Shape{3, 2, 4, 1, 3, 5, 2}), r.result->outputs[0]->shape());
+    outs[k] = values(r.result->outputs[0]);
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  for (size_t i = 0; i < outs[1].size(); ++i) ASSERT_NEAR(outs[0][i], outs[1][i], 2e-6 * (1 + std::abs(outs[1][i]))) << i;
+}
+
 // GridSample over an empty X (fuzz_eval: the kernel read a first pixel that is not there):
 // every sample falls outside, so zeros padding gives zeros; border and reflection have no pixel
 // to repeat and are errors naming the node.
