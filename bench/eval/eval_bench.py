@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Evaluation speed: the median time of one run of each model,
-shapeflow's executor (`shapeflow run --repeat R --threads T`) against onnxruntime (one intra-op
-thread, graph optimisations off and on: scripts/ort/run_npy.js --repeat R), on the same random
+shapeflow's executor (`shapeflow run --repeat R --threads T`) against onnxruntime (T intra-op
+threads, one by default; graph optimisations off and on: scripts/ort/run_npy.js --repeat R), on the same random
 inputs (the first size set of scripts/precision_sizes.json), in the same run, as ratios.
 
 usage: bench/eval/eval_bench.py [--shapeflow PATH[,PATH2]] [--models a,b] [--repeat R] [--threads T]
@@ -52,7 +52,8 @@ def main():
                 sf.append(json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["median_ms"])
             ort = {}
             for opt in (False, True):
-                c = ["node", runner, path, "-", *specs, "--repeat", str(a.repeat)] + (["--optimize"] if opt else [])
+                c = ["node", runner, path, "-", *specs, "--repeat", str(a.repeat), "--threads", str(a.threads)] + (
+                    ["--optimize"] if opt else [])
                 out = subprocess.run(c, check=True, capture_output=True, text=True).stdout
                 ort[opt] = json.loads(out.strip().splitlines()[-1])["median_ms"]
             ratios = "".join(f" {t / ort[False]:>6.2f} {t / ort[True]:>6.2f}" for t in sf)

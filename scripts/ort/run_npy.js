@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs a model with onnxruntime (CPU, one thread) on inputs given as .npy files and writes each
 // output as OUTDIR/NAME.npy (the file name of `shapeflow run --out`), for scripts/eval_check.py.
-// usage: node run_npy.js MODEL OUTDIR NAME=FILE.npy... [--optimize] [--repeat R]
+// usage: node run_npy.js MODEL OUTDIR NAME=FILE.npy... [--optimize] [--repeat R] [--threads T]
 //   OUTDIR "-" writes nothing; --repeat R runs R more times after the first and prints
 //   {"median_ms": ...} (the median time of one session.run), for bench/eval.
 'use strict';
@@ -54,11 +54,12 @@ function fileName(name) {
 async function main() {
   const [model, outDir, ...args] = process.argv.slice(2);
   const optimize = args.includes('--optimize');
-  let repeat = 0;
+  let repeat = 0, threads = 1; // intra-op threads (1: runs are compared one thread against one)
   const rest = [];
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--optimize') continue;
     if (args[i] === '--repeat') { repeat = Number(args[++i]); continue; }
+    if (args[i] === '--threads') { threads = Number(args[++i]); continue; }
     rest.push(args[i]);
   }
   const feeds = {};
@@ -67,7 +68,7 @@ async function main() {
     feeds[spec.slice(0, i)] = readNpy(spec.slice(i + 1));
   }
   const session = await ort.InferenceSession.create(model, {
-    graphOptimizationLevel: optimize ? 'all' : 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1 });
+    graphOptimizationLevel: optimize ? 'all' : 'disabled', intraOpNumThreads: threads, interOpNumThreads: 1 });
   const out = await session.run(feeds);
   if (outDir !== '-') {
     fs.mkdirSync(outDir, { recursive: true });
