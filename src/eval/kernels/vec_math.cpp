@@ -8,14 +8,10 @@ namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SF_WIDE __attribute__((target("avx2,fma")))
-bool wide() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
 #else
 #define SF_WIDE
-bool wide() { return false; }
 #endif
+bool wide() { return hasAvx2Fma(); }
 
 SF_WIDE void expWide(float *p, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] = expVec(p[i]);
@@ -28,6 +24,15 @@ SF_WIDE void tanhWide(float *p, int64_t n) {
 }
 
 } // namespace
+
+bool hasAvx2Fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
 
 void expVec(float *p, int64_t n) {
   if (wide()) return expWide(p, n);

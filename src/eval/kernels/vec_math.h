@@ -63,6 +63,10 @@ inline float tanhVec(float x) {
   return a < 0.625f ? small : large;
 }
 
+/// Whether this processor has AVX2 and FMA (asked once): the kernels compiled a second time for
+/// them (`__attribute__((target("avx2,fma")))`) run only where it does.
+bool hasAvx2Fma();
+
 /// The three over arrays, in place (vec_math.cpp: in 8-wide vectors with FMA where the machine
 /// has AVX2, else in the build's 4-wide ones; the results differ by at most the rounding of a
 /// fused multiply-add).
