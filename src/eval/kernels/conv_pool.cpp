@@ -12,10 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
 
 namespace sf::eval::detail {
 
@@ -306,24 +304,17 @@ int64_t tapsWithinPads(const Window &w, const std::vector<int64_t> &pos) {
   return denom;
 }
 
-/// The lane-wise maximum of `best` and the B floats at `v`: v's lane where it is greater, else
-/// best's (a NaN in v is not taken; one in best stays), in 4-wide vectors where the target has
-/// them.
-template <int B> inline void maxInto(float *best, const float *v) {
-#if defined(__SSE2__)
-  for (int l = 0; l < B; l += 4) _mm_storeu_ps(best + l, _mm_max_ps(_mm_loadu_ps(v + l), _mm_loadu_ps(best + l)));
-#else
-  for (int l = 0; l < B; ++l) best[l] = v[l] > best[l] ? v[l] : best[l];
-#endif
-}
-
 /// 2-D max pooling (no dilation) of f32 X kept in channel blocks of B into Y in the same layout:
 /// per image and block, each output position the lane-wise maximum of the window's positions
-/// inside X (a NaN stays only where it is the window's first element, as the plain loops below
-/// keep it); a window wholly in the padding gives the lowest float, as they do. Returns whether
-/// some window was. oneDNN's pooling of nChw8c is several times slower (ResNet's first pooling:
-/// 0.86 ms against 0.2).
-template <int B> bool maxPoolBlocked(const float *x, float *y, int64_t images, const Window &w) {
+/// inside X (v's lane where it is greater than the maximum so far: a NaN stays only where it is
+/// the window's first element, as the plain loops below keep it); a window wholly in the padding
+/// gives the lowest float, as they do. Returns whether some window was. A block's lanes are one
+/// vector of GCC's (16 or 32 bytes, or 64: as many of the target's as that takes). oneDNN's pooling
+/// of nChw8c is several times slower (ResNet's first pooling: 0.86 ms against 0.2). Inlined where
+/// it is called, so that maxPoolBlocked8Wide compiles it for AVX2.
+template <int B> [[gnu::always_inline]] inline bool maxPoolBlocked(const float *x, float *y, int64_t images,
+                                                                    const Window &w) {
+  typedef float Lanes __attribute__((vector_size(B * sizeof(float))));
   const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
   bool empty = false;
   for (int64_t nb = 0; nb < images; ++nb) {
@@ -335,17 +326,20 @@ template <int B> bool maxPoolBlocked(const float *x, float *y, int64_t images, c
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t w0 = ow * w.stride[1] - w.padBegin[1];
         const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + w.kernel[1], W);
-        alignas(16) float best[B];
         float *out = dst + (oh * OW + ow) * B;
         if (hs >= he || ws >= we) {
           std::fill(out, out + B, std::numeric_limits<float>::lowest());
           empty = true;
           continue;
         }
-        std::copy(src + (hs * W + ws) * B, src + (hs * W + ws + 1) * B, best);
+        Lanes best, v;
+        std::memcpy(&best, src + (hs * W + ws) * B, sizeof best);
         for (int64_t h = hs; h < he; ++h)
-          for (int64_t c = ws; c < we; ++c) maxInto<B>(best, src + (h * W + c) * B);
-        std::copy(best, best + B, out);
+          for (int64_t c = ws; c < we; ++c) {
+            std::memcpy(&v, src + (h * W + c) * B, sizeof v);
+            best = v > best ? v : best;
+          }
+        std::memcpy(out, &best, sizeof best);
       }
     }
   }
@@ -353,35 +347,11 @@ template <int B> bool maxPoolBlocked(const float *x, float *y, int64_t images, c
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/// maxPoolBlocked<8> in 8-wide vectors, for a processor with AVX2 (hasAvx2Fma): a block's 8
-/// channels of a position are one vector. The same maximum, NaN handling and empty windows.
+/// maxPoolBlocked<8> compiled for a processor with AVX2 (hasAvx2Fma): a block's 8 channels of a
+/// position in one vector.
 __attribute__((target("avx2,fma"))) bool maxPoolBlocked8Wide(const float *x, float *y, int64_t images,
                                                             const Window &w) {
-  const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
-  bool empty = false;
-  for (int64_t nb = 0; nb < images; ++nb) {
-    const float *src = x + nb * H * W * 8;
-    float *dst = y + nb * OH * OW * 8;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      const int64_t h0 = oh * w.stride[0] - w.padBegin[0];
-      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + w.kernel[0], H);
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const int64_t w0 = ow * w.stride[1] - w.padBegin[1];
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + w.kernel[1], W);
-        float *out = dst + (oh * OW + ow) * 8;
-        if (hs >= he || ws >= we) {
-          _mm256_storeu_ps(out, _mm256_set1_ps(std::numeric_limits<float>::lowest()));
-          empty = true;
-          continue;
-        }
-        __m256 best = _mm256_loadu_ps(src + (hs * W + ws) * 8);
-        for (int64_t h = hs; h < he; ++h)
-          for (int64_t c = ws; c < we; ++c) best = _mm256_max_ps(_mm256_loadu_ps(src + (h * W + c) * 8), best);
-        _mm256_storeu_ps(out, best);
-      }
-    }
-  }
-  return empty;
+  return maxPoolBlocked<8>(x, y, images, w);
 }
 #endif
 

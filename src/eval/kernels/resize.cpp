@@ -312,17 +312,19 @@ Result<std::vector<AxisPlan>> axisPlans(EvalContext &ctx, const Shape &x, const 
   return plans;
 }
 
-/// f32 X (shape `s`, plain) resampled along `axes` (in that order) into `y`: each pass reads X
-/// or the previous pass's floats, the last writes y.
-void resampleF32(const float *x, Shape s, const std::vector<size_t> &axes, const Options &o,
-                 const std::vector<AxisPlan> &plans, float *y) {
-  const float *cur = x;
-  std::vector<float> buffers[2];
+/// X (shape `s`, plain) resampled along `axes` (in that order) into `y`, in T: each pass reads X
+/// or the previous pass's elements, the last writes y (no axis: X copied).
+template <class T>
+void resampleAxes(const T *x, Shape s, const std::vector<size_t> &axes, const Options &o,
+                  const std::vector<AxisPlan> &plans, T *y) {
+  if (axes.empty()) return void(std::copy(x, x + countOf(s), y));
+  const T *cur = x;
+  std::vector<T> buffers[2];
   for (size_t i = 0; i < axes.size(); ++i) {
     const size_t d = axes[i];
     Shape next = s;
     next[d] = plans[d].out;
-    float *out = y;
+    T *out = y;
     if (i + 1 < axes.size()) {
       buffers[i % 2].resize(size_t(countOf(next)));
       out = buffers[i % 2].data();
@@ -389,7 +391,7 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
         viewPlans[a] = plans[size_t(from[a])];
         viewAxes.push_back(a);
       }
-      resampleF32(xs.data(), view, cheapestOrder(viewAxes, view, o, viewPlans), o, viewPlans, p);
+      resampleAxes(xs.data(), view, cheapestOrder(viewAxes, view, o, viewPlans), o, viewPlans, p);
       return y.finish(0);
     }
     if ((in4 != Layout::Plain || out4 != Layout::Plain) && r != 4)
@@ -399,8 +401,7 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     if (in4 != Layout::Plain) {
       SF_ASSIGN(xp, plainInput(ctx, xs.data(), s[0], s[1], s[2] * s[3], 2, plainX));
     }
-    resampleF32(xp, s, cheapestOrder(axes, s, o, plans), o, plans, p);
-    if (axes.empty()) std::copy(xp, xp + x.elementCount(), p);
+    resampleAxes(xp, s, cheapestOrder(axes, s, o, plans), o, plans, p);
     if (out4 != Layout::Plain) SF_TRY(toOutputLayout(ctx, p, outShape[0], outShape[1], outShape[2] * outShape[3], 2));
     return y.finish(0);
   }
@@ -408,16 +409,11 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     return errorf("a {} tensor kept in a channel layout", shortName(x.type()));
   // The other types in double in the axes' order, integers rounded.
   SF_ASSIGN(std::vector<double> data, doubles(x));
-  for (size_t d : axes) {
-    Shape next = s;
-    next[d] = plans[d].out;
-    std::vector<double> out(size_t(countOf(next)));
-    resampleAxis(data.data(), s, d, o, plans[d], out.data());
-    data = std::move(out), s = next;
-  }
+  std::vector<double> out(size_t(countOf(outShape)));
+  resampleAxes(data.data(), s, axes, o, plans, out.data());
   if (isInteger(x.type()))
-    for (double &v : data) v = std::round(v);
-  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, data));
+    for (double &v : out) v = std::round(v);
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), outShape, out));
   return ctx.setOutput(0, std::move(t));
 }
 

@@ -231,12 +231,6 @@ void cellStep(const Recurrence &rc, const Act *f, const double *R, const double 
   h = hn;
 }
 
-/// Per direction, what the f32 recurrence reads: W's and R's rows and the biases as floats.
-struct F32Direction {
-  const float *w = nullptr, *r = nullptr;  // [G, in], [G, hidden]
-  std::vector<float> wb, rb, peep;         // [G], [G], [3 * hidden]
-};
-
 /// The recurrence in f32, as onnxruntime computes it: the input parts of every step and sequence
 /// in one product X W^T (rows as X stores them), the recurrent parts of a step for every sequence
 /// in one product H R^T, the cell over each sequence's row in float, the activations over whole

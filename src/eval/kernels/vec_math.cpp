@@ -11,16 +11,17 @@ namespace {
 #else
 #define SF_WIDE
 #endif
-bool wide() { return hasAvx2Fma(); }
 
-SF_WIDE void expWide(float *p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) p[i] = expVec(p[i]);
+/// p[i] = F(p[i]) for each element, in the baseline's vectors; `eachWide` the same in AVX2's.
+template <float (*F)(float)> void each(float *p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = F(p[i]);
 }
-SF_WIDE void sigmoidWide(float *p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) p[i] = sigmoidVec(p[i]);
+template <float (*F)(float)> SF_WIDE void eachWide(float *p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = F(p[i]);
 }
-SF_WIDE void tanhWide(float *p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) p[i] = tanhVec(p[i]);
+template <float (*F)(float)> void eachOnThisMachine(float *p, int64_t n) {
+  if (hasAvx2Fma()) return eachWide<F>(p, n);
+  each<F>(p, n);
 }
 
 } // namespace
@@ -34,17 +35,8 @@ bool hasAvx2Fma() {
 #endif
 }
 
-void expVec(float *p, int64_t n) {
-  if (wide()) return expWide(p, n);
-  for (int64_t i = 0; i < n; ++i) p[i] = expVec(p[i]);
-}
-void sigmoidVec(float *p, int64_t n) {
-  if (wide()) return sigmoidWide(p, n);
-  for (int64_t i = 0; i < n; ++i) p[i] = sigmoidVec(p[i]);
-}
-void tanhVec(float *p, int64_t n) {
-  if (wide()) return tanhWide(p, n);
-  for (int64_t i = 0; i < n; ++i) p[i] = tanhVec(p[i]);
-}
+void expVec(float *p, int64_t n) { eachOnThisMachine<expVec>(p, n); }
+void sigmoidVec(float *p, int64_t n) { eachOnThisMachine<sigmoidVec>(p, n); }
+void tanhVec(float *p, int64_t n) { eachOnThisMachine<tanhVec>(p, n); }
 
 } // namespace sf::eval::detail
