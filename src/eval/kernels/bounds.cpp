@@ -5,8 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <unordered_map>
+#include <map>
 #include <utility>
+#include <vector>
 
 namespace sf::eval::detail {
 
@@ -61,22 +62,59 @@ float measuredBound(const float *x, int64_t count) {
   return bound;
 }
 
-double weightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t m,
-                  int64_t perOut) {
-  thread_local std::unordered_map<const Tensor *, std::pair<std::weak_ptr<const Tensor>, double>> kept;
+namespace {
+
+/// `compute()`, kept per constant weights tensor and kind of gain (`keep`), so that a run does
+/// not read the weights once more.
+template <class F>
+double keptGain(const std::shared_ptr<const Tensor> &weights, bool keep, bool transposed, F compute) {
+  thread_local std::map<std::pair<const Tensor *, bool>, std::pair<std::weak_ptr<const Tensor>, double>> kept;
+  const std::pair<const Tensor *, bool> key{weights.get(), transposed};
   if (keep && weights)
-    if (auto it = kept.find(weights.get()); it != kept.end() && !it->second.first.expired()) return it->second.second;
-  double gain = 0;
-  for (int64_t o = 0; o < m; ++o) {
-    double s = 0;
-    for (int64_t i = 0; i < perOut; ++i) s += std::fabs(double(w[o * perOut + i]));
-    gain = std::isfinite(s) ? std::max(gain, s) : std::numeric_limits<double>::infinity();
-  }
+    if (auto it = kept.find(key); it != kept.end() && !it->second.first.expired()) return it->second.second;
+  double gain = compute();
   if (keep && weights) {
     if (kept.size() > 4096) std::erase_if(kept, [](const auto &e) { return e.second.first.expired(); });
-    kept[weights.get()] = {weights, gain};
+    kept[key] = {weights, gain};
   }
   return gain;
+}
+
+/// The larger of `gain` and the sum `s` (infinite where `s` is not finite).
+double largerGain(double gain, double s) {
+  return std::isfinite(s) ? std::max(gain, s) : std::numeric_limits<double>::infinity();
+}
+
+} // namespace
+
+double weightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t m,
+                  int64_t perOut) {
+  return keptGain(weights, keep, false, [&] {
+    double gain = 0;
+    for (int64_t o = 0; o < m; ++o) {
+      double s = 0;
+      for (int64_t i = 0; i < perOut; ++i) s += std::fabs(double(w[o * perOut + i]));
+      gain = largerGain(gain, s);
+    }
+    return gain;
+  });
+}
+
+double transposedWeightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t group,
+                            int64_t cg, int64_t mg, int64_t taps) {
+  return keptGain(weights, keep, true, [&] {
+    std::vector<double> sums(size_t(group * mg), 0.0); // by output channel
+    for (int64_t gi = 0; gi < group; ++gi)
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t mm = 0; mm < mg; ++mm) {
+          const float *row = w + ((gi * cg + ci) * mg + mm) * taps;
+          double &s = sums[size_t(gi * mg + mm)];
+          for (int64_t t = 0; t < taps; ++t) s += std::fabs(double(row[t]));
+        }
+    double gain = 0;
+    for (double s : sums) gain = largerGain(gain, s);
+    return gain;
+  });
 }
 
 float convBound(float xBound, double gain, const float *b, int64_t m) {

@@ -39,6 +39,12 @@ float measuredBound(const float *x, int64_t count);
 double weightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t m,
                   int64_t perOut);
 
+/// ConvTranspose's: the largest sum of |w| over one output channel's weights of W [group * cg,
+/// mg, taps] (every input channel of its group, every tap): each output element sums a part of
+/// them times elements of X. Kept as weightGain's.
+double transposedWeightGain(const std::shared_ptr<const Tensor> &weights, bool keep, const float *w, int64_t group,
+                            int64_t cg, int64_t mg, int64_t taps);
+
 /// A bound of a convolution's output from its input's, its weights' gain and its bias (b of m
 /// elements, may be null): max|x| * gain + max|b| bounds every partial sum, whatever the order of
 /// the additions, so where it is finite the convolution makes neither NaN nor infinity.

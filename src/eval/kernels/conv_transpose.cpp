@@ -4,6 +4,7 @@
 #include "../blas.h"
 #include "../dnnl.h"
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "conv_pool.h"
 #include "shapeflow/support/window.h"
 
@@ -291,7 +292,19 @@ Result<void> convTranspose(EvalContext &ctx) {
         }
         SF_TRY(toOutputLayout(ctx, p, g.n, g.m, countOf(g.out), g.k));
       }
-      return o.finish(0);
+      SF_TRY(o.finish(0));
+      // What the output is proved to be within (EvalContext::inputBound), as a convolution's.
+      if (float xBound = ctx.inputBound(0); xBound != EvalContext::kUnbounded && x.elementCount() > 0) {
+        std::optional<Elements<float>> bias;
+        if (ctx.hasInput(2) && ctx.input(2).type() == ElementType::F32 && ctx.input(2).elementCount() == g.m)
+          bias.emplace(ctx.input(2));
+        if (bias || !ctx.hasInput(2)) {
+          double gain = transposedWeightGain(ctx.inputShared(1), ctx.inputIsConstant(1), wv.data(), g.group, g.cg,
+                                             g.mg, countOf(g.kernel));
+          ctx.setOutputBound(0, convBound(xBound, gain, bias ? bias->data() : nullptr, g.m));
+        }
+      }
+      return success();
     } else {
       if (ctx.inputLayout() != Layout::Plain || ctx.outputLayout() != Layout::Plain)
         return errorf("a {} tensor kept in a channel layout", shortName(x.type()));

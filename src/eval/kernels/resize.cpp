@@ -7,6 +7,7 @@
 // under the output's footprint contributes (the weights normalised to 1, edge elements repeated
 // past the ends, as in ONNX's reference).
 #include "../kernel_util.h"
+#include "bounds.h"
 #include "conv_pool.h"
 #include "strides.h"
 
@@ -334,10 +335,9 @@ void resampleAxes(const T *x, Shape s, const std::vector<size_t> &axes, const Op
   }
 }
 
-Result<void> resize(EvalContext &ctx, bool upsample) {
+Result<void> resample(EvalContext &ctx, bool upsample, const Options &o) {
   const Tensor &x = ctx.input(0);
   size_t r = x.shape().size();
-  SF_ASSIGN(Options o, resizeOptions(ctx, upsample));
   SF_ASSIGN(ResizeInputs in, resizeInputs(ctx, upsample, r));
   SF_ASSIGN(std::vector<AxisPlan> plans, axisPlans(ctx, x.shape(), o, in));
   Shape outShape;
@@ -415,6 +415,24 @@ Result<void> resize(EvalContext &ctx, bool upsample) {
     for (double &v : out) v = std::round(v);
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), outShape, out));
   return ctx.setOutput(0, std::move(t));
+}
+
+/// Resize, and what it proves of an f32 output (EvalContext::inputBound): nearest copies elements
+/// of X, linear (with antialiasing or exclude_outside too: non-negative weights divided by their
+/// sum) weighs each output as a convex combination of them, so X's bound carries over, with room
+/// for the rounding of the float weights and sums, and tf_crop_and_resize's extrapolation value
+/// beside it. Cubic's negative taps overshoot: no bound.
+Result<void> resize(EvalContext &ctx, bool upsample) {
+  SF_ASSIGN(Options o, resizeOptions(ctx, upsample));
+  SF_TRY(resample(ctx, upsample, o));
+  const Tensor &x = ctx.input(0);
+  if (x.type() == ElementType::F32 && o.mode != "cubic" && x.elementCount() > 0) {
+    double b = ctx.inputBound(0);
+    if (o.transform == "tf_crop_and_resize") // NaN or infinity as the value: no bound
+      b = std::isfinite(o.extrapolation) ? std::max(b, std::fabs(o.extrapolation)) : INFINITY;
+    ctx.setOutputBound(0, asBound(b * (1 + 1e-3)));
+  }
+  return success();
 }
 
 /// x reflected into [lo, hi] (GridSample's reflection padding).

@@ -2,10 +2,13 @@
 // measured bound of a tensor (on its bits), a convolution's bound from its input's and weights',
 // sums, and where each gives up (NaN, infinity, past a quarter of float's largest value).
 #include "../../../src/eval/kernels/bounds.h"
+#include "shapeflow/eval/eval.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -58,6 +61,99 @@ TEST(Bounds, AWeightGainIsTheLargestChannelsSumOfMagnitudes) {
   std::vector<float> v = {1, -2, 0.5f, -4, 0, 1};
   EXPECT_EQ(weightGain(t, true, v.data(), 2, 3), 5.0);
   EXPECT_EQ(weightGain(t, true, v.data(), 2, 3), 5.0);
+}
+
+TEST(Bounds, ATransposedWeightGainSumsEveryInputChannelOfTheGroupForEachOutputChannel) {
+  // W [C = 2, M/group = 2, 2 taps], one group: output channel 0 sums w[0,0,:] and w[1,0,:].
+  std::vector<float> w = {1, -2, 3, 0.5f, -4, 1, 0, 2};
+  EXPECT_EQ(transposedWeightGain(nullptr, false, w.data(), 1, 2, 2, 2), 8.0);   // 1 + 2 + 4 + 1
+  // Two groups of one input channel: each output channel has its own input channel's two taps.
+  EXPECT_EQ(transposedWeightGain(nullptr, false, w.data(), 2, 1, 2, 2), 5.0);   // -4, 1
+  w[7] = INFINITY;
+  EXPECT_EQ(transposedWeightGain(nullptr, false, w.data(), 1, 2, 2, 2), std::numeric_limits<double>::infinity());
+  // Kept apart from a convolution's gain of the same constant tensor.
+  auto t = std::make_shared<const Tensor>(*Tensor::fromDoubles(ElementType::F32, {2, 2, 2}, {1, -2, 3, 0.5, -4, 1, 0, 2}));
+  std::vector<float> v = {1, -2, 3, 0.5f, -4, 1, 0, 2};
+  EXPECT_EQ(weightGain(t, true, v.data(), 2, 4), 7.0);
+  EXPECT_EQ(transposedWeightGain(t, true, v.data(), 1, 2, 2, 2), 8.0);
+  EXPECT_EQ(weightGain(t, true, v.data(), 2, 4), 7.0);
+}
+
+/// Output 0's bound after `op`'s kernel runs on `inputs` with input 0 bounded by `bound`, and
+/// the largest |element| of the output.
+std::pair<float, double> boundAfter(const std::string &op, Attributes attrs, std::vector<Value> inputs, float bound) {
+  Node node;
+  node.opType = op;
+  node.attrs = std::move(attrs);
+  node.outputs.resize(1);
+  int64_t live = 0;
+  EvalContext ctx(node, std::move(inputs), 19, &live, int64_t(1) << 24);
+  std::vector<float> bounds(ctx.numInputs(), EvalContext::kUnbounded);
+  bounds[0] = bound;
+  ctx.setInputBounds(bounds);
+  auto ran = eval::evalRegistry().find("", op)->kernel(ctx);
+  EXPECT_TRUE(ran.ok()) << ran.error().message;
+  double most = 0;
+  if (!ran.ok()) return {ctx.outputBound(0), most};
+  auto ys = ctx.outputs()[0]->toDoubles(1 << 20);
+  for (double v : *ys) most = std::max(most, std::fabs(v));
+  return {ctx.outputBound(0), most};
+}
+
+TensorPtr f32s(Shape s, std::vector<double> v) {
+  return std::make_shared<const Tensor>(*Tensor::fromDoubles(ElementType::F32, std::move(s), v));
+}
+
+// Nearest and linear Resize weigh X's elements convexly (their bound carries over, with room for
+// the rounding); cubic overshoots (none); tf_crop_and_resize adds its extrapolation value.
+TEST(Bounds, ResizeCarriesItsInputsBoundWhereItsWeightsAreConvex) {
+  auto x = f32s({1, 1, 2, 2}, {1, -3, 2, 3});
+  auto scales = f32s({4}, {1, 1, 2.5, 2.5});
+  Value none; // roi left out
+  for (std::string mode : {"nearest", "linear"}) {
+    Attributes a;
+    a.set("mode", mode);
+    auto [bound, most] = boundAfter("Resize", a, {Value(x), none, Value(scales)}, 3.0f);
+    EXPECT_GE(bound, 3.0f) << mode;
+    EXPECT_LE(bound, 3.01f) << mode;
+    EXPECT_LE(most, bound) << mode;
+  }
+  Attributes aa;
+  aa.set("mode", "linear");
+  aa.set("antialias", 1);
+  EXPECT_LE(boundAfter("Resize", aa, {Value(x), none, Value(f32s({4}, {1, 1, 0.6, 0.6}))}, 3.0f).first, 3.01f);
+  Attributes cubic;
+  cubic.set("mode", "cubic");
+  auto [cb, cmost] = boundAfter("Resize", cubic, {Value(x), none, Value(scales)}, 3.0f);
+  EXPECT_EQ(cb, EvalContext::kUnbounded);
+  EXPECT_GT(cmost, 3.0); // why: the cubic taps overshoot X's largest element
+  Attributes crop;
+  crop.set("mode", "linear");
+  crop.set("coordinate_transformation_mode", "tf_crop_and_resize");
+  crop.set("extrapolation_value", 7.0);
+  auto roi = f32s({8}, {0, 0, -1, -1, 1, 1, 2, 2});
+  auto [xb, xmost] = boundAfter("Resize", crop, {Value(x), Value(roi), Value(scales)}, 3.0f);
+  EXPECT_GE(xb, 7.0f);
+  EXPECT_EQ(xmost, 7.0);
+  crop.set("extrapolation_value", double(NAN));
+  EXPECT_EQ(boundAfter("Resize", crop, {Value(x), Value(roi), Value(scales)}, 3.0f).first, EvalContext::kUnbounded);
+  // No bound in, none out.
+  EXPECT_EQ(boundAfter("Resize", aa, {Value(x), none, Value(scales)}, EvalContext::kUnbounded).first,
+            EvalContext::kUnbounded);
+}
+
+// ConvTranspose as a convolution: X's bound times the transposed gain plus the bias's largest.
+TEST(Bounds, ConvTransposeBoundsItsOutputByItsWeightsGainAndBias) {
+  auto x = f32s({1, 2, 2, 2}, {1, -1, 1, -1, -1, 1, -1, 1});
+  auto w = f32s({2, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1});
+  auto b = f32s({1}, {-0.5});
+  Attributes a;
+  auto [bound, most] = boundAfter("ConvTranspose", a, {Value(x), Value(w), Value(b)}, 1.0f);
+  EXPECT_GE(bound, 18.5f); // 18 weights of magnitude 1, and the bias
+  EXPECT_LE(bound, 18.6f);
+  EXPECT_LE(most, bound);
+  EXPECT_EQ(boundAfter("ConvTranspose", a, {Value(x), Value(w), Value(b)}, EvalContext::kUnbounded).first,
+            EvalContext::kUnbounded);
 }
 
 // The wrappers of kernels that move elements (Slice, Gather, Split, Concat and the like): their
