@@ -11,6 +11,8 @@
 // `--max-ratio R` adds a second table: the worst ratio of one plan for the whole domain at the
 // sizes the model admits, and of plans per range of the sizes (at most 8), each judged at those
 // inside its range (`shapeflow plan --max-ratio`), with the number of ranges and the time.
+// `--caller-owned-io`: the graph's inputs and outputs outside the arena in every plan (`shapeflow
+// plan --caller-owned-io`: a decoder's runtime holding its caches).
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/lower/memory_plan.h"
 #include "shapeflow/lower/plan_check.h"
@@ -110,7 +112,8 @@ InferModel fileModel(const std::string &path) {
 
 /// `--max-ratio`: one plan for the whole domain against plans per range, each judged at the sizes
 /// the model admits (report/range_plans.h).
-void rangeRows(const std::vector<std::string> &models, const nlohmann::json &domains, double maxRatio) {
+void rangeRows(const std::vector<std::string> &models, const nlohmann::json &domains, double maxRatio,
+               bool callerOwnedIO) {
   std::printf("\n%-20s | %9s | %6s %9s | %5s | %9s\n", "model", "one plan", "ranges", "worst", "sizes", "plan ms");
   for (const std::string &path : models) {
     std::string name = path.substr(path.find_last_of('/') + 1);
@@ -120,7 +123,9 @@ void rangeRows(const std::vector<std::string> &models, const nlohmann::json &dom
       for (const auto &[sym, r] : domains[name].items())
         options.dims.push_back({sym, {r[0].get<int64_t>(), r[1].get<int64_t>()}});
     auto t0 = std::chrono::steady_clock::now();
-    auto plans = planByRanges(fileModel(path), options, {}, {maxRatio, 8});
+    PlanOptions planOptions;
+    planOptions.callerOwnedIO = callerOwnedIO;
+    auto plans = planByRanges(fileModel(path), options, planOptions, {maxRatio, 8});
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!plans.ok()) {
       std::printf("%-20s | %s\n", name.c_str(), plans.error().message.c_str());
@@ -138,11 +143,14 @@ int main(int argc, char **argv) {
   std::string domainsPath = "bench/plan/domains.json";
   std::vector<std::string> models;
   double maxRatio = 0;
+  bool callerOwnedIO = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--domains") && i + 1 < argc)
       domainsPath = argv[++i];
     else if (!std::strcmp(argv[i], "--max-ratio") && i + 1 < argc)
       maxRatio = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--caller-owned-io"))
+      callerOwnedIO = true;
     else
       models.push_back(argv[i]);
   }
@@ -176,6 +184,7 @@ int main(int argc, char **argv) {
     ExprScope scope = (*g)->enter();
     auto t0 = std::chrono::steady_clock::now();
     PlanOptions options;
+    options.callerOwnedIO = callerOwnedIO;
     auto plan = planMemory(**g, options);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!plan.ok()) {
@@ -184,6 +193,7 @@ int main(int argc, char **argv) {
     }
     PlanOptions memOptions;
     memOptions.order = OrderPolicy::Memory;
+    memOptions.callerOwnedIO = callerOwnedIO;
     auto memPlan = planMemory(**g, memOptions);
     AtBinding a = measure(*plan, lo), b = measure(*plan, mid), c = measure(*plan, hi);
     // The baseline: a plan decided at the upper bounds, whose arena (its peak there) every run
@@ -192,6 +202,7 @@ int main(int argc, char **argv) {
     if (!hi.empty()) {
       PlanOptions atTop;
       atTop.reference = hi;
+      atTop.callerOwnedIO = callerOwnedIO;
       if (auto top = planMemory(**g, atTop); top.ok()) base = measure(*top, hi).peak;
     }
     int64_t memLb = memPlan.ok() ? measure(*memPlan, hi).lb : -1;
@@ -214,6 +225,6 @@ int main(int argc, char **argv) {
                 ratio(base, b.lb), ratio(c.peak, c.lb), ratio(base, c.lb), double(c.lb),
                 double(memLb), double(c.none), verdict.c_str(), ms);
   }
-  if (maxRatio > 0) rangeRows(models, domains, maxRatio);
+  if (maxRatio > 0) rangeRows(models, domains, maxRatio, callerOwnedIO);
   return 0;
 }

@@ -45,24 +45,28 @@ double cubicKernel(double A, double d) {
   return 0.0;
 }
 
+/// The coordinate in X of output index x along an axis, in float arithmetic as onnxruntime
+/// computes it (scale, lengths and roi rounded to float first): a coordinate that is a whole
+/// number in exact arithmetic (17 / 1.7) can fall either side of it, and floor and the nearest
+/// modes then pick the row onnxruntime (and PyTorch) picks.
 double original(const Options &o, const AxisPlan &a, int64_t x) {
-  double s = a.scale, xd = double(x);
+  const float s = float(a.scale), xf = float(x), in = float(a.in), length = float(a.length);
+  const float start = float(a.roiStart), end = float(a.roiEnd);
   const std::string &t = o.transform;
-  if (t == "half_pixel") return (xd + 0.5) / s - 0.5;
+  if (t == "half_pixel") return (xf + 0.5f) / s - 0.5f;
   if (t == "half_pixel_symmetric") {
-    double adjustment = double(a.out) / (s * double(a.in)); // 1 unless the size was rounded
-    double center = double(a.in) / 2;
-    double offset = center * (1 - adjustment);
-    return offset + (xd + 0.5) / s - 0.5;
+    const float adjustment = float(a.out) / (s * in); // 1 unless the size was rounded
+    const float offset = in / 2 * (1 - adjustment);
+    return float(double(offset) + (double(xf) + 0.5) / double(s) - 0.5);
   }
-  if (t == "pytorch_half_pixel") return a.length > 1 ? (xd + 0.5) / s - 0.5 : 0.0;
-  if (t == "align_corners") return a.length == 1 ? 0.0 : xd * double(a.in - 1) / (a.length - 1);
-  if (t == "asymmetric") return xd / s;
-  if (t == "tf_half_pixel_for_nn") return (xd + 0.5) / s;
+  if (t == "pytorch_half_pixel") return length > 1 ? (xf + 0.5f) / s - 0.5f : 0.0f;
+  if (t == "align_corners") return length == 1 ? 0.0f : xf * (in - 1) / (length - 1);
+  if (t == "asymmetric") return xf / s;
+  if (t == "tf_half_pixel_for_nn") return (xf + 0.5f) / s;
   if (t == "tf_crop_and_resize")
-    return a.length > 1 ? a.roiStart * double(a.in - 1) + xd * (a.roiEnd - a.roiStart) * double(a.in - 1) / (a.length - 1)
-                     : 0.5 * (a.roiStart + a.roiEnd) * double(a.in - 1);
-  return xd / s;
+    return length > 1 ? start * (in - 1) + xf * (end - start) * (in - 1) / (length - 1)
+                      : float(0.5 * double(start + end) * double(in - 1));
+  return xf / s;
 }
 
 Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {

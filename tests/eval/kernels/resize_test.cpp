@@ -190,6 +190,27 @@ TEST(Resize, ToItsOwnSizesIsXItself) {
   EXPECT_EQ((std::vector<double>{1, 1.5, 2, 2.5}), values(r.result->outputs[0]));
 }
 
+// The coordinate in X is computed in float, as onnxruntime computes it: at scale 1.7 output row
+// 17 maps to 17 / 1.7, which is 10 in float and 9.999... in double, so floor takes row 10 (as
+// onnxruntime and PyTorch's nearest upsampling do), not 9; in f32 and f64 alike.
+TEST(Resize, CoordinatesAreComputedInFloatAsOnnxruntimeDoes) {
+  for (const char *type : {"f32", "f64"}) {
+    std::string text = fmt::format("opset 13\ngraph main(x: {0}[1,1,24,1]) {{\n  s = Constant() {{value = f32[4] [1, 1, 1.7, 1]}}\n"
+                                   "  y = Resize(x, , s) {{mode = \"nearest\", coordinate_transformation_mode = \"asymmetric\", "
+                                   "nearest_mode = \"floor\"}}\n  return y\n}}\n",
+                                   type);
+    std::vector<double> rows(24);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = double(i);
+    Tensor x = *Tensor::fromDoubles(type == std::string("f32") ? ElementType::F32 : ElementType::F64, {1, 1, 24, 1}, rows);
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", x}});
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    std::vector<double> y = values(r.result->outputs[0]);
+    ASSERT_EQ(y.size(), 40u) << type;
+    EXPECT_EQ((std::vector<double>(y.begin() + 14, y.begin() + 20)), (std::vector<double>{8, 8, 9, 10, 10, 11}))
+        << type; // why: output 17 reads row 10
+  }
+}
+
 // f32 resamples in float, its axes in the order that makes the least work (an image's columns
 // before its rows when upsampling both); f64 in double in the axes' order. The same filter:
 // every element agrees, across the modes, up and down on one tensor, three axes, antialias,
