@@ -116,11 +116,19 @@ def main():
                     problems.append(f"{f}: {x.dtype}{list(x.shape)} vs {b.dtype}{list(b.shape)}")
                     continue
                 if x.dtype.kind in "fc":
-                    err = np.abs(x.astype(np.float64) - b.astype(np.float64))
+                    # Equal elements match, equal infinities (a causal mask's -inf) and NaN
+                    # against NaN included; a NaN or infinity on one side only does not.
+                    same = (x == b) | (np.isnan(x) & np.isnan(b))
+                    with np.errstate(invalid="ignore"):
+                        err = np.where(same, 0.0, np.abs(x.astype(np.float64) - b.astype(np.float64)))
+                    err = np.where(np.isnan(err), np.inf, err)
                     # The absolute tolerance scaled down with outputs far below 1 (random weights
                     # can make a network's output ~1e-9, where a fixed 1e-4 would pass anything).
-                    scale = float(np.abs(b).max()) if b.size else 0.0
-                    tol = min(a.atol, 1e-3 * scale) + a.rtol * np.abs(b.astype(np.float64))
+                    finite = np.abs(b[np.isfinite(b)])
+                    scale = float(finite.max()) if finite.size else 0.0
+                    with np.errstate(invalid="ignore"):
+                        tol = min(a.atol, 1e-3 * scale) + a.rtol * np.abs(b.astype(np.float64))
+                    tol = np.where(np.isfinite(b), tol, 0.0)  # an infinity matches only itself
                     if not np.all(err <= tol):
                         i = int(np.argmax(err - tol))
                         problems.append(f"{f}: max |diff| {float(err.max()):.3g} (at {i}: {x.flat[i]} vs {b.flat[i]})")

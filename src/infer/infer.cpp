@@ -291,6 +291,25 @@ std::optional<std::string> sizeOverflow(const Fact &f) {
 
 constexpr size_t kPrefetchAhead = 6;
 
+/// An input whose element type the op's ONNX schema does not accept at the node's opset (Sqrt of
+/// an int64 tensor): an error naming it and what the schema accepts (onnxruntime refuses to load
+/// such a model). Unknown types, opsets past the schemas known, and sequences pass.
+void checkInputTypes(const OpDef &def, const Node &n, const NodeContext &ctx, const Graph &g,
+                     const OpRegistry &registry, Diagnostics &diags) {
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const ElementType t = n.inputs[i].valid() ? ctx.input(i).type : ElementType::Undefined;
+    if (t == ElementType::Undefined) continue;
+    auto mask = acceptedInputTypes(def, n.opsetVersion, i);
+    if (!mask || (*mask >> unsigned(t)) & 1u || !holdsTensor(g, n.inputs[i], registry)) continue;
+    std::vector<std::string> accepted;
+    for (unsigned k = 1; k <= unsigned(kMaxElementType); ++k)
+      if ((*mask >> k) & 1u) accepted.push_back(shortName(ElementType(k)));
+    diags.error(n.name, n.opType,
+                fmt::format("input {} is {}: the op's schema at opset {} accepts {}", i, shortName(t),
+                            n.opsetVersion, accepted.empty() ? std::string("none") : fmt::format("{}", fmt::join(accepted, ", "))));
+  }
+}
+
 void prefetchNode(const Node &n) {
   __builtin_prefetch(n.inputs.data());
   const char *out = reinterpret_cast<const char *>(n.outputs.data());
@@ -356,6 +375,9 @@ InferStats inferIn(Run &run, Graph &g, const Graph *origin, Diagnostics &diags, 
     } guard{run.symbols, run.symbols.origin()};
     run.symbols.setOrigin(&n.name, &n.opType);
     auto facts = def->infer(ctx);
+    // After the rule: where it refuses a type itself, its message says more.
+    if (facts.ok() && !def->inputTypes.empty() && n.domain.empty())
+      checkInputTypes(*def, n, ctx, g, run.registry, diags);
     if (facts.ok() && def->values) def->values(ctx, *facts);
     if (facts.ok() && def->traits.movesElements && !facts->empty() && ctx.numInputs() > 0) {
       Fact &o = (*facts)[0];

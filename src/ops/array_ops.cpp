@@ -277,6 +277,19 @@ Result<Facts> inferRange(InferContext &ctx) {
   } else if (delta->isStatic() && delta->length() < 0) {
     SF_ASSIGN(Dimension negSpan, Dimension::constantValue(0) - span);
     SF_ASSIGN(n, negSpan.ceilDiv(-delta->length()));
+  } else if (!delta->isStatic() && delta->minLength() >= 1) {
+    // A step that is a size (Range(0, B*L, L), an EmbeddingBag's offsets): the span divided by it
+    // where it divides exactly (B), else ceil(span / delta) as floor((span + delta - 1) / delta).
+    std::optional<Expr> exact;
+    if (span.expr() && delta->expr())
+      if (auto q = divExact(span.expr(), delta->expr()); q.ok()) exact = *q;
+    if (exact) {
+      n = Dimension(*exact);
+    } else {
+      SF_ASSIGN(Dimension up, span + *delta);
+      SF_ASSIGN(up, up - Dimension::constantValue(1));
+      SF_ASSIGN(n, up.floorDiv(*delta));
+    }
   } else {
     return factsOf(std::move(out));
   }
@@ -284,11 +297,12 @@ Result<Facts> inferRange(InferContext &ctx) {
   out.shape = PartialShape{n.nonNegative()};
   // Every element lies between start and the limit (exclusive): 0 .. S - 1 for Range(0, S, 1).
   {
+    const bool up = !delta->isStatic() || delta->length() > 0;
     auto one = Dimension::constantValue(1);
-    auto hi = delta->length() > 0 ? *limit - one : Result<Dimension>(*start);
-    auto lo = delta->length() > 0 ? Result<Dimension>(*start) : *limit + one;
+    auto hi = up ? *limit - one : Result<Dimension>(*start);
+    auto lo = up ? Result<Dimension>(*start) : *limit + one;
     // With a step of 1 every integer between the ends is an element: the bounds are reached.
-    const bool reached = delta->length() == 1 || delta->length() == -1;
+    const bool reached = delta->isStatic() && (delta->length() == 1 || delta->length() == -1);
     if (hi.ok() && lo.ok() && hi->expr() && lo->expr())
       out.elements = std::make_shared<const ElementBounds>(ElementBounds{*lo, *hi, reached});
   }

@@ -257,6 +257,11 @@ Result<Facts> inferTopK(InferContext &ctx) {
     if (in.empty()) return errorf("k = {} cannot fit axis {} of {}", k->toString(), a, x);
     kd = ctx.freshDim("topk_k", in);
   }
+  // A k known as a size must fit the axis at every binding (onnxruntime refuses a larger k): a
+  // requirement where the axis or k is symbolic (TopK(x, 3) over an axis of L: L >= 3).
+  if (k && (k->isStatic() || k->isNamedExpr()) && !(k->isStatic() && d.isStatic()) &&
+      k->maxLength() > d.minLength())
+    ctx.symbols().require(Condition::AtMost, kd, d);
   std::vector<Dimension> dims = x.shape.dims();
   dims[a] = kd;
   values.shape = PartialShape(dims);

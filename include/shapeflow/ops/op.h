@@ -194,6 +194,18 @@ struct PassThroughArgs {
 /// nullopt.
 using PassThroughFn = std::function<std::optional<size_t>(const PassThroughArgs &)>;
 
+/// One version of an op's ONNX schema: the tensor element types each formal input accepts (bit
+/// k: the element type whose TensorProto number is k; all bits where the schema does not say).
+struct SchemaInputTypes {
+  int since = 0;
+  bool variadicLast = false; // the last formal input takes every remaining input
+  std::vector<uint32_t> masks;
+};
+
+/// The schemas' versions known (ONNX's default domain): opsets up to this one. At a later opset an
+/// op may accept types its last known version does not, so nothing is checked there.
+extern const int kSchemaTypesNewestOpset;
+
 struct OpDef {
   std::string name = {};
   std::string domain = {}; // "" is the default ONNX domain
@@ -211,7 +223,14 @@ struct OpDef {
   /// The kernel (a 2-D convolution's) reads input 0 and writes output 0 in oneDNN's channel
   /// layout where the executor asks it to (EvalContext::setLayouts).
   bool kernelTakesBlocked = false;
+  /// The schema's versions (ascending), default-domain ops only (registerAllOps).
+  std::vector<SchemaInputTypes> inputTypes = {};
 };
+
+/// The element types input `i` of a node of `def` at `opset` accepts by its schema (a mask as
+/// SchemaInputTypes'); none where unknown (no schema, a later opset than the table's, an input
+/// the schema does not have).
+std::optional<uint32_t> acceptedInputTypes(const OpDef &def, int opset, size_t i);
 
 class OpRegistry {
 public:
