@@ -6,10 +6,12 @@
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
 #include "shapeflow/ops/refine.h"
+#include "shapeflow/support/checked.h"
 #include "shapeflow/support/small_vec.h"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace sf {
 namespace {
@@ -131,18 +133,56 @@ Result<std::optional<Dimension>> variableTargetDim(InferContext &ctx, const Dime
 }
 
 /// The dim a -1 at `inferred` stands for: the input's elements over the other dims'.
-Result<Dimension> inferredTargetDim(const Fact &data, const std::vector<Dimension> &target,
+/// Where the other dims are symbolic sizes times a constant c (pixel_unshuffle's [N, C, -1, 2, W]
+/// of [N, C, H, 1, W]): the elements over the symbolic part, P = H, then P // c with the
+/// requirement that c divides P (onnxruntime refuses the sizes where it does not). Where the
+/// symbolic part does not divide the elements exactly: a size within bounds only.
+Result<Dimension> inferredTargetDim(InferContext &ctx, const Fact &data, const std::vector<Dimension> &target,
                                     const std::vector<Dimension> &dims, size_t inferred) {
   SF_ASSIGN(Dimension total, data.shape.elementCount());
-  std::vector<Dimension> known;
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (i != inferred) known.push_back(dims[i]);
+  std::vector<Dimension> known, symbolic;
+  int64_t c = 1;
+  bool constantsFit = true;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i == inferred) continue;
+    known.push_back(dims[i]);
+    if (!dims[i].isStatic()) symbolic.push_back(dims[i]);
+    else if (auto m = checkedMul(c, dims[i].length())) c = *m;
+    else constantsFit = false;
+  }
   SF_ASSIGN(Dimension rest, productOf(known));
   if (total.isStatic() && rest.isStatic()) {
     if (rest.length() == 0 || total.length() % rest.length() != 0)
       return errorf("cannot reshape {} to {}: {} elements do not divide into {}", data,
                     PartialShape(target), total.length(), rest.length());
     return Dimension(total.length() / rest.length());
+  }
+  // The input's dims apart the same way: its constant part Tc and symbolic part, so that the
+  // constants cancel first (Tc / gcd over c / gcd) and the requirement reads H % 2 == 0.
+  int64_t tc = 1;
+  std::vector<Dimension> inSymbolic;
+  if (data.shape.rankIsStatic())
+    for (const Dimension &d : data.shape.dims()) {
+      if (!d.isStatic()) inSymbolic.push_back(d);
+      else if (auto m = checkedMul(tc, d.length())) tc = *m;
+      else constantsFit = false;
+    }
+  if (constantsFit && c > 1 && tc > 0 && data.shape.rankIsStatic()) {
+    SF_ASSIGN(Dimension ts, productOf(inSymbolic));
+    SF_ASSIGN(Dimension r, productOf(symbolic));
+    std::optional<Dimension> p;
+    if (r.isStatic() && r.length() == 1) p = ts;
+    else if (ts.expr() && r.expr())
+      if (auto q = divExact(ts.expr(), r.expr()); q.ok()) p = Dimension(*q);
+    const int64_t g = std::gcd(tc, c), cn = c / g, tn = tc / g;
+    if (p) {
+      auto q = cn == 1 ? Result<Dimension>(*p) : p->floorDiv(cn);
+      auto x = q.ok() ? *q * Dimension(tn) : q;
+      if (x.ok()) {
+        if (cn > 1) ctx.symbols().require(Condition::Divides, *p, Dimension(cn));
+        return x->nonNegative();
+      }
+    }
   }
   auto q = total.floorDiv(rest);
   return q.ok() ? q->nonNegative() : Dimension::dynamic();
@@ -185,7 +225,7 @@ Result<Facts> inferReshape(InferContext &ctx) {
     }
   }
   if (inferred && !ambiguous && in.rankIsStatic()) {
-    SF_ASSIGN(dims[*inferred], inferredTargetDim(data, *target, dims, *inferred));
+    SF_ASSIGN(dims[*inferred], inferredTargetDim(ctx, data, *target, dims, *inferred));
   } else if (inferred) {
     dims[*inferred] = Dimension::dynamic();
   }
