@@ -125,6 +125,41 @@ void compareWithFact(const Graph &g, const Node &n, size_t slot, const Tensor &t
   }
 }
 
+/// Whether every graph input at the binding has a shape within the memory budget.
+bool inputsFit(const Graph &g, const CheckOptions &options, const Lookup &lookup) {
+  for (OutletId o : g.inputs) {
+    const Outlet &in = g.outlet(o);
+    if (in.fact.constant && in.fact.constant->hasData()) continue;
+    auto shape = inputShape(in, lookup);
+    if (shape.ok() && !withinBudget(in, *shape, options.maxMemory).ok()) return false;
+  }
+  return true;
+}
+
+/// A drawn binding whose inputs exceed the memory budget (a video model's N x T x H x W drawn up
+/// to 64 above each minimum), its free sizes halved towards their minimums until they fit, where
+/// the smaller binding still meets the model's requirements; else the binding as it was (the
+/// sample then stops and counts as not run).
+Binding fittedToBudget(const Graph &g, const CheckOptions &options, const InputDomain &domain, Binding b) {
+  auto fits = [&](const Binding &x) {
+    return inputsFit(g, options, [&](SymbolId s) { return domain.valueAt(x, s); });
+  };
+  if (fits(b)) return b;
+  Binding smaller = b;
+  for (int round = 0; round < 16; ++round) {
+    bool moved = false;
+    for (const InputDomain::Symbol &sym : domain.symbols) {
+      auto it = smaller.find(sym.key);
+      if (sym.solved || it == smaller.end() || it->second <= sym.range.lo) continue;
+      it->second = sym.range.lo + (it->second - sym.range.lo) / 2;
+      moved = true;
+    }
+    if (!moved) break;
+    if (!domain.breaks(smaller) && fits(smaller)) return smaller;
+  }
+  return b;
+}
+
 } // namespace
 
 Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) {
@@ -135,6 +170,7 @@ Result<CheckResult> checkInference(const Graph &g, const CheckOptions &options) 
   if (bindings.empty()) {
     auto drawn = domain.draw(std::max<size_t>(options.samples, 1), options.seed);
     bindings = std::move(drawn.bindings);
+    for (Binding &b : bindings) b = fittedToBudget(g, options, domain, std::move(b));
     result.requested = std::max<size_t>(options.samples, 1);
     result.drawFailure = std::move(drawn.why);
   } else {

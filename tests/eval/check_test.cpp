@@ -78,6 +78,28 @@ TEST(Check, SamplesMeetTheModelsConditionsAndAllRun) {
   EXPECT_TRUE(r->passed());
 }
 
+TEST(Check, DrawnSizesWhoseInputsExceedTheBudgetAreHalvedUntilTheyFit) {
+  // Four sizes drawn up to about 64 above their minimums make inputs of up to ~70^4 floats; with
+  // a budget of 4 MB most would stop before running. Halved towards the minimums, each runs,
+  // still within the ranges (N at least 2).
+  auto g = inferred("symbol N 2..\ngraph main(x: f32[N,T,H,W]) {\n  y = Relu(x)\n  return y\n}\n");
+  ASSERT_TRUE(g);
+  CheckOptions o;
+  o.samples = 4;
+  o.maxMemory = 4 << 20;
+  auto r = checkInference(*g, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->samples.size(), 4u);
+  for (const auto &s : r->samples) {
+    EXPECT_TRUE(s.ran) << s.error;
+    int64_t elements = 1;
+    for (const auto &[name, v] : s.binding) elements *= v;
+    EXPECT_LE(elements * 8, o.maxMemory);
+    EXPECT_GE(s.binding.at("N"), 2);
+  }
+  EXPECT_TRUE(r->passed());
+}
+
 TEST(Check, FewerSamplesRunThanAskedIsAFailure) {
   auto g = inferred(kMaskModel);
   ASSERT_TRUE(g);
