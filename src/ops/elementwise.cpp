@@ -197,6 +197,20 @@ void castValues(InferContext &ctx, Facts &outs) {
   const Fact &in = ctx.input(0);
   Fact &out = outs[0];
   ElementType to = out.type;
+  if (in.value && to == ElementType::Bool) {
+    // To bool: 1 for a value known non-zero, 0 for zero, else either (a loop's condition written
+    // as Cast(true) to bool stays known, so its trip count does).
+    std::vector<Dimension> v;
+    for (const Dimension &d : *in.value) {
+      const Interval r = d.interval();
+      if (isFloatExpr(d.expr())) v.push_back(Dimension::fromInterval({0, 1})); // 0.3 reads as true
+      else if (r.lo == 0 && r.hi == 0) v.push_back(Dimension::constantValue(0));
+      else if (r.lo > 0 || r.hi < 0) v.push_back(Dimension::constantValue(1));
+      else v.push_back(Dimension::fromInterval({0, 1}));
+    }
+    out.value = std::move(v);
+    return;
+  }
   if (!in.value || !(isInteger(to) || isFloat(to))) return;
   // The integers a float type holds exactly: |v| <= 2^bits (f16 11, bf16 8, f32 24, f64 53).
   const int bits = to == ElementType::F16 ? 11 : to == ElementType::BF16 ? 8
