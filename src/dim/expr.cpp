@@ -289,6 +289,38 @@ Result<Expr> mod(Expr a, int64_t c) {
   return finishExpr(makeNode(ExprKind::Mod, c, std::span<const Expr>(&inner, 1)));
 }
 
+namespace {
+/// Bounds of a sum with its floor divisions written out: k*(x//c) where c divides k is
+/// (k/c)*x - (k/c)*(x mod c), with x mod c in [0, c - 1]; so L - 3*(L//3) is within [0, 2]
+/// (interval arithmetic on the terms alone gives no bound). None where nothing is written out.
+std::optional<Interval> floorAwareBounds(const Lin &d) {
+  Lin acc;
+  acc.c = d.c;
+  Interval slack{0, 0};
+  bool wrote = false;
+  for (const Term &t : d.terms) {
+    const Expr &m = t.mono;
+    if (m->kind == ExprKind::FloorDiv && m->value > 0 && t.coef % m->value == 0) {
+      const int64_t k = t.coef / m->value;
+      auto next = linAxpy(acc, k, toLin(m->ops[0]));
+      auto spread = checkedMul(k < 0 ? -k : k, m->value - 1);
+      if (!next.ok() || !spread) return std::nullopt;
+      acc = std::move(*next);
+      slack = add(slack, k > 0 ? Interval{-*spread, 0} : Interval{0, *spread});
+      wrote = true;
+      continue;
+    }
+    Lin one;
+    one.terms.push_back(t);
+    auto next = linAxpy(acc, 1, one);
+    if (!next.ok()) return std::nullopt;
+    acc = std::move(*next);
+  }
+  if (!wrote) return std::nullopt;
+  return add(fromLin(acc)->bounds, slack);
+}
+} // namespace
+
 namespace expr_detail {
 /// min (isMin) or max of a list: flattened, pairwise-dominated arguments dropped, sorted.
 Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
@@ -310,6 +342,8 @@ Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
       auto d = linAxpy(toLin(flat[i]), -1, toLin(flat[j]));
       if (!d.ok()) continue;
       Interval b = fromLin(*d)->bounds;
+      if ((isMin ? b.lo < 0 : b.hi > 0))
+        if (auto f = floorAwareBounds(*d)) b = Interval{std::max(b.lo, f->lo), std::min(b.hi, f->hi)};
       bool jWins = isMin ? (b.lo >= 0) : (b.hi <= 0);
       bool equal = b.lo == 0 && b.hi == 0;
       if (jWins && (!equal || j < i)) dropped = true;

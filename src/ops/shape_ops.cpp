@@ -365,6 +365,9 @@ Dimension readable(const Dimension &d) {
   return e == d.expr() ? d : Dimension(e, d.interval());
 }
 
+/// No tensor in memory has a dim of 2^62 (its elements alone would pass 2^62 bytes).
+inline constexpr int64_t kBeyondAnyDim = int64_t(1) << 62;
+
 /// Output length of slicing `dim` (ONNX clamping semantics). start and end may be symbolic
 /// (a size computed by a shape subgraph); the common forms stay exact, the rest are bounded.
 Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const Dimension &end,
@@ -390,6 +393,10 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
     // max(dim + v, -1). Symbolic indices need a known sign (from their bounds).
     SF_ASSIGN(Dimension last, dim - Dimension::constantValue(1));
     auto clampRev = [&](const Dimension &v) -> Result<std::optional<Dimension>> {
+      // An index of 2^62 or more either way is past every dim a tensor in memory can have
+      // (PyTorch's flip: start -1, end -2^63 + 1, step -1): the last element, or before the first.
+      if (v.isStatic() && v.length() >= kBeyondAnyDim) return std::optional<Dimension>(last);
+      if (v.isStatic() && v.length() <= -kBeyondAnyDim) return std::optional<Dimension>(minusOne);
       if (v.minLength() >= 0) {
         if (v.isStatic() && v.length() >= dim.maxLength() - 1) return std::optional<Dimension>(last);
         SF_ASSIGN(Dimension m, Dimension::min(last, v));
@@ -421,6 +428,8 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
     if (v.isStatic()) {
       int64_t x = v.length();
       if (isEnd && (x == INT64_MAX || x >= dim.maxLength())) return std::optional<Dimension>(dim);
+      if (x >= kBeyondAnyDim) return std::optional<Dimension>(dim);   // past the end
+      if (x <= -kBeyondAnyDim) return std::optional<Dimension>(zero); // before the start
       if (x >= 0) {
         SF_ASSIGN(Dimension m, Dimension::min(dim, v));
         return std::optional<Dimension>(m);

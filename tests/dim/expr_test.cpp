@@ -293,6 +293,12 @@ TEST_F(ExprTest, MinMaxSimplification) {
       {"max(3, 5) == 5", max(c(3), c(5)), c(5)},
       {"min(S{1..8}, 8) == S", min(S, c(8)), S},
       {"max(S{1..8}, 1) == S", max(S, c(1)), S},
+      // c*(N//c) <= N for every N (N - c*(N//c) is N mod c): a slice to a multiple of 3.
+      {"min(N, 3*(N//3)) == 3*(N//3)", min(N, E(mul(c(3), E(floorDiv(N, 3))))), mul(c(3), E(floorDiv(N, 3)))},
+      {"max(N, 3*(N//3)) == N", max(N, E(mul(c(3), E(floorDiv(N, 3))))), N},
+      {"min(N + 2, 3*((N + 2)//3)) == 3*((N + 2)//3)", min(E(add(N, c(2))), E(mul(c(3), E(floorDiv(E(add(N, c(2))), 3))))),
+       mul(c(3), E(floorDiv(E(add(N, c(2))), 3)))},
+      {"min(N, 2*(N//3)) stays (2 is no multiple of 3: not written out)", min(N, E(mul(c(2), E(floorDiv(N, 3))))), min(E(mul(c(2), E(floorDiv(N, 3)))), N)},
   };
   for (auto &cs : cases) {
     SCOPED_TRACE(cs.what);
