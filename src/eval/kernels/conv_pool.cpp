@@ -363,7 +363,6 @@ Result<void> pool(EvalContext &ctx, bool isMax) {
   SF_ASSIGN(int64_t countPad, ctx.attrs().getInt("count_include_pad", 0));
   SF_ASSIGN(int64_t storageOrder, ctx.attrs().getInt("storage_order", 0));
   SF_ASSIGN(Window w, windowOf(ctx, x.shape(), kernel, ceilMode != 0, true));
-  if (!isMax) w.dilation.assign(w.k, w.dilation.empty() ? 1 : w.dilation[0]), (void)0;
   int64_t n = x.shape()[0], c = x.shape()[1];
   Shape out{n, c};
   out.insert(out.end(), w.out.begin(), w.out.end());

@@ -128,6 +128,23 @@ TEST(WindowKernels, PoolsAgreeInF32AndF64) {
   agreeInBothTypes("AveragePool", {1, 4, 5, 6, 7}, {}, false, "kernel_shape = [2, 3, 2], strides = [2, 2, 2]", seed++);
 }
 
+// AveragePool takes dilations from opset 19, each axis its own: a window of [1, 2] with
+// dilations [1, 2] over [0, 10, 100] averages 0 and 100 (the kernel had used the first axis's
+// dilation on every axis, averaging 0 and 10).
+TEST(WindowKernels, AveragePoolDilationsArePerAxis) {
+  for (const char *type : {"f32", "f64"}) {
+    std::string text = fmt::format("opset 19\ngraph main(x: {}[1,1,1,3]) {{\n"
+                                   "  y = AveragePool(x) {{kernel_shape = [1, 2], dilations = [1, 2]}}\n  return y\n}}\n",
+                                   type);
+    Tensor x = *Tensor::fromDoubles(type == std::string("f32") ? ElementType::F32 : ElementType::F64, {1, 1, 1, 3},
+                                    {0, 10, 100});
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", x}});
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    EXPECT_EQ(values(r.result->outputs[0]), (std::vector<double>{50})) << type;
+  }
+  agreeInBothTypes("AveragePool", {1, 3, 9, 10}, {}, false, "kernel_shape = [2, 3], dilations = [3, 2], pads = [1, 0, 1, 2]", 7);
+}
+
 /// `op`(a, W[, C]) with W (and C) constants of the graph, in f32 and in f64: the f32 products take
 /// oneDNN's path for constant weights (packed once, kept between runs), f64 the loops. The f32
 /// graph runs twice, the second time on the weights kept from the first.
