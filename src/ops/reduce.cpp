@@ -168,11 +168,20 @@ Result<Facts> inferArgMinMax(InferContext &ctx) {
   int64_t r = int64_t(in.shape.size());
   SF_ASSIGN(int64_t a, normalizeAxis(axis, r));
   std::vector<Dimension> od;
+  bool othersHoldElements = true;
   for (int64_t i = 0; i < r; ++i) {
     if (i != a)
       od.push_back(in.shape[i]);
     else if (keep)
       od.push_back(Dimension(1));
+    if (i != a && in.shape[i].minLength() < 1) othersHoldElements = false;
+  }
+  // An empty axis has no index to give where the output has elements (onnxruntime refuses it):
+  // the axis must hold one, a requirement where it is a size that may be 0.
+  const Dimension &d = in.shape[a];
+  if (othersHoldElements && d.minLength() < 1) {
+    if (d.isStatic()) return errorf("axis {} of {} is empty: there is no index to give", a, in);
+    ctx.symbols().require(Condition::AtLeast, d, Dimension(1));
   }
   out.shape = PartialShape(std::move(od));
   return factsOf(std::move(out));

@@ -224,6 +224,12 @@ Result<Facts> inferReshape(InferContext &ctx) {
       dims[i] = d ? *d : Dimension::dynamic();
     }
   }
+  // With allowzero a 0 is a 0, and beside a -1 it leaves the -1 nothing to divide by: the spec
+  // forbids both at once (onnxruntime refuses the model).
+  if (allowZero && inferred)
+    for (const Dimension &t : *target)
+      if (t.isStatic() && t.length() == 0)
+        return errorf("the target shape {} has both a 0 and a -1 with allowzero = 1", PartialShape(*target));
   if (inferred && !ambiguous && in.rankIsStatic()) {
     SF_ASSIGN(dims[*inferred], inferredTargetDim(ctx, data, *target, dims, *inferred));
   } else if (inferred) {
