@@ -145,6 +145,12 @@ Result<Facts> inferSplit(InferContext &ctx) {
     if (!even && n > 0) {
       SF_ASSIGN(Dimension used, chunk * Dimension(int64_t(n - 1)));
       SF_ASSIGN(Dimension last, d - used);
+      // The last chunk must hold an element (onnxruntime refuses 4 into 3 as 2, 2, 0 and a
+      // num_outputs above the axis): a requirement on a symbolic axis.
+      if (last.isStatic() && last.length() < 1)
+        return errorf("axis {} of size {} does not split into {} outputs of {} (the last would hold {})", a, d, k,
+                      chunk, last);
+      if (last.minLength() < 1 && last.expr()) SF_TRY(ctx.symbols().narrow(last.expr(), {1, kInf}));
       parts[n - 1] = last.nonNegative();
     }
   }

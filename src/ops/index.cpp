@@ -260,8 +260,10 @@ Result<Facts> inferTopK(InferContext &ctx) {
   // A k known as a size must fit the axis at every binding (onnxruntime refuses a larger k): a
   // requirement where the axis or k is symbolic (TopK(x, 3) over an axis of L: L >= 3).
   if (k && (k->isStatic() || k->isNamedExpr()) && !(k->isStatic() && d.isStatic()) &&
-      k->maxLength() > d.minLength())
-    ctx.symbols().require(Condition::AtMost, kd, d);
+      k->maxLength() > d.minLength()) {
+    SF_ASSIGN(Dimension room, d - kd);
+    if (room.expr()) SF_TRY(ctx.symbols().narrow(room.expr(), {0, kInf})); // L >= 3: L's range narrows
+  }
   std::vector<Dimension> dims = x.shape.dims();
   dims[a] = kd;
   values.shape = PartialShape(dims);

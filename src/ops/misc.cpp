@@ -285,6 +285,10 @@ Result<Facts> inferStft(InferContext &ctx) {
       if (len.isStatic() && frame->isStatic() && frame->length() > len.length())
         return errorf("frames of {} do not fit a signal of {} ({})", frame->toString(), len,
                       signal);
+      // A frame must fit the signal (onnxruntime refuses a shorter one): a requirement where
+      // either is a size.
+      if (!(len.minLength() >= frame->maxLength()))
+        if (auto room = len - *frame; room.ok() && room->expr()) SF_TRY(ctx.symbols().narrow(room->expr(), {0, kInf}));
       // (len - frame) // step + 1
       SF_ASSIGN(Dimension span, len - *frame);
       SF_ASSIGN(Dimension q, span.nonNegative().floorDiv(step));

@@ -181,7 +181,7 @@ Result<Facts> inferArgMinMax(InferContext &ctx) {
   const Dimension &d = in.shape[a];
   if (othersHoldElements && d.minLength() < 1) {
     if (d.isStatic()) return errorf("axis {} of {} is empty: there is no index to give", a, in);
-    ctx.symbols().require(Condition::AtLeast, d, Dimension(1));
+    if (d.expr()) SF_TRY(ctx.symbols().narrow(d.expr(), {1, kInf}));
   }
   out.shape = PartialShape(std::move(od));
   return factsOf(std::move(out));
