@@ -390,17 +390,26 @@ Result<Facts> inferGather(InferContext &ctx) {
     for (int64_t i : *idxv)
       if (i < -n || i >= n) return errorf("index {} is out of range for axis {} of {}", i, a, data);
   } else if (idx.elements && idx.elements->reached && data.shape[a].isStatic() &&
-             idx.elements->lo.isStatic()) {
+             idx.elements->lo.minLength() >= 0 && idx.elements->hi.expr()) {
     // Indices known only by their bounds (positions from a Range of symbolic length), when they
     // reach them (every position is there, not a part of them): the largest must be a row of
-    // the table. Only when the smallest is a valid index, so that
-    // indices that are empty (hi < lo) cannot fail the requirement.
-    const int64_t n = data.shape[a].length(), lo = idx.elements->lo.length();
-    const Dimension &hi = idx.elements->hi;
-    if (lo >= 0 && lo < n && hi.expr()) {
+    // the table, wherever there are indices at all. A smallest that is a valid number, or
+    // indices that cannot be empty: hi <= n - 1 (an empty set, hi < lo < n, meets it anyway).
+    // A symbolic smallest (positions P .. P + T - 1 after a cache of P) where T may be 0: the
+    // count or the overshoot is at most 0, min(T, P + T - n) <= 0, so that T = 0 runs with any P.
+    const int64_t n = data.shape[a].length();
+    const Dimension &lo = idx.elements->lo, &hi = idx.elements->hi;
+    SF_ASSIGN(Dimension span, hi - lo);
+    SF_ASSIGN(Dimension count, span + Dimension::constantValue(1));
+    const bool simple = count.minLength() >= 1 || (lo.isStatic() && lo.length() < n);
+    if (simple) {
       if (hi.minLength() >= n)
         return errorf("indices reach {} but axis {} of {} has {} entries", hi, a, data, n);
       if (hi.maxLength() >= n) SF_TRY(ctx.symbols().narrow(hi.expr(), {-kInf, n - 1}));
+    } else if (hi.maxLength() >= n) {
+      SF_ASSIGN(Dimension over, hi - Dimension::constantValue(n - 1));
+      SF_ASSIGN(Dimension either, Dimension::min(count, over));
+      if (either.expr()) SF_TRY(ctx.symbols().narrow(either.expr(), {-kInf, 0}));
     }
   }
   return factsOf(std::move(out));
