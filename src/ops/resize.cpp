@@ -462,7 +462,11 @@ Result<Facts> inferCol2Im(InferContext &ctx) {
       }
       if (!blocks.compatible(x.shape[2]))
         return errorf("input has {} blocks, expected {} ({})", x.shape[2], blocks, x);
+      // The blocks the input holds are those positions (onnxruntime refuses others): the input's
+      // L is that count (Lb == 30, or (H - 1)*(W - 1) for a symbolic image).
+      SF_TRY(ctx.symbols().equate(x.shape[2], blocks));
     }
+    if (!cb.isStatic()) ctx.symbols().require(Condition::Divides, cb, prod);
   }
   out.shape = PartialShape(std::move(dims));
   return factsOf(std::move(out));
