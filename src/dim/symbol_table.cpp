@@ -1,6 +1,8 @@
 // SymbolTable: names, and equalities learned during inference recorded as substitutions.
 #include "shapeflow/dim/symbol_table.h"
 
+#include "shapeflow/support/checked.h"
+
 #include <algorithm>
 
 namespace sf {
@@ -55,6 +57,19 @@ Result<SymbolId> SymbolTable::setRange(const std::string &name, Interval range) 
 }
 
 namespace {
+/// `x <= c` as a person reads it: a sum's constant moved right (`P + T - 256 <= 0` reads
+/// `P + T <= 256`), and `x == c` where x cannot be below c (`T <= 0` for a size reads `T == 0`).
+std::string atMostText(Expr x, int64_t c) {
+  Expr y = x;
+  int64_t rhs = c;
+  if (x->kind == ExprKind::Add && x->value != 0) {
+    auto moved = add(x, constant(-x->value));
+    auto r = checkedSub(c, x->value);
+    if (moved.ok() && r) y = *moved, rhs = *r;
+  }
+  return sf::toString(y) + (bounds(y).lo == rhs ? " == " : " <= ") + std::to_string(rhs);
+}
+
 /// Whether an integer expression never decreases as its symbols grow: symbols, constants, sums
 /// with non-negative coefficients, products of non-negative such factors, floor divisions by a
 /// positive constant, min and max of such.
@@ -293,7 +308,14 @@ void SymbolTable::recordCondition(Condition kind, Expr ea, Expr eb) {
   case Condition::Equal: text = ta + " == " + tb; break;
   case Condition::Divides: text = "(" + ta + ") % " + tb + " == 0"; break;
   case Condition::AtLeast: text = ta + " >= " + tb; break;
-  case Condition::AtMost: text = ta + " <= " + tb; break;
+  case Condition::AtMost:
+    // min(a, b) <= c: a <= c or b <= c (min(T, P + T - 256) <= 0 reads T == 0 or P + T <= 256).
+    if (ea->kind == ExprKind::Min && isConst(eb)) {
+      for (Expr x : ea->ops) text += (text.empty() ? "" : " or ") + atMostText(x, eb->value);
+    } else {
+      text = ta + " <= " + tb;
+    }
+    break;
   case Condition::None: break;
   }
   if (kind == Condition::Divides && isSymbol(ea)) text = ta + " % " + tb + " == 0";
