@@ -239,6 +239,15 @@ void SymbolTable::require(Condition kind, const Dimension &a0, const Dimension &
   if (kind == Condition::Broadcast && ((a0.isStatic() && a0.length() == 1) || (b0.isStatic() && b0.length() == 1)))
     return;
   Dimension a = resolve(a0), b = resolve(b0);
+  // x against min(x, c) for c >= 2 (a table sliced to the sequence's length, then added to it):
+  // they broadcast exactly when x <= c (x == 1 is within it, and min(x, c) is 1 only there), a
+  // requirement that narrows x's range where it can.
+  if (kind == Condition::Broadcast && a.expr() && b.expr())
+    for (auto [x, y] : {std::pair{a.expr(), b.expr()}, std::pair{b.expr(), a.expr()}}) {
+      if (y->kind != ExprKind::Min || y->ops.size() != 2) continue;
+      Expr other = y->ops[0] == x ? y->ops[1] : y->ops[1] == x ? y->ops[0] : nullptr;
+      if (other && isConst(other) && other->value >= 2 && narrow(x, {-kInf, other->value}).ok()) return;
+    }
   recordCondition(kind, a.expr(), b.expr());
 }
 
