@@ -95,6 +95,24 @@ graph main(x: f32[5]) {
   EXPECT_EQ((std::vector<double>(z.begin() + 1, z.end())), (std::vector<double>{0, 6, 0, 6}));
 }
 
+TEST(Executor, CastsToFourBitIntegersRoundHalvesAwayFromZeroAndWrap) {
+  // As onnxruntime 1.30: the nearest integer, halves away from zero (2.5 is 3, -7.5 is -8), then
+  // the low four bits (-1.75 is -2, 14 as a uint4). The kernel had truncated (0.75 was 0).
+  const std::vector<double> x = {0.25, 0.75, -7.5, 5.5, 6.5, 1.25, 2.5, 3.5, -1.75, 4.5};
+  const std::pair<int, std::vector<double>> cases[] = {
+      {22, {0, 1, -8, 6, 7, 1, 3, 4, -2, 5}}, // int4
+      {21, {0, 1, 8, 6, 7, 1, 3, 4, 14, 5}},  // uint4
+  };
+  for (const auto &[to, want] : cases) {
+    std::string text = fmt::format("opset 21\ngraph main(x: f32[10]) {{\n  y = Cast(x) {{to = {}}}\n"
+                                   "  z = Cast(y) {{to = 1}}\n  return z\n}}\n",
+                                   to);
+    Ran r = runText(text.c_str(), std::map<std::string, Tensor>{{"x", f32({10}, x)}});
+    ASSERT_TRUE(r.result.ok()) << r.result.error().message;
+    EXPECT_EQ(values(r.result->outputs[0]), want) << "to " << to;
+  }
+}
+
 TEST(Executor, NegAndAbsOfTheLowestIntegerWrap) {
   // ONNX's integers are two's complement: -(-2^63) is -2^63 (C++'s negation of it is undefined).
   const int64_t lowest = std::numeric_limits<int64_t>::lowest();

@@ -111,18 +111,15 @@ Result<void> loopKernel(EvalContext &ctx) {
   for (size_t k = 0; k < carried; ++k) SF_TRY(ctx.setOutput(k, state[k]));
   for (size_t k = 0; k < scans; ++k) {
     if (scanParts[k].empty()) {
-      // No iteration: an empty stack of the inferred element type, and of the inferred shape of
-      // one round's output where it is known (onnxruntime gives [0, 4] from the body's shape, not
-      // [0]); else [0].
+      // No iteration: an empty stack of the inferred element type and of one round's inferred
+      // rank, its dims where they are numbers and 0 where not (as onnxruntime makes it from the
+      // body's shape: [0, 4], and [0, 0] where the 4 is a size only the body would know); [0]
+      // where the rank is unknown.
       const Fact &f = ctx.node().outputs[carried + k].fact;
       ElementType t = f.type == ElementType::Undefined ? ElementType::F32 : f.type;
       Shape empty{0};
-      if (f.shape.rankIsStatic() && f.shape.size() >= 1) {
-        Shape rest;
-        for (size_t d = 1; d < f.shape.size(); ++d)
-          if (f.shape[d].isStatic()) rest.push_back(f.shape[d].length());
-        if (rest.size() + 1 == f.shape.size()) empty.insert(empty.end(), rest.begin(), rest.end());
-      }
+      if (f.shape.rankIsStatic() && f.shape.size() >= 1)
+        for (size_t d = 1; d < f.shape.size(); ++d) empty.push_back(f.shape[d].isStatic() ? f.shape[d].length() : 0);
       SF_ASSIGN(Tensor e, Tensor::fromDoubles(t, empty, {}));
       SF_TRY(ctx.setOutput(carried + k, std::move(e)));
       continue;

@@ -199,13 +199,15 @@ Result<void> fusedGelu(EvalContext &ctx, const Tensor &a) {
 /// Cast (or CastLike) to a narrow float or a 4-bit integer. Floats: the nearest value, beyond
 /// the largest saturated or not by attribute `saturate` (default 1); float8e8m0 rounds to a
 /// power of two by `round_mode` (up, down, nearest). int4 and uint4 keep the low 4 bits of the
-/// value truncated toward zero (a C conversion's wrap, as ONNX's tests expect).
+/// value rounded to the nearest integer, halves away from zero, as onnxruntime 1.30 rounds them
+/// (0.75 is 1, 2.5 is 3, -7.5 is -8; ONNX's reference implementation rounds halves to even, its
+/// tests hold no halves); out of range it wraps, as a C conversion does.
 Result<Tensor> narrowCast(EvalContext &ctx, const std::vector<double> &v, const Shape &shape, ElementType to) {
   SF_ASSIGN(auto bytes, ctx.allocate(to, shape));
   auto *p = reinterpret_cast<uint8_t *>(bytes.data());
   if (isInt4(to)) {
     for (size_t i = 0; i < v.size(); ++i) {
-      int64_t x = std::isnan(v[i]) ? 0 : int64_t(std::clamp(std::trunc(v[i]), -9.2e18, 9.2e18));
+      int64_t x = std::isnan(v[i]) ? 0 : int64_t(std::clamp(std::round(v[i]), -9.2e18, 9.2e18));
       uint8_t low = uint8_t(uint64_t(x) & 0xf);
       p[i] = to == ElementType::I4 && low >= 8 ? uint8_t(int8_t(low) - 16) : low;
     }
