@@ -132,24 +132,53 @@ Result<std::optional<Dimension>> variableTargetDim(InferContext &ctx, const Dime
   return std::optional<Dimension>(t.nonNegative());
 }
 
-/// The dim a -1 at `inferred` stands for: the input's elements over the other dims'.
-/// Where the other dims are symbolic sizes times a constant c (pixel_unshuffle's [N, C, -1, 2, W]
-/// of [N, C, H, 1, W]): the elements over the symbolic part, P = H, then P // c with the
-/// requirement that c divides P (onnxruntime refuses the sizes where it does not). Where the
-/// symbolic part does not divide the elements exactly: a size within bounds only.
+/// Dims apart: the product of the numbers (none past int64) and the symbolic ones.
+struct ConstantTimesSymbolic {
+  std::optional<int64_t> constant = 1;
+  std::vector<Dimension> symbolic;
+};
+ConstantTimesSymbolic splitConstant(const std::vector<Dimension> &dims) {
+  ConstantTimesSymbolic out;
+  for (const Dimension &d : dims) {
+    if (!d.isStatic()) out.symbolic.push_back(d);
+    else if (out.constant) out.constant = checkedMul(*out.constant, d.length());
+  }
+  return out;
+}
+
+/// The input's elements over the other dims `known` where these are symbolic sizes times a
+/// constant c (pixel_unshuffle's [N, C, -1, 2, W] of [N, C, H, 1, W]): the constants of both sides
+/// cancel first (Tc / gcd over c / gcd) and the symbolic parts divide exactly, P = H, giving
+/// P // c with the requirement that c divides P (H % 2 == 0; onnxruntime refuses the sizes where
+/// it does not). None where that is not the form.
+Result<std::optional<Dimension>> dividedPastConstants(InferContext &ctx, const Fact &data,
+                                                      const std::vector<Dimension> &known) {
+  if (!data.shape.rankIsStatic()) return std::optional<Dimension>();
+  const ConstantTimesSymbolic in = splitConstant(data.shape.dims()), other = splitConstant(known);
+  if (!in.constant || !other.constant || *in.constant <= 0 || *other.constant <= 1) return std::optional<Dimension>();
+  SF_ASSIGN(Dimension ts, productOf(in.symbolic));
+  SF_ASSIGN(Dimension r, productOf(other.symbolic));
+  std::optional<Dimension> p;
+  if (r.isStatic() && r.length() == 1) p = ts;
+  else if (ts.expr() && r.expr())
+    if (auto q = divExact(ts.expr(), r.expr()); q.ok()) p = Dimension(*q);
+  if (!p) return std::optional<Dimension>();
+  const int64_t g = std::gcd(*in.constant, *other.constant), cn = *other.constant / g, tn = *in.constant / g;
+  auto q = cn == 1 ? Result<Dimension>(*p) : p->floorDiv(cn);
+  auto x = q.ok() ? *q * Dimension(tn) : q;
+  if (!x.ok()) return std::optional<Dimension>();
+  if (cn > 1) ctx.symbols().require(Condition::Divides, *p, Dimension(cn));
+  return std::optional<Dimension>(x->nonNegative());
+}
+
+/// The dim a -1 at `inferred` stands for: the input's elements over the other dims' (exactly,
+/// past constants as dividedPastConstants says, else a size within bounds only).
 Result<Dimension> inferredTargetDim(InferContext &ctx, const Fact &data, const std::vector<Dimension> &target,
                                     const std::vector<Dimension> &dims, size_t inferred) {
   SF_ASSIGN(Dimension total, data.shape.elementCount());
-  std::vector<Dimension> known, symbolic;
-  int64_t c = 1;
-  bool constantsFit = true;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i == inferred) continue;
-    known.push_back(dims[i]);
-    if (!dims[i].isStatic()) symbolic.push_back(dims[i]);
-    else if (auto m = checkedMul(c, dims[i].length())) c = *m;
-    else constantsFit = false;
-  }
+  std::vector<Dimension> known;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (i != inferred) known.push_back(dims[i]);
   SF_ASSIGN(Dimension rest, productOf(known));
   if (total.isStatic() && rest.isStatic()) {
     if (rest.length() == 0 || total.length() % rest.length() != 0)
@@ -157,33 +186,8 @@ Result<Dimension> inferredTargetDim(InferContext &ctx, const Fact &data, const s
                     PartialShape(target), total.length(), rest.length());
     return Dimension(total.length() / rest.length());
   }
-  // The input's dims apart the same way: its constant part Tc and symbolic part, so that the
-  // constants cancel first (Tc / gcd over c / gcd) and the requirement reads H % 2 == 0.
-  int64_t tc = 1;
-  std::vector<Dimension> inSymbolic;
-  if (data.shape.rankIsStatic())
-    for (const Dimension &d : data.shape.dims()) {
-      if (!d.isStatic()) inSymbolic.push_back(d);
-      else if (auto m = checkedMul(tc, d.length())) tc = *m;
-      else constantsFit = false;
-    }
-  if (constantsFit && c > 1 && tc > 0 && data.shape.rankIsStatic()) {
-    SF_ASSIGN(Dimension ts, productOf(inSymbolic));
-    SF_ASSIGN(Dimension r, productOf(symbolic));
-    std::optional<Dimension> p;
-    if (r.isStatic() && r.length() == 1) p = ts;
-    else if (ts.expr() && r.expr())
-      if (auto q = divExact(ts.expr(), r.expr()); q.ok()) p = Dimension(*q);
-    const int64_t g = std::gcd(tc, c), cn = c / g, tn = tc / g;
-    if (p) {
-      auto q = cn == 1 ? Result<Dimension>(*p) : p->floorDiv(cn);
-      auto x = q.ok() ? *q * Dimension(tn) : q;
-      if (x.ok()) {
-        if (cn > 1) ctx.symbols().require(Condition::Divides, *p, Dimension(cn));
-        return x->nonNegative();
-      }
-    }
-  }
+  SF_ASSIGN(auto divided, dividedPastConstants(ctx, data, known));
+  if (divided) return *divided;
   auto q = total.floorDiv(rest);
   return q.ok() ? q->nonNegative() : Dimension::dynamic();
 }
@@ -433,8 +437,8 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
   auto clampToDim = [&](const Dimension &v, bool isEnd) -> Result<std::optional<Dimension>> {
     if (v.isStatic()) {
       int64_t x = v.length();
-      if (isEnd && (x == INT64_MAX || x >= dim.maxLength())) return std::optional<Dimension>(dim);
-      if (x >= kBeyondAnyDim) return std::optional<Dimension>(dim);   // past the end
+      if (isEnd && x >= dim.maxLength()) return std::optional<Dimension>(dim);
+      if (x >= kBeyondAnyDim) return std::optional<Dimension>(dim);   // past the end (INT64_MAX too)
       if (x <= -kBeyondAnyDim) return std::optional<Dimension>(zero); // before the start
       if (x >= 0) {
         SF_ASSIGN(Dimension m, Dimension::min(dim, v));
