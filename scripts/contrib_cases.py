@@ -48,7 +48,8 @@ OUT = os.path.join(ROOT, "tests", "conformance", "data", "contrib")
 MS = "com.microsoft"
 ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
         np.dtype(np.int64): TensorProto.INT64, np.dtype(np.uint8): TensorProto.UINT8,
-        np.dtype(np.int8): TensorProto.INT8}
+        np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint16): TensorProto.UINT16,
+        np.dtype(np.int16): TensorProto.INT16, np.dtype(np.bool_): TensorProto.BOOL}
 
 # --------------------------------------------------------------------------------------------
 # Names of the files a case writes (onnxruntime runs through scripts/ort_run.py)
@@ -69,6 +70,7 @@ class Case:
         self.nodes, self.inputs, self.inits, self.outputs = [], {}, {}, []
         self.ref = None  # numpy model's outputs, by name
         self.note = ""   # what the manifest adds (e.g. a known precision gap)
+        self.opset = 21  # the default domain's (the ops ONNX removed at opset 10 need one below)
 
     def randn(self, *shape, scale=1.0):
         return (self.rng.standard_normal(shape) * scale).astype(np.float32)
@@ -94,7 +96,7 @@ class Case:
         inits = [numpy_helper.from_array(a, n) for n, a in self.inits.items()]
         g = helper.make_graph(self.nodes, self.name, ins, outs, initializer=inits)
         m = helper.make_model(g, producer_name="shapeflow contrib_cases.py",
-                              opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(MS, 1)])
+                              opset_imports=[helper.make_opsetid("", self.opset), helper.make_opsetid(MS, 1)])
         m.ir_version = 10
         return m
 
@@ -1331,6 +1333,342 @@ def write_pb(path, arr, name):
     t = numpy_helper.from_array(np.ascontiguousarray(arr), name)
     with open(path, "wb") as f:
         f.write(t.SerializeToString())
+
+
+# --------------------------------------------------------------------------------------------
+# The QOperator format's ops (onnxruntime's quantization tool) and its QDQ pair with wider types
+
+
+def qparams(c, prefix, dtype, scale, zero):
+    return [c.feed(prefix + "_scale", np.array(np.float32(scale))), c.feed(prefix + "_zero_point", np.array(dtype(zero)))]
+
+
+def quant_ref(v, scale, zero, dtype):
+    lo, hi = (0, 255) if dtype == np.uint8 else (-128, 127)
+    return np.clip(np.rint(v / float(scale)) + float(zero), lo, hi).astype(dtype)
+
+
+def rand_q(c, dtype, *shape):
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    return c.rng.integers(lo, hi, shape).astype(dtype)
+
+
+def elem_of(dtype):
+    return ELEM[np.dtype(dtype)]
+
+
+def qlinear_concat_case(name, covers, dtype, shapes, axis, params):
+    c = Case(name, "QLinearConcat", covers)
+    ys, yz = params[0]
+    ins = qparams(c, "Y", dtype, ys, yz)
+    parts = []
+    for i, (shape, (s_, z_)) in enumerate(zip(shapes, params[1:])):
+        x = rand_q(c, dtype, *shape)
+        ins += [c.feed(f"X{i}", x)] + qparams(c, f"X{i}", dtype, s_, z_)
+        parts.append(quant_ref((x.astype(np.float64) - z_) * np.float32(s_), ys, yz, dtype))
+    c.nodes.append(node("QLinearConcat", ins, ["Y"], axis=axis))
+    c.outputs = [("Y", elem_of(dtype))]
+    c.ref = {"Y": np.concatenate(parts, axis)}
+    return c
+
+
+@case
+def qlinear_concat():
+    return qlinear_concat_case("qlinear_concat", "u8 (2,3,4), (2,2,4), (2,1,4) along axis 1; the first with Y's own scale "
+                               "and zero point (copied), the others requantized", np.uint8, [(2, 3, 4), (2, 2, 4), (2, 1, 4)], 1,
+                               [(0.05, 128), (0.05, 128), (0.03, 100), (0.11, 140)])
+
+
+@case
+def qlinear_concat_int8():
+    return qlinear_concat_case("qlinear_concat_int8", "i8 (3,2) and (3,5) along axis -1", np.int8, [(3, 2), (3, 5)], -1,
+                               [(0.04, -3), (0.02, 5), (0.07, -10)])
+
+
+def qlinear_gap_case(name, covers, dtype, shape, channels_last):
+    c = Case(name, "QLinearGlobalAveragePool", covers)
+    x = rand_q(c, dtype, *shape)
+    sx, zx, sy, zy = (0.05, 128, 0.02, 120) if dtype == np.uint8 else (0.05, -3, 0.02, 4)
+    ins = [c.feed("X", x)] + qparams(c, "X", dtype, sx, zx) + qparams(c, "Y", dtype, sy, zy)
+    c.nodes.append(node("QLinearGlobalAveragePool", ins, ["Y"], channels_last=channels_last))
+    c.outputs = [("Y", elem_of(dtype))]
+    axes = tuple(range(1, len(shape) - 1)) if channels_last else tuple(range(2, len(shape)))
+    v = ((x.astype(np.float64) - zx) * sx).mean(axis=axes, keepdims=True)
+    c.ref = {"Y": quant_ref(v, sy, zy, dtype)}
+    return c
+
+
+@case
+def qlinear_global_average_pool():
+    return qlinear_gap_case("qlinear_global_average_pool", "u8 X (2,3,5,5)", np.uint8, (2, 3, 5, 5), 0)
+
+
+@case
+def qlinear_global_average_pool_nhwc():
+    return qlinear_gap_case("qlinear_global_average_pool_nhwc", "i8 X (2,4,4,3), channels_last", np.int8, (2, 4, 4, 3), 1)
+
+
+def avg_pool_ref(x, kernel, strides, pads, count_include_pad, ceil_mode):
+    n, ch, h, w = x.shape
+    out = []
+    def olen(i, k, s, lo, hi):
+        v = (i + lo + hi - k) / s + 1
+        o = int(np.ceil(v)) if ceil_mode else int(np.floor(v))
+        if ceil_mode and (o - 1) * s >= i + lo:
+            o -= 1
+        return o
+    oh, ow = olen(h, kernel[0], strides[0], pads[0], pads[2]), olen(w, kernel[1], strides[1], pads[1], pads[3])
+    y = np.zeros((n, ch, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * strides[0] - pads[0], j * strides[1] - pads[1]
+            h1, w1 = h0 + kernel[0], w0 + kernel[1]
+            win = x[:, :, max(h0, 0):min(h1, h), max(w0, 0):min(w1, w)]
+            if count_include_pad:
+                cnt = (min(h1, h + pads[2]) - h0) * (min(w1, w + pads[3]) - w0)
+            else:
+                cnt = win.shape[2] * win.shape[3]
+            y[:, :, i, j] = win.sum(axis=(2, 3)) / cnt
+    return y
+
+
+def qlinear_avg_pool_case(name, covers, dtype, shape, channels_last, **attrs):
+    c = Case(name, "QLinearAveragePool", covers)
+    x = rand_q(c, dtype, *shape)
+    sx, zx, sy, zy = (0.05, 128, 0.03, 125) if dtype == np.uint8 else (0.05, 2, 0.03, -1)
+    ins = [c.feed("X", x)] + qparams(c, "X", dtype, sx, zx) + qparams(c, "Y", dtype, sy, zy)
+    c.nodes.append(node("QLinearAveragePool", ins, ["Y"], channels_last=channels_last, **attrs))
+    c.outputs = [("Y", elem_of(dtype))]
+    xf = (x.astype(np.float64) - zx) * sx
+    if channels_last:
+        xf = xf.transpose(0, 3, 1, 2)
+    y = avg_pool_ref(xf, attrs["kernel_shape"], attrs.get("strides", [1, 1]), attrs.get("pads", [0, 0, 0, 0]),
+                     attrs.get("count_include_pad", 0), attrs.get("ceil_mode", 0))
+    if channels_last:
+        y = y.transpose(0, 2, 3, 1)
+    c.ref = {"Y": quant_ref(y, sy, zy, dtype)}
+    return c
+
+
+@case
+def qlinear_average_pool():
+    return qlinear_avg_pool_case("qlinear_average_pool", "u8 X (1,2,7,7), 3x3 window, stride 2, pads 1, pads not counted",
+                                 np.uint8, (1, 2, 7, 7), 0, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+
+
+@case
+def qlinear_average_pool_include_pad_ceil():
+    return qlinear_avg_pool_case("qlinear_average_pool_include_pad_ceil", "u8 X (2,3,6,5), 3x2 window, stride 2, pads "
+                                 "counted, ceil_mode", np.uint8, (2, 3, 6, 5), 0, kernel_shape=[3, 2], strides=[2, 2],
+                                 pads=[1, 0, 1, 1], count_include_pad=1, ceil_mode=1)
+
+
+@case
+def qlinear_average_pool_nhwc():
+    return qlinear_avg_pool_case("qlinear_average_pool_nhwc", "i8 X (1,6,6,4), channels_last, 2x2 window, stride 2",
+                                 np.int8, (1, 6, 6, 4), 1, kernel_shape=[2, 2], strides=[2, 2])
+
+
+def qlinear_softmax_case(name, covers, dtype, shape, opset, axis, ys, yz):
+    c = Case(name, "QLinearSoftmax", covers)
+    x = rand_q(c, dtype, *shape)
+    sx, zx = (0.08, 128) if dtype == np.uint8 else (0.08, 3)
+    ins = [c.feed("X", x)] + qparams(c, "X", dtype, sx, zx) + qparams(c, "Y", dtype, ys, yz)
+    attrs = {"opset": opset}
+    if axis is not None:
+        attrs["axis"] = axis
+    c.nodes.append(node("QLinearSoftmax", ins, ["Y"], **attrs))
+    c.outputs = [("Y", elem_of(dtype))]
+    xf = (x.astype(np.float64) - zx) * sx
+    a = (1 if opset < 13 else -1) if axis is None else axis
+    if opset < 13:
+        flat = xf.reshape(int(np.prod(shape[:a])), -1)
+        e = np.exp(flat - flat.max(axis=1, keepdims=True))
+        y = (e / e.sum(axis=1, keepdims=True)).reshape(shape)
+    else:
+        e = np.exp(xf - xf.max(axis=a, keepdims=True))
+        y = e / e.sum(axis=a, keepdims=True)
+    c.ref = {"Y": quant_ref(y, ys, yz, dtype)}
+    c.note = ("onnxruntime's kernel scales by floor(1 / y_scale) and rounds a float table of exponentials: "
+              "off by one step from the exact softmax where that lands near a half")
+    return c
+
+
+@case
+def qlinear_softmax():
+    return qlinear_softmax_case("qlinear_softmax", "u8 X (2,3,10), opset 13, last axis, y_scale 1/256", np.uint8,
+                                (2, 3, 10), 13, None, 1 / 256, 0)
+
+
+@case
+def qlinear_softmax_axis1_opset13():
+    return qlinear_softmax_case("qlinear_softmax_axis1_opset13", "u8 X (2,5,3), opset 13, axis 1 (not the last)",
+                                np.uint8, (2, 5, 3), 13, 1, 1 / 256, 0)
+
+
+@case
+def qlinear_softmax_int8_opset12():
+    return qlinear_softmax_case("qlinear_softmax_int8_opset12", "i8 X (2,3,4), opset 12 (rows from axis 1 on), "
+                                "y_zero_point -128", np.int8, (2, 3, 4), 12, 1, 1 / 256, -128)
+
+
+@case
+def qlinear_where():
+    c = Case("qlinear_where", "QLinearWhere", "u8 X (2,3,4) and Y (4) into Z's scale, condition (2,1,4)")
+    cond = c.rng.integers(0, 2, (2, 1, 4)).astype(np.bool_)
+    x, y = rand_q(c, np.uint8, 2, 3, 4), rand_q(c, np.uint8, 4)
+    ins = [c.feed("C", cond), c.feed("X", x)] + qparams(c, "X", np.uint8, 0.05, 128) + [c.feed("Y", y)] + \
+        qparams(c, "Y", np.uint8, 0.03, 100) + qparams(c, "Z", np.uint8, 0.07, 120)
+    c.nodes.append(node("QLinearWhere", ins, ["Z"]))
+    c.outputs = [("Z", TensorProto.UINT8)]
+    xq = quant_ref((x.astype(np.float64) - 128) * np.float32(0.05), 0.07, 120, np.uint8)
+    yq = quant_ref((y.astype(np.float64) - 100) * np.float32(0.03), 0.07, 120, np.uint8)
+    c.ref = {"Z": np.where(cond, xq, yq)}
+    return c
+
+
+def qgemm_case(name, covers, a_type, b_type, M, K, N, transA=0, transB=0, per_column=False, bias=True, out=np.uint8,
+               alpha=1.0):
+    c = Case(name, "QGemm", covers)
+    a = rand_q(c, a_type, *((K, M) if transA else (M, K)))
+    b = rand_q(c, b_type, *((N, K) if transB else (K, N)))
+    za = a_type(120) if a_type == np.uint8 else a_type(-2)
+    sb = (np.linspace(0.01, 0.03, N).astype(np.float32) if per_column else np.array(np.float32(0.02)))
+    zb = (np.array([b_type(v) for v in np.linspace(-3, 3, N).round()]) if per_column and b_type == np.int8 else
+          np.array([b_type(128)] * N) if per_column else np.array(b_type(0 if b_type == np.int8 else 128)))
+    ins = [c.feed("A", a), c.feed("a_scale", np.array(np.float32(0.03))), c.feed("a_zero_point", np.array(za)),
+           c.feed("B", b), c.feed("b_scale", sb), c.feed("b_zero_point", zb)]
+    cv = c.rng.integers(-500, 500, (N,)).astype(np.int32) if bias else None
+    ins.append(c.feed("C", cv) if bias else "")
+    if out is not None:
+        ins += [c.feed("y_scale", np.array(np.float32(0.4))), c.feed("y_zero_point", np.array(out(128 if out == np.uint8 else 0)))]
+    attrs = dict(transA=transA, transB=transB)
+    if alpha != 1.0:
+        attrs["alpha"] = alpha
+    c.nodes.append(node("QGemm", ins, ["Y"], **attrs))
+    c.outputs = [("Y", TensorProto.FLOAT if out is None else elem_of(out))]
+    af = (a.T if transA else a).astype(np.float64) - float(za)
+    bf = (b.T if transB else b).astype(np.float64) - zb.astype(np.float64)
+    acc = af @ bf + (cv.astype(np.float64) if bias else 0)
+    v = acc * alpha * 0.03 * sb.astype(np.float64)
+    c.ref = {"Y": v if out is None else quant_ref(v, 0.4, 128 if out == np.uint8 else 0, out)}
+    return c
+
+
+@case
+def qgemm_u8_s8():
+    return qgemm_case("qgemm_u8_s8", "u8 A (3,16) times i8 B (16,5), i32 C (5), u8 Y", np.uint8, np.int8, 3, 16, 5)
+
+
+@case
+def qgemm_trans_per_column():
+    return qgemm_case("qgemm_trans_per_column", "u8 A transposed (16,4), u8 B transposed (6,16) with per-column scale "
+                      "and zero point, alpha 0.5", np.uint8, np.uint8, 4, 16, 6, transA=1, transB=1, per_column=True,
+                      alpha=0.5)
+
+
+@case
+def qgemm_float_out():
+    return qgemm_case("qgemm_float_out", "u8 A (2,8) times i8 B (8,3), no C, f32 Y (no y_scale)", np.uint8, np.int8, 2, 8, 3,
+                      bias=False, out=None)
+
+
+@case
+def ms_quantize_linear_u16():
+    c = Case("ms_quantize_linear_u16", "QuantizeLinear", "com.microsoft QuantizeLinear to u16, per channel (axis 1)")
+    x = c.randn(2, 3, 4, scale=3.0)
+    s = np.array([0.001, 0.002, 0.0005], np.float32)
+    z = np.array([30000, 32768, 1000], np.uint16)
+    c.nodes.append(node("QuantizeLinear", [c.feed("x", x), c.feed("y_scale", s), c.feed("y_zero_point", z)], ["y"], axis=1))
+    c.outputs = [("y", TensorProto.UINT16)]
+    v = np.rint(x / s.reshape(1, 3, 1)) + z.reshape(1, 3, 1).astype(np.float64)
+    c.ref = {"y": np.clip(v, 0, 65535).astype(np.uint16)}
+    return c
+
+
+@case
+def ms_dequantize_linear_i16():
+    c = Case("ms_dequantize_linear_i16", "DequantizeLinear", "com.microsoft DequantizeLinear of i16, per tensor")
+    x = c.rng.integers(-32768, 32768, (3, 5)).astype(np.int16)
+    c.nodes.append(node("DequantizeLinear", [c.feed("x", x), c.feed("x_scale", np.array(np.float32(0.01))),
+                                             c.feed("x_zero_point", np.array(np.int16(-7)))], ["y"]))
+    c.outputs = [("y", F)]
+    c.ref = {"y": (x.astype(np.float64) + 7) * np.float32(0.01)}
+    return c
+
+
+# --------------------------------------------------------------------------------------------
+# Ops ONNX removed at opset 10 that onnxruntime still runs (the default domain, opset 8 here)
+
+
+def legacy_case(name, op, covers, x, ref, **attrs):
+    c = Case(name, op, covers)
+    c.opset = 8
+    c.nodes.append(node(op, [c.feed("X", x)], ["Y"], domain="", **attrs))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": ref}
+    return c
+
+
+@case
+def image_scaler():
+    x = np.random.default_rng(7).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    bias = [0.5, -1.0, 2.0]
+    return legacy_case("image_scaler", "ImageScaler", "X (2,3,4,5) times 0.25 plus a bias per channel", x,
+                       x.astype(np.float64) * 0.25 + np.array(bias).reshape(1, 3, 1, 1), scale=0.25, bias=bias)
+
+
+@case
+def scale_legacy():
+    x = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
+    return legacy_case("scale_legacy", "Scale", "X (3,4) times -1.5", x, x.astype(np.float64) * -1.5, scale=-1.5)
+
+
+@case
+def affine():
+    x = np.random.default_rng(9).standard_normal((3, 4)).astype(np.float32)
+    return legacy_case("affine", "Affine", "2 X + 0.5, X (3,4)", x, 2 * x.astype(np.float64) + 0.5, alpha=2.0, beta=0.5)
+
+
+@case
+def scaled_tanh():
+    x = np.random.default_rng(10).standard_normal((3, 4)).astype(np.float32) * 3
+    return legacy_case("scaled_tanh", "ScaledTanh", "1.5 tanh(0.7 X), X (3,4)", x, 1.5 * np.tanh(0.7 * x.astype(np.float64)),
+                       alpha=1.5, beta=0.7)
+
+
+@case
+def parametric_softplus():
+    x = np.random.default_rng(11).standard_normal((4, 5)).astype(np.float32) * 20
+    return legacy_case("parametric_softplus", "ParametricSoftplus", "0.5 ln(exp(2 X) + 1), X (4,5) up to |40|", x,
+                       0.5 * np.logaddexp(0, 2 * x.astype(np.float64)), alpha=0.5, beta=2.0)
+
+
+@case
+def crop_border():
+    x = np.random.default_rng(12).standard_normal((2, 3, 7, 8)).astype(np.float32)
+    return legacy_case("crop_border", "Crop", "X (2,3,7,8), borders left 1 top 2 right 3 bottom 0", x, x[:, :, 2:7, 1:5],
+                       border=[1, 2, 3, 0])
+
+
+@case
+def crop_scale():
+    x = np.random.default_rng(13).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    return legacy_case("crop_scale", "Crop", "X (1,2,6,6), a 3x4 window from top 1, left 2", x, x[:, :, 1:4, 2:6],
+                       border=[2, 1, 0, 0], scale=[3, 4])
+
+
+@case
+def dynamic_slice():
+    c = Case("dynamic_slice", "DynamicSlice", "X (4,6), starts [1, -4], ends [1000, -1] on axes [0, 1]")
+    c.opset = 8
+    x = c.randn(4, 6)
+    c.nodes.append(node("DynamicSlice", [c.feed("X", x), c.feed("starts", np.array([1, -4], np.int64)),
+                                         c.feed("ends", np.array([1000, -1], np.int64)),
+                                         c.feed("axes", np.array([0, 1], np.int64))], ["Y"], domain=""))
+    c.outputs = [("Y", F)]
+    c.ref = {"Y": x[1:, 2:5]}
+    return c
 
 
 def build(c, tmp):

@@ -62,6 +62,8 @@ void registerAllOps(OpRegistry &r) {
   registerMiscOps(r);
   registerTrainingOps(r);
   registerContribOps(r);
+  registerContribQuantizedOps(r);
+  registerContribLegacyOps(r);
   registerFusedOps(r);
   registerAttentionOps(r);
   attachSchemaInputTypes(r);

@@ -470,6 +470,12 @@ Result<Dimension> sliceDim(const Dimension &dim, const Dimension &start, const D
   return readable(len.nonNegative());
 }
 
+/// Slice before opset 10 takes its ranges as attributes; DynamicSlice (an op of opsets 1-9 that
+/// onnxruntime still runs) as inputs, as Slice does from opset 10.
+bool rangesInAttributes(const InferContext &ctx) {
+  return ctx.opset() != 0 && ctx.opset() < 10 && !ctx.hasInput(1);
+}
+
 Result<Facts> inferSlice(InferContext &ctx) {
   const Fact &in = ctx.input(0);
   std::optional<std::vector<Dimension>> starts, ends;
@@ -477,7 +483,7 @@ Result<Facts> inferSlice(InferContext &ctx) {
   auto asDims = [](const std::optional<std::vector<int64_t>> &v) {
     return v ? std::optional(constantDims(*v)) : std::nullopt;
   };
-  if (ctx.opset() != 0 && ctx.opset() < 10) {
+  if (rangesInAttributes(ctx)) {
     starts = asDims(intsFromAttrOrInput(ctx, "starts", 0, false));
     ends = asDims(intsFromAttrOrInput(ctx, "ends", 0, false));
     axes = intsFromAttrOrInput(ctx, "axes", 0, false);
@@ -577,7 +583,7 @@ std::optional<std::vector<size_t>> movedIndices(InferContext &ctx, Move move, co
     if (perm.size() != r) return std::nullopt;
     for (size_t i = 0; i < r; ++i) axis[i] = size_t(perm[i]);
   } else {
-    if (in.size() != r || ctx.opset() < 10) return std::nullopt;
+    if (in.size() != r || rangesInAttributes(ctx)) return std::nullopt;
     auto starts = constInts(ctx.input(1)), ends = constInts(ctx.input(2));
     if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
     std::vector<int64_t> axes, steps(starts->size(), 1);
@@ -724,6 +730,13 @@ void registerShapeOps(OpRegistry &r) {
          .cost = costNone,
          .passThrough = transposePassesThrough});
   r.add({.name = "Slice",
+         .infer = inferSlice,
+         .values = movedValues(Move::Slice),
+         .traits = {.movesElements = true},
+         .refine = refineSameRank(),
+         .cost = costNone,
+         .passThrough = slicePassesThrough});
+  r.add({.name = "DynamicSlice",
          .infer = inferSlice,
          .values = movedValues(Move::Slice),
          .traits = {.movesElements = true},

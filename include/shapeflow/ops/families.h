@@ -20,6 +20,8 @@ void registerRnnOps(OpRegistry &r);         // rnn.cpp: RNN, GRU, LSTM
 void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, DFT, windows, ...
 void registerTrainingOps(OpRegistry &r);    // training.cpp: losses, text ops, preview optimizers
 void registerContribOps(OpRegistry &r);     // contrib.cpp: onnxruntime's com.microsoft ops
+void registerContribQuantizedOps(OpRegistry &r); // contrib_quantized.cpp: QOperator ops (after the float ones)
+void registerContribLegacyOps(OpRegistry &r);    // contrib_legacy.cpp: ops ONNX removed at opset 10
 void registerFusedOps(OpRegistry &r);       // fused.cpp: the ops shapeflow's rewrites emit
 void registerAttentionOps(OpRegistry &r);   // attention.cpp: Attention, RotaryEmbedding, TensorScatter
 

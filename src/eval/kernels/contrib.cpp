@@ -278,6 +278,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(registerContribAttentionKernels(r));
   SF_TRY(registerContribGqaKernels(r));
   SF_TRY(registerContribQuantizedKernels(r));
+  SF_TRY(registerContribLegacyKernels(r));
   return success();
 }
 
@@ -296,6 +297,11 @@ Result<void> registerContribKernelsOnStandardOnes(OpRegistry &r) {
     }
     return withActivation(c, conv, activation, params, 3);
   }, kMs));
+  // onnxruntime's QuantizeLinear and DequantizeLinear: ONNX's, with its wider types.
+  for (const char *name : {"QuantizeLinear", "DequantizeLinear"}) {
+    SF_ASSIGN(KernelFn k, standard(name));
+    SF_TRY(setKernel(r, name, k, kMs));
+  }
   SF_ASSIGN(KernelFn gemm, standard("Gemm"));
   SF_TRY(setKernel(r, "FusedGemm", [gemm](EvalContext &c) -> Result<void> {
     SF_ASSIGN(std::string activation, c.attrs().getString("activation", ""));

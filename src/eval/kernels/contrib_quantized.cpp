@@ -2,6 +2,7 @@
 // with onnxruntime 1.30's CPU semantics: MatMulNBits and GatherBlockQuantized (in double), and
 // QLinearAdd, QLinearMul, QLinearSigmoid and QLinearLeakyRelu (in float, as onnxruntime rounds).
 #include "contrib.h"
+#include "conv_pool.h"
 #include "quantized.h"
 
 #include "../blas.h"
@@ -307,6 +308,25 @@ Result<void> qlinearBinary(EvalContext &ctx, bool multiply) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// The values of `type` (u8, i8) mapped as onnxruntime's lookup tables map them: dequantized
+/// with `from` (scale, zero point), `f` in float, quantized with `to`. Indexed by value - lowest.
+Result<std::vector<double>> lookupTable(std::pair<float, float> from, std::pair<float, float> to, ElementType type,
+                                       const std::function<float(float)> &f) {
+  SF_ASSIGN(auto range, quantRange(type));
+  std::vector<double> table(256);
+  for (int v = int(range.first); v <= int(range.second); ++v) {
+    const float y = f((float(v) - from.second) * from.first);
+    SF_ASSIGN(table[size_t(v - int(range.first))], quantizeFloat(y / to.first, to.second, type));
+  }
+  return table;
+}
+
+/// `xv` (values of `type`) through a lookup table.
+void applyTable(std::vector<double> &xv, const std::vector<double> &table, ElementType type) {
+  const int lowest = type == ElementType::I8 ? -128 : 0;
+  for (double &v : xv) v = table[size_t(int(v) - lowest)];
+}
+
 /// QLinearSigmoid and QLinearLeakyRelu (com.microsoft): X (scale, zero point) to Y's, element by
 /// element through a table of the 256 values as onnxruntime builds it (dequantized, `f` in float,
 /// quantized).
@@ -314,15 +334,309 @@ Result<void> qlinearUnary(EvalContext &ctx, const std::function<float(float)> &f
   const Tensor &x = ctx.input(0);
   SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
   SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
-  SF_ASSIGN(auto range, quantRange(x.type()));
-  std::vector<double> table(256);
-  for (int v = int(range.first); v <= int(range.second); ++v) {
-    const float y = f((float(v) - px.second) * px.first);
-    SF_ASSIGN(table[size_t(v - int(range.first))], quantizeFloat(y / py.first, py.second, x.type()));
-  }
+  SF_ASSIGN(auto table, lookupTable(px, py, x.type(), f));
   SF_ASSIGN(auto xv, doubles(x));
-  for (double &v : xv) v = table[size_t(int(v) - int(range.first))];
+  applyTable(xv, table, x.type());
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), x.shape(), xv));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// `x` requantized from `from` to `to` (the identity where they are equal, as onnxruntime copies).
+Result<std::vector<double>> requantized(const Tensor &x, std::pair<float, float> from, std::pair<float, float> to) {
+  SF_ASSIGN(auto xv, doubles(x));
+  if (from == to) return xv;
+  SF_ASSIGN(auto table, lookupTable(from, to, x.type(), [](float v) { return v; }));
+  applyTable(xv, table, x.type());
+  return xv;
+}
+
+/// QLinearConcat (com.microsoft): Y's scale and zero point, then (X, scale, zero point) per
+/// input; each X requantized to Y's parameters, then concatenated along `axis`.
+Result<void> qlinearConcat(EvalContext &ctx) {
+  const size_t n = ctx.numInputs();
+  if (n < 5 || (n - 2) % 3 != 0) return errorf("{} inputs: Y's scale and zero point, then triples", n);
+  SF_ASSIGN(auto py, quantParams(ctx, 0, 1));
+  const Tensor &first = ctx.input(2);
+  const ElementType type = first.type();
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis"));
+  const size_t rank = first.shape().size();
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, rank));
+  Shape out = first.shape();
+  out[axis] = 0;
+  for (size_t i = 2; i < n; i += 3) {
+    const Shape &s = ctx.input(i).shape();
+    if (ctx.input(i).type() != type || s.size() != rank) return errorf("input {} is {}", i, shapeText(s));
+    for (size_t d = 0; d < rank; ++d)
+      if (d != axis && s[d] != out[d]) return errorf("input {} is {}, input 2 {}", i, shapeText(s), shapeText(first.shape()));
+    auto sum = checkedAdd(out[axis], s[axis]);
+    if (!sum) return errorf("the concatenated axis overflows");
+    out[axis] = *sum;
+  }
+  SF_TRY(ctx.admit(type, out));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= out[d];
+  for (size_t d = axis + 1; d < rank; ++d) inner *= out[d];
+  std::vector<double> y(size_t(countOf(out)));
+  int64_t at = 0; // the first index along the axis of the current input
+  for (size_t i = 2; i < n; i += 3) {
+    const Tensor &x = ctx.input(i);
+    SF_ASSIGN(auto px, quantParams(ctx, i + 1, i + 2));
+    SF_ASSIGN(auto xv, requantized(x, px, py));
+    const int64_t len = x.shape()[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy_n(xv.begin() + o * len * inner, len * inner, y.begin() + (o * out[axis] + at) * inner);
+    at += len;
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(type, out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// QLinearWhere (com.microsoft): condition, X (scale, zero point), Y (scale, zero point), Z's
+/// scale and zero point: X and Y requantized to Z's, then picked as Where picks.
+Result<void> qlinearWhere(EvalContext &ctx) {
+  const Tensor &c = ctx.input(0), &x = ctx.input(1), &y = ctx.input(4);
+  if (c.type() != ElementType::Bool || x.type() != y.type()) return errorf("condition {}, X {}, Y {}", shortName(c.type()), shortName(x.type()), shortName(y.type()));
+  SF_ASSIGN(auto pz, quantParams(ctx, 7, 8));
+  SF_ASSIGN(auto px, quantParams(ctx, 2, 3));
+  SF_ASSIGN(auto py, quantParams(ctx, 5, 6));
+  SF_ASSIGN(auto xv, requantized(x, px, pz));
+  SF_ASSIGN(auto yv, requantized(y, py, pz));
+  SF_ASSIGN(auto cv, doubles(c));
+  SF_ASSIGN(Shape out, broadcastAll({c.shape(), x.shape(), y.shape()}));
+  SF_TRY(ctx.admit(x.type(), out));
+  std::vector<double> z(size_t(countOf(out)));
+  forEachBroadcast<3>(out, {broadcastStrides(c.shape(), out), broadcastStrides(x.shape(), out), broadcastStrides(y.shape(), out)},
+                      [&](int64_t o, const std::array<int64_t, 3> &off) {
+                        z[size_t(o)] = cv[size_t(off[0])] != 0 ? xv[size_t(off[1])] : yv[size_t(off[2])];
+                      });
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, z));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// QLinearGlobalAveragePool (com.microsoft): per image and channel the sum of X less its zero
+/// point, times x_scale / (y_scale * positions) in float, rounded to nearest even, plus Y's zero
+/// point, saturated (onnxruntime's MLAS kernel, which refuses a scale below 2^-32 or from 256 on
+/// and images of 2^24 positions or more). channels_last: X [N, spatial..., C].
+Result<void> qlinearGlobalAveragePool(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  if (s.size() < 3) return errorf("X is {}", shapeText(s));
+  SF_ASSIGN(int64_t last, ctx.attrs().getInt("channels_last", 0));
+  SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
+  SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
+  SF_ASSIGN(auto range, quantRange(x.type()));
+  const int64_t n = s[0], c = last ? s.back() : s[1], hw = countOf(s) / std::max<int64_t>(n * c, 1);
+  if (hw >= (int64_t(1) << 24)) return errorf("an image of {} positions (onnxruntime takes fewer than 2^24)", hw);
+  const float scale = px.first / (py.first * float(hw));
+  if (!(scale >= 0x1.0p-32f && scale < 256.0f))
+    return errorf("x_scale / (y_scale * positions) = {} is outside [2^-32, 256), which onnxruntime refuses", scale);
+  Shape out(s.size(), 1);
+  out[0] = n;
+  out[last ? s.size() - 1 : 1] = c;
+  SF_ASSIGN(auto xv, doubles(x));
+  std::vector<double> y(size_t(n * c));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      int64_t sum = 0;
+      for (int64_t p = 0; p < hw; ++p)
+        sum += int64_t(xv[size_t(last ? (b * hw + p) * c + ch : (b * c + ch) * hw + p)]);
+      const float v = float(sum - int64_t(px.second) * hw) * scale;
+      y[size_t(b * c + ch)] = std::clamp(double(std::nearbyint(v)) + py.second, range.first, range.second);
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// QLinearAveragePool (com.microsoft): X dequantized to float, AveragePool's windows summed in
+/// float and divided by the count of their elements in X (with count_include_pad, by the whole
+/// window's, ceil_mode's overhang included, as onnxruntime's kernel divides), quantized as
+/// onnxruntime's kernel does: nearbyint(y / y_scale + zero point), saturated. channels_last: X
+/// [N, spatial..., C].
+Result<void> qlinearAveragePool(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  if (s.size() < 3) return errorf("X is {}", shapeText(s));
+  SF_ASSIGN(int64_t last, ctx.attrs().getInt("channels_last", 0));
+  SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
+  SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
+  SF_ASSIGN(auto range, quantRange(x.type()));
+  SF_ASSIGN(auto kernel, ctx.attrs().getInts("kernel_shape"));
+  SF_ASSIGN(int64_t ceilMode, ctx.attrs().getInt("ceil_mode", 0));
+  SF_ASSIGN(int64_t countPad, ctx.attrs().getInt("count_include_pad", 0));
+  Shape plain = s; // X as channels first
+  if (last) std::rotate(plain.begin() + 1, plain.end() - 1, plain.end());
+  SF_ASSIGN(Window w, windowOf(ctx, plain, kernel, ceilMode != 0, true));
+  const int64_t n = plain[0], c = plain[1], inSize = countOf(w.in), outSize = countOf(w.out);
+  Shape out{n, c};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  SF_TRY(ctx.admit(x.type(), out));
+  SF_ASSIGN(auto xv, doubles(x));
+  // Element (image b, channel ch, position p) of X and of Y, in either layout.
+  auto at = [&](int64_t b, int64_t ch, int64_t p, int64_t size) {
+    return size_t(last ? (b * size + p) * c + ch : (b * c + ch) * size + p);
+  };
+  std::vector<double> y(size_t(countOf(out)));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      forEachPosition(w, [&](int64_t po, const std::vector<int64_t> &pos) {
+        float sum = 0;
+        int64_t count = 0;
+        forEachTap(w, pos, [&](int64_t off, int64_t) {
+          if (off < 0) return;
+          sum += px.first * float(int(xv[at(b, ch, off, inSize)]) - int(px.second));
+          ++count;
+        });
+        const int64_t denom = countPad ? countOf(w.kernel) : count;
+        const float v = denom ? sum / float(denom) : 0.0f;
+        y[at(b, ch, po, outSize)] = std::clamp(double(std::nearbyint(v / py.first + py.second)), range.first, range.second);
+      });
+  if (last) std::rotate(out.begin() + 1, out.begin() + 2, out.end());
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), out, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// QLinearSoftmax (com.microsoft), as onnxruntime 1.30's kernel computes it: a table of
+/// exp((i - 255 + shift) * x_scale) in float for the 256 values (shift keeping a row's sum in
+/// float's range; X's zero point cancels out), each row shifted so that its maximum reads the
+/// table's last entry, y = nearbyint(e * floor(1 / y_scale) / sum) + Y's zero point (u8
+/// saturated at 255; i8 wrapped from 256 on, as that kernel does). Attribute `opset` < 13: rows
+/// are every dim from `axis` on (default 1); else the one axis (default -1).
+Result<void> qlinearSoftmax(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  const bool isSigned = x.type() == ElementType::I8;
+  if (!isSigned && x.type() != ElementType::U8) return errorf("X is {}", shortName(x.type()));
+  SF_ASSIGN(int64_t opset, ctx.attrs().getInt("opset"));
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", opset < 13 ? 1 : -1));
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, s.size()));
+  SF_ASSIGN(auto xs, doubles(ctx.input(1)));
+  SF_ASSIGN(auto ys, doubles(ctx.input(3)));
+  double yzp = 0;
+  if (ctx.hasInput(4)) {
+    SF_ASSIGN(auto z, doubles(ctx.input(4)));
+    if (!z.empty()) yzp = z[0];
+  }
+  if (xs.empty() || ys.empty()) return errorf("a scale without elements");
+  SF_ASSIGN(auto xv, doubles(x));
+  std::vector<double> y(xv.size());
+  if (xv.empty()) {
+    SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, y));
+    return ctx.setOutput(0, std::move(t));
+  }
+  // Rows: `len` elements `stride` apart, `count` of them.
+  int64_t len = s[axis], stride = 1, before = 1;
+  for (size_t d = axis + 1; d < s.size(); ++d) stride *= s[d];
+  for (size_t d = 0; d < axis; ++d) before *= s[d];
+  if (opset < 13) len *= stride, stride = 1;
+  const float xScale = float(xs[0]), yScale = std::floor(1.0f / float(ys[0]));
+  double shift = std::log(double(std::numeric_limits<float>::max()) / double(len));
+  shift = std::max(0.0, shift - 5.0) / double(xScale);
+  float table[256];
+  for (int i = 0; i < 256; ++i)
+    table[uint8_t(isSigned ? i - 128 : i)] = float(std::exp((double(i) - 255 + shift) * double(xScale)));
+  const int64_t rowsPerBlock = opset < 13 ? 1 : stride, blocks = int64_t(xv.size()) / (len * rowsPerBlock);
+  (void)before;
+  for (int64_t bl = 0; bl < blocks; ++bl)
+    for (int64_t r = 0; r < rowsPerBlock; ++r) {
+      const int64_t base = bl * len * rowsPerBlock + r;
+      auto elem = [&](int64_t k) { return size_t(base + k * stride); };
+      int xmax = int(xv[elem(0)]);
+      for (int64_t k = 1; k < len; ++k) xmax = std::max(xmax, int(xv[elem(k)]));
+      // The table entry of each element: value + 255 - max (u8), uint8(127 - max + value) (i8).
+      auto entry = [&](int64_t k) {
+        const int v = int(xv[elem(k)]);
+        return isSigned ? table[uint8_t(127 - xmax + v)] : table[255 - xmax + v];
+      };
+      float sum = 0;
+      for (int64_t k = 0; k < len; ++k) sum += entry(k);
+      if (sum == 0) continue; // onnxruntime leaves such a row unwritten (a zero here)
+      for (int64_t k = 0; k < len; ++k) {
+        const int32_t q = int32_t(std::nearbyint((entry(k) * yScale) / sum)) + int32_t(yzp);
+        y[elem(k)] = isSigned ? double(q > 255 ? int8_t(-1) : int8_t(q)) : double(q > 255 ? 255 : uint8_t(q));
+      }
+    }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(x.type(), s, y));
+  return ctx.setOutput(0, std::move(t));
+}
+
+/// QGemm (com.microsoft): alpha (A - a_zero_point)(B - b_zero_point) + C in integers (A [M, K], B
+/// [K, N], each transposed by transA/transB; b's scale and zero point per tensor or per column;
+/// C i32 broadcast onto [M, N]), then times alpha * a_scale * b_scale (/ y_scale) in float:
+/// quantized to Y's zero point's type, or f32 where y_scale is absent.
+Result<void> qgemm(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(3);
+  if (a.shape().size() != 2 || b.shape().size() != 2) return errorf("A is {} and B {}", shapeText(a.shape()), shapeText(b.shape()));
+  SF_ASSIGN(int64_t transA, ctx.attrs().getInt("transA", 0));
+  SF_ASSIGN(int64_t transB, ctx.attrs().getInt("transB", 0));
+  SF_ASSIGN(double alpha, ctx.attrs().getFloat("alpha", 1.0));
+  const int64_t M = a.shape()[transA ? 1 : 0], K = a.shape()[transA ? 0 : 1];
+  const int64_t N = b.shape()[transB ? 0 : 1], Kb = b.shape()[transB ? 1 : 0];
+  if (K != Kb) return errorf("A {} and B {} differ in K", shapeText(a.shape()), shapeText(b.shape()));
+  SF_ASSIGN(auto av, doubles(a));
+  SF_ASSIGN(auto bv, doubles(b));
+  SF_ASSIGN(auto aScale, doubles(ctx.input(1)));
+  SF_ASSIGN(auto aZero, optionalDoubles(ctx, 2));
+  SF_ASSIGN(auto bScale, doubles(ctx.input(4)));
+  SF_ASSIGN(auto bZero, optionalDoubles(ctx, 5));
+  if (aScale.size() != 1 || (aZero.size() > 1)) return errorf("A's scale and zero point must be one value each");
+  auto perColumn = [&](const std::vector<double> &v, const char *what) -> Result<void> {
+    if (v.size() > 1 && int64_t(v.size()) != N) return errorf("{} has {} values for N = {}", what, v.size(), N);
+    return success();
+  };
+  SF_TRY(perColumn(bScale, "b_scale"));
+  SF_TRY(perColumn(bZero, "b_zero_point"));
+  if (bScale.empty()) return errorf("b_scale is empty");
+  const Shape out{M, N};
+  std::vector<double> acc(size_t(M * N), 0.0);
+  if (ctx.hasInput(6)) {
+    const Tensor &c = ctx.input(6);
+    if (c.type() != ElementType::I32) return errorf("C is {}, not i32", shortName(c.type()));
+    SF_ASSIGN(Shape both, broadcastAll({c.shape(), out}));
+    if (both != out) return errorf("C {} does not broadcast onto [{}, {}]", shapeText(c.shape()), M, N);
+    SF_ASSIGN(auto cv, doubles(c));
+    forEachBroadcast<1>(out, {broadcastStrides(c.shape(), out)},
+                        [&](int64_t o, const std::array<int64_t, 1> &off) { acc[size_t(o)] = cv[size_t(off[0])]; });
+  }
+  const double za = aZero.empty() ? 0.0 : aZero[0];
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t j = 0; j < N; ++j) {
+      const double zb = bZero.empty() ? 0.0 : bZero[bZero.size() == 1 ? 0 : size_t(j)];
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += (av[size_t(transA ? k * M + m : m * K + k)] - za) * (bv[size_t(transB ? j * K + k : k * N + j)] - zb);
+      acc[size_t(m * N + j)] += sum;
+    }
+  const bool quantized = ctx.hasInput(7);
+  float yScale = 1.0f;
+  double yZero = 0;
+  ElementType outType = ElementType::F32;
+  if (quantized) {
+    SF_ASSIGN(auto ys, doubles(ctx.input(7)));
+    if (ys.size() != 1) return errorf("y_scale must be one value");
+    yScale = float(ys[0]);
+    outType = ElementType::U8;
+    if (ctx.hasInput(8)) {
+      outType = ctx.input(8).type();
+      SF_ASSIGN(auto yz, doubles(ctx.input(8)));
+      if (yz.size() != 1) return errorf("y_zero_point must be one value");
+      yZero = yz[0];
+    }
+  }
+  std::pair<double, double> range{0.0, 0.0};
+  if (quantized) {
+    SF_ASSIGN(range, quantRange(outType));
+  }
+  SF_TRY(ctx.admit(outType, out));
+  std::vector<double> y(acc.size());
+  for (int64_t j = 0; j < N; ++j) {
+    float scale = float(alpha) * float(aScale[0]) * float(bScale[bScale.size() == 1 ? 0 : size_t(j)]);
+    if (quantized) scale /= yScale;
+    for (int64_t m = 0; m < M; ++m) {
+      const float v = float(acc[size_t(m * N + j)]) * scale;
+      y[size_t(m * N + j)] = quantized ? std::clamp(double(std::nearbyint(v)) + yZero, range.first, range.second) : double(v);
+    }
+  }
+  SF_ASSIGN(Tensor t, Tensor::fromDoubles(outType, out, y));
   return ctx.setOutput(0, std::move(t));
 }
 
@@ -331,6 +645,12 @@ Result<void> qlinearUnary(EvalContext &ctx, const std::function<float(float)> &f
 Result<void> registerContribQuantizedKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "MatMulNBits", matMulNBits, kMs));
   SF_TRY(setKernel(r, "GatherBlockQuantized", gatherBlockQuantized, kMs));
+  SF_TRY(setKernel(r, "QLinearConcat", qlinearConcat, kMs));
+  SF_TRY(setKernel(r, "QLinearWhere", qlinearWhere, kMs));
+  SF_TRY(setKernel(r, "QLinearGlobalAveragePool", qlinearGlobalAveragePool, kMs));
+  SF_TRY(setKernel(r, "QLinearAveragePool", qlinearAveragePool, kMs));
+  SF_TRY(setKernel(r, "QLinearSoftmax", qlinearSoftmax, kMs));
+  SF_TRY(setKernel(r, "QGemm", qgemm, kMs));
   SF_TRY(setKernel(r, "QLinearAdd", [](EvalContext &c) { return qlinearBinary(c, false); }, kMs));
   SF_TRY(setKernel(r, "QLinearMul", [](EvalContext &c) { return qlinearBinary(c, true); }, kMs));
   SF_TRY(setKernel(r, "QLinearSigmoid", [](EvalContext &c) {

@@ -163,7 +163,8 @@ Result<void> slice(EvalContext &ctx) {
   SF_TRY(requireBytes(a));
   size_t r = a.shape().size();
   std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
+  // Slice-1's ranges are attributes; DynamicSlice's (opsets 1-9) inputs, as Slice-10's.
+  if (ctx.opset() < 10 && !ctx.hasInput(1)) {
     SF_ASSIGN(starts, ctx.attrs().getInts("starts"));
     SF_ASSIGN(ends, ctx.attrs().getInts("ends"));
     SF_ASSIGN(axes, ctx.attrs().getInts("axes", {}));
@@ -227,6 +228,7 @@ Result<void> registerShapeOpsKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Unsqueeze", keepingBound(unsqueeze)));
   SF_TRY(setKernel(r, "Transpose", keepingBound(transpose)));
   SF_TRY(setKernel(r, "Slice", keepingBound(slice)));
+  SF_TRY(setKernel(r, "DynamicSlice", keepingBound(slice)));
   return success();
 }
 

@@ -1,0 +1,1 @@
+BYJH«mh¤°ŒºÀ—§“poµwîY}‚1†e€t@DÇwl‹}³h~}gº¶¢šž£±›”†bi‡+tYQ|Uiƒ•\“‹dµN˜RTtTj

@@ -1,0 +1,1 @@
+BY_zero_pointJ€

@@ -1,0 +1,1 @@
+BZ_zero_pointJx

@@ -1,0 +1,1 @@
+BZJ.ZeX9Z\X1Z°XeZRXeZTXeZ„X
