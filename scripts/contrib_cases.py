@@ -190,7 +190,11 @@ def gqa_model(q, k, v, past_k, past_v, seqlens, T, cos, sin, N, Nk, packed, do_r
             kv = h // (N // Nk)
             for s in range(S):
                 end = min(past_b + s + 1, total)
-                start = max(0, end - W) if W >= 0 else 0
+                # the window ends at the query's position, also past a padded row's last key
+                start = max(0, past_b + s + 1 - W) if W >= 0 else 0
+                if start >= end:
+                    out[b, s, h] = 0
+                    continue
                 x = scale * (pk[b, kv, start:end] @ Qb[h, s])
                 if softcap > 0:
                     x = softcap * np.tanh(x / softcap)
@@ -414,6 +418,13 @@ def gqa_rotary_decode_ragged():
 def gqa_local_window_prompt():
     return gqa("gqa_local_window_prompt", "local_window_size 2, prompt B=1 S=5 (each query sees itself and 1 earlier key)",
                B=1, S=5, P=None, N=2, Nk=2, H=8, seqlens=[4], T=5, W=2)
+
+
+@case
+def gqa_local_window_padded():
+    return gqa("gqa_local_window_padded", "local_window_size 2, prompt B=2 S=5 with row 0 padded after 3 tokens: its "
+               "padded queries' windows end at their own positions (query 3 keeps key 2, query 4 none)",
+               B=2, S=5, P=None, N=2, Nk=1, H=16, seqlens=[2, 4], T=5, W=2)
 
 
 @case
@@ -1594,6 +1605,28 @@ def ms_dequantize_linear_i16():
                                              c.feed("x_zero_point", np.array(np.int16(-7)))], ["y"]))
     c.outputs = [("y", F)]
     c.ref = {"y": (x.astype(np.float64) + 7) * np.float32(0.01)}
+    return c
+
+
+@case
+def attention23_bool_mask_row_all_false():
+    c = Case("attention23_bool_mask_row_all_false", "Attention", "opset 23 Attention with a bool mask whose first row "
+             "masks every key (that row's output is 0 in onnxruntime), 2 query heads over 1 KV head")
+    c.opset = 23
+    q, k, v = c.randn(1, 2, 32), c.randn(1, 2, 16), c.randn(1, 2, 16)
+    mask = np.array([[[[False, False], [True, False]]]])
+    c.nodes.append(node("Attention", [c.feed("Q", q), c.feed("K", k), c.feed("V", v), c.feed("attn_mask", mask)], ["Y"],
+                        domain="", q_num_heads=2, kv_num_heads=1))
+    c.outputs = [("Y", F)]
+    qh, kh, vh = q.reshape(1, 2, 2, 16).transpose(0, 2, 1, 3), k.reshape(1, 2, 1, 16).transpose(0, 2, 1, 3), \
+        v.reshape(1, 2, 1, 16).transpose(0, 2, 1, 3)
+    y = np.zeros((1, 2, 2, 16))
+    for h in range(2):
+        s_ = qh[0, h].astype(np.float64) @ kh[0, 0].T.astype(np.float64) / np.sqrt(16)
+        s_[1, 1] = -np.inf
+        p_ = np.exp(s_[1] - s_[1].max()); p_ /= p_.sum()
+        y[0, h, 1] = p_ @ vh[0, 0]
+    c.ref = {"Y": y.transpose(0, 2, 1, 3).reshape(1, 2, 32)}
     return c
 
 

@@ -243,6 +243,14 @@ Result<Facts> inferMultiHeadAttention(InferContext &ctx) {
     dv = q.shape[2]; // key and value packed together: same hidden size as the query
   }
   if (q.shape.size() == 3) {
+    // A 2-D key_padding_mask is [B, keys]: the past's and the new keys (onnxruntime refuses
+    // another length).
+    if (ctx.hasInput(4) && ctx.input(4).shape.rankIsStatic() && ctx.input(4).shape.size() == 2 && ctx.hasInput(1)) {
+      const Fact &mask = ctx.input(4);
+      SF_ASSIGN(PartialShape keys, mhaPresent(ctx, heads, 1));
+      if (keys.rankIsStatic() && (!ctx.mergeDims(mask.shape[0], q.shape[0]).ok() || !ctx.mergeDims(mask.shape[1], keys[2]).ok()))
+        return errorf("key_padding_mask {} must be [batch, past and new keys] = [{}, {}]", mask, q.shape[0], keys[2]);
+    }
     Facts out{makeFact(q.type, PartialShape({q.shape[0], q.shape[1], dv}))};
     for (size_t i = 1; i < ctx.numOutputs(); ++i) {
       if (i > 2) {
@@ -403,6 +411,9 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
   SF_TRY(pastSizes(ctx, kvHeads, s));
   const Dimension &batch = s.batch, &seq = s.seq, &head = s.head, &hidden = s.hidden;
   const std::optional<Dimension> &past = s.past;
+  // onnxruntime's kernels take head sizes that are multiples of 8 only.
+  if (head.isStatic() && (head.length() <= 0 || head.length() % 8 != 0))
+    return errorf("the head size {} is not a positive multiple of 8, which onnxruntime's GroupQueryAttention needs", head);
   // total_sequence_length: the keys attended to, past and new.
   std::optional<Dimension> total;
   if (ctx.hasInput(6)) {

@@ -1,9 +1,10 @@
 // Kernels of the attention family (src/ops/attention.cpp): Attention (opsets 23, 24),
 // RotaryEmbedding (23), TensorScatter (24); Attention and RotaryEmbedding in f32 where their
 // inputs are f32 (attention_f32.h), otherwise in double; as onnxruntime 1.30 computes
-// them where it departs from the specification (positions a boolean mask, the causal rule or
-// nonpad_kv_seqlen leave out take the lowest finite value, not -inf, so a row with every key left
-// out averages V; the softcap comes before the mask).
+// them where it departs from the specification (positions the causal rule or nonpad_kv_seqlen
+// leave out take the lowest finite value, not -inf, so a row with every key left out by them
+// averages V; a boolean mask's false is -inf, and a row whose every key is -inf gives 0; the
+// softcap comes before the mask).
 #include "../kernel_util.h"
 #include "attention_f32.h"
 #include "shapeflow/ops/attention.h"
@@ -227,7 +228,7 @@ Result<void> attentionF32(EvalContext &ctx, const AttentionGeometry &g, const At
       if (softcap > 0) s = softcap * std::tanh(s / softcap);
       if (masked) {
         if (j >= maskKeys) s = lowest;
-        else if (maskB) s = (*maskB)[size_t(maskAt + j * ms[3])] != 0 ? s : lowest;
+        else if (maskB) s = (*maskB)[size_t(maskAt + j * ms[3])] != 0 ? s : -std::numeric_limits<float>::infinity();
         else s += (*maskF)[size_t(maskAt + j * ms[3])];
       }
       if (o.causal && j > i + P) s = lowest;
@@ -293,7 +294,7 @@ Result<void> attention(EvalContext &ctx) {
             s = lowest;
           } else if (!mask.empty()) {
             double m = mask[size_t(b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3])];
-            s = boolMask ? (m != 0 ? s : lowest) : s + m;
+            s = boolMask ? (m != 0 ? s : -std::numeric_limits<double>::infinity()) : s + m;
           }
           if (o.causal && j > i + P) s = lowest;
           if (!nonpad.empty() && j >= nonpad[size_t(b)]) s = lowest;
@@ -302,8 +303,12 @@ Result<void> attention(EvalContext &ctx) {
         }
         double top = -std::numeric_limits<double>::infinity(), sum = 0;
         for (double s : row) top = std::max(top, s);
-        for (double &s : row) sum += (s = std::exp(s - top));
-        for (double &s : row) s /= sum;
+        if (top == -std::numeric_limits<double>::infinity()) // every key -inf: the row gives 0
+          std::fill(row.begin(), row.end(), 0.0);
+        else {
+          for (double &s : row) sum += (s = std::exp(s - top));
+          for (double &s : row) s /= sum;
+        }
         if (o.mode == 3)
           for (int64_t j = 0; j < T; ++j) qk[j] = row[size_t(j)];
         for (int64_t d = 0; d < g.vHead; ++d) {

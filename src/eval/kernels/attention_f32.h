@@ -54,7 +54,7 @@ void rotatePairs(const T *x, T *out, int64_t rotary, bool interleaved, const T *
 }
 
 /// The softmax of row[start, end) in place, with an optional sink in the denominator; the
-/// row's other entries become 0 (a row keeping no key is all 0).
+/// row's other entries become 0 (a row keeping no key, or whose keys are all -inf, is all 0).
 inline void softmaxKept(float *row, int64_t n, const KeptKeys &kept) {
   const int64_t start = std::max<int64_t>(kept.start, 0), end = std::min(kept.end, n);
   if (end <= start) {
@@ -63,6 +63,10 @@ inline void softmaxKept(float *row, int64_t n, const KeptKeys &kept) {
   }
   float top = kept.sink ? kept.sinkValue : -std::numeric_limits<float>::infinity();
   for (int64_t t = start; t < end; ++t) top = std::max(top, row[t]);
+  if (top == -std::numeric_limits<float>::infinity()) { // every key masked out with -inf
+    std::fill(row, row + n, 0.0f);
+    return;
+  }
   float sum = kept.sink ? std::exp(kept.sinkValue - top) : 0.0f;
   for (int64_t t = start; t < end; ++t) sum += (row[t] = std::exp(row[t] - top));
   const float inv = 1.0f / sum;

@@ -300,8 +300,11 @@ Result<std::vector<double>> gqaAttend(EvalContext &ctx, const Gqa &g, const GqaH
       const int64_t kh = h / (N / Nk), total = g.seqlens[size_t(b)] + 1;
       const double sinkValue = sinks.empty() ? 0.0 : sinks[size_t(h)];
       for (int64_t s = 0; s < S; ++s) {
-        const int64_t end = causal ? std::min(p.causalPast[size_t(b)] + s + 1, total) : total;
-        const int64_t start = window >= 0 && end > window ? end - window : 0;
+        // The window ends at the row's position, past a padded row's keys too (onnxruntime's
+        // kernel: a padded row may keep fewer keys than the window, or none).
+        const int64_t position = p.causalPast[size_t(b)] + s + 1;
+        const int64_t end = causal ? std::min(position, total) : total;
+        const int64_t start = window >= 0 && position > window ? position - window : 0;
         double top = sink ? sinkValue : -std::numeric_limits<double>::infinity();
         for (int64_t t = start; t < end; ++t) {
           double v = 0;
@@ -418,8 +421,9 @@ Result<void> gqaF32(EvalContext &ctx, const Gqa &g, bool rotary) {
   const bool sink = o.smooth || sinkE;
   attendF32(AttendSizes{B, N, Nk, S, C, H, H, float(o.scale)}, Q, K, V, Y, [&](int64_t b, int64_t h, int64_t s, float *row, int64_t) {
     const int64_t total = g.seqlens[size_t(b)] + 1;
-    const int64_t end = o.causal ? std::min(rows[size_t(b)].causalPast + s + 1, total) : total;
-    const int64_t start = o.window >= 0 && end > o.window ? end - o.window : 0;
+    const int64_t position = rows[size_t(b)].causalPast + s + 1; // the window ends here (above)
+    const int64_t end = o.causal ? std::min(position, total) : total;
+    const int64_t start = o.window >= 0 && position > o.window ? position - o.window : 0;
     const float *biasRow =
         biasE ? biasE->data() + (((bs[0] == 1 ? 0 : b) * bs[1] + (bs[1] == 1 ? 0 : h)) * bs[2] + s) * bs[3] : nullptr;
     for (int64_t t = start; t < end; ++t) {
