@@ -96,8 +96,10 @@ Result<void> unknownSize(const std::string &name, int64_t v, const std::vector<I
 } // namespace
 
 Result<void> InputDomain::knows(const Binding &b) const {
+  ExprScope scope(context);
   for (const auto &entry : b)
-    if (std::none_of(symbols.begin(), symbols.end(), [&](const Symbol &s) { return s.key == entry.first; }))
+    if (std::none_of(symbols.begin(), symbols.end(), [&](const Symbol &s) { return s.key == entry.first; }) &&
+        !(table && table->find(entry.first))) // a size the model names that inference solved (T == S + P)
       return unknownSize(entry.first, entry.second, symbols);
   return success();
 }
@@ -121,6 +123,18 @@ std::optional<std::string> InputDomain::breaks(const Binding &b) const {
     auto want = evaluate(s.solved, value);
     if (want.ok() && *want != it->second)
       return fmt::format("{} == {} = {}, given {} = {}", s.key, toString(s.solved), *want, s.key, it->second);
+  }
+  // A size given by a name the inputs no longer read (inference solved it: T == S + P) must
+  // be the value its solution takes.
+  for (const auto &[name, given] : b) {
+    if (!table || std::any_of(symbols.begin(), symbols.end(), [&](const Symbol &s) { return s.key == name; })) continue;
+    auto id = table->find(name);
+    if (!id) continue;
+    Expr e = table->resolveSymbol(*id);
+    if (isSymbol(e) && e->sym == *id) continue;
+    auto want = evaluate(e, [&](SymbolId t) { return t == *id ? std::nullopt : valueAt(b, t); });
+    if (want.ok() && *want != given)
+      return fmt::format("{} == {} = {}, given {} = {}", name, toString(e), *want, name, given);
   }
   for (const SymbolRequirement &r : conditions) {
     if (conditionHolds(r, value) != std::optional<bool>(false)) continue;

@@ -59,6 +59,31 @@ TEST(InputDomain, SymbolsAndConditions) {
                                      "(its inputs' named sizes: B, S, P, L)");
 }
 
+/// A mask [B, 1, S, T] concatenated with scores over the cache and the new keys: inference solves T
+/// as P + S, so no input reads T any more.
+TEST(InputDomain, ASizeInferenceSolvedMayBeGivenAndMustAgree) {
+  auto g = inferred(R"(symbol B 1..
+symbol S 1..
+symbol P 0..
+symbol T 1..
+graph main(q: f32[B,4,S,16], k: f32[B,4,P,16], kn: f32[B,4,S,16], m: f32[B,1,S,T]) {
+  kk = Concat(k, kn) {axis = 2}
+  kt = Transpose(kk) {perm = [0, 1, 3, 2]}
+  s = MatMul(q, kt)
+  y = Concat(s, m) {axis = 1}
+  return y
+}
+)");
+  ASSERT_TRUE(g);
+  InputDomain d = inputDomain(*g);
+  EXPECT_TRUE(d.knows({{"B", 1}, {"S", 3}, {"P", 0}, {"T", 3}}).ok());
+  EXPECT_EQ(d.breaks({{"B", 1}, {"S", 3}, {"P", 0}, {"T", 3}}), std::nullopt);
+  auto broken = d.breaks({{"B", 1}, {"S", 3}, {"P", 1}, {"T", 3}});
+  ASSERT_TRUE(broken);
+  EXPECT_NE(broken->find("given T = 3"), std::string::npos) << *broken;
+  EXPECT_FALSE(d.knows({{"U", 2}}).ok());
+}
+
 TEST(InputDomain, DrawsMeetTheConditionsAndStartAtTheSmallestSizes) {
   auto g = inferred(kMaskModel);
   ASSERT_TRUE(g);
