@@ -53,6 +53,7 @@ Contract makeContract(const Graph &g, const Diagnostics &diags, const ContractBa
     Expr e = g.symbols.resolveSymbol(*id);
     Contract::Symbol s{name, bounds(e), "", nullptr};
     if (!(isSymbol(e) && symbolInfo(e->sym).name == name)) s.equals = toString(e), s.solved = e;
+    s.solvedFromAssumed = s.solved && g.symbols.defaultRange().lo > 0 && !g.symbols.rangeGiven(name);
     if (!s.solved && s.range.lo == g.symbols.defaultRange().lo && s.range.lo > 0 && !g.symbols.rangeGiven(name))
       c.assumedMinimum.push_back(name);
     c.symbols.push_back(std::move(s));
@@ -114,8 +115,13 @@ std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(co
     // The contract with the symbol from 0 and only the requirements that mention it (the others
     // do not change with it).
     Contract widened = original;
-    for (Contract::Symbol &s : widened.symbols)
+    for (Contract::Symbol &s : widened.symbols) {
       if (s.name == name) s.range.lo = 0;
+      // A size inference solved (T == S + P) has the range its solution took from the others'
+      // assumed minimums (T >= 2): only its own assumed minimum stays (the joint inference from
+      // 0 states what it needs).
+      if (s.solvedFromAssumed) s.range.lo = std::min<int64_t>(s.range.lo, 1);
+    }
     widened.requirements.clear();
     for (const SymbolRequirement &r : original.requirements) {
       bool mentions = false;

@@ -36,6 +36,9 @@ struct Contract {
     Interval range;
     std::string equals;      // empty when the symbol stays free
     Expr solved = nullptr;   // what `equals` prints (in `context`)
+    /// Solved, and named by an input without a range given: its own minimum is the assumed
+    /// 1, whatever larger one its solution takes from the others' assumed minimums.
+    bool solvedFromAssumed = false;
   };
   std::shared_ptr<ExprContext> context; // the graph's: `solved` lives there
   std::vector<Fixed> fixed;
