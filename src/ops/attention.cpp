@@ -146,6 +146,18 @@ Result<AttentionGeometry> attentionGeometry(const Shape &q, const Shape &k, cons
   return g;
 }
 
+Result<void> positionsWithinCache(InferContext &ctx, const Fact &positions, const Fact &cache) {
+  if (!positions.elements || !positions.elements->reached || !cache.shape.rankIsStatic() ||
+      cache.shape.size() != 2 || !cache.shape[0].isStatic())
+    return success();
+  const int64_t rows = cache.shape[0].length();
+  const Dimension &lo = positions.elements->lo, &hi = positions.elements->hi;
+  if (lo.minLength() < 0 || !hi.expr()) return success();
+  if (hi.minLength() >= rows) return errorf("position_ids reach {} but cos_cache has {} rows", hi, rows);
+  if (hi.maxLength() >= rows) SF_TRY(ctx.symbols().narrow(hi.expr(), {-kInf, rows - 1}));
+  return success();
+}
+
 namespace {
 
 /// attn_mask broadcasts to (B, Hq, Sq, T); its last dim is T (onnxruntime requires it exactly,
@@ -217,20 +229,6 @@ Result<Facts> inferAttention(InferContext &ctx) {
   return factsOf(makeFact(tq, y), makeFact(tq, PartialShape({a.batch, a.kvHeads, a.total, a.head})),
                  makeFact(tv, PartialShape({a.batch, a.kvHeads, a.total, a.vHead})),
                  makeFact(tq, PartialShape({a.batch, a.qHeads, a.queries, a.total})));
-}
-
-/// Positions known by their bounds (`Range(past, past + seq)`), when they reach them: the
-/// largest must be a row of the caches (onnxruntime refuses a position past the last row).
-Result<void> positionsWithinCache(InferContext &ctx, const Fact &positions, const Fact &cache) {
-  if (!positions.elements || !positions.elements->reached || !cache.shape.rankIsStatic() ||
-      cache.shape.size() != 2 || !cache.shape[0].isStatic())
-    return success();
-  const int64_t rows = cache.shape[0].length();
-  const Dimension &lo = positions.elements->lo, &hi = positions.elements->hi;
-  if (lo.minLength() < 0 || !hi.expr()) return success();
-  if (hi.minLength() >= rows) return errorf("position_ids reach {} but cos_cache has {} rows", hi, rows);
-  if (hi.maxLength() >= rows) SF_TRY(ctx.symbols().narrow(hi.expr(), {-kInf, rows - 1}));
-  return success();
 }
 
 /// RotaryEmbedding (opset 23): X (B, H, S, D) or (B, S, H*D) with num_heads; cos and sin

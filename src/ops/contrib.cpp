@@ -3,6 +3,7 @@
 // quantized elementwise ops and 4-bit MatMul. Shapes follow onnxruntime's contrib operator
 // documentation; an output whose shape that documentation leaves to the kernel (optional
 // statistics, packed KV caches) stays unknown rather than guessed.
+#include "shapeflow/ops/attention.h"
 #include "shapeflow/ops/cost.h"
 #include "shapeflow/ops/families.h"
 #include "shapeflow/ops/helpers.h"
@@ -200,6 +201,42 @@ Result<Facts> inferAttention(InferContext &ctx) {
     }
     out.push_back(present);
   }
+  return out;
+}
+
+/// RotaryEmbedding (com.microsoft): input [B, S, hidden] or [B, N, S, head], position_ids [B, S]
+/// or one offset (positions offset .. offset + S - 1), cos_cache and sin_cache [max positions,
+/// rotated / 2]. Output like the input. onnxruntime refuses a position past the caches' rows: with
+/// an offset, offset + S must be at most the rows.
+Result<Facts> inferMsRotaryEmbedding(InferContext &ctx) {
+  const Fact &x = ctx.input(0), &pos = ctx.input(1), &cos = ctx.input(2);
+  Facts out{makeFact(x.type, x.shape)};
+  if (!x.shape.rankIsStatic()) return out;
+  if (x.shape.size() != 3 && x.shape.size() != 4) return errorf("input {} must be of rank 3 or 4", x);
+  const Dimension &batch = x.shape[0], &seq = x.shape.size() == 4 ? x.shape[2] : x.shape[1];
+  for (size_t i : {size_t(2), size_t(3)}) {
+    const Fact &c = ctx.input(i);
+    if (c.shape.rankIsStatic() && c.shape.size() != 2)
+      return errorf("{} {} must be [max positions, rotated / 2]", i == 2 ? "cos_cache" : "sin_cache", c);
+  }
+  if (!pos.shape.rankIsStatic() || !cos.shape.rankIsStatic()) return out;
+  if (pos.shape.size() == 2) {
+    if (!ctx.mergeDims(pos.shape[0], batch).ok() || !ctx.mergeDims(pos.shape[1], seq).ok())
+      return errorf("position_ids {} must be [batch, sequence] = [{}, {}]", pos, batch, seq);
+    SF_TRY(positionsWithinCache(ctx, pos, cos));
+    return out;
+  }
+  // One offset: the last position is offset + S - 1.
+  auto offset = dimValues(pos);
+  if (!offset || offset->size() != 1) return out;
+  SF_ASSIGN(Dimension end, (*offset)[0] + seq);
+  const Dimension &rows = cos.shape[0];
+  if (end.isStatic() && rows.isStatic() && end.length() > rows.length())
+    return errorf("positions reach {} but cos_cache has {} rows", end.length() - 1, rows);
+  if (rows.isStatic() && !end.isStatic() && end.expr() && end.maxLength() > rows.length())
+    SF_TRY(ctx.symbols().narrow(end.expr(), {-kInf, rows.length()}));
+  else if (auto d = end - rows; !rows.isStatic() && d.ok() && !d->isStatic() && d->expr())
+    SF_TRY(ctx.symbols().narrow(d->expr(), {-kInf, 0}));
   return out;
 }
 
@@ -633,7 +670,7 @@ void registerContribOps(OpRegistry &r) {
   // x * cos + rotate(x) * sin: 2 multiplies and an add per element.
   r.add({.name = "RotaryEmbedding",
          .domain = kMs,
-         .infer = inferLikeInput(),
+         .infer = inferMsRotaryEmbedding,
          .cost = costSum({costPerOutput(FlopKind::Mul, 2), costPerOutput(FlopKind::Add)})});
   r.add({.name = "SimplifiedLayerNormalization", .infer = inferSimplifiedLayerNorm, .cost = costLayerNorm});
   // The skip's add per element, then LayerNorm: SkipLayerNormalization's beta is input 3 (its

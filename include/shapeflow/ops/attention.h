@@ -32,6 +32,9 @@ Result<AttentionShape> attentionShape(InferContext &ctx, const AttentionLayout &
 /// A KV cache's past positions: inputs past_key (B, Hkv, P, D) and past_value (B, Hkv, P, Dv),
 /// both or neither; `total` becomes P + keys.
 Result<void> addPast(InferContext &ctx, AttentionShape &a, size_t pastKey, size_t pastValue);
+/// Rotary positions known by their bounds (`Range(past, past + seq)`), when they reach them: the
+/// largest must be a row of the caches `cache` (onnxruntime refuses a position past the last row).
+Result<void> positionsWithinCache(InferContext &ctx, const Fact &positions, const Fact &cache);
 
 /// The same geometry at run time, from the tensors' shapes.
 struct AttentionGeometry {
