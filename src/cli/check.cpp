@@ -43,7 +43,9 @@ Command addCheck(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
       "check", "the inference checks itself: run the model at sample sizes and compare every tensor, bodies "
                "included, with its inferred type and shape");
-  args->model.add(cmd, false);
+  // --input and --value as for infer: a declared value (total_sequence_length=past+seq) is what
+  // the samples feed that input.
+  args->model.add(cmd);
   cmd->add_option("--samples", args->samples,
                   "samples drawn from what the model admits (its ranges, equalities and conditions; 4)");
   cmd->add_option("--at", args->at, "one sample: SYM=V[,SYM=V...] (repeatable; replaces --samples)");

@@ -678,6 +678,17 @@ TEST(CliCheck, SamplesRunAndAgree) {
   EXPECT_TRUE(contains(text.out, "0 mismatches")) << describe(text);
 }
 
+TEST(CliCheck, DeclaredValuesAreWhatTheSamplesFeed) {
+  // An Expand target shape as an integer input: with --value the samples feed it, else the
+  // drawn elements (0: no shape x broadcasts to) make no sample run.
+  Outcome given = shapeflow({"check", data("int_input.txt"), "--value", "s=2,N,8"});
+  EXPECT_EQ(given.status, 0) << describe(given);
+  EXPECT_TRUE(contains(given.out, "4 of 4 samples ran; 0 mismatches")) << describe(given);
+  Outcome drawn = shapeflow({"check", data("int_input.txt")});
+  EXPECT_EQ(drawn.status, 1) << describe(drawn);
+  EXPECT_TRUE(contains(drawn.out, "0 of 4 samples ran")) << describe(drawn);
+}
+
 TEST(CliRun, AnEmptyCacheRuns) {
   // P is 0 in the data: the model (named sizes at least 1 by default) is inferred again with P
   // from 0, and runs; a size the model cannot take still fails.
