@@ -347,6 +347,18 @@ Result<Expr> minMax(bool isMin, std::vector<Expr> args) {
       bool jWins = isMin ? (b.lo >= 0) : (b.hi <= 0);
       bool equal = b.lo == 0 && b.hi == 0;
       if (jWins && (!equal || j < i)) dropped = true;
+      // Absorption: max(a, min(a', b)) is a where a' <= a (and min(a, max(a', b)) where a' >= a):
+      // an argument of the other kind with an operand flat[j] always wins against wins too.
+      if (!dropped && flat[i]->kind == (isMin ? ExprKind::Max : ExprKind::Min))
+        for (Expr o : flat[i]->ops) {
+          auto od = linAxpy(toLin(o), -1, toLin(flat[j]));
+          if (!od.ok()) continue;
+          Interval ob = fromLin(*od)->bounds;
+          if (isMin ? ob.lo >= 0 : ob.hi <= 0) {
+            dropped = true;
+            break;
+          }
+        }
     }
     if (!dropped) kept.push_back(flat[i]);
   }

@@ -2,6 +2,7 @@
 #include "shapeflow/report/model_queries.h"
 
 #include "shapeflow/dim/parse.h"
+#include "shapeflow/report/report.h"
 #include "shapeflow/support/format.h"
 
 #include <set>
@@ -56,6 +57,23 @@ Result<std::pair<std::string, Expr>> parseTie(const std::string &spec, Graph &g,
   return std::pair{name, d->isStatic() ? constant(d->length()) : d->expr()};
 }
 
+/// Dims of the main graph's tensors that inference left unknown (`?`, or an unknown rank).
+size_t unknownDims(const Graph &g) {
+  ExprScope scope = g.enter();
+  size_t n = 0;
+  for (const Node &node : g.nodes) {
+    if (!isNodeOutput(node)) continue;
+    for (const Outlet &o : node.outputs) {
+      if (!o.fact.shape.rankIsStatic()) {
+        ++n;
+        continue;
+      }
+      for (const Dimension &d : o.fact.shape.dims()) n += !d.isStatic() && !d.expr();
+    }
+  }
+  return n;
+}
+
 } // namespace
 
 Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOptions &options, size_t probedNodes) {
@@ -68,20 +86,30 @@ Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOp
   Contract c = makeContract(m.graph, m.diags, basis);
   if (nodes > probedNodes) return ContractedModel{std::move(m), std::move(c)};
   // A named size is assumed at least 1 while inferring; 0 is admitted where the model infers
-  // with that size alone at 0 (the first step of a decoder: an empty cache).
+  // with that size alone at 0 (the first step of a decoder: an empty cache), and as a range
+  // from 0 leaves no dim unknown that the model knows from 1 (a slice from -S is all of T at
+  // S = 0 and min(S, T) above: one dim covers both only as `?`, which hides what the model
+  // needs of S).
+  const Contract assumed = c;
+  const size_t unknownAbove = unknownDims(m.graph);
+  auto infersFromZero = [&](const std::vector<std::string> &names, const std::function<void(Graph &)> &observe) {
+    auto p = infer(fromZero(options, names), observe);
+    bool ok = p.ok() && !p->diags.hasErrors() && unknownDims(p->graph) <= unknownAbove;
+    return std::pair{ok, std::move(p)};
+  };
   std::vector<std::string> lowered = admitZeroSizes(c, [&](const std::string &name) {
     InferOptions probe = options;
     probe.dims.push_back(DimBound{name, Interval{0, 0}});
     auto p = infer(probe, {});
-    return p.ok() && !p->diags.hasErrors();
+    return p.ok() && !p->diags.hasErrors() && infersFromZero({name}, {}).first;
   });
   if (lowered.empty()) return ContractedModel{std::move(m), std::move(c)};
   // Each alone at 0 infers; together they may not (no new tokens and an empty cache): the model
   // inferred again with all of them from 0 states what they need jointly (`S + P >= 1`), and
   // its facts hold at 0.
   ContractBasis joint;
-  auto again = infer(fromZero(options, lowered), [&](Graph &g) { joint = contractBasis(g); });
-  if (!again.ok() || again->diags.hasErrors()) return ContractedModel{std::move(m), std::move(c)};
+  auto [jointOk, again] = infersFromZero(lowered, [&](Graph &g) { joint = contractBasis(g); });
+  if (!jointOk) return ContractedModel{std::move(m), assumed};
   Contract jc = makeContract(again->graph, again->diags, joint);
   jc.assumedMinimum = c.assumedMinimum;
   return ContractedModel{std::move(*again), std::move(jc), lowered};

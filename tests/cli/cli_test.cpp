@@ -689,6 +689,20 @@ TEST(CliCheck, DeclaredValuesAreWhatTheSamplesFeed) {
   EXPECT_TRUE(contains(drawn.out, "0 of 4 samples ran")) << describe(drawn);
 }
 
+TEST(CliContract, ASizeIsNotAdmittedFromZeroWhereThatLeavesDimsUnknown) {
+  // mask[:, -S:] (Slice from -S to the end) added to x [B, S]: min(S, T) from S = 1, all of T at
+  // S = 0; a range from 0 covers both only as `?`, so S stays at least 1 (and B, which nothing
+  // slices by, is admitted from 0).
+  Outcome infer = shapeflow({"infer", data("slice_from_end.onnx")});
+  EXPECT_EQ(infer.status, 0) << describe(infer);
+  EXPECT_TRUE(contains(infer.out, "pos: i64[B,min(S, T)]")) << describe(infer);
+  EXPECT_TRUE(contains(infer.out, "y: f32[B,S]")) << describe(infer);
+  EXPECT_TRUE(contains(infer.err + infer.out, "B inferred from 0")) << describe(infer);
+  Outcome contract = shapeflow({"contract", data("slice_from_end.onnx")});
+  EXPECT_TRUE(contains(contract.out, "S >= 1")) << describe(contract);
+  EXPECT_TRUE(contains(contract.out, "B >= 0")) << describe(contract);
+}
+
 TEST(CliRun, AnEmptyCacheRuns) {
   // P is 0 in the data: the model (named sizes at least 1 by default) is inferred again with P
   // from 0, and runs; a size the model cannot take still fails.

@@ -293,6 +293,11 @@ TEST_F(ExprTest, MinMaxSimplification) {
       {"max(3, 5) == 5", max(c(3), c(5)), c(5)},
       {"min(S{1..8}, 8) == S", min(S, c(8)), S},
       {"max(S{1..8}, 1) == S", max(S, c(1)), S},
+      // Absorption: an argument of the other kind with an operand the rest dominates.
+      {"max(N, min(N, M)) == N", max(N, E(min(N, M))), N},
+      {"min(N, max(N, M)) == N", min(N, E(max(N, M))), N},
+      {"max(N + 1, min(N, M)) == N + 1", max(E(add(N, c(1))), E(min(N, M))), add(N, c(1))},
+      {"max(N, min(N + 1, M)) stays", max(N, E(min(E(add(N, c(1))), M))), max(E(min(E(add(N, c(1))), M)), N)},
       // c*(N//c) <= N for every N (N - c*(N//c) is N mod c): a slice to a multiple of 3.
       {"min(N, 3*(N//3)) == 3*(N//3)", min(N, E(mul(c(3), E(floorDiv(N, 3))))), mul(c(3), E(floorDiv(N, 3)))},
       {"max(N, 3*(N//3)) == N", max(N, E(mul(c(3), E(floorDiv(N, 3))))), N},
