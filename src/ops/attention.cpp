@@ -161,22 +161,26 @@ Result<void> positionsWithinCache(InferContext &ctx, const Fact &positions, cons
 namespace {
 
 /// attn_mask broadcasts to (B, Hq, Sq, T); its last dim is T (onnxruntime requires it exactly,
-/// where the specification would broadcast a 1 and, at opset 24, pad a shorter one) and the one
-/// before it Sq.
+/// where the specification would broadcast a 1 and, at opset 24, pad a shorter one: onnxruntime
+/// pads one only without a KV cache) and the one before it Sq.
 Result<void> checkMask(InferContext &ctx, const AttentionShape &a, size_t index) {
   if (!ctx.hasInput(index) || !a.known) return success();
   const Fact &m = ctx.input(index);
   if (!m.shape.rankIsStatic()) return success();
   const size_t r = m.shape.size();
   if (r < 2 || r > 4) return errorf("attn_mask must be of rank 2 to 4, not {}", m);
-  // The keys: all of them, or from opset 24 the first ones (the rest are masked out).
+  // The keys: all of them, or from opset 24 the first ones (the rest are masked out); with a
+  // KV cache onnxruntime still requires all of them ("inconsistent total_sequence_length").
   const Dimension &keys = m.shape[r - 1];
-  if (ctx.opset() >= 24 && !(keys.isStatic() && a.total.isStatic() && keys.length() == a.total.length())) {
+  const bool past = ctx.hasInput(4) || ctx.hasInput(5);
+  if (ctx.opset() >= 24 && !past && !(keys.isStatic() && a.total.isStatic() && keys.length() == a.total.length())) {
     if (keys.isStatic() && a.total.isStatic() && keys.length() > a.total.length())
       return errorf("attn_mask {} covers {} keys, more than the {} attended to", m, keys, a.total);
     ctx.symbols().require(Condition::AtMost, keys, a.total);
   } else if (a.total.expr() || a.total.isStatic()) {
-    SF_TRY(sameDims(ctx, keys, a.total));
+    if (!sameDims(ctx, keys, a.total).ok())
+      return errorf("attn_mask {} covers {} keys, but {} are attended to{}", m, keys, a.total,
+                    past ? " (the cache's and the new ones: onnxruntime takes a mask over all of them)" : "");
   }
   const Dimension *against[] = {&a.queries, &a.qHeads, &a.batch};
   for (size_t i = 1; i < r; ++i) {
