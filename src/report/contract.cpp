@@ -117,10 +117,10 @@ std::vector<std::string> admitZeroSizes(Contract &c, const std::function<bool(co
     Contract widened = original;
     for (Contract::Symbol &s : widened.symbols) {
       if (s.name == name) s.range.lo = 0;
-      // A size inference solved (T == S + P) has the range its solution took from the others'
-      // assumed minimums (T >= 2): only its own assumed minimum stays (the joint inference from
-      // 0 states what it needs).
-      if (s.solvedFromAssumed) s.range.lo = std::min<int64_t>(s.range.lo, 1);
+      // A size inference solved (T == S + P, batch_x_heads == 4*batch) has the range its
+      // solution took from the others' assumed minimums (T >= 2), and its own minimum of 1 is an
+      // assumption too: the joint inference from 0 states what it needs.
+      if (s.solvedFromAssumed) s.range.lo = 0;
     }
     widened.requirements.clear();
     for (const SymbolRequirement &r : original.requirements) {

@@ -92,13 +92,30 @@ Result<ContractedModel> inferWithContract(const InferModel &infer, const InferOp
   // needs of S).
   const Contract assumed = c;
   const size_t unknownAbove = unknownDims(m.graph);
+  // The sizes inference solved from `names` (batch_x_heads == 4*batch): at 0 with them, not at
+  // their assumed minimum of 1.
+  auto withSolved = [&](std::vector<std::string> names) {
+    std::optional<ExprScope> scope;
+    if (assumed.context) scope.emplace(assumed.context);
+    const size_t given = names.size();
+    for (const Contract::Symbol &s : assumed.symbols) {
+      if (!s.solvedFromAssumed) continue;
+      for (SymbolId id : symbolsOf(s.solved))
+        if (std::find(names.begin(), names.begin() + given, symbolInfo(id).name) != names.begin() + given) {
+          names.push_back(s.name);
+          break;
+        }
+    }
+    return names;
+  };
   auto infersFromZero = [&](const std::vector<std::string> &names, const std::function<void(Graph &)> &observe) {
-    auto p = infer(fromZero(options, names), observe);
+    auto p = infer(fromZero(options, withSolved(names)), observe);
     bool ok = p.ok() && !p->diags.hasErrors() && unknownDims(p->graph) <= unknownAbove;
     return std::pair{ok, std::move(p)};
   };
   std::vector<std::string> lowered = admitZeroSizes(c, [&](const std::string &name) {
-    InferOptions probe = options;
+    InferOptions probe = fromZero(options, withSolved({name}));
+    probe.dims.erase(probe.dims.begin() + ptrdiff_t(options.dims.size()));
     probe.dims.push_back(DimBound{name, Interval{0, 0}});
     auto p = infer(probe, {});
     return p.ok() && !p->diags.hasErrors() && infersFromZero({name}, {}).first;
