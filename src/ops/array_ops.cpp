@@ -75,6 +75,10 @@ Result<Facts> inferConcat(InferContext &ctx) {
       if (auto e = dimValues(f)) {
         v.insert(v.end(), e->begin(), e->end());
         anyKnown = anyKnown || !e->empty();
+      } else if (auto fe = isFloat(type) ? valueExprs(f) : std::nullopt) {
+        // A float constant beside float shape math (Resize's scales: [1, 1] then H'/H, W'/W).
+        for (Expr x : *fe) v.push_back(Dimension(x, Interval{-kInf, kInf}));
+        anyKnown = anyKnown || !fe->empty();
       } else if (isInteger(type) && f.shape.rankIsStatic() && f.shape.size() <= 1 &&
                  (f.shape.size() == 0 || f.shape[0].isStatic()) &&
                  v.size() + (f.shape.size() == 0 ? 1 : size_t(f.shape[0].length())) <=

@@ -113,7 +113,10 @@ TEST(Window, TransposedAxes) {
       {3, 3, 2, 1, 0, 0, 0, L, std::nullopt, 1, 6},  // ... at the beginning
       {4, 4, 2, 1, 0, 0, 0, U, std::nullopt, 1, 8},  // even total 2
       {3, 3, 2, 1, 0, 0, 0, N, 5, 1, 5},             // output_shape: total 2
-      {3, 3, 2, 1, 0, 0, 0, N, 6, 0, 6},             // odd total, split as SAME_UPPER
+      {3, 3, 2, 1, 0, 0, 0, N, 6, 1, 6},             // odd total: at the start without auto_pad
+      {3, 3, 2, 1, 0, 0, 0, U, 6, 0, 6},             // ... at the end with SAME_UPPER
+      {3, 3, 2, 1, 0, 0, 0, N, 8, 0, 8},             // total -1 (longer than the full 7): the end
+      {3, 3, 2, 1, 0, 0, 0, N, 10, -1, 10},          // total -3: floor division, -1 at the start
       {3, 3, 2, 1, 0, 0, 0, L, 6, 1, 6},
       {1, 1, 1, 1, 1, 1, 0, N, std::nullopt, 1, -1}, // pads larger than the output
   };

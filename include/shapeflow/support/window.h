@@ -79,7 +79,8 @@ inline WindowAxis windowAxis(int64_t in, int64_t kernel, int64_t stride, int64_t
 
 /// ConvTranspose along one axis: the full output is stride * (in - 1) + output_padding + extent
 /// long. Given an output length (output_shape) or SAME padding (out = in * stride), the full
-/// length minus out is the total padding, split by splitSamePadding; otherwise the pads (none
+/// length minus out is the total padding, split by splitSamePadding (the odd unit at the end
+/// only with SAME_UPPER); otherwise the pads (none
 /// with VALID) are cut from the full length. `out` may come out negative.
 inline WindowAxis transposedWindowAxis(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
                                        int64_t padBegin, int64_t padEnd, int64_t outputPadding, AutoPad autoPad,
@@ -87,8 +88,12 @@ inline WindowAxis transposedWindowAxis(int64_t in, int64_t kernel, int64_t strid
   int64_t full = stride * (in - 1) + outputPadding + (kernel - 1) * dilation + 1;
   if (outputLength || isSamePadding(autoPad)) {
     int64_t out = outputLength ? *outputLength : in * stride;
-    PadPair p = splitSamePadding(full - out, autoPad);
-    return {p.begin, p.end, out};
+    // ONNX (its reference, in Python's floor division; onnxruntime alike): the odd unit of a
+    // total padding goes at the end with SAME_UPPER, else at the start, an output_shape without
+    // auto_pad too; a negative total (an output longer than the full one) extends the end.
+    const int64_t total = full - out, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+    if (autoPad == AutoPad::SameUpper) return {half, total - half, out};
+    return {total - half, half, out};
   }
   if (autoPad == AutoPad::Valid) padBegin = padEnd = 0;
   return {padBegin, padEnd, full - padBegin - padEnd};

@@ -77,9 +77,11 @@ Result<void> qlinearConv(EvalContext &ctx) {
   int64_t m = r.first[1], inner = countOf(r.first) / std::max<int64_t>(r.first[0] * m, 1);
   for (size_t i = 0; i < r.second.size(); ++i) {
     int64_t oc = (int64_t(i) / inner) % m;
-    double wscale = wsc.size() == 1 ? wsc[0] : wsc[size_t(oc)];
-    double acc = r.second[i] + (bias.empty() ? 0.0 : bias[size_t(oc)]);
-    r.second[i] = std::clamp(std::nearbyint(acc * xs[0] * wscale / ys[0]) + yzp[0], range.first, range.second);
+    // In float as onnxruntime requantizes: x_scale * w_scale / y_scale, times the integer sum
+    // and bias, rounded to nearest even.
+    const float k = float(xs[0]) * float(wsc.size() == 1 ? wsc[0] : wsc[size_t(oc)]) / float(ys[0]);
+    const double acc = r.second[i] + (bias.empty() ? 0.0 : bias[size_t(oc)]);
+    r.second[i] = std::clamp(double(std::nearbyint(float(acc) * k)) + yzp[0], range.first, range.second);
   }
   SF_TRY(ctx.admit(out, r.first));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, r.first, r.second));

@@ -297,8 +297,11 @@ Result<void> qlinearMatMul(EvalContext &ctx) {
   SF_ASSIGN(auto r, matmulDoubles(av, a.shape(), bv, b.shape()));
   ElementType out = ctx.input(7).type();
   SF_ASSIGN(auto range, quantRange(out));
-  double k = as[0] * bs[0] / ys[0];
-  for (double &v : r.second) v = std::clamp(std::nearbyint(v * k) + yzp[0], range.first, range.second);
+  // Requantized in float as onnxruntime's kernel does (a_scale * b_scale / y_scale, then the
+  // integer product times it, rounded to nearest even): a product landing on .5 in float rounds
+  // as there, not as the exact value does.
+  const float k = float(as[0]) * float(bs[0]) / float(ys[0]);
+  for (double &v : r.second) v = std::clamp(double(std::nearbyint(float(v) * k)) + yzp[0], range.first, range.second);
   SF_TRY(ctx.admit(out, r.first));
   SF_ASSIGN(Tensor t, Tensor::fromDoubles(out, r.first, r.second));
   return ctx.setOutput(0, std::move(t));

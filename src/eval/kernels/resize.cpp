@@ -280,7 +280,9 @@ Result<std::vector<AxisPlan>> axisPlans(EvalContext &ctx, const Shape &x, const 
       if (double(p.in) * scales[k] >= 0x1p62)
         return errorf("scale {} makes axis {} of length {} too long", scales[k], axes[k], p.in);
       p.scale = scales[k];
-      p.out = int64_t(std::floor(double(p.in) * scales[k]));
+      // In float, as onnxruntime (and the shape rule) compute it: 10 * 2.3f is 23 in float and
+      // 22.99... in double.
+      p.out = int64_t(std::floor(double(float(p.in) * float(scales[k]))));
       p.length = double(p.in) * scales[k];
     }
   } else {
