@@ -354,6 +354,20 @@ Result<Facts> inferPad(InferContext &ctx) {
     return errorf("'pads' has {} elements, expected {} for {}", pads->size(), 2 * axes.size(), in);
   PartialShape s = in.shape;
   size_t k = axes.size();
+  // reflect mirrors at most dim - 1 elements each side; edge repeats one, so the axis must hold
+  // one (onnxruntime refuses the others).
+  SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "constant"));
+  for (size_t i = 0; i < k && (mode == "reflect" || mode == "edge"); ++i) {
+    const Dimension &dim = in.shape[axes[i]];
+    int64_t most = 0;
+    for (const Dimension &p : {(*pads)[i], (*pads)[i + k]})
+      if (p.isStatic()) most = std::max(most, p.length());
+    if (most <= 0) continue;
+    const int64_t need = mode == "reflect" ? most + 1 : 1;
+    if (dim.isStatic() && dim.length() < need)
+      return errorf("{} padding of {} needs axis {} to hold at least {} elements ({})", mode, most, axes[i], need, in);
+    if (!dim.isStatic() && dim.expr() && dim.minLength() < need) SF_TRY(ctx.symbols().narrow(dim.expr(), {need, kInf}));
+  }
   for (size_t i = 0; i < k; ++i) {
     SF_ASSIGN(Dimension d, in.shape[axes[i]] + (*pads)[i]);
     SF_ASSIGN(d, d + (*pads)[i + k]);

@@ -141,8 +141,11 @@ std::vector<std::optional<PartialShape>> inductionShapes(InferContext &ctx, cons
     Fact probe = makeFact(init.type, PartialShape::dynamic());
     if (init.shape.rankIsStatic()) {
       std::vector<Dimension> dims;
+      // Each probe at least the initial dim's least value: a dim that never shrinks (a step of
+      // 0 or more, checked below) stays there in every round, and a slice of its last row is
+      // one row, not min(k, 1).
       for (size_t i = 0; i < init.shape.size(); ++i) {
-        probes[j].push_back(ctx.symbols().fresh());
+        probes[j].push_back(ctx.symbols().fresh(Interval{std::max<int64_t>(init.shape[i].minLength(), 0), kInf}));
         dims.push_back(Dimension::symbol(probes[j].back()));
       }
       probe.shape = PartialShape(std::move(dims));
@@ -162,6 +165,7 @@ std::vector<std::optional<PartialShape>> inductionShapes(InferContext &ctx, cons
       if (!k.expr() || !o.expr() || !init[i].expr()) break;
       auto step = sub(o.expr(), k.expr());
       if (!step.ok() || !isConst(*step)) break;
+      if ((*step)->value < 0 && init[i].minLength() > 0) break; // the probe's least value may not hold
       auto total = mul(*step, trips.expr());
       auto final = total.ok() ? add(init[i].expr(), *total) : total;
       if (!final.ok()) break;
@@ -323,9 +327,9 @@ Result<Facts> inferLoop(InferContext &ctx) {
         result.push_back(carried[1 + j]);
     }
     // Loop-carried tensors that grow by a fixed amount per round (results appended with Concat,
-    // as torchvision's keypoint and mask heads do): with a known trip count, the final dim is
-    // initial + step * trips.
-    if (!startsFalse && m && !canStop && trips.expr() && nCarried > 0) {
+    // as torchvision's keypoint and mask heads do, or a tf.while_loop's accumulator): the final
+    // dim is initial + step * trips, the trip count known or the loop's own count of rounds.
+    if (!startsFalse && trips.expr() && nCarried > 0) {
       auto grown = inductionShapes(ctx, *body, iter, carried, trips, nCarried);
       for (size_t j = 0; j < nCarried; ++j)
         if (grown[j]) result[j].shape = *grown[j];

@@ -117,7 +117,14 @@ Result<Facts> inferVariadic(InferContext &ctx) {
     const Fact &b = ctx.input(i);
     if (out.type != ElementType::Undefined && b.type != ElementType::Undefined && out.type != b.type)
       return errorf("input types differ: {} vs {}", out, b);
-    SF_ASSIGN(out.shape, ctx.broadcast(out.shape, b.shape));
+    // Sum, Mean, Max and Min broadcast from opset 8; before it their inputs have one shape.
+    if (ctx.opset() > 0 && ctx.opset() < 8) {
+      auto same = ctx.mergeShapes(out.shape, b.shape);
+      if (!same.ok()) return errorf("inputs must have the same shape before opset 8: {} vs {}", out, b);
+      out.shape = *same;
+    } else {
+      SF_ASSIGN(out.shape, ctx.broadcast(out.shape, b.shape));
+    }
     if (out.type == ElementType::Undefined) out.type = b.type;
   }
   return factsOf(std::move(out));
@@ -286,7 +293,9 @@ Result<Facts> inferDropout(InferContext &ctx) {
   out.constant.reset();
   out.value.reset();
   Facts r{out};
-  if (ctx.numOutputs() > 1) r.push_back(makeFact(ElementType::Bool, out.shape));
+  // The mask is of x's type before opset 10 (Dropout-1 to 7), bool from it.
+  const bool typed = ctx.opset() > 0 && ctx.opset() < 10;
+  if (ctx.numOutputs() > 1) r.push_back(makeFact(typed ? out.type : ElementType::Bool, out.shape));
   return r;
 }
 

@@ -504,6 +504,8 @@ Result<Facts> depthSpaceWith(InferContext &ctx, bool toSpace) {
   auto divisible = [&](const Dimension &dim, int64_t by, const char *name) -> Result<Dimension> {
     if (dim.isStatic() && dim.length() % by != 0)
       return errorf("{} ({}) is not divisible by {} ({}, blocksize {})", name, dim, by, x, b);
+    // A symbolic dim must be a multiple (the runtimes refuse another): a requirement.
+    if (!dim.isStatic() && by > 1) ctx.symbols().require(Condition::Divides, dim, Dimension(by));
     return dim.floorDiv(by);
   };
   Dimension bd(b);

@@ -425,7 +425,10 @@ Result<void> qlinearGlobalAveragePool(EvalContext &ctx) {
   SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
   SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
   SF_ASSIGN(auto range, quantRange(x.type()));
-  const int64_t n = s[0], c = last ? s.back() : s[1], hw = countOf(s) / std::max<int64_t>(n * c, 1);
+  const int64_t n = s[0], c = last ? s.back() : s[1];
+  int64_t hw = 1; // the positions: every dim but the batch and the channels
+  for (size_t d = 1; d < s.size(); ++d)
+    if (d != (last ? s.size() - 1 : 1)) hw *= s[d];
   if (hw >= (int64_t(1) << 24)) return errorf("an image of {} positions (onnxruntime takes fewer than 2^24)", hw);
   const float scale = px.first / (py.first * float(hw));
   if (!(scale >= 0x1.0p-32f && scale < 256.0f))

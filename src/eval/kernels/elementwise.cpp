@@ -494,9 +494,12 @@ Result<void> dropout(EvalContext &ctx) {
   }
   SF_TRY(ctx.setOutput(0, ctx.input(0)));
   if (ctx.numOutputs() > 1) {
-    SF_ASSIGN(auto ones, ctx.allocate(ElementType::Bool, ctx.input(0).shape(), 1));
-    std::fill(ones.begin(), ones.end(), std::byte{1});
-    SF_ASSIGN(Tensor m, std::move(ones).tensor(ElementType::Bool, ctx.input(0).shape()));
+    // Inference's mask as onnxruntime writes it: of x's type and 0 before opset 10, false at
+    // 10 and 11, true from 12 (ONNX's "all ones" is defined from 12 only).
+    const ElementType type = ctx.opset() > 0 && ctx.opset() < 10 ? ctx.input(0).type() : ElementType::Bool;
+    SF_ASSIGN(auto bytes, ctx.allocate(type, ctx.input(0).shape(), 1));
+    if (ctx.opset() == 0 || ctx.opset() >= 12) std::fill(bytes.begin(), bytes.end(), std::byte{1});
+    SF_ASSIGN(Tensor m, std::move(bytes).tensor(type, ctx.input(0).shape()));
     SF_TRY(ctx.setOutput(1, std::move(m)));
   }
   return success();

@@ -373,6 +373,39 @@ Result<void> hardmax(EvalContext &ctx) {
   });
 }
 
+/// LpNormalization: X divided by its p-norm (p = 1: the sum of |x|, p = 2: the root of the sum
+/// of squares) along `axis` (default -1), in double; a zero norm gives 0 (onnxruntime).
+Result<void> lpNorm(EvalContext &ctx) {
+  const Tensor &a = ctx.input(0);
+  SF_ASSIGN(int64_t axisAttr, ctx.attrs().getInt("axis", -1));
+  SF_ASSIGN(int64_t p, ctx.attrs().getInt("p", 2));
+  if (p != 1 && p != 2) return errorf("p must be 1 or 2, got {}", p);
+  SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
+  const int64_t outer = dimsProduct(a.shape(), 0, axis), len = a.shape()[axis];
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  return dispatchFloat(a.type(), [&](auto tag) -> Result<void> {
+    using T = typename decltype(tag)::type;
+    Elements<T> x(a);
+    Output<T> o(ctx, a.type(), a.shape());
+    SF_ASSIGN(T * y, o.makeForOverwrite());
+    for (int64_t u = 0; u < outer; ++u)
+      for (int64_t v = 0; v < inner; ++v) {
+        double norm = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          const double e = double(x[size_t((u * len + i) * inner + v)]);
+          norm += p == 1 ? std::fabs(e) : e * e;
+        }
+        if (p == 2) norm = std::sqrt(norm);
+        for (int64_t i = 0; i < len; ++i) {
+          const size_t at = size_t((u * len + i) * inner + v);
+          y[at] = T(norm == 0 ? 0.0 : double(x[at]) / norm);
+        }
+      }
+    return o.finish(0);
+  });
+}
+
 /// RMSNormalization: Y = X / sqrt(mean(X^2) + epsilon) * scale, the mean over the axes from
 /// `axis` on, in double (the stash type's float or better), scale broadcast onto X.
 Result<void> rmsNorm(EvalContext &ctx) {
@@ -456,6 +489,7 @@ Result<void> registerNormKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Softmax", [](EvalContext &c) { return softmax(c, false); }));
   SF_TRY(setKernel(r, "LogSoftmax", [](EvalContext &c) { return softmax(c, true); }));
   SF_TRY(setKernel(r, "Hardmax", hardmax));
+  SF_TRY(setKernel(r, "LpNormalization", lpNorm));
   return success();
 }
 

@@ -77,9 +77,17 @@ Taps tapsFor(const Options &o, const AxisPlan &a, int64_t x) {
     return r;
   }
   auto clampIdx = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
+  // An axis the resize keeps reads itself, whatever the mode and transform (onnxruntime's
+  // kernels: tf_half_pixel_for_nn would otherwise shift it by half an element); but for
+  // tf_crop_and_resize, whose roi crops it (ONNX's reference; onnxruntime ignores the roi there).
+  if (a.scale == 1 && a.out == a.in && o.transform != "tf_crop_and_resize") {
+    r.taps.push_back({x, 1.0});
+    return r;
+  }
   if (o.mode == "nearest") {
     double v;
-    if (o.nearest == "round_prefer_ceil") v = std::floor(xo + 0.5);
+    if (o.nearest == "simple") v = a.scale < 1 ? std::ceil(xo) : std::floor(xo); // Upsample, Resize-10
+    else if (o.nearest == "round_prefer_ceil") v = std::floor(xo + 0.5);
     else if (o.nearest == "floor") v = std::floor(xo);
     else if (o.nearest == "ceil") v = std::ceil(xo);
     else v = std::ceil(xo - 0.5); // round_prefer_floor
@@ -195,14 +203,17 @@ std::vector<size_t> cheapestOrder(std::vector<size_t> axes, const Shape &x, cons
   return best;
 }
 
-/// Resize's and Upsample's attributes (Upsample and opsets before 11: asymmetric, floor).
+/// Resize's and Upsample's attributes (Upsample and opsets before 11: asymmetric; nearest
+/// truncates, or takes the ceiling on a shrinking axis).
 Result<Options> resizeOptions(EvalContext &ctx, bool upsample) {
   Options o;
   SF_ASSIGN(o.mode, ctx.attrs().getString("mode", "nearest"));
   bool legacy = upsample || ctx.opset() < 11;
   if (legacy) {
+    // onnxruntime's nearest pixel before opset 11: the coordinate truncated, or its ceiling
+    // where the axis shrinks.
     o.transform = "asymmetric";
-    o.nearest = "floor";
+    o.nearest = "simple";
     if (o.mode == "bilinear") o.mode = "linear";
   } else {
     SF_ASSIGN(o.transform, ctx.attrs().getString("coordinate_transformation_mode", "half_pixel"));
