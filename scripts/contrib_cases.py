@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Kernel cases for onnxruntime's contrib ops of LLM decoders (GroupQueryAttention, MatMulNBits,
 SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, SkipLayerNormalization,
-RotaryEmbedding, MultiHeadAttention, GatherBlockQuantized), in the on-disk format of ONNX's
+RotaryEmbedding, MultiHeadAttention, GatherBlockQuantized), the QOperator format's ops of its
+quantization tool, the ops ONNX removed at opset 10 that it still runs, and default-domain ops where
+onnxruntime decides what the specification leaves open, in the on-disk format of ONNX's
 backend node tests (model.onnx and test_data_set_0/{input,output}_N.pb), kept in
 tests/conformance/data/contrib/, where value_conformance (the executor's values) and the
 conformance harness (shapes) read them like tests/conformance/data/node/.
@@ -1702,6 +1704,96 @@ def dynamic_slice():
     c.outputs = [("Y", F)]
     c.ref = {"Y": x[1:, 2:5]}
     return c
+
+
+# --------------------------------------------------------------------------------------------
+# Default-domain ops where onnxruntime decides what the specification leaves open or where a
+# sweep of exports found shapeflow apart from it (onnxruntime's values are the expected ones)
+
+
+def plain_case(name, op, covers, opset, inputs, ref=None, outputs=(("Y", F),), inits=None, **attrs):
+    c = Case(name, op, covers)
+    c.opset = opset
+    names = [c.feed(k, v) if v is not None else "" for k, v in inputs]
+    for k, v in (inits or {}).items():
+        c.init(k, v)
+        names.append(k)
+    c.nodes.append(node(op, names, [o for o, _ in outputs], domain="", **attrs))
+    c.outputs = list(outputs)
+    c.ref = ref if ref is not None else {}
+    return c
+
+
+@case
+def convtranspose_output_shape_odd():
+    rng = np.random.default_rng(21)
+    x, w = rng.standard_normal((1, 4, 4, 5)).astype(np.float32), rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    c = plain_case("convtranspose_output_shape_odd", "ConvTranspose", "output_shape [9, 10] from X (4, 5), stride 2: "
+                   "a total padding of 1 on W goes at the start without auto_pad", 17, [("X", x), ("W", w)],
+                   output_shape=[9, 10], strides=[2, 2])
+    full = np.zeros((1, 2, 9, 11))
+    for ci in range(4):
+        for i in range(4):
+            for j in range(5):
+                full[0, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3] += x[0, ci, i, j] * w[ci]
+    c.ref = {"Y": full[:, :, :, 1:]}
+    return c
+
+
+@case
+def dropout7_mask():
+    x = np.random.default_rng(22).standard_normal((2, 3)).astype(np.float32)
+    return plain_case("dropout7_mask", "Dropout", "Dropout-7 in inference: the mask has X's type, zeros", 7, [("X", x)],
+                      {"Y": x, "M": np.zeros((2, 3), np.float32)}, outputs=(("Y", F), ("M", F)), ratio=0.4)
+
+
+@case
+def dropout10_mask():
+    x = np.random.default_rng(23).standard_normal((2, 3)).astype(np.float32)
+    return plain_case("dropout10_mask", "Dropout", "Dropout-10 in inference: a bool mask, false (onnxruntime)", 10,
+                      [("X", x)], {"Y": x, "M": np.zeros((2, 3), bool)}, outputs=(("Y", F), ("M", TensorProto.BOOL)),
+                      ratio=0.4)
+
+
+@case
+def resize10_nearest_downsample():
+    x = np.arange(35, dtype=np.float32).reshape(1, 1, 5, 7)
+    sc = np.array([1, 1, 0.5, 0.75], np.float32)
+    rows, cols = np.ceil(np.arange(2) / np.float32(0.5)).astype(int), np.ceil(np.arange(5) / np.float32(0.75)).astype(int)
+    return plain_case("resize10_nearest_downsample", "Resize", "Resize-10 nearest at scales 0.5 and 0.75: the ceiling "
+                      "of the coordinate on a shrinking axis (onnxruntime)", 10, [("X", x), ("scales", sc)],
+                      {"Y": x[:, :, rows][:, :, :, cols]})
+
+
+@case
+def resize_tf_half_pixel_kept_axes():
+    x = np.arange(1, 9, dtype=np.float32).reshape(1, 2, 1, 4)
+    return plain_case("resize_tf_half_pixel_kept_axes", "Resize", "tf_half_pixel_for_nn, round_prefer_ceil, sizes "
+                      "[1, 2, 2, 4]: the kept axes read themselves", 18, [("X", x), ("roi", None), ("scales", None),
+                      ("sizes", np.array([1, 2, 2, 4], np.int64))], {"Y": np.repeat(x, 2, axis=2)},
+                      mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn",
+                      nearest_mode="round_prefer_ceil")
+
+
+@case
+def resize_scale_float_length():
+    x = np.random.default_rng(24).standard_normal((1, 1, 10, 2)).astype(np.float32)
+    c = plain_case("resize_scale_float_length", "Resize", "scale 2.3 on 10 rows: 23 rows (10 * 2.3 in float)", 13,
+                   [("X", x), ("roi", None), ("scales", np.array([1, 1, 2.3, 1], np.float32))], mode="nearest")
+    xo = (np.arange(23, dtype=np.float32) + np.float32(0.5)) / np.float32(2.3) - np.float32(0.5)
+    rows = np.clip(np.ceil(xo - 0.5).astype(int), 0, 9)
+    c.ref = {"Y": x[:, :, rows]}
+    return c
+
+
+@case
+def lp_normalization_zero_norm():
+    x = np.random.default_rng(25).standard_normal((2, 4, 3)).astype(np.float32)
+    x[0, :, 0] = 0
+    n = np.sqrt((x.astype(np.float64) ** 2).sum(axis=1, keepdims=True))
+    return plain_case("lp_normalization_zero_norm", "LpNormalization", "p = 2 along axis 1, one column all zeros (0 "
+                      "out, as onnxruntime)", 13, [("X", x)], {"Y": np.where(n == 0, 0, x / np.where(n == 0, 1, n))},
+                      axis=1, p=2)
 
 
 def build(c, tmp):
