@@ -278,7 +278,8 @@ struct GraphImport {
       if (scope.names.count(in.name))
         return makeError("graph '" + g.name + "': input '" + name + "' is declared twice");
       SF_ASSIGN(OutletId o,
-                g.addParameter(name, imp.factFromType(in.type, true, fmt::format("input '{}'", name))));
+                g.addParameter(name, imp.factFromType(in.type, true, fmt::format("input '{}'", name),
+                                                      imp.depth == 0 ? std::string_view(name) : std::string_view())));
       scope.names[in.name] = o;
     }
     for (const auto &t : gv.initializers) {

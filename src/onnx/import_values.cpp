@@ -19,10 +19,10 @@ Result<TensorPtr> share(Result<Tensor> t) {
 
 } // namespace
 
-Fact Importer::factFromType(const TypeView &t, bool mintNames, std::string_view what) {
+Fact Importer::factFromType(const TypeView &t, bool mintNames, std::string_view what, std::string_view unnamedStem) {
   Fact f;
   if (t.kind == TypeView::Sequence || t.kind == TypeView::Optional) {
-    if (t.inner) return factFromType(*t.inner, mintNames, what);
+    if (t.inner) return factFromType(*t.inner, mintNames, what, unnamedStem);
     return f;
   }
   if (t.kind != TypeView::Tensor && t.kind != TypeView::SparseTensor) return f;
@@ -38,7 +38,12 @@ Fact Importer::factFromType(const TypeView &t, bool mintNames, std::string_view 
     if (d.hasValue && d.value >= 0) dims.push_back(Dimension(d.value));
     else if (!d.param.empty() && (mintNames || symbols->find(str(d.param))))
       dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
-    else dims.push_back(Dimension::symbol(symbols->fresh()));
+    else if (!unnamedStem.empty()) {
+      // A name no other size has: `x_d1`, else `x_d1_2`, ...
+      std::string base = fmt::format("{}_d{}", unnamedStem, dims.size()), name = base;
+      for (int k = 2; symbols->find(name); ++k) name = fmt::format("{}_{}", base, k);
+      dims.push_back(Dimension::symbol(symbols->named(name)));
+    } else dims.push_back(Dimension::symbol(symbols->fresh()));
   }
   f.shape = PartialShape(std::move(dims));
   return f;

@@ -114,7 +114,10 @@ struct Importer {
   /// (value_info, outputs) a dim_param names a symbol only if an input already did, since
   /// exporters fill value_info with names of their own (`Addonnx::Gather_522_dim_0`).
   /// `what` names the tensor in the warning a negative declared dim gets (`input 'x'`).
-  Fact factFromType(const TypeView &t, bool mintNames = false, std::string_view what = {});
+  /// `unnamedStem` (the main graph's inputs): a dynamic dim the type leaves unnamed becomes the
+  /// size `<stem>_d<axis>` (a name --dim, --at and the contract take), not an anonymous one.
+  Fact factFromType(const TypeView &t, bool mintNames = false, std::string_view what = {},
+                    std::string_view unnamedStem = {});
 
   Result<std::shared_ptr<const Tensor>> tensorFrom(const TensorView &t);
 

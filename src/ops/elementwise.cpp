@@ -320,6 +320,8 @@ void absValues(InferContext &ctx, Facts &outs) {
   for (const auto &d : *in.value) {
     if (d.minLength() >= 0) {
       v.push_back(d);
+    } else if (auto n = Dimension::constantValue(0) - d; !d.isStatic() && d.maxLength() <= 0 && n.ok()) {
+      v.push_back(*n); // never positive: its negation (Abs(-N) is N)
     } else if (d.isStatic()) {
       v.push_back(Dimension::constantValue(d.length() < 0 ? -d.length() : d.length()));
     } else {
@@ -343,6 +345,14 @@ std::optional<Dimension> divValue(const Dimension &x, const Dimension &y) {
   if (x.expr() && y.expr() && !isConst(y.expr())) {
     auto q = divExact(x.expr(), y.expr());
     if (q.ok()) return valueElement(*q);
+  }
+  // Never positive over a positive divisor: truncation is the negated floor of -x / y.
+  if (x.maxLength() <= 0 && y.minLength() > 0) {
+    auto negated = Dimension::constantValue(0) - x;
+    if (!negated.ok()) return std::nullopt;
+    auto q = negated->floorDiv(y);
+    if (!q.ok()) return std::nullopt;
+    return opt(Dimension::constantValue(0) - *q);
   }
   if (x.minLength() < 0 || y.minLength() <= 0) return std::nullopt;
   return opt(x.floorDiv(y));

@@ -42,14 +42,15 @@ inline Result<std::vector<double>> optionalDoubles(EvalContext &ctx, size_t i) {
 }
 
 /// DynamicQuantizeLinear's uint8 quantization of `v` in place (its range widened to hold 0, 255
-/// steps, the zero point rounded and saturated, in float as onnxruntime computes it): the scale
-/// and the zero point.
+/// steps, the zero point rounded and saturated, in float as onnxruntime computes it; a range of
+/// 0 has the scale 1): the scale and the zero point.
 inline std::pair<float, float> quantizeU8Dynamic(std::vector<double> &v) {
   float lo = 0, hi = 0;
   for (double x : v) lo = std::min(lo, float(x)), hi = std::max(hi, float(x));
-  const float scale = (hi - lo) / 255.0f;
-  const float zp = scale == 0 ? 0.0f : std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
-  for (double &x : v) x = scale == 0 ? zp : std::clamp(double(std::nearbyint(float(x) / scale)) + zp, 0.0, 255.0);
+  // A range of 0 (every element 0, or none) has the scale 1, as onnxruntime gives it.
+  const float scale = hi - lo == 0 ? 1.0f : (hi - lo) / 255.0f;
+  const float zp = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+  for (double &x : v) x = std::clamp(double(std::nearbyint(float(x) / scale)) + zp, 0.0, 255.0);
   return {scale, zp};
 }
 
