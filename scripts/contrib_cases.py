@@ -1787,6 +1787,18 @@ def resize_scale_float_length():
 
 
 @case
+def batch_norm_spatial0():
+    rng = np.random.default_rng(26)
+    x = rng.standard_normal((2, 3, 2, 2)).astype(np.float32)
+    sc, b, m = (rng.standard_normal((3, 2, 2)).astype(np.float32) for _ in range(3))
+    v = (rng.random((3, 2, 2)) + 0.5).astype(np.float32)
+    ref = (x - m) / np.sqrt(v.astype(np.float64) + 1e-5) * sc + b
+    return plain_case("batch_norm_spatial0", "BatchNormalization", "opset 7 with spatial = 0: scale, B, mean and var "
+                      "per element of an image [3, 2, 2]", 7, [("X", x), ("scale", sc), ("B", b), ("mean", m), ("var", v)],
+                      {"Y": ref}, spatial=0)
+
+
+@case
 def lp_normalization_zero_norm():
     x = np.random.default_rng(25).standard_normal((2, 4, 3)).astype(np.float32)
     x[0, :, 0] = 0

@@ -68,7 +68,9 @@ int channelBroadcastFull(const Graph &g, const Node &n, const OpDef *def) {
   // BatchNormalization in inference: X [N, C, H, W], a factor and a shift per channel.
   if (n.opType == "BatchNormalization") {
     auto training = n.attrs.getInt("training_mode", 0);
-    if (!training.ok() || *training != 0 || n.inputs.size() != 5 || !n.inputs[0].valid() || !g.contains(n.inputs[0]))
+    auto spatial = n.attrs.getInt("spatial", 1); // 0 (before opset 9): parameters per element
+    if (!training.ok() || *training != 0 || !spatial.ok() || *spatial == 0 || n.inputs.size() != 5 ||
+        !n.inputs[0].valid() || !g.contains(n.inputs[0]))
       return -1;
     const Fact &x = g.fact(n.inputs[0]);
     return x.type == ElementType::F32 && x.shape.rankIsStatic() && x.shape.size() == 4 && x.shape[1].isStatic() ? 0 : -1;

@@ -66,9 +66,25 @@ Result<void> batchNorm(EvalContext &ctx) {
     SF_ASSIGN(auto bias, doubles(ctx.input(2)));
     SF_ASSIGN(auto mean, doubles(ctx.input(3)));
     SF_ASSIGN(auto var, doubles(ctx.input(4)));
-    if (int64_t(scale.size()) != c || int64_t(bias.size()) != c || int64_t(mean.size()) != c || int64_t(var.size()) != c)
-      return errorf("scale, B, mean and var must have {} elements", c);
+    // BatchNormalization before opset 9 with spatial = 0: one set of parameters per element of
+    // an image ([C, D1, ...]), shared across the batch.
+    SF_ASSIGN(int64_t spatial, ctx.attrs().getInt("spatial", 1));
+    const bool perElement = spatial == 0 && ctx.opset() < 9; // never kept in a channel layout (plan.cpp)
+    const int64_t count = perElement ? c * inner : c;
+    if (int64_t(scale.size()) != count || int64_t(bias.size()) != count || int64_t(mean.size()) != count ||
+        int64_t(var.size()) != count)
+      return errorf("scale, B, mean and var must have {} elements", count);
     Elements<T> xs(x);
+    if (perElement) {
+      Output<T> o(ctx, x.type(), x.shape());
+      SF_ASSIGN(T * p, o.makeForOverwrite(true));
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t e = 0; e < count; ++e) {
+          const double k = scale[size_t(e)] / std::sqrt(var[size_t(e)] + eps);
+          p[b * count + e] = T(double(xs[size_t(b * count + e)]) * k + (bias[size_t(e)] - mean[size_t(e)] * k));
+        }
+      return o.finish(0);
+    }
     Output<T> o(ctx, x.type(), x.shape());
     // Element i written after reading element i only: in place over a dying X.
     SF_ASSIGN(T *p, o.makeForOverwrite(true));
