@@ -1,6 +1,7 @@
 // onnxruntime's quantized operators of the QOperator format (domain com.microsoft), which its
 // quantization tool writes where a float op has no quantized ONNX op: QLinearConcat,
-// QLinearAveragePool, QLinearGlobalAveragePool, QLinearSoftmax, QLinearWhere, QGemm; and its
+// QLinearAveragePool, QLinearGlobalAveragePool, QLinearSoftmax, QLinearWhere, QGemm, QAttention
+// (shapes only: no kernel); and its
 // QuantizeLinear and DequantizeLinear (the QDQ format with 16-bit and 4-bit types before ONNX had
 // them). Each shape is the float op's: its rule runs on a view of the node that shows only the
 // tensor inputs (scales and zero points left out), with channels_last undone where given.
@@ -26,7 +27,7 @@ public:
   size_t numInputs() const override { return inputs_.size(); }
   bool hasInput(size_t i) const override { return i < inputs_.size() && present_[i]; }
   const Fact &input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : none_; }
-  size_t numOutputs() const override { return 1; }
+  size_t numOutputs() const override { return base_.numOutputs(); }
   const Attributes &attrs() const override { return base_.attrs(); }
   int64_t opset() const override { return opset_; }
   const std::string &nodeName() const override { return base_.nodeName(); }
@@ -191,6 +192,27 @@ Result<Facts> inferQLinearSoftmax(InferContext &ctx) {
   return factsOf(makeFact(x.type, x.shape));
 }
 
+/// QAttention (onnxruntime's dynamic quantization of a fused Attention): input (u8, [B, S,
+/// hidden]), weight (u8 or i8), bias, input_scale, weight_scale, mask_index, input_zero_point,
+/// weight_zero_point, past; Attention's shapes on input, weight, bias, mask_index and past, every
+/// output float (the bias's type).
+InferFn inferQAttention(InferFn attention) {
+  return [attention](InferContext &ctx) -> Result<Facts> {
+    const Fact &x = ctx.input(0), &w = ctx.input(1);
+    SF_TRY(checkEightBit(x, 0));
+    SF_TRY(checkEightBit(w, 1));
+    SF_TRY(checkQuantPair(ctx, 3, 6, x.type));
+    SF_TRY(checkQuantPair(ctx, 4, 7, w.type));
+    InputView view(ctx, {shapeOf(x), shapeOf(w), ctx.input(2), ctx.input(5), ctx.input(8)}, 1,
+                   {true, true, ctx.hasInput(2), ctx.hasInput(5), ctx.hasInput(8)});
+    SF_ASSIGN(Facts out, attention(view));
+    ElementType t = ctx.hasInput(2) && ctx.input(2).type != ElementType::Undefined ? ctx.input(2).type : ElementType::F32;
+    for (Fact &f : out)
+      if (f.shape.rankIsStatic() || f.type != ElementType::Undefined) f.type = t;
+    return out;
+  };
+}
+
 /// Cost of a float op's rule on the tensor inputs `picks` (a quantized op's float counterpart)
 /// plus a dequantize per input element and a quantize per output element.
 CostFn costOn(CostFn base, std::vector<size_t> picks) {
@@ -230,6 +252,8 @@ void registerContribQuantizedOps(OpRegistry &r) {
   r.add({.name = "QLinearWhere", .domain = kMs, .infer = inferQLinearWhere(where.infer), .cost = costOn(where.cost, {0, 1, 4})});
   r.add({.name = "QGemm", .domain = kMs, .infer = inferQGemm(gemm.infer), .cost = costOn(gemm.cost, {0, 3, 6})});
   r.add({.name = "QLinearSoftmax", .domain = kMs, .infer = inferQLinearSoftmax, .cost = costOn(softmax.cost, {0})});
+  const OpDef &attention = *r.find(kMs, "Attention");
+  r.add({.name = "QAttention", .domain = kMs, .infer = inferQAttention(attention.infer), .cost = costOn(attention.cost, {0, 1, 2, 5, 8})});
   // The QDQ format's pair with onnxruntime's wider types (u16, i16, i32, int4): ONNX's rules as
   // of opset 19 (a per-axis scale, the output type from the zero point or the scale).
   for (const char *name : {"QuantizeLinear", "DequantizeLinear"}) {
