@@ -1017,6 +1017,52 @@ def ms_attention(name, covers, B, S, N, sizes, mask=None, P=0, unidirectional=0,
     return c
 
 
+def q_attention(name, covers, B, S, N, D, P=0, mask=None, unidirectional=0, per_column=False):
+    """QAttention: u8 input and i8 weights less their zero points, their product scaled, plus bias,
+    then Attention."""
+    c = Case(name, "QAttention", covers)
+    Din = 8
+    x = c.rng.integers(0, 256, (B, S, Din)).astype(np.uint8)
+    # 7-bit weights, as onnxruntime's quantizer makes them (reduce_range): onnxruntime's u8 x i8
+    # products add pairs in int16, which saturates with full-range weights (not copied here).
+    w = c.rng.integers(-64, 64, (Din, 3 * D)).astype(np.int8)
+    b = c.randn(3 * D)
+    xs, xz = np.array(np.float32(0.02)), np.array(np.uint8(128))
+    ws = (np.linspace(0.004, 0.008, 3 * D).astype(np.float32) if per_column else np.array(np.float32(0.005)))
+    wz = np.array(np.int8(0))
+    ins = [c.feed("input", x), c.feed("weight", w), c.feed("bias", b), c.feed("input_scale", xs),
+           c.feed("weight_scale", ws), "", c.feed("input_zero_point", xz), c.feed("weight_zero_point", wz), ""]
+    past_k = past_v = None
+    if mask is not None:
+        ins[5] = c.feed("mask_index", mask)
+    if P:
+        past = c.randn(2, B, N, P, D // N)
+        ins[8] = c.feed("past", past)
+        past_k, past_v = past[0].astype(np.float64), past[1].astype(np.float64)
+    outs = ["output"] + (["present"] if P else [])
+    c.nodes.append(node("QAttention", ins, outs, num_heads=N, unidirectional=unidirectional))
+    c.outputs = [(o, F) for o in outs]
+    proj = ((x.astype(np.float64) - 128) @ w.astype(np.float64)) * (0.02 * ws.astype(np.float64)) + b
+    q, k, v = proj[..., :D], proj[..., D:2 * D], proj[..., 2 * D:]
+    r = mha_model(q, k, v, None, mask, None, past_k, past_v, N, unidirectional=unidirectional)
+    c.ref = {"output": r["output"]}
+    if P:
+        c.ref["present"] = np.stack([r["present_key"], r["present_value"]])
+    return c
+
+
+@case
+def q_attention_basic():
+    return q_attention("q_attention_basic", "u8 input (2,3,8), i8 weights (8,24), 2 heads, key lengths [3, 2]", 2, 3, 2, 8,
+                       mask=np.array([3, 2], np.int32))
+
+
+@case
+def q_attention_past_per_column():
+    return q_attention("q_attention_past_per_column", "a past of 2, unidirectional, per-column weight scales", 1, 2, 2, 8,
+                       P=2, unidirectional=1, per_column=True)
+
+
 @case
 def attention_ms():
     return ms_attention("attention_ms", "input (2,3,8), weights (8,24), bias, 2 heads, no mask", 2, 3, 2, (8, 8, 8))

@@ -3,6 +3,8 @@
 // values.
 #include "importer.h"
 
+#include <cctype>
+
 namespace sf::onnx::import_detail {
 
 namespace {
@@ -39,8 +41,12 @@ Fact Importer::factFromType(const TypeView &t, bool mintNames, std::string_view 
     else if (!d.param.empty() && (mintNames || symbols->find(str(d.param))))
       dims.push_back(Dimension::symbol(symbols->named(str(d.param))));
     else if (!unnamedStem.empty()) {
-      // A name no other size has: `x_d1`, else `x_d1_2`, ...
-      std::string base = fmt::format("{}_d{}", unnamedStem, dims.size()), name = base;
+      // A name no other size has: `x_d1`, else `x_d1_2`, ...; letters, digits and _ only, so
+      // that it reads back in an expression (tf2onnx's `input_1:0` gives `input_1_0_d1`).
+      std::string stem(unnamedStem);
+      for (char &ch : stem)
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+      std::string base = fmt::format("{}_d{}", stem, dims.size()), name = base;
       for (int k = 2; symbols->find(name); ++k) name = fmt::format("{}_{}", base, k);
       dims.push_back(Dimension::symbol(symbols->named(name)));
     } else dims.push_back(Dimension::symbol(symbols->fresh()));

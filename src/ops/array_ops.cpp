@@ -359,11 +359,11 @@ Result<Facts> inferPad(InferContext &ctx) {
   SF_ASSIGN(std::string mode, ctx.attrs().getString("mode", "constant"));
   for (size_t i = 0; i < k && (mode == "reflect" || mode == "edge"); ++i) {
     const Dimension &dim = in.shape[axes[i]];
-    int64_t most = 0;
+    int64_t most = 0, cropped = 0; // the largest pad, and what negative pads cut off first
     for (const Dimension &p : {(*pads)[i], (*pads)[i + k]})
-      if (p.isStatic()) most = std::max(most, p.length());
+      if (p.isStatic()) most = std::max(most, p.length()), cropped += std::min<int64_t>(p.length(), 0);
     if (most <= 0) continue;
-    const int64_t need = mode == "reflect" ? most + 1 : 1;
+    const int64_t need = (mode == "reflect" ? most + 1 : 1) - cropped;
     if (dim.isStatic() && dim.length() < need)
       return errorf("{} padding of {} needs axis {} to hold at least {} elements ({})", mode, most, axes[i], need, in);
     if (!dim.isStatic() && dim.expr() && dim.minLength() < need) SF_TRY(ctx.symbols().narrow(dim.expr(), {need, kInf}));

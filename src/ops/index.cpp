@@ -505,8 +505,11 @@ Result<Facts> depthSpaceWith(InferContext &ctx, bool toSpace) {
     if (dim.isStatic() && dim.length() % by != 0)
       return errorf("{} ({}) is not divisible by {} ({}, blocksize {})", name, dim, by, x, b);
     // A symbolic dim must be a multiple (the runtimes refuse another): a requirement.
-    if (!dim.isStatic() && by > 1) ctx.symbols().require(Condition::Divides, dim, Dimension(by));
-    return dim.floorDiv(by);
+    SF_ASSIGN(Dimension q, dim.floorDiv(by));
+    auto back = q * Dimension(by); // a multiple already (2*H by 2) needs nothing
+    if (!dim.isStatic() && by > 1 && !(back.ok() && *back == dim))
+      ctx.symbols().require(Condition::Divides, dim, Dimension(by));
+    return q;
   };
   Dimension bd(b);
   if (toSpace) {

@@ -200,6 +200,59 @@ Result<void> readMasks(EvalContext &ctx, size_t maskAt, size_t biasAt, HeadsArgs
 /// S); mask_index (B): key lengths, (B, T) or (B, S, T): 0 masks; unidirectional;
 /// attention_bias (B|1, N|1, S, T), not with a past (onnxruntime refuses the two together). A
 /// shared past/present buffer, rotary and the other mask forms are refused.
+/// Where an attention op's optional inputs are: Attention's mask_index, past and attention_bias
+/// (3, 4, 5); QAttention's mask_index and past (5, 8; no attention_bias).
+struct AttentionSlots {
+  size_t mask = 3, past = 4, attnBias = 5;
+};
+constexpr size_t kNoInput = size_t(-1);
+
+/// Attention's heads from the projections `qkv` (B*S, Dq + Dq + Dv, bias added): Q, K and V of N
+/// heads, the past (2, B, N, P, H) before the new keys, the masks, the output (B, S, Dv) and the
+/// present (2, B, N, P + S, H).
+template <class T>
+Result<void> attendProjected(EvalContext &ctx, const AttentionSlots &at, int64_t B, int64_t S, int64_t N, int64_t Dq,
+                             int64_t Dv, std::vector<T> &qkv, ElementType type) {
+  const int64_t H = Dq / N, Hv = Dv / N, Dall = 2 * Dq + Dv;
+  int64_t P = 0;
+  std::vector<T> past;
+  if (ctx.hasInput(at.past)) {
+    const Shape &ps = ctx.input(at.past).shape();
+    if (ps.size() != 5 || ps[0] != 2 || ps[1] != B || ps[2] != N || ps[4] != H || Hv != H)
+      return errorf("past {}: (2, {}, {}, past, {}) expected", shapeText(ps), B, N, H);
+    P = ps[3];
+    SF_ASSIGN(past, elementsAs<T>(ctx.input(at.past)));
+  }
+  const int64_t Tk = P + S;
+  std::vector<T> Q(size_t(B * N * S * H)), K(size_t(B * N * Tk * H)), V(size_t(B * N * Tk * Hv));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < H; ++h) Q[size_t(((b * N + n) * S + s) * H + h)] = qkv[size_t((b * S + s) * Dall + n * H + h)];
+      for (int64_t t = 0; t < Tk; ++t) {
+        const int64_t s = t - P;
+        for (int64_t h = 0; h < H; ++h)
+          K[size_t(((b * N + n) * Tk + t) * H + h)] =
+              s < 0 ? past[size_t((((0 * B + b) * N + n) * P + t) * H + h)] : qkv[size_t((b * S + s) * Dall + Dq + n * H + h)];
+        for (int64_t h = 0; h < Hv; ++h)
+          V[size_t(((b * N + n) * Tk + t) * Hv + h)] =
+              s < 0 ? past[size_t((((1 * B + b) * N + n) * P + t) * H + h)]
+                    : qkv[size_t((b * S + s) * Dall + 2 * Dq + n * Hv + h)];
+      }
+    }
+  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, Tk, H, Hv));
+  std::vector<int64_t> mask;
+  std::vector<double> attnBias;
+  SF_TRY(readMasks(ctx, at.mask, at.attnBias, heads, mask, attnBias, "mask_index"));
+  SF_TRY(setOutputAs(ctx, 0, type, Shape{B, S, Dv}, attendHeads(heads, Q, K, V)));
+  if (ctx.numOutputs() > 1) {
+    std::vector<T> present(K);
+    present.insert(present.end(), V.begin(), V.end());
+    SF_TRY(setOutputAs(ctx, 1, type, Shape{2, B, N, Tk, H}, present));
+  }
+  return success();
+}
+
 template <class T> Result<void> msAttentionAs(EvalContext &ctx) {
   const Tensor &x = ctx.input(0), &w = ctx.input(1);
   SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
@@ -217,18 +270,7 @@ template <class T> Result<void> msAttentionAs(EvalContext &ctx) {
   if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != ws[1] || sizes[0] != sizes[1] || sizes[0] % N != 0 ||
       sizes[2] % N != 0)
     return errorf("qkv_hidden_sizes [{}] for weights {} and {} heads", fmt::join(sizes, ","), shapeText(ws), N);
-  const int64_t B = xs[0], S = xs[1], Din = xs[2], Dq = sizes[0], Dv = sizes[2], H = Dq / N, Hv = Dv / N,
-                Dall = ws[1];
-  int64_t P = 0;
-  std::vector<T> past;
-  if (ctx.hasInput(4)) {
-    const Shape &ps = ctx.input(4).shape();
-    if (ps.size() != 5 || ps[0] != 2 || ps[1] != B || ps[2] != N || ps[4] != H || Hv != H)
-      return errorf("past {}: (2, {}, {}, past, {}) expected", shapeText(ps), B, N, H);
-    P = ps[3];
-    SF_ASSIGN(past, elementsAs<T>(ctx.input(4)));
-  }
-  const int64_t Tk = P + S;
+  const int64_t B = xs[0], S = xs[1], Din = xs[2], Dall = ws[1];
   SF_TRY(ctx.admit(x.type(), Shape{B, S, Dall}));
   SF_ASSIGN(auto xv, elementsAs<T>(x));
   SF_ASSIGN(auto wv, elementsAs<T>(w));
@@ -249,33 +291,46 @@ template <class T> Result<void> msAttentionAs(EvalContext &ctx) {
   }
   for (int64_t r = 0; r < B * S; ++r)
     for (int64_t j = 0; j < Dall; ++j) qkv[size_t(r * Dall + j)] += T(bias[size_t(j)]);
-  std::vector<T> Q(size_t(B * N * S * H)), K(size_t(B * N * Tk * H)), V(size_t(B * N * Tk * Hv));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t n = 0; n < N; ++n) {
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t h = 0; h < H; ++h) Q[size_t(((b * N + n) * S + s) * H + h)] = qkv[size_t((b * S + s) * Dall + n * H + h)];
-      for (int64_t t = 0; t < Tk; ++t) {
-        const int64_t s = t - P;
-        for (int64_t h = 0; h < H; ++h)
-          K[size_t(((b * N + n) * Tk + t) * H + h)] =
-              s < 0 ? past[size_t((((0 * B + b) * N + n) * P + t) * H + h)] : qkv[size_t((b * S + s) * Dall + Dq + n * H + h)];
-        for (int64_t h = 0; h < Hv; ++h)
-          V[size_t(((b * N + n) * Tk + t) * Hv + h)] =
-              s < 0 ? past[size_t((((1 * B + b) * N + n) * P + t) * H + h)]
-                    : qkv[size_t((b * S + s) * Dall + 2 * Dq + n * Hv + h)];
-      }
-    }
-  SF_ASSIGN(HeadsArgs heads, headsArgs(ctx, B, N, S, P, Tk, H, Hv));
-  std::vector<int64_t> mask;
-  std::vector<double> attnBias;
-  SF_TRY(readMasks(ctx, 3, 5, heads, mask, attnBias, "mask_index"));
-  SF_TRY(setOutputAs(ctx, 0, x.type(), Shape{B, S, Dv}, attendHeads(heads, Q, K, V)));
-  if (ctx.numOutputs() > 1) {
-    std::vector<T> present(K);
-    present.insert(present.end(), V.begin(), V.end());
-    SF_TRY(setOutputAs(ctx, 1, x.type(), Shape{2, B, N, Tk, H}, present));
+  return attendProjected<T>(ctx, AttentionSlots{}, B, S, N, sizes[0], sizes[2], qkv, x.type());
+}
+
+/// QAttention (com.microsoft, onnxruntime's dynamic quantization of Attention): input (u8, B, S,
+/// Din) and weight (u8 or i8, Din x 3D) less their zero points (weight's per tensor or per
+/// column), their integer product times input_scale * weight_scale (per tensor or column) in
+/// float, plus bias; then Attention on it with mask_index (5) and past (8). Outputs f32.
+Result<void> qAttention(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0), &w = ctx.input(1);
+  SF_ASSIGN(int64_t N, ctx.attrs().getInt("num_heads"));
+  const Shape &xs = x.shape(), &ws = w.shape();
+  if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2] || N <= 0 || ws[1] % 3 != 0 || (ws[1] / 3) % N != 0)
+    return errorf("input {} and weights {} with num_heads {}", shapeText(xs), shapeText(ws), N);
+  const int64_t B = xs[0], S = xs[1], Din = xs[2], Dall = ws[1];
+  SF_TRY(ctx.admit(ElementType::F32, Shape{B, S, Dall}));
+  SF_ASSIGN(auto xv, doubles(x));
+  SF_ASSIGN(auto wv, doubles(w));
+  SF_ASSIGN(auto bias, hiddenParam(ctx, 2, Dall, "bias"));
+  SF_ASSIGN(auto xScale, doubles(ctx.input(3)));
+  SF_ASSIGN(auto wScale, doubles(ctx.input(4)));
+  std::vector<double> xZero{0.0}, wZero{0.0};
+  if (ctx.hasInput(6)) {
+    SF_ASSIGN(xZero, doubles(ctx.input(6)));
   }
-  return success();
+  if (ctx.hasInput(7)) {
+    SF_ASSIGN(wZero, doubles(ctx.input(7)));
+  }
+  auto perColumn = [&](const std::vector<double> &v) { return v.size() == 1 || int64_t(v.size()) == Dall; };
+  if (xScale.size() != 1 || xZero.size() != 1 || !perColumn(wScale) || !perColumn(wZero))
+    return errorf("input_scale and input_zero_point must be one value, weight_scale and weight_zero_point one or {}", Dall);
+  std::vector<float> qkv(size_t(B * S * Dall));
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t j = 0; j < Dall; ++j) {
+      const double zw = wZero.size() == 1 ? wZero[0] : wZero[size_t(j)];
+      double acc = 0; // an exact integer sum
+      for (int64_t i = 0; i < Din; ++i) acc += (xv[size_t(r * Din + i)] - xZero[0]) * (wv[size_t(i * Dall + j)] - zw);
+      const float scale = float(xScale[0]) * float(wScale.size() == 1 ? wScale[0] : wScale[size_t(j)]);
+      qkv[size_t(r * Dall + j)] = float(acc) * scale + float(bias[size_t(j)]);
+    }
+  return attendProjected<float>(ctx, AttentionSlots{5, 8, kNoInput}, B, S, N, Dall / 3, Dall / 3, qkv, ElementType::F32);
 }
 
 Result<void> msAttention(EvalContext &ctx) {
@@ -367,6 +422,7 @@ Result<void> multiHeadAttention(EvalContext &ctx) {
 } // namespace
 
 Result<void> registerContribAttentionKernels(OpRegistry &r) {
+  SF_TRY(setKernel(r, "QAttention", qAttention, kMs));
   SF_TRY(setKernel(r, "RotaryEmbedding", msRotaryEmbedding, kMs));
   SF_TRY(setKernel(r, "MultiHeadAttention", multiHeadAttention, kMs));
   SF_TRY(setKernel(r, "Attention", msAttention, kMs));

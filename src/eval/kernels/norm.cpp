@@ -70,7 +70,9 @@ Result<void> batchNorm(EvalContext &ctx) {
     // an image ([C, D1, ...]), shared across the batch.
     SF_ASSIGN(int64_t spatial, ctx.attrs().getInt("spatial", 1));
     const bool perElement = spatial == 0 && ctx.opset() < 9; // never kept in a channel layout (plan.cpp)
-    const int64_t count = perElement ? c * inner : c;
+    int64_t image = c; // C times the spatial dims (inner is 0 for an empty batch)
+    for (size_t d = 2; d < x.shape().size(); ++d) image *= x.shape()[d];
+    const int64_t count = perElement ? image : c;
     if (int64_t(scale.size()) != count || int64_t(bias.size()) != count || int64_t(mean.size()) != count ||
         int64_t(var.size()) != count)
       return errorf("scale, B, mean and var must have {} elements", count);
