@@ -126,7 +126,9 @@ std::optional<std::string> InputDomain::breaks(const Binding &b) const {
   }
   // A size given by a name the inputs no longer read (inference solved it: T == S + P) must
   // be the value its solution takes.
-  for (const auto &[name, given] : b) {
+  for (const auto &entry : b) {
+    const std::string &name = entry.first; // (not a structured binding: lambdas below use it)
+    const int64_t given = entry.second;
     if (!table || std::any_of(symbols.begin(), symbols.end(), [&](const Symbol &s) { return s.key == name; })) continue;
     auto id = table->find(name);
     if (!id) continue;
