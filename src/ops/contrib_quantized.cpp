@@ -76,6 +76,12 @@ Result<void> checkEightBit(const Fact &f, size_t i) {
   return success();
 }
 
+/// Input `data`, a u8 or i8 tensor, with its scale and zero point at `scale` and `zero`.
+Result<void> checkQuantized(InferContext &ctx, size_t data, size_t scale, size_t zero) {
+  SF_TRY(checkEightBit(ctx.input(data), data));
+  return checkQuantPair(ctx, scale, zero, ctx.input(data).type);
+}
+
 /// Channels last ([N, spatial..., C]) as channels first ([N, C, spatial...]) and back.
 PartialShape channelsFirst(const PartialShape &s) {
   if (!s.rankIsStatic() || s.size() < 3) return s;
@@ -95,8 +101,7 @@ PartialShape channelsLast(const PartialShape &s) {
 InferFn inferQLinearPool(InferFn floatRule) {
   return [floatRule](InferContext &ctx) -> Result<Facts> {
     const Fact &x = ctx.input(0);
-    SF_TRY(checkEightBit(x, 0));
-    SF_TRY(checkQuantPair(ctx, 1, 2, x.type));
+    SF_TRY(checkQuantized(ctx, 0, 1, 2));
     SF_TRY(checkQuantPair(ctx, 3, 4, x.type));
     SF_ASSIGN(int64_t last, ctx.attrs().getInt("channels_last", 0));
     Fact plain = makeFact(ElementType::Undefined, last ? channelsFirst(x.shape) : x.shape);
@@ -118,11 +123,10 @@ InferFn inferQLinearConcat(InferFn concat) {
     Facts tensors;
     for (size_t i = 2; i < ctx.numInputs(); i += 3) {
       const Fact &x = ctx.input(i);
-      SF_TRY(checkEightBit(x, i));
+      SF_TRY(checkQuantized(ctx, i, i + 1, i + 2));
       if (t == ElementType::Undefined) t = x.type;
       else if (x.type != ElementType::Undefined && x.type != t)
         return errorf("input {} is {}, but Y is {}", i, x, shortName(t));
-      SF_TRY(checkQuantPair(ctx, i + 1, i + 2, x.type));
       tensors.push_back(shapeOf(x));
     }
     InputView view(ctx, std::move(tensors), 13);
@@ -136,10 +140,8 @@ InferFn inferQLinearConcat(InferFn concat) {
 InferFn inferQLinearWhere(InferFn where) {
   return [where](InferContext &ctx) -> Result<Facts> {
     const Fact &x = ctx.input(1), &y = ctx.input(4);
-    SF_TRY(checkEightBit(x, 1));
-    SF_TRY(checkEightBit(y, 4));
-    SF_TRY(checkQuantPair(ctx, 2, 3, x.type));
-    SF_TRY(checkQuantPair(ctx, 5, 6, y.type));
+    SF_TRY(checkQuantized(ctx, 1, 2, 3));
+    SF_TRY(checkQuantized(ctx, 4, 5, 6));
     InputView view(ctx, {ctx.input(0), shapeOf(x), shapeOf(y)}, 16);
     SF_ASSIGN(Facts out, where(view));
     ElementType t = ctx.hasInput(8) ? ctx.input(8).type : ElementType::Undefined;
@@ -153,10 +155,8 @@ InferFn inferQLinearWhere(InferFn where) {
 InferFn inferQGemm(InferFn gemm) {
   return [gemm](InferContext &ctx) -> Result<Facts> {
     const Fact &a = ctx.input(0), &b = ctx.input(3);
-    SF_TRY(checkEightBit(a, 0));
-    SF_TRY(checkEightBit(b, 3));
-    SF_TRY(checkQuantPair(ctx, 1, 2, a.type));
-    SF_TRY(checkQuantPair(ctx, 4, 5, b.type));
+    SF_TRY(checkQuantized(ctx, 0, 1, 2));
+    SF_TRY(checkQuantized(ctx, 3, 4, 5));
     Facts tensors{shapeOf(a), shapeOf(b)};
     if (ctx.hasInput(6)) {
       const Fact &c = ctx.input(6);
@@ -180,8 +180,7 @@ InferFn inferQGemm(InferFn gemm) {
 /// dim from it on, from 13 it is one axis); either way the axis must be one of X's.
 Result<Facts> inferQLinearSoftmax(InferContext &ctx) {
   const Fact &x = ctx.input(0);
-  SF_TRY(checkEightBit(x, 0));
-  SF_TRY(checkQuantPair(ctx, 1, 2, x.type));
+  SF_TRY(checkQuantized(ctx, 0, 1, 2));
   SF_TRY(checkQuantPair(ctx, 3, 4, x.type));
   SF_ASSIGN(int64_t opset, ctx.attrs().getInt("opset"));
   SF_ASSIGN(int64_t axis, ctx.attrs().getInt("axis", opset < 13 ? 1 : -1));
@@ -199,10 +198,8 @@ Result<Facts> inferQLinearSoftmax(InferContext &ctx) {
 InferFn inferQAttention(InferFn attention) {
   return [attention](InferContext &ctx) -> Result<Facts> {
     const Fact &x = ctx.input(0), &w = ctx.input(1);
-    SF_TRY(checkEightBit(x, 0));
-    SF_TRY(checkEightBit(w, 1));
-    SF_TRY(checkQuantPair(ctx, 3, 6, x.type));
-    SF_TRY(checkQuantPair(ctx, 4, 7, w.type));
+    SF_TRY(checkQuantized(ctx, 0, 3, 6));
+    SF_TRY(checkQuantized(ctx, 1, 4, 7));
     InputView view(ctx, {shapeOf(x), shapeOf(w), ctx.input(2), ctx.input(5), ctx.input(8)}, 1,
                    {true, true, ctx.hasInput(2), ctx.hasInput(5), ctx.hasInput(8)});
     SF_ASSIGN(Facts out, attention(view));

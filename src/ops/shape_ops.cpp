@@ -729,20 +729,15 @@ void registerShapeOps(OpRegistry &r) {
          .refine = refineTranspose(),
          .cost = costNone,
          .passThrough = transposePassesThrough});
-  r.add({.name = "Slice",
-         .infer = inferSlice,
-         .values = movedValues(Move::Slice),
-         .traits = {.movesElements = true},
-         .refine = refineSameRank(),
-         .cost = costNone,
-         .passThrough = slicePassesThrough});
-  r.add({.name = "DynamicSlice",
-         .infer = inferSlice,
-         .values = movedValues(Move::Slice),
-         .traits = {.movesElements = true},
-         .refine = refineSameRank(),
-         .cost = costNone,
-         .passThrough = slicePassesThrough});
+  // DynamicSlice (opsets 1-9, removed from ONNX, run by onnxruntime) is Slice with its ranges as
+  // inputs: the same record (rangesInAttributes tells the two apart).
+  r.addAll({"Slice", "DynamicSlice"},
+           {.infer = inferSlice,
+            .values = movedValues(Move::Slice),
+            .traits = {.movesElements = true},
+            .refine = refineSameRank(),
+            .cost = costNone,
+            .passThrough = slicePassesThrough});
 }
 
 } // namespace sf

@@ -413,6 +413,25 @@ Result<void> qlinearWhere(EvalContext &ctx) {
   return ctx.setOutput(0, std::move(t));
 }
 
+/// What both quantized poolings read: X ([N, C, spatial...], or [N, spatial..., C] with
+/// channels_last), X's and Y's scale and zero point, and X's type's range.
+struct QuantizedPool {
+  bool last = false;
+  std::pair<float, float> x, y;
+  std::pair<double, double> range;
+};
+
+Result<QuantizedPool> quantizedPool(EvalContext &ctx) {
+  if (ctx.input(0).shape().size() < 3) return errorf("X is {}", shapeText(ctx.input(0).shape()));
+  QuantizedPool q;
+  SF_ASSIGN(int64_t last, ctx.attrs().getInt("channels_last", 0));
+  q.last = last != 0;
+  SF_ASSIGN(q.x, quantParams(ctx, 1, 2));
+  SF_ASSIGN(q.y, quantParams(ctx, 3, 4));
+  SF_ASSIGN(q.range, quantRange(ctx.input(0).type()));
+  return q;
+}
+
 /// QLinearGlobalAveragePool (com.microsoft): per image and channel the sum of X less its zero
 /// point, times x_scale / (y_scale * positions) in float, rounded to nearest even, plus Y's zero
 /// point, saturated (onnxruntime's MLAS kernel, which refuses a scale below 2^-32 or from 256 on
@@ -420,11 +439,10 @@ Result<void> qlinearWhere(EvalContext &ctx) {
 Result<void> qlinearGlobalAveragePool(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
   const Shape &s = x.shape();
-  if (s.size() < 3) return errorf("X is {}", shapeText(s));
-  SF_ASSIGN(int64_t last, ctx.attrs().getInt("channels_last", 0));
-  SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
-  SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
-  SF_ASSIGN(auto range, quantRange(x.type()));
+  SF_ASSIGN(const QuantizedPool q, quantizedPool(ctx));
+  const bool last = q.last;
+  const auto &px = q.x, &py = q.y;
+  const auto &range = q.range;
   const int64_t n = s[0], c = last ? s.back() : s[1];
   int64_t hw = 1; // the positions: every dim but the batch and the channels
   for (size_t d = 1; d < s.size(); ++d)
@@ -458,11 +476,10 @@ Result<void> qlinearGlobalAveragePool(EvalContext &ctx) {
 Result<void> qlinearAveragePool(EvalContext &ctx) {
   const Tensor &x = ctx.input(0);
   const Shape &s = x.shape();
-  if (s.size() < 3) return errorf("X is {}", shapeText(s));
-  SF_ASSIGN(int64_t last, ctx.attrs().getInt("channels_last", 0));
-  SF_ASSIGN(auto px, quantParams(ctx, 1, 2));
-  SF_ASSIGN(auto py, quantParams(ctx, 3, 4));
-  SF_ASSIGN(auto range, quantRange(x.type()));
+  SF_ASSIGN(const QuantizedPool q, quantizedPool(ctx));
+  const bool last = q.last;
+  const auto &px = q.x, &py = q.y;
+  const auto &range = q.range;
   SF_ASSIGN(auto kernel, ctx.attrs().getInts("kernel_shape"));
   SF_ASSIGN(int64_t ceilMode, ctx.attrs().getInt("ceil_mode", 0));
   SF_ASSIGN(int64_t countPad, ctx.attrs().getInt("count_include_pad", 0));

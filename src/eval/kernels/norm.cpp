@@ -399,9 +399,8 @@ Result<void> lpNorm(EvalContext &ctx) {
   SF_ASSIGN(int64_t p, ctx.attrs().getInt("p", 2));
   if (p != 1 && p != 2) return errorf("p must be 1 or 2, got {}", p);
   SF_ASSIGN(size_t axis, normAxis(axisAttr, a.shape().size()));
-  const int64_t outer = dimsProduct(a.shape(), 0, axis), len = a.shape()[axis];
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < a.shape().size(); ++d) inner *= a.shape()[d];
+  const int64_t outer = dimsProduct(a.shape(), 0, axis), len = a.shape()[axis],
+                inner = dimsProduct(a.shape(), axis + 1, a.shape().size());
   return dispatchFloat(a.type(), [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     Elements<T> x(a);
