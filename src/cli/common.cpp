@@ -1,6 +1,8 @@
 // What the subcommands share (cli/common.h).
 #include "common.h"
 
+#include <chrono>
+
 #include <set>
 
 #include "shapeflow/support/format.h"
@@ -81,13 +83,24 @@ ModelArgs withEmptySizes(ModelArgs model, const std::vector<Binding> &bindings) 
   return model;
 }
 
-InferModel fileModel(const std::string &path, const onnx::ImportOptions &import) {
-  return [path, import](const InferOptions &o, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
+double nowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+InferModel fileModel(const std::string &path, const onnx::ImportOptions &import, PhaseTimes *times) {
+  return [path, import, times](const InferOptions &o, const std::function<void(Graph &)> &before) -> Result<InferredModel> {
     InferredModel m;
+    const double start = nowMs();
     SF_ASSIGN(m.graph, onnx::loadGraphFile(path, m.diags, import));
+    const double loaded = nowMs();
     SF_TRY(applyInputs(m.graph, o, &m.diags));
     if (before) before(m.graph);
     m.stats = inferGraph(m.graph, m.diags, o);
+    if (times) {
+      times->loadMs += loaded - start;
+      times->inferMs += nowMs() - loaded;
+      ++times->loads;
+    }
     return m;
   };
 }

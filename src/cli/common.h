@@ -54,7 +54,14 @@ Result<std::unique_ptr<Inferred>> loadAndInfer(const ModelArgs &a, const onnx::I
                                                const std::function<void(Graph &)> &beforeInference = {});
 
 /// The model of MODEL loaded afresh for each inference (model_queries.h).
-InferModel fileModel(const std::string &path, const onnx::ImportOptions &import = {});
+/// Time spent in a command's phases (`infer --timings`), summed over the model's loads.
+struct PhaseTimes {
+  double loadMs = 0, inferMs = 0;
+  int loads = 0;
+};
+InferModel fileModel(const std::string &path, const onnx::ImportOptions &import = {}, PhaseTimes *times = nullptr);
+/// Milliseconds on a monotonic clock.
+double nowMs();
 
 /// `model` with `--dim SYM=0..` for each size some binding sets to 0 and no --dim ranges: the
 /// model inferred with that size from 0 (an empty KV cache).

@@ -35,7 +35,7 @@ int writeAnnotated(const std::string &modelPath, const Graph &g, const std::stri
 
 struct InferArgs {
   ModelArgs model;
-  bool json = false, noNames = false;
+  bool json = false, noNames = false, timings = false;
   std::string outPath;
 };
 
@@ -43,10 +43,13 @@ int runInfer(const InferArgs &a) {
   // Named sizes the model runs at 0 (an empty cache) are inferred from 0.
   auto options = a.model.options();
   if (!options.ok()) return fail(options.error().message);
-  auto m = inferAdmittingZero(fileModel(a.model.path), *options);
+  const double start = nowMs();
+  PhaseTimes times;
+  auto m = inferAdmittingZero(fileModel(a.model.path, {}, &times), *options);
   if (!m.ok()) return fail(m.error().message);
   InferredModel &r = *m;
   if (a.model.strict) r.diags.promoteAssumptions();
+  const double reportStart = nowMs();
   Report report{a.model.path, &r.graph, &r.diags, r.stats, !a.noNames};
   if (a.json) {
     writeJson(report, std::cout, 1);
@@ -54,8 +57,18 @@ int runInfer(const InferArgs &a) {
   } else {
     printText(report, std::cout);
   }
+  std::cout.flush();
+  const double reported = nowMs();
   if (!a.outPath.empty())
     if (int rc = writeAnnotated(a.model.path, r.graph, a.outPath)) return rc;
+  if (a.timings) {
+    const double end = nowMs();
+    std::cerr << fmt::format("timings: load {:.1f} ms ({} load{}), inference {:.1f} ms, the rest of the "
+                             "contract {:.1f} ms, report {:.1f} ms, --out {:.1f} ms\n",
+                             times.loadMs, times.loads, times.loads == 1 ? "" : "s", times.inferMs,
+                             (reportStart - start) - times.loadMs - times.inferMs, reported - reportStart,
+                             end - reported);
+  }
   return r.diags.hasErrors() ? 1 : 0;
 }
 
@@ -67,6 +80,9 @@ Command addInfer(CLI::App &app) {
   args->model.add(cmd);
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_option("--out", args->outPath, "write the .onnx model annotated with value_info");
+  cmd->add_flag("--timings", args->timings,
+                "print to stderr the milliseconds of each phase: loading the model (every load: a small "
+                "model is inferred again to find which sizes may be 0), inference, the report, --out");
   cmd->add_flag("--no-names", args->noNames,
                 "print every dim expanded (no R1 = ... for repeated sizes, ? for unnamed input dims)");
   return {cmd, [args] { return runInfer(*args); }};

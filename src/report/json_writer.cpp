@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 
 namespace sf {
 
@@ -57,16 +59,36 @@ std::string validUtf8(std::string_view s) {
   return out;
 }
 
+namespace {
+
+/// Bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
+constexpr std::array<bool, 256> plainBytes() {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x80; ++c) t[size_t(c)] = c != '"' && c != '\\';
+  return t;
+}
+constexpr std::array<bool, 256> kPlain = plainBytes();
+
+} // namespace
+
 void appendJsonString(std::string &out, std::string_view s) {
+  // Names and expressions are nearly always plain: one scan, one append.
+  size_t run = 0;
+  while (run < s.size() && kPlain[uint8_t(s[run])]) ++run;
+  if (run == s.size()) {
+    const size_t at = out.size();
+    out.resize(at + s.size() + 2);
+    char *p = out.data() + at;
+    *p = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out += '"';
   for (size_t i = 0; i < s.size();) {
     // A run of characters that need no escaping, appended at once.
-    size_t run = i;
-    while (run < s.size()) {
-      unsigned char r = uint8_t(s[run]);
-      if (r < 0x20 || r >= 0x80 || r == '"' || r == '\\') break;
-      ++run;
-    }
+    run = i;
+    while (run < s.size() && kPlain[uint8_t(s[run])]) ++run;
     if (run > i) {
       out.append(s.data() + i, run - i);
       i = run;
@@ -105,10 +127,7 @@ void appendJsonString(std::string &out, std::string_view s) {
       out += "\\f";
       break;
     default:
-      if (c < 0x20)
-        fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-      else
-        out += char(c);
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
     }
     ++i;
   }
@@ -169,13 +188,15 @@ JsonWriter &JsonWriter::key(std::string_view k) {
 
 JsonWriter &JsonWriter::value(int64_t v) {
   separate();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  fmt::format_int text(v);
+  out_.append(text.data(), text.size());
   return *this;
 }
 
 JsonWriter &JsonWriter::value(uint64_t v) {
   separate();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  fmt::format_int text(v);
+  out_.append(text.data(), text.size());
   return *this;
 }
 

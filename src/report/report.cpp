@@ -62,19 +62,21 @@ nlohmann::json dimJson(const Dimension &d) {
   return dimJson(d, none);
 }
 
-void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts, const PrintNames *names) {
-  if (d.isStatic()) {
-    w.value(d.length());
-    return;
-  }
+namespace {
+
+/// `expr`'s text, printed once per report.
+const std::string &exprTextOnce(const Dimension &d, DimTexts &texts, const PrintNames *names) {
+  auto [it, fresh] = texts.exprs.try_emplace(d.expr());
+  if (fresh) it->second = exprText(d, names);
+  return it->second;
+}
+
+void writeDimObject(JsonWriter &w, const Dimension &d, DimTexts &texts, const PrintNames *names) {
   w.beginObject().key("expr");
-  if (!d.expr()) {
+  if (!d.expr())
     w.value("?");
-  } else {
-    auto [it, fresh] = texts.try_emplace(d.expr());
-    if (fresh) it->second = exprText(d, names);
-    w.value(it->second);
-  }
+  else
+    w.value(exprTextOnce(d, texts, names));
   w.key("min");
   if (d.minLength() == -kInf)
     w.null();
@@ -86,6 +88,23 @@ void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts, const Prin
   else
     w.null();
   w.endObject();
+}
+
+} // namespace
+
+void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts, const PrintNames *names) {
+  if (d.isStatic()) {
+    w.value(d.length());
+    return;
+  }
+  // A symbolic dim's object is written once per depth and then copied (a model's tensors share
+  // a few dims: the 100,000-node graph's listing is 300,000 of them).
+  auto [it, fresh] = texts.objects.try_emplace(DimTexts::Object{d.expr(), d.minLength(), d.maxLength(), w.depth()});
+  if (fresh) {
+    JsonWriter once(it->second, w.indent(), w.depth());
+    writeDimObject(once, d, texts, names);
+  }
+  w.raw(it->second);
 }
 
 void writeSymbolsJson(JsonWriter &w, const Graph &g) { writeSymbolsJson(w, g.symbols.namedSymbols()); }
@@ -106,13 +125,7 @@ void writeSymbolsJson(JsonWriter &w, const std::vector<std::pair<std::string, In
 nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *names) {
   if (d.isStatic()) return d.length();
   nlohmann::json j;
-  if (!d.expr()) {
-    j["expr"] = "?";
-  } else {
-    auto [it, fresh] = texts.try_emplace(d.expr());
-    if (fresh) it->second = exprText(d, names);
-    j["expr"] = it->second;
-  }
+  j["expr"] = d.expr() ? exprTextOnce(d, texts, names) : std::string("?");
   j["min"] = d.minLength() == -kInf ? nlohmann::json(nullptr) : nlohmann::json(d.minLength());
   j["max"] = d.hasUpperBound() ? nlohmann::json(d.maxLength()) : nlohmann::json(nullptr);
   return j;

@@ -121,6 +121,19 @@ TEST(CliExit, GraphWithAnErrorIsOneAndStillPrintsFacts) {
   EXPECT_TRUE(contains(r.out, "1 errors")) << describe(r);
 }
 
+// --timings adds the phases' milliseconds on stderr and changes nothing on stdout; a small model
+// is loaded more than once (the sizes that may be 0 are probed).
+TEST(CliInferTimings, PhasesOnStderrAndTheSameListing) {
+  Outcome plain = shapeflow({"infer", data("kv_concat.onnx"), "--json"});
+  Outcome timed = shapeflow({"infer", data("kv_concat.onnx"), "--json", "--timings"});
+  EXPECT_EQ(timed.status, plain.status) << describe(timed);
+  EXPECT_EQ(timed.out, plain.out);
+  EXPECT_TRUE(contains(timed.err, "timings: load ")) << describe(timed);
+  EXPECT_TRUE(contains(timed.err, " loads), inference ")) << describe(timed);
+  EXPECT_TRUE(contains(timed.err, "report ")) << describe(timed);
+  EXPECT_FALSE(contains(plain.err, "timings:")) << describe(plain);
+}
+
 TEST(CliExit, MissingFileIsTwo) {
   Outcome r = shapeflow({"infer", (scratchDir() / "no_such_model.txt").string()});
   EXPECT_EQ(r.status, 2) << describe(r);

@@ -19,6 +19,14 @@ public:
   /// `indent` > 0: one member per line, indented that many spaces per level (as
   /// nlohmann::json::dump(indent) prints); 0: one line.
   explicit JsonWriter(std::string &out, int indent = 0) : out_(out), indent_(indent) {}
+  /// A writer of one value as it would be written `depth` containers deep (after a key or a
+  /// separator), so that a value repeated many times can be written once and then as raw text.
+  JsonWriter(std::string &out, int indent, size_t depth)
+      : out_(out), indent_(indent), first_(depth, uint8_t(0)), afterKey_(true) {}
+
+  /// Containers open now.
+  size_t depth() const { return first_.size(); }
+  int indent() const { return indent_; }
 
   JsonWriter &beginObject();
   JsonWriter &endObject();
@@ -43,7 +51,7 @@ private:
   JsonWriter &close(char c);
   std::string &out_;
   int indent_;
-  std::vector<bool> first_; // per open container: no member written yet
+  std::vector<uint8_t> first_; // per open container: no member written yet
   bool afterKey_ = false;
 };
 

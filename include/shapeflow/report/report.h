@@ -38,8 +38,25 @@ void printText(const Report &r, std::ostream &os);
 std::string jsonText(const nlohmann::json &j, int indent = -1);
 /// A dim as JSON: an integer, or {"expr", "min", "max"}.
 nlohmann::json dimJson(const Dimension &d);
-/// Expressions printed so far (a report prints the same dims many times).
-using DimTexts = std::unordered_map<Expr, std::string>;
+/// Dims printed so far (a report prints the same dims many times): each expression's text, and
+/// the streaming writer's whole object of a dim ({"expr", "min", "max"}) at a depth.
+struct DimTexts {
+  struct Object {
+    Expr expr;
+    int64_t lo, hi;
+    size_t depth;
+    bool operator==(const Object &) const = default;
+  };
+  struct ObjectHash {
+    size_t operator()(const Object &o) const {
+      size_t h = std::hash<const void *>()(o.expr);
+      for (uint64_t v : {uint64_t(o.lo), uint64_t(o.hi), uint64_t(o.depth)}) h = (h ^ v) * 0x100000001b3ull;
+      return h;
+    }
+  };
+  std::unordered_map<Expr, std::string> exprs;
+  std::unordered_map<Object, std::string, ObjectHash> objects;
+};
 /// The same, printing each expression once per `texts` (with `names`, by the report's names).
 nlohmann::json dimJson(const Dimension &d, DimTexts &texts, const PrintNames *names = nullptr);
 class JsonWriter;

@@ -1,0 +1,84 @@
+// The executable's heap in 2 MB pages where the kernel gives them (huge_heap.h).
+#include "huge_heap.h"
+
+namespace sf::cli {
+
+std::optional<uintptr_t> carve(uintptr_t &next, uintptr_t end, size_t size, size_t alignment) {
+  if (alignment == 0) alignment = 1;
+  if (alignment & (alignment - 1)) return std::nullopt;
+  const uintptr_t at = (next + alignment - 1) & ~uintptr_t(alignment - 1);
+  if (at < next || at > end || size > end - at) return std::nullopt;
+  next = at + size;
+  return at;
+}
+
+} // namespace sf::cli
+
+#ifdef SF_HUGE_HEAP
+#include <gperftools/malloc_extension.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+
+namespace sf::cli {
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+/// Address space reserved at the first request (nothing is resident until it is touched); past
+/// it, tcmalloc's own allocator.
+constexpr size_t kReserve = size_t(4) << 30;
+
+/// tcmalloc asks its system allocator for spans of at least 1 MB and carves objects out of them.
+/// This one hands out consecutive pieces of one reserved region marked MADV_HUGEPAGE, so that the
+/// kernel backs the heap with 2 MB pages: a 100,000-node graph's 50 MB of heap is then about 25
+/// page faults instead of 12,500, the first touch of each 4 KB page being a third of a fresh
+/// load's time. tcmalloc calls Alloc under its own lock.
+class HugePageHeap final : public SysAllocator {
+public:
+  explicit HugePageHeap(SysAllocator *next) : next_(next) {}
+
+  void *Alloc(size_t size, size_t *actualSize, size_t alignment) override {
+    if (!reserved_ && !reserve()) return next_->Alloc(size, actualSize, alignment);
+    auto at = carve(next_free_, end_, size, alignment);
+    if (!at) return next_->Alloc(size, actualSize, alignment);
+    if (actualSize) *actualSize = size;
+    return reinterpret_cast<void *>(*at);
+  }
+
+private:
+  bool reserve() {
+    reserved_ = true;
+    void *p = mmap(nullptr, kReserve + kHugePage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    uintptr_t start = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) / kHugePage * kHugePage;
+    madvise(reinterpret_cast<void *>(start), kReserve, MADV_HUGEPAGE); // advice: ignored without THP
+    next_free_ = start;
+    end_ = start + kReserve;
+    return true;
+  }
+
+  SysAllocator *next_;
+  bool reserved_ = false;
+  uintptr_t next_free_ = 0, end_ = 0;
+};
+
+} // namespace
+
+void useHugePageHeap() {
+  MallocExtension *m = MallocExtension::instance();
+  SysAllocator *current = m ? m->GetSystemAllocator() : nullptr;
+  if (!current) return;
+  static HugePageHeap heap(current); // lives as long as the process: tcmalloc keeps using it
+  m->SetSystemAllocator(&heap);
+}
+
+} // namespace sf::cli
+
+#else
+
+namespace sf::cli {
+void useHugePageHeap() {}
+} // namespace sf::cli
+
+#endif
