@@ -23,6 +23,7 @@ and measures it beside the others.)
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -101,6 +102,20 @@ def whole(cli, args, runs):
     return statistics.median(times), statistics.median(rss)
 
 
+def cli_load(cli, model, runs):
+    """Median load ms of `runs` fresh `shapeflow infer` processes, as the command reports it
+    (`--timings`: reading and importing the model, the executable's own allocator and heap)."""
+    loads = []
+    for _ in range(runs):
+        err = subprocess.run([cli, "infer", model, "--timings"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True).stderr
+        m = re.search(r"timings: load ([0-9.]+) ms \((\d+) load", err)
+        if not m:
+            raise SystemExit(f"no timings from {cli} infer {model}: {err[-300:]}")
+        loads.append(float(m.group(1)) / int(m.group(2)))
+    return statistics.median(loads)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -168,17 +183,20 @@ def main():
 
     print("\nWhole commands (the CLI as built, median of %d runs: wall s / peak RSS MB):\n" % a.runs)
     print("| graph | MB | `infer G` | `infer G --json` | `infer G --out F` | ONNX parse + InferShapes "
-          "(in process, tcmalloc / system) |")
-    print("|---|---:|---:|---:|---:|---:|")
+          "(in process, tcmalloc / system) | --json / ONNX (tcmalloc) | CLI load, fresh process (ms, us/node) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for g in graphs:
         t = whole(cli, ["infer", g], a.runs)
         j = whole(cli, ["infer", g, "--json"], a.runs)
         o = whole(cli, ["infer", g, "--out", "/tmp/sf_e2e_annotated.onnx"], a.runs)
         size = os.path.getsize(g) / 1e6
         onnx_t, onnx_s = rows[(g, "tcmalloc")]["onnx_ms"], rows[(g, "system")]["onnx_ms"]
+        load = cli_load(cli, g, a.runs)
+        nodes = rows[(g, "system")]["nodes"]
         print(f"| {os.path.basename(g)} | {size:.1f} | {t[0]:.2f} / {t[1]:.0f} | "
               f"{j[0]:.2f} / {j[1]:.0f} | {o[0]:.2f} / {o[1]:.0f} | "
-              f"{onnx_t / 1000:.2f} / {onnx_s / 1000:.2f} s |")
+              f"{onnx_t / 1000:.2f} / {onnx_s / 1000:.2f} s | {j[0] * 1000 / onnx_t:.2f} | "
+              f"{load:.1f}, {load * 1000 / nodes:.2f} |")
         print(f"  peak RSS of --json {j[1]:.0f} MB vs the goal file + 100 MB = {size + 100:.0f} MB",
               file=sys.stderr)
 
