@@ -63,6 +63,8 @@ void registerAllOps(OpRegistry &r) {
   registerTrainingOps(r);
   registerContribOps(r);
   registerContribQuantizedOps(r);
+  registerContribDiffusionOps(r);
+  registerContribTransformerOps(r);
   registerContribLegacyOps(r);
   registerFusedOps(r);
   registerAttentionOps(r);

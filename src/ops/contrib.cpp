@@ -10,17 +10,17 @@
 #include "shared_rules.h"
 
 namespace sf {
-namespace {
 
-const char *const kMs = "com.microsoft";
-
-/// d / k for a dim that must split into k equal parts: exact when static (an error when it does
-/// not divide), d//k when symbolic (exact for every value the op accepts).
 Result<Dimension> splitInto(const Dimension &d, int64_t k, const std::string &what) {
+  if (k <= 0) return errorf("{} cannot split into {} parts", what, k);
   if (d.isStatic() && d.length() % k != 0)
     return errorf("{} {} is not a multiple of {}", what, d, k);
   return d.floorDiv(k);
 }
+
+namespace {
+
+const char *const kMs = "com.microsoft";
 
 /// Output 0 like input 0 (optionally broadcast with the inputs listed), the rest unknown.
 InferFn inferLikeInput(std::vector<size_t> broadcastWith = {}) {
@@ -476,6 +476,105 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
   return out;
 }
 
+/// SparseAttention (com.microsoft): GroupQueryAttention's query, key and value (or the packed
+/// query) with block-sparse layouts; output [B, S, heads * head]; the caches are buffers of the
+/// largest length shared between past and present: present_key and present_value are
+/// past_key's and past_value's shapes [B, kv_heads, max, head].
+Result<Facts> inferSparseAttention(InferContext &ctx) {
+  const Fact &q = ctx.input(0);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(int64_t kvHeads, ctx.attrs().getInt("kv_num_heads"));
+  SF_ASSIGN(int64_t block, ctx.attrs().getInt("sparse_block_size"));
+  if (heads <= 0 || kvHeads <= 0)
+    return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
+  if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
+  if (block != 16 && block != 32 && block != 64 && block != 128)
+    return errorf("sparse_block_size must be 16, 32, 64 or 128, got {}", block);
+  if (!ctx.hasInput(3) || !ctx.hasInput(4)) return makeError("past_key and past_value are required");
+  GqaSizes s;
+  s.cacheType = q.type;
+  SF_TRY(queryKeyValueSizes(ctx, heads, kvHeads, s));
+  SF_TRY(pastSizes(ctx, kvHeads, s));
+  Facts out{makeFact(q.type, PartialShape({s.batch, s.seq, s.hidden}))};
+  const PartialShape cache({s.batch, Dimension(kvHeads), s.past ? *s.past : Dimension::dynamic(), s.head});
+  for (size_t i = 1; i < ctx.numOutputs() && i < 3; ++i) out.push_back(makeFact(s.cacheType, cache));
+  return out;
+}
+
+/// DecoderMaskedMultiHeadAttention (com.microsoft): one decoding step (S = 1) of
+/// MultiHeadAttention with beam search's caches. Output [B, S, v_hidden]: from a packed
+/// [B, S, heads, 3, head] query heads * head, from a 3-D value its hidden size, from a 4-D
+/// (cross-attention) value [B, heads, L, head] heads * head, from a packed 3-D query (no key and
+/// value) a third of its hidden size. present_key/present_value (self-attention only): with
+/// past_present_share_buffer the past's buffer [B, heads, max, head], else the past with the new
+/// positions appended. qk [B, heads, S, keys].
+Result<Facts> inferDecoderMaskedMha(InferContext &ctx) {
+  const Fact &q = ctx.input(0);
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(int64_t share, ctx.attrs().getInt("past_present_share_buffer", 0));
+  if (heads <= 0) return errorf("num_heads must be positive, got {}", heads);
+  Facts out;
+  auto fill = [&](size_t n) {
+    while (out.size() < std::min(n, ctx.numOutputs())) out.push_back(Fact{});
+  };
+  if (!q.shape.rankIsStatic()) {
+    out.push_back(makeFact(q.type, PartialShape::dynamic(3)));
+    fill(ctx.numOutputs());
+    return out;
+  }
+  const PartialShape &qs = q.shape;
+  if (qs.size() != 3 && qs.size() != 5) return errorf("query {} must be [B, S, hidden] or [B, S, heads, 3, head]", q);
+  const bool hasKey = ctx.hasInput(1), hasValue = ctx.hasInput(2);
+  const Fact &key = ctx.input(1), &value = ctx.input(2);
+  const bool cross = hasKey && key.shape.rankIsStatic() && key.shape.size() == 4;
+  Dimension dv = Dimension::dynamic(), head = Dimension::dynamic(), kvLen = qs[1];
+  if (qs.size() == 5) {
+    SF_ASSIGN(dv, qs[2] * qs[4]);
+    head = qs[4];
+  } else if (hasValue && value.shape.rankIsStatic()) {
+    const PartialShape &v = value.shape;
+    if (v.size() == 3) {
+      dv = v[2];
+      kvLen = v[1];
+    } else if (v.size() == 4) {
+      SF_ASSIGN(dv, v[1] * v[3]);
+      kvLen = v[2];
+    } else {
+      return errorf("value {} must have rank 3 or 4", value);
+    }
+  } else if (!hasKey && !hasValue) {
+    SF_ASSIGN(dv, splitInto(qs[2], 3, "the packed query's hidden size"));
+  }
+  if (head.isDynamic() && dv.isStatic()) {
+    SF_ASSIGN(head, splitInto(dv, heads, "the value's hidden size"));
+  }
+  out.push_back(makeFact(q.type, PartialShape({qs[0], qs[1], dv})));
+  if (ctx.numOutputs() > 1) {
+    Dimension keys = Dimension::dynamic();
+    for (size_t i : {size_t(5), size_t(6)}) {
+      if (out.size() >= 3 || out.size() >= ctx.numOutputs()) break;
+      const Fact &past = ctx.input(i);
+      if (cross || !ctx.hasInput(i) || !past.shape.rankIsStatic()) {
+        out.push_back(makeFact(past.type == ElementType::Undefined ? q.type : past.type, PartialShape::dynamic(4)));
+        continue;
+      }
+      if (past.shape.size() != 4) return errorf("input {} {} must be [B, heads, positions, head]", i, past);
+      std::vector<Dimension> d = past.shape.dims();
+      if (!share) {
+        SF_ASSIGN(d[2], d[2] + kvLen);
+        keys = d[2];
+      }
+      out.push_back(makeFact(past.type, PartialShape(std::move(d))));
+    }
+    if (ctx.numOutputs() > 3) {
+      if (cross && key.shape.rankIsStatic()) keys = key.shape[2];
+      out.push_back(makeFact(q.type, PartialShape({qs[0], Dimension(heads), qs[1], keys})));
+    }
+  }
+  fill(ctx.numOutputs());
+  return out;
+}
+
 /// GatherBlockQuantized (com.microsoft): Gather of block-quantized data along gather_axis,
 /// dequantized into the scales' type: data [..., d_g, ...] and indices I give
 /// data.shape[:g] + I + data.shape[g+1:]; uint8 data with bits < 8 packs 8/bits values in each
@@ -705,6 +804,12 @@ void registerContribOps(OpRegistry &r) {
          .domain = kMs,
          .infer = inferMultiHeadAttention,
          .cost = costMultiHeadAttention});
+  r.add({.name = "DecoderMaskedMultiHeadAttention",
+         .domain = kMs,
+         .infer = inferDecoderMaskedMha,
+         .cost = costGroupQueryAttention});
+  // Counted as dense attention over the whole cache buffer: an upper bound of the sparse layout's.
+  r.add({.name = "SparseAttention", .domain = kMs, .infer = inferSparseAttention, .cost = costGroupQueryAttention});
   r.add({.name = "FusedMatMul", .domain = kMs, .infer = inferFusedMatMul, .cost = costMatMul});
   r.add({.name = "MatMulIntegerToFloat",
          .domain = kMs,

@@ -16,6 +16,10 @@ Result<Facts> inferConv(InferContext &ctx);      // conv_pool.cpp
 Result<Facts> inferGemm(InferContext &ctx);      // matmul.cpp
 Result<Facts> inferLayerNorm(InferContext &ctx); // norm.cpp
 
+/// d / k for a dim that must split into k equal parts: exact when static (an error when it does
+/// not divide), d//k when symbolic (exact for every value the op accepts). contrib.cpp.
+Result<Dimension> splitInto(const Dimension &d, int64_t k, const std::string &what);
+
 Result<OpCost> costMatMul(const CostContext &ctx);    // matmul.cpp: output elements times K
 Result<OpCost> costGemm(const CostContext &ctx);      // matmul.cpp: MatMul, C and scaling
 Result<OpCost> costConv(const CostContext &ctx);      // conv_pool.cpp

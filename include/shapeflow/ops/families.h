@@ -21,6 +21,8 @@ void registerMiscOps(OpRegistry &r);        // misc.cpp: random, quantization, D
 void registerTrainingOps(OpRegistry &r);    // training.cpp: losses, text ops, preview optimizers
 void registerContribOps(OpRegistry &r);     // contrib.cpp: onnxruntime's com.microsoft ops
 void registerContribQuantizedOps(OpRegistry &r); // contrib_quantized.cpp: QOperator ops (after the float ones)
+void registerContribDiffusionOps(OpRegistry &r);   // contrib_diffusion.cpp: GroupNorm, NhwcConv, ...
+void registerContribTransformerOps(OpRegistry &r); // contrib_transformer.cpp: MoE, packed attention, ...
 void registerContribLegacyOps(OpRegistry &r);    // contrib_legacy.cpp: ops ONNX removed at opset 10
 void registerFusedOps(OpRegistry &r);       // fused.cpp: the ops shapeflow's rewrites emit
 void registerAttentionOps(OpRegistry &r);   // attention.cpp: Attention, RotaryEmbedding, TensorScatter

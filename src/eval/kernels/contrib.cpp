@@ -261,6 +261,40 @@ Result<void> withActivation(EvalContext &ctx, const KernelFn &base, const std::s
   return ctx.setOutput(0, std::move(out));
 }
 
+/// com.microsoft Inverse(X [..., M, M]): each matrix inverted by Gauss-Jordan elimination with
+/// partial pivoting, in double; a singular matrix gives infinities or NaN (as a runtime's LU does).
+Result<void> inverse(EvalContext &ctx) {
+  const Tensor &x = ctx.input(0);
+  const Shape &s = x.shape();
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2]) return errorf("X {} is not [..., M, M]", shapeText(s));
+  const size_t m = size_t(s.back());
+  SF_ASSIGN(std::vector<double> v, doubles(x));
+  std::vector<double> a(m * m), inv(m * m);
+  for (size_t at = 0; m > 0 && at < v.size(); at += m * m) {
+    std::copy(v.begin() + ptrdiff_t(at), v.begin() + ptrdiff_t(at + m * m), a.begin());
+    std::fill(inv.begin(), inv.end(), 0.0);
+    for (size_t i = 0; i < m; ++i) inv[i * m + i] = 1.0;
+    for (size_t col = 0; col < m; ++col) {
+      size_t pivot = col;
+      for (size_t r = col + 1; r < m; ++r)
+        if (std::abs(a[r * m + col]) > std::abs(a[pivot * m + col])) pivot = r;
+      if (pivot != col)
+        for (size_t k = 0; k < m; ++k) std::swap(a[col * m + k], a[pivot * m + k]), std::swap(inv[col * m + k], inv[pivot * m + k]);
+      const double p = a[col * m + col];
+      for (size_t k = 0; k < m; ++k) a[col * m + k] /= p, inv[col * m + k] /= p;
+      for (size_t r = 0; r < m; ++r) {
+        if (r == col) continue;
+        const double f = a[r * m + col];
+        if (f == 0.0) continue;
+        for (size_t k = 0; k < m; ++k) a[r * m + k] -= f * a[col * m + k], inv[r * m + k] -= f * inv[col * m + k];
+      }
+    }
+    std::copy(inv.begin(), inv.end(), v.begin() + ptrdiff_t(at));
+  }
+  SF_ASSIGN(Tensor out, Tensor::fromDoubles(x.type(), s, v));
+  return ctx.setOutput(0, std::move(out));
+}
+
 } // namespace
 
 Result<void> registerContribKernels(OpRegistry &r) {
@@ -275,6 +309,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
     return activationWithBias(c, 9, quickGelu, alpha);
   }, kMs));
   SF_TRY(setKernel(r, "EmbedLayerNormalization", embedLayerNorm, kMs));
+  SF_TRY(setKernel(r, "Inverse", inverse, kMs));
   SF_TRY(registerContribAttentionKernels(r));
   SF_TRY(registerContribGqaKernels(r));
   SF_TRY(registerContribQuantizedKernels(r));

@@ -131,6 +131,19 @@ Result<void> unsqueeze(EvalContext &ctx) {
   return viewAs(ctx, out);
 }
 
+/// com.microsoft ExpandDims(X, axis: an int32 scalar): a dim of 1 at `axis` in [-r - 1, r], a
+/// negative one counted from the end of the result (numpy's expand_dims, onnxruntime's kernel).
+Result<void> expandDims(EvalContext &ctx) {
+  const Shape &s = ctx.input(0).shape();
+  SF_ASSIGN(auto axis, ints(ctx.input(1)));
+  if (axis.size() != 1) return errorf("axis holds {} values, not one", axis.size());
+  const int64_t r = int64_t(s.size()), a = axis[0];
+  if (a < -r - 1 || a > r) return errorf("axis {} is outside [{}, {}] for {}", a, -r - 1, r, shapeText(s));
+  Shape out = s;
+  out.insert(out.begin() + (a < 0 ? a + r + 1 : a), 1);
+  return viewAs(ctx, out);
+}
+
 Result<void> transpose(EvalContext &ctx) {
   const Tensor &a = ctx.input(0);
   SF_TRY(requireBytes(a));
@@ -226,6 +239,7 @@ Result<void> registerShapeOpsKernels(OpRegistry &r) {
   SF_TRY(setKernel(r, "Flatten", keepingBound(flatten)));
   SF_TRY(setKernel(r, "Squeeze", keepingBound(squeeze)));
   SF_TRY(setKernel(r, "Unsqueeze", keepingBound(unsqueeze)));
+  SF_TRY(setKernel(r, "ExpandDims", keepingBound(expandDims), "com.microsoft"));
   SF_TRY(setKernel(r, "Transpose", keepingBound(transpose)));
   SF_TRY(setKernel(r, "Slice", keepingBound(slice)));
   SF_TRY(setKernel(r, "DynamicSlice", keepingBound(slice)));
