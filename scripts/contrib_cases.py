@@ -1903,6 +1903,38 @@ def ms_moe_relu():
                    activation_type="relu")
 
 
+def moe_case(name, covers, tokens_shape, E, inter, hidden, k, act, fc1_rows=None, bias=False, **attrs):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    x = rng.standard_normal(tokens_shape + (hidden,)).astype(np.float32)
+    T = int(np.prod(tokens_shape))
+    router = rng.standard_normal((T, E)).astype(np.float32)
+    rows = fc1_rows or inter
+    fc1 = (rng.standard_normal((E, rows, hidden)) * 0.3).astype(np.float32)
+    fc2 = (rng.standard_normal((E, hidden, inter)) * 0.3).astype(np.float32)
+    b1 = (rng.standard_normal((E, rows)) * 0.1).astype(np.float32) if bias else None
+    b2 = (rng.standard_normal((E, hidden)) * 0.1).astype(np.float32) if bias else None
+    return ms_case(name, "MoE", covers, [("input", x), ("router_probs", router), ("fc1", fc1), ("fc1_bias", b1),
+                   ("fc2", fc2), ("fc2_bias", b2)], k=k, activation_type=act, **attrs)
+
+
+@case
+def ms_moe_silu_normalized_bias():
+    return moe_case("ms_moe_silu_normalized_bias", "[tokens, hidden] input, 8 experts, top 3 renormalised, silu, both "
+                    "biases", (5,), 8, 12, 6, 3, "silu", bias=True, normalize_routing_weights=1)
+
+
+@case
+def ms_moe_gelu_top1():
+    return moe_case("ms_moe_gelu_top1", "top 1 of 3 experts, gelu (tanh form)", (2, 4), 3, 10, 8, 1, "gelu")
+
+
+@case
+def ms_moe_swiglu_interleaved():
+    return moe_case("ms_moe_swiglu_interleaved", "swiglu with interleaved gate and linear rows (swiglu_fusion 1), "
+                    "alpha 1.702, beta 1, limit 7, biases", (2, 3), 4, 8, 6, 2, "swiglu", fc1_rows=16, bias=True,
+                    swiglu_fusion=1, activation_alpha=1.702, activation_beta=1.0, swiglu_limit=7.0)
+
+
 @case
 def ms_decoder_masked_mha():
     rng = np.random.default_rng(31)

@@ -314,6 +314,7 @@ Result<void> registerContribKernels(OpRegistry &r) {
   SF_TRY(registerContribGqaKernels(r));
   SF_TRY(registerContribQuantizedKernels(r));
   SF_TRY(registerContribLegacyKernels(r));
+  SF_TRY(registerContribTransformerKernels(r));
   return success();
 }
 

@@ -19,6 +19,8 @@ Result<void> registerContribAttentionKernels(OpRegistry &r);
 Result<void> registerContribGqaKernels(OpRegistry &r);
 /// MatMulNBits, GatherBlockQuantized and the QLinear element-wise ops (contrib_quantized.cpp).
 Result<void> registerContribQuantizedKernels(OpRegistry &r);
+/// MoE (contrib_transformer.cpp).
+Result<void> registerContribTransformerKernels(OpRegistry &r);
 /// ImageScaler, Scale, Affine, ScaledTanh, ParametricSoftplus and Crop (contrib_legacy.cpp).
 Result<void> registerContribLegacyKernels(OpRegistry &r);
 
