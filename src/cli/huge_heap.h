@@ -9,7 +9,8 @@ namespace sf::cli {
 
 /// Where the executable is linked with tcmalloc (gperftools' headers found at build time): its
 /// memory from then on comes from a region the kernel is asked to back with 2 MB pages
-/// (madvise MADV_HUGEPAGE; without transparent huge pages, ordinary pages as before). Elsewhere
+/// (madvise MADV_HUGEPAGE; without transparent huge pages, ordinary pages as before); not where
+/// the address space is limited (ulimit -v), which a 4 GB reservation would eat into. Elsewhere
 /// it does nothing. For executables only: a library leaves the allocator to its host program.
 void useHugePageHeap();
 

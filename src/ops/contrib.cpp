@@ -488,8 +488,7 @@ Result<Facts> inferSparseAttention(InferContext &ctx) {
   if (heads <= 0 || kvHeads <= 0)
     return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
   if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
-  if (block != 16 && block != 32 && block != 64 && block != 128)
-    return errorf("sparse_block_size must be 16, 32, 64 or 128, got {}", block);
+  if (block <= 0) return errorf("sparse_block_size must be positive, got {}", block);
   if (!ctx.hasInput(3) || !ctx.hasInput(4)) return makeError("past_key and past_value are required");
   GqaSizes s;
   s.cacheType = q.type;

@@ -67,12 +67,18 @@ InferFn inferMsGroupNorm(bool skip) {
       } else if (s.shape.size() == 4) {
         const size_t c = last ? 3 : 1;
         ok = ctx.mergeDims(s.shape[0], d[0]).ok() && ctx.mergeDims(s.shape[c], channels).ok();
-        // [N, 1, 1, C] first: merging its 1s with X's dims would bind them to 1.
-        bool ones = true;
-        for (size_t i = 1; i < 4; ++i)
-          if (i != c) ones = ones && s.shape[i].isStatic() && s.shape[i].length() == 1;
-        for (size_t i = 1; i < 4 && !ones; ++i)
-          if (i != c) ok = ok && ctx.mergeDims(s.shape[i], d[i]).ok();
+        // X's spatial dims, or 1s ([N, 1, 1, C]). A symbolic skip dim may be either, so it is not
+        // merged (that would bind X's dim to it, wrong where it is 1); where only X's form is
+        // possible, its static dims bind X's.
+        bool full = true, ones = true;
+        for (size_t i = 1; i < 4; ++i) {
+          if (i == c || !s.shape[i].isStatic()) continue;
+          ones = ones && s.shape[i].length() == 1;
+          full = full && (!d[i].isStatic() || d[i].length() == s.shape[i].length());
+        }
+        ok = ok && (full || ones);
+        for (size_t i = 1; i < 4 && ok && !ones; ++i)
+          if (i != c && s.shape[i].isStatic()) ok = ctx.mergeDims(s.shape[i], d[i]).ok();
       }
       if (!ok) return errorf("input 3 (skip) {} must be X's shape {}, [N, 1, 1, C] or [N, C]", s, x);
     }

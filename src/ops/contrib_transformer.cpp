@@ -150,7 +150,7 @@ Result<Facts> inferGatedRelativePositionBias(InferContext &ctx) {
     const PartialShape &t = ctx.input(6).shape;
     if (t.size() != 2) return errorf("input 6 (token_offset) {} must be [B, S]", ctx.input(6));
     batch = t[0], seq = t[1];
-  } else if (q.shape.rankIsStatic()) {
+  } else if (!ctx.hasInput(6) && q.shape.rankIsStatic()) {
     if (q.shape.size() != 3) return errorf("query_layer {} must be [B, S, hidden] without token_offset", q);
     batch = q.shape[0], seq = q.shape[1];
   }

@@ -99,7 +99,7 @@ void writeDimJson(JsonWriter &w, const Dimension &d, DimTexts &texts, const Prin
   }
   // A symbolic dim's object is written once per depth and then copied (a model's tensors share
   // a few dims: the 100,000-node graph's listing is 300,000 of them).
-  auto [it, fresh] = texts.objects.try_emplace(DimTexts::Object{d.expr(), d.minLength(), d.maxLength(), w.depth()});
+  auto [it, fresh] = texts.objects.try_emplace(DimTexts::Object{d.expr(), d.minLength(), d.maxLength(), w.depth(), w.indent()});
   if (fresh) {
     JsonWriter once(it->second, w.indent(), w.depth());
     writeDimObject(once, d, texts, names);

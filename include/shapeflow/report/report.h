@@ -45,12 +45,13 @@ struct DimTexts {
     Expr expr;
     int64_t lo, hi;
     size_t depth;
+    int indent;
     bool operator==(const Object &) const = default;
   };
   struct ObjectHash {
     size_t operator()(const Object &o) const {
       size_t h = std::hash<const void *>()(o.expr);
-      for (uint64_t v : {uint64_t(o.lo), uint64_t(o.hi), uint64_t(o.depth)}) h = (h ^ v) * 0x100000001b3ull;
+      for (uint64_t v : {uint64_t(o.lo), uint64_t(o.hi), uint64_t(o.depth), uint64_t(o.indent)}) h = (h ^ v) * 0x100000001b3ull;
       return h;
     }
   };

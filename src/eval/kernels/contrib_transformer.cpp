@@ -72,10 +72,13 @@ Result<void> moe(EvalContext &ctx) {
     return errorf("router_probs {} is not [{}, experts]", shapeText(router.shape()), tokens);
   const int64_t experts = router.shape()[1];
   if (k < 1 || k > experts) return errorf("k {} is not in [1, {} experts]", k, experts);
-  if (fc2.shape().size() != 3 || fc2.shape()[0] != experts || fc2.shape()[1] != hidden)
+  // The weights are read as fc1 [experts, inter (x2), hidden] and fc2 [experts, hidden, inter]
+  // whatever their last two dims say (onnxruntime also takes the older [experts, hidden, inter]
+  // and [experts, inter, hidden] shapes of the same buffers): only their sizes are checked.
+  if (fc2.shape().size() != 3 || fc2.shape()[0] != experts || hidden <= 0 || (fc2.shape()[1] * fc2.shape()[2]) % hidden != 0)
     return errorf("fc2 {} is not [{}, {}, inter]", shapeText(fc2.shape()), experts, hidden);
-  const int64_t inter = fc2.shape()[2], fc1Rows = act == Activation::SwiGlu ? 2 * inter : inter;
-  if (fc1.shape() != Shape{experts, fc1Rows, hidden})
+  const int64_t inter = fc2.shape()[1] * fc2.shape()[2] / hidden, fc1Rows = act == Activation::SwiGlu ? 2 * inter : inter;
+  if (fc1.shape().size() != 3 || fc1.shape()[0] != experts || fc1.shape()[1] * fc1.shape()[2] != fc1Rows * hidden)
     return errorf("fc1 {} is not [{}, {}, {}]", shapeText(fc1.shape()), experts, fc1Rows, hidden);
   for (auto [i, n] : {std::pair<size_t, int64_t>{3, fc1Rows}, std::pair<size_t, int64_t>{5, hidden}})
     if (ctx.hasInput(i) && ctx.input(i).shape() != Shape{experts, n})
@@ -102,7 +105,7 @@ Result<void> moe(EvalContext &ctx) {
     float kept = 0.0f;
     for (int64_t j = 0; j < k; ++j) kept += order[size_t(j)].first;
     for (int64_t j = 0; j < k; ++j) {
-      const float w = normalize ? order[size_t(j)].first / kept : order[size_t(j)].first;
+      const float w = normalize == 1 ? order[size_t(j)].first / kept : order[size_t(j)].first;
       if (w > 0.0f) routes[size_t(order[size_t(j)].second)].push_back({t, w});
     }
   }
