@@ -15,9 +15,49 @@ namespace {
 
 const char *const kMs = "com.microsoft";
 
+/// The experts' weights agree with the router and the input: each weight and bias tensor has a
+/// first dim per expert; MoE's fc1 holds inter (twice that for SwiGLU with fused rows) rows of
+/// `hidden` and fc2 `hidden` rows of inter, in either order of the last two dims (onnxruntime
+/// reads the buffers by their sizes and takes both layouts), checked where the sizes are known.
+Result<void> checkExperts(InferContext &ctx, const Dimension &experts, const Dimension &hidden, bool quantized) {
+  // fc1 and fc2's weights: inputs 2 and 4 (MoE), 2 and 5 (QMoE, each followed by its scales).
+  const size_t weights[] = {2, size_t(quantized ? 5 : 4)}, biases[] = {3, 5};
+  for (size_t i : weights) {
+    const Fact &w = ctx.input(i);
+    if (!w.shape.rankIsStatic()) continue;
+    if (w.shape.size() != 3) return errorf("input {} (fc{}_experts_weights) {} must be [experts, rows, columns]", i, i == 2 ? 1 : 2, w);
+    if (!ctx.mergeDims(w.shape[0], experts).ok())
+      return errorf("input {} {} has {} experts, router_probs has {}", i, w, w.shape[0], experts);
+  }
+  for (size_t i : biases) {
+    if (quantized || !ctx.hasInput(i) || !ctx.input(i).shape.rankIsStatic()) continue;
+    const Fact &b = ctx.input(i);
+    if (b.shape.size() != 2 || !ctx.mergeDims(b.shape[0], experts).ok())
+      return errorf("input {} (bias) {} must be [{} experts, rows]", i, b, experts);
+  }
+  if (quantized) return success();
+  const Fact &fc1 = ctx.input(2), &fc2 = ctx.input(4);
+  auto size = [](const Fact &w) -> std::optional<int64_t> {
+    if (!w.shape.rankIsStatic() || w.shape.size() != 3 || !w.shape[1].isStatic() || !w.shape[2].isStatic()) return std::nullopt;
+    return w.shape[1].length() * w.shape[2].length();
+  };
+  auto s1 = size(fc1), s2 = size(fc2);
+  if (!s1 || !s2 || !hidden.isStatic() || hidden.length() <= 0) return success();
+  const int64_t h = hidden.length();
+  if (*s2 % h != 0) return errorf("fc2_experts_weights {} does not hold rows of the hidden size {}", fc2, h);
+  SF_ASSIGN(std::string act, ctx.attrs().getString("activation_type", "relu"));
+  SF_ASSIGN(int64_t fusion, ctx.attrs().getInt("swiglu_fusion", 0));
+  const int64_t inter = *s2 / h, rows = act == "swiglu" && fusion != 0 ? 2 * inter : inter;
+  if (*s1 != rows * h)
+    return errorf("fc1_experts_weights {} must hold {} rows of {} for fc2_experts_weights {} ({} activation)", fc1, rows, h,
+                  fc2, act);
+  return success();
+}
+
 /// MoE and QMoE: input [tokens, hidden] or [B, S, hidden], router_probs [tokens, experts]; the
 /// output is the input's shape. `k` experts per token, at most `experts`.
-Result<Facts> inferMoe(InferContext &ctx) {
+InferFn inferMoe(bool quantized) {
+  return [quantized](InferContext &ctx) -> Result<Facts> {
   const Fact &x = ctx.input(0), &router = ctx.input(1);
   if (x.type != ElementType::Undefined && !isFloat(x.type)) return errorf("input 0 {} must be a float tensor", x);
   SF_ASSIGN(int64_t k, ctx.attrs().getInt("k", 1));
@@ -33,8 +73,10 @@ Result<Facts> inferMoe(InferContext &ctx) {
     const Dimension &experts = router.shape[1];
     if (experts.isStatic() && experts.length() < k)
       return errorf("k {} is more than the {} experts of router_probs {}", k, experts, router);
+    SF_TRY(checkExperts(ctx, experts, x.shape[x.shape.size() - 1], quantized));
   }
   return factsOf(makeFact(x.type, x.shape));
+  };
 }
 
 /// Per token, k experts' two or three products (hidden x inter each way) and the activation.
@@ -160,8 +202,10 @@ Result<Facts> inferGatedRelativePositionBias(InferContext &ctx) {
 } // namespace
 
 void registerContribTransformerOps(OpRegistry &r) {
-  r.add({.name = "MoE", .domain = kMs, .infer = inferMoe, .cost = costMoe});
-  r.add({.name = "QMoE", .domain = kMs, .infer = inferMoe, .cost = costMoe});
+  r.add({.name = "MoE", .domain = kMs, .infer = inferMoe(false), .cost = costMoe});
+  // Its weights are packed (2 to 8 bits in uint8) and its biases and scales move with the
+  // format: only their experts are checked.
+  r.add({.name = "QMoE", .domain = kMs, .infer = inferMoe(true), .cost = costMoe});
   r.add({.name = "PackedAttention", .domain = kMs, .infer = inferPackedAttention});
   r.add({.name = "PackedMultiHeadAttention", .domain = kMs, .infer = inferPackedMha});
   r.add({.name = "DecoderAttention", .domain = kMs, .infer = inferDecoderAttention});
