@@ -1759,14 +1759,16 @@ def dynamic_slice():
 # sweep of exports found shapeflow apart from it (onnxruntime's values are the expected ones)
 
 
-def plain_case(name, op, covers, opset, inputs, ref=None, outputs=(("Y", F),), inits=None, **attrs):
+def plain_case(name, op, covers, opset, inputs, ref=None, outputs=(("Y", F),), inits=None, domain="", **attrs):
+    """A one-node case of `op` in `domain`: inputs fed in order (None: absent), then `inits` as
+    initializers."""
     c = Case(name, op, covers)
     c.opset = opset
     names = [c.feed(k, v) if v is not None else "" for k, v in inputs]
     for k, v in (inits or {}).items():
         c.init(k, v)
         names.append(k)
-    c.nodes.append(node(op, names, [o for o, _ in outputs], domain="", **attrs))
+    c.nodes.append(node(op, names, [o for o, _ in outputs], domain=domain, **attrs))
     c.outputs = list(outputs)
     c.ref = ref if ref is not None else {}
     return c
@@ -1857,15 +1859,8 @@ def lp_normalization_zero_norm():
 
 
 def ms_case(name, op, covers, inputs, outputs=(("Y", F),), inits=None, ref=None, **attrs):
-    """A com.microsoft op's case: inputs fed in order (None: absent), then `inits` as initializers."""
-    c = Case(name, op, covers)
-    names = [c.feed(k, v) if v is not None else "" for k, v in inputs]
-    for k, v in (inits or {}).items():
-        names.append(c.init(k, v))
-    c.nodes.append(node(op, names, [o for o, _ in outputs], **attrs))
-    c.outputs = list(outputs)
-    c.ref = ref if ref is not None else {}
-    return c
+    """A com.microsoft op's case (the default domain at opset 21 beside it)."""
+    return plain_case(name, op, covers, 21, inputs, ref, outputs, inits, domain=MS, **attrs)
 
 
 @case

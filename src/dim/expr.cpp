@@ -4,6 +4,7 @@
 // combines, and turns the result back into an interned node; so a + b and b + a are the same
 // pointer.
 #include "shapeflow/dim/expr.h"
+#include "shapeflow/support/hash.h"
 #include "expr_internal.h"
 
 #include <algorithm>
@@ -40,7 +41,6 @@ thread_local ExprContext *tCurrent = nullptr;
 
 ExprContext &registry() { return tCurrent ? *tCurrent : defaultContext(); }
 
-size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
 Interval computeBounds(const ExprNode &n);
 void computeFloatBounds(ExprNode &n);
@@ -48,11 +48,11 @@ void computeFloatBounds(ExprNode &n);
 bool isFloatKind(ExprKind k) { return k >= ExprKind::FConst && k <= ExprKind::FMax; }
 
 size_t hashKey(const NodeKey &k) {
-  size_t h = mix(size_t(k.kind), std::hash<int64_t>()(k.value));
-  h = mix(h, k.sym);
-  h = mix(h, size_t(k.prec));
-  for (Expr o : k.ops) h = mix(h, std::hash<const void *>()(o));
-  for (int64_t c : k.coefs) h = mix(h, std::hash<int64_t>()(c));
+  size_t h = hashMix(size_t(k.kind), std::hash<int64_t>()(k.value));
+  h = hashMix(h, k.sym);
+  h = hashMix(h, size_t(k.prec));
+  for (Expr o : k.ops) h = hashMix(h, std::hash<const void *>()(o));
+  for (int64_t c : k.coefs) h = hashMix(h, std::hash<int64_t>()(c));
   return h;
 }
 

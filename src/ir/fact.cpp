@@ -1,5 +1,6 @@
 // Facts: construction, printing and merging.
 #include "shapeflow/ir/fact.h"
+#include "shapeflow/support/hash.h"
 
 namespace sf {
 
@@ -74,28 +75,27 @@ Fact resolved(const Fact &f, const SymbolTable &symbols) {
 }
 
 namespace {
-size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 size_t mixDim(size_t h, const Dimension &d) {
-  h = mix(h, std::hash<const void *>()(d.expr()));
-  h = mix(h, std::hash<int64_t>()(d.minLength()));
-  return mix(h, std::hash<int64_t>()(d.maxLength()));
+  h = hashMix(h, std::hash<const void *>()(d.expr()));
+  h = hashMix(h, std::hash<int64_t>()(d.minLength()));
+  return hashMix(h, std::hash<int64_t>()(d.maxLength()));
 }
 } // namespace
 
 size_t hashOf(const Fact &f) {
-  size_t h = mix(size_t(f.type), f.shape.rankIsStatic() ? f.shape.size() + 1 : 0);
+  size_t h = hashMix(size_t(f.type), f.shape.rankIsStatic() ? f.shape.size() + 1 : 0);
   if (f.shape.rankIsStatic())
     for (const Dimension &d : f.shape.dims())
       h = mixDim(h, d);
   if (f.value) {
-    h = mix(h, f.value->size() + 1);
+    h = hashMix(h, f.value->size() + 1);
     for (const Dimension &d : *f.value)
       h = mixDim(h, d);
   }
   if (f.constant) {
-    h = mix(h, size_t(f.constant->type()) + 1);
+    h = hashMix(h, size_t(f.constant->type()) + 1);
     for (int64_t d : f.constant->shape())
-      h = mix(h, std::hash<int64_t>()(d));
+      h = hashMix(h, std::hash<int64_t>()(d));
   }
   return h;
 }

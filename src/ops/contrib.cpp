@@ -18,6 +18,11 @@ Result<Dimension> splitInto(const Dimension &d, int64_t k, const std::string &wh
   return d.floorDiv(k);
 }
 
+Result<void> requireFloat(const Fact &x, size_t i) {
+  if (x.type != ElementType::Undefined && !isFloat(x.type)) return errorf("input {} must be a float tensor, got {}", i, x);
+  return success();
+}
+
 namespace {
 
 const char *const kMs = "com.microsoft";
@@ -359,6 +364,16 @@ struct GqaSizes {
   ElementType cacheType;
 };
 
+/// num_heads and kv_num_heads, positive, the first a multiple of the second.
+Result<std::pair<int64_t, int64_t>> headCounts(InferContext &ctx) {
+  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
+  SF_ASSIGN(int64_t kvHeads, ctx.attrs().getInt("kv_num_heads"));
+  if (heads <= 0 || kvHeads <= 0)
+    return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
+  if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
+  return std::pair{heads, kvHeads};
+}
+
 /// Reads query, key and value (or the packed query) into the sizes.
 Result<void> queryKeyValueSizes(InferContext &ctx, int64_t heads, int64_t kvHeads, GqaSizes &s) {
   const Fact &q = ctx.input(0);
@@ -437,11 +452,8 @@ Result<Dimension> presentLength(InferContext &ctx, const std::optional<Dimension
 /// and present_value [B, Nk, max(T, P), H] (T without a past); output_qk [B, N, S, T].
 Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
   const Fact &q = ctx.input(0);
-  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
-  SF_ASSIGN(int64_t kvHeads, ctx.attrs().getInt("kv_num_heads"));
-  if (heads <= 0 || kvHeads <= 0)
-    return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
-  if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
+  SF_ASSIGN(auto counts, headCounts(ctx));
+  const auto [heads, kvHeads] = counts;
   GqaSizes s;
   s.cacheType = q.type;
   SF_TRY(queryKeyValueSizes(ctx, heads, kvHeads, s));
@@ -482,12 +494,9 @@ Result<Facts> inferGroupQueryAttention(InferContext &ctx) {
 /// past_key's and past_value's shapes [B, kv_heads, max, head].
 Result<Facts> inferSparseAttention(InferContext &ctx) {
   const Fact &q = ctx.input(0);
-  SF_ASSIGN(int64_t heads, ctx.attrs().getInt("num_heads"));
-  SF_ASSIGN(int64_t kvHeads, ctx.attrs().getInt("kv_num_heads"));
+  SF_ASSIGN(auto counts, headCounts(ctx));
+  const auto [heads, kvHeads] = counts;
   SF_ASSIGN(int64_t block, ctx.attrs().getInt("sparse_block_size"));
-  if (heads <= 0 || kvHeads <= 0)
-    return errorf("num_heads ({}) and kv_num_heads ({}) must be positive", heads, kvHeads);
-  if (heads % kvHeads != 0) return errorf("num_heads {} is not a multiple of kv_num_heads {}", heads, kvHeads);
   if (block <= 0) return errorf("sparse_block_size must be positive, got {}", block);
   if (!ctx.hasInput(3) || !ctx.hasInput(4)) return makeError("past_key and past_value are required");
   GqaSizes s;
@@ -526,10 +535,9 @@ Result<Facts> inferDecoderMaskedMha(InferContext &ctx) {
   const bool hasKey = ctx.hasInput(1), hasValue = ctx.hasInput(2);
   const Fact &key = ctx.input(1), &value = ctx.input(2);
   const bool cross = hasKey && key.shape.rankIsStatic() && key.shape.size() == 4;
-  Dimension dv = Dimension::dynamic(), head = Dimension::dynamic(), kvLen = qs[1];
+  Dimension dv = Dimension::dynamic(), kvLen = qs[1];
   if (qs.size() == 5) {
     SF_ASSIGN(dv, qs[2] * qs[4]);
-    head = qs[4];
   } else if (hasValue && value.shape.rankIsStatic()) {
     const PartialShape &v = value.shape;
     if (v.size() == 3) {
@@ -544,9 +552,7 @@ Result<Facts> inferDecoderMaskedMha(InferContext &ctx) {
   } else if (!hasKey && !hasValue) {
     SF_ASSIGN(dv, splitInto(qs[2], 3, "the packed query's hidden size"));
   }
-  if (head.isDynamic() && dv.isStatic()) {
-    SF_ASSIGN(head, splitInto(dv, heads, "the value's hidden size"));
-  }
+  if (qs.size() == 3 && dv.isStatic()) SF_TRY(splitInto(dv, heads, "the value's hidden size"));
   out.push_back(makeFact(q.type, PartialShape({qs[0], qs[1], dv})));
   if (ctx.numOutputs() > 1) {
     Dimension keys = Dimension::dynamic();

@@ -17,11 +17,6 @@ namespace {
 
 const char *const kMs = "com.microsoft";
 
-Result<void> requireFloat(const Fact &x, size_t i) {
-  if (x.type != ElementType::Undefined && !isFloat(x.type)) return errorf("input {} must be a float tensor, got {}", i, x);
-  return success();
-}
-
 /// A vector of one value per channel (gamma, beta, bias): rank 1 of length C.
 Result<void> perChannel(InferContext &ctx, size_t i, const char *name, const Dimension &channels) {
   if (!ctx.hasInput(i)) return success();

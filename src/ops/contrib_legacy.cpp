@@ -8,13 +8,10 @@
 #include "shapeflow/ops/helpers.h"
 #include "shapeflow/ops/refine.h"
 
+#include "shared_rules.h"
+
 namespace sf {
 namespace {
-
-Result<void> requireFloat(const Fact &x) {
-  if (x.type != ElementType::Undefined && !isFloat(x.type)) return errorf("input 0 must be a float tensor, got {}", x);
-  return success();
-}
 
 Result<Facts> inferFloatLikeInput(InferContext &ctx) {
   const Fact &x = ctx.input(0);

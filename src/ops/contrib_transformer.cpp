@@ -59,7 +59,7 @@ Result<void> checkExperts(InferContext &ctx, const Dimension &experts, const Dim
 InferFn inferMoe(bool quantized) {
   return [quantized](InferContext &ctx) -> Result<Facts> {
   const Fact &x = ctx.input(0), &router = ctx.input(1);
-  if (x.type != ElementType::Undefined && !isFloat(x.type)) return errorf("input 0 {} must be a float tensor", x);
+  SF_TRY(requireFloat(x));
   SF_ASSIGN(int64_t k, ctx.attrs().getInt("k", 1));
   if (k <= 0) return errorf("k must be positive, got {}", k);
   if (x.shape.rankIsStatic() && x.shape.size() != 2 && x.shape.size() != 3)

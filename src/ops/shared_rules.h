@@ -19,6 +19,8 @@ Result<Facts> inferLayerNorm(InferContext &ctx); // norm.cpp
 /// d / k for a dim that must split into k equal parts: exact when static (an error when it does
 /// not divide), d//k when symbolic (exact for every value the op accepts). contrib.cpp.
 Result<Dimension> splitInto(const Dimension &d, int64_t k, const std::string &what);
+/// Input `i` is a float tensor (or of a type not known yet). contrib.cpp.
+Result<void> requireFloat(const Fact &x, size_t i = 0);
 
 Result<OpCost> costMatMul(const CostContext &ctx);    // matmul.cpp: output elements times K
 Result<OpCost> costGemm(const CostContext &ctx);      // matmul.cpp: MatMul, C and scaling

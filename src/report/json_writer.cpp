@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cmath>
-#include <cstring>
 
 namespace sf {
 
@@ -72,22 +71,10 @@ constexpr std::array<bool, 256> kPlain = plainBytes();
 } // namespace
 
 void appendJsonString(std::string &out, std::string_view s) {
-  // Names and expressions are nearly always plain: one scan, one append.
-  size_t run = 0;
-  while (run < s.size() && kPlain[uint8_t(s[run])]) ++run;
-  if (run == s.size()) {
-    const size_t at = out.size();
-    out.resize(at + s.size() + 2);
-    char *p = out.data() + at;
-    *p = '"';
-    std::memcpy(p + 1, s.data(), s.size());
-    p[s.size() + 1] = '"';
-    return;
-  }
   out += '"';
   for (size_t i = 0; i < s.size();) {
-    // A run of characters that need no escaping, appended at once.
-    run = i;
+    // A run of characters that need no escaping (a whole name, nearly always), appended at once.
+    size_t run = i;
     while (run < s.size() && kPlain[uint8_t(s[run])]) ++run;
     if (run > i) {
       out.append(s.data() + i, run - i);

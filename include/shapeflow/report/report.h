@@ -6,6 +6,7 @@
 #include "shapeflow/infer/infer.h"
 #include "shapeflow/ir/graph.h"
 #include "shapeflow/support/diagnostic.h"
+#include "shapeflow/support/hash.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -51,7 +52,7 @@ struct DimTexts {
   struct ObjectHash {
     size_t operator()(const Object &o) const {
       size_t h = std::hash<const void *>()(o.expr);
-      for (uint64_t v : {uint64_t(o.lo), uint64_t(o.hi), uint64_t(o.depth), uint64_t(o.indent)}) h = (h ^ v) * 0x100000001b3ull;
+      for (size_t v : {size_t(o.lo), size_t(o.hi), o.depth, size_t(o.indent)}) h = hashMix(h, v);
       return h;
     }
   };
